@@ -1,0 +1,59 @@
+# PushProvider — see README.md. `make run` and `make test` are the two commands a newcomer needs.
+SWIFT   ?= swift
+CONFIG  ?= Config/pushctl.json
+RELEASE := .build/release/pushctl
+SYSLIBS := libcurl4-openssl-dev libssl-dev libsqlite3-dev pkg-config
+
+.PHONY: deps build release test run certs bench bench-deps clean
+
+## deps: the system libraries (libcurl, OpenSSL, SQLite); installs them with apt-get when run as root.
+deps:
+	@if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libcurl openssl sqlite3; then \
+	  echo "deps: libcurl, openssl and sqlite3 found"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "deps: installing $(SYSLIBS)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSLIBS) >/dev/null; \
+	else \
+	  echo "deps: missing system libraries; install them with:"; \
+	  echo "  sudo apt-get install -y $(SYSLIBS)"; \
+	  exit 1; \
+	fi
+
+## build: debug build of everything (used by the tests).
+build: deps
+	$(SWIFT) build --build-tests
+
+## release: optimised build of pushctl (used by run and bench).
+release: deps
+	$(SWIFT) build -c release --product pushctl
+
+## test: the whole test suite, then the release build (Swift 6 reports some concurrency errors only there).
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+	$(SWIFT) build -c release
+
+## certs: development PKI in Certificates/dev (CA, simulator server certificate, client .p12) if missing.
+certs: release
+	@if [ ! -f Certificates/dev/client.p12 ]; then $(RELEASE) cert make-dev --out Certificates/dev --topic com.example.app; fi
+
+## run: the whole product on this machine: registry + HTTP API + built-in APNs simulator.
+run: release
+	@if $(RELEASE) --help | grep -q ' serve '; then \
+	  $(MAKE) --no-print-directory certs && $(RELEASE) serve --config $(CONFIG); \
+	else \
+	  $(RELEASE) --help; \
+	fi
+
+## bench-deps: load generators and the third-party APNs client used by the benchmarks.
+bench-deps: deps
+	@command -v h2load >/dev/null 2>&1 && command -v wrk >/dev/null 2>&1 || \
+	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nghttp2-client wrk >/dev/null; }
+	@python3 -c 'import aioapns' 2>/dev/null || python3 -m pip install -q aioapns
+
+## bench: release-build benchmarks; figures go to bench/RESULTS.md (see bench/README.md).
+bench: release bench-deps
+	bash bench/run.sh
+
+clean:
+	rm -rf .build

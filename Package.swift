@@ -1,0 +1,81 @@
+// swift-tools-version:6.1
+// PushProvider: a self-hosted APNs provider. See README.md.
+import PackageDescription
+
+let package = Package(
+    name: "PushProvider",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "pushctl", targets: ["pushctl"]),
+        .library(name: "PushCore", targets: ["PushCore"]),
+        .library(name: "PushStore", targets: ["PushStore"]),
+        .library(name: "PushSender", targets: ["PushSender"]),
+        .library(name: "APNsSimulator", targets: ["APNsSimulator"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+    ],
+    targets: [
+        // Pure core: tokens, payloads, requests, APNs reasons, configuration. No I/O, no C.
+        .target(name: "PushCore"),
+
+        // System libraries, each wrapped by exactly one Swift file.
+        .systemLibrary(
+            name: "CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(
+            name: "COpenSSL", pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]),
+
+        // The device registry, broadcast state and delivery log on SQLite.
+        .target(name: "PushStore", dependencies: ["PushCore", "CSQLite"]),
+
+        // HTTP/2 to APNs over libcurl's multi interface; .p12 (OpenSSL) and .p8 credentials.
+        .target(
+            name: "PushSender",
+            dependencies: [
+                "PushCore", "PushStore", "CCurl", "COpenSSL",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+
+        // A strict APNs simulator: HTTP/2 over TLS with client-certificate or JWT auth and faults.
+        .target(
+            name: "APNsSimulator",
+            dependencies: [
+                "PushCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+
+        // The command-line tool: argument parsing and wiring only.
+        .executableTarget(
+            name: "pushctl",
+            dependencies: [
+                "PushCore", "PushStore", "PushSender", "APNsSimulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+
+        .testTarget(name: "PushCoreTests", dependencies: ["PushCore"]),
+        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore"]),
+        .testTarget(name: "APNsSimulatorTests", dependencies: ["APNsSimulator", "PushSender", "PushCore"]),
+        .testTarget(name: "PushSenderTests", dependencies: ["PushSender", "APNsSimulator", "PushStore", "PushCore"]),
+        .testTarget(name: "pushctlTests", dependencies: ["PushCore"]),
+    ]
+)

@@ -1,0 +1,7 @@
+import NIOCore
+import NIOPosix
+import NIOHTTP2
+import NIOSSL
+import X509
+import Crypto
+enum APNsSimulatorModule {}

@@ -1,0 +1,25 @@
+#ifndef PUSHPROVIDER_COPENSSL_SHIM_H
+#define PUSHPROVIDER_COPENSSL_SHIM_H
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/ec.h>
+#include <openssl/objects.h>
+#include <openssl/pem.h>
+#include <openssl/pkcs12.h>
+#include <openssl/provider.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <openssl/asn1.h>
+#include <openssl/bn.h>
+#include <openssl/rand.h>
+
+/* Macros and function-like macros Swift cannot import, wrapped with pp_ names. */
+static inline long pp_BIO_get_mem_data(BIO *b, char **pp) { return BIO_get_mem_data(b, pp); }
+static inline void pp_OPENSSL_free(void *p) { OPENSSL_free(p); }
+static inline void pp_sk_X509_pop_free(STACK_OF(X509) *s) { sk_X509_pop_free(s, X509_free); }
+static inline int pp_sk_X509_num(const STACK_OF(X509) *s) { return sk_X509_num(s); }
+static inline X509 *pp_sk_X509_value(const STACK_OF(X509) *s, int i) { return sk_X509_value(s, i); }
+static inline STACK_OF(X509) *pp_sk_X509_new_null(void) { return sk_X509_new_null(); }
+static inline int pp_sk_X509_push(STACK_OF(X509) *s, X509 *x) { return sk_X509_push(s, x); }
+#endif

@@ -1,0 +1,15 @@
+#ifndef PUSHPROVIDER_CSQLITE_SHIM_H
+#define PUSHPROVIDER_CSQLITE_SHIM_H
+#include <sqlite3.h>
+
+/* SQLITE_TRANSIENT is a cast macro Swift cannot import. */
+static inline sqlite3_destructor_type pp_sqlite_transient(void) { return SQLITE_TRANSIENT; }
+
+/* sqlite3_config is variadic; these are the only options we use. */
+static inline int pp_sqlite_bind_text(sqlite3_stmt *s, int i, const char *text, int n) {
+    return sqlite3_bind_text(s, i, text, n, SQLITE_TRANSIENT);
+}
+static inline int pp_sqlite_bind_blob(sqlite3_stmt *s, int i, const void *bytes, int n) {
+    return sqlite3_bind_blob(s, i, bytes, n, SQLITE_TRANSIENT);
+}
+#endif

@@ -1,0 +1,134 @@
+/// An APNs device token in canonical form: lowercase hex.
+///
+/// Apple documents tokens as variable length, so any length from ``minimumBytes`` to ``maximumBytes``
+/// is accepted. Input may be hex in any case, or the `NSData` description that old iOS clients send
+/// verbatim (`<740f4707 bebcf74f …>`), with surrounding whitespace.
+public struct DeviceToken: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The smallest accepted token, in bytes.
+    public static let minimumBytes = 8
+    /// The largest accepted token, in bytes.
+    public static let maximumBytes = 100
+
+    /// Lowercase hex, two digits per byte.
+    public let hex: String
+
+    /// Parses a token, accepting hex in any case or Apple's `NSData` description form.
+    /// - Throws: ``DeviceTokenError`` naming the rule that failed.
+    public init(parsing input: String) throws(DeviceTokenError) {
+        var text = Substring(input).trimmingASCIIWhitespace()
+        if text.first == "<" || text.last == ">" {
+            guard text.first == "<", text.last == ">" else { throw DeviceTokenError(.unbalancedBrackets, input) }
+            text = text.dropFirst().dropLast()
+        }
+        var digits: [UInt8] = []
+        digits.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"):
+                digits.append(byte)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"):
+                digits.append(byte + 32)
+            case UInt8(ascii: " "):
+                // NSData's description groups 4 bytes with single spaces; tolerate any spacing inside <>.
+                continue
+            default:
+                throw DeviceTokenError(.notHex, input)
+            }
+        }
+        if digits.isEmpty { throw DeviceTokenError(.empty, input) }
+        if digits.count % 2 != 0 { throw DeviceTokenError(.oddLength, input) }
+        let bytes = digits.count / 2
+        if bytes < Self.minimumBytes || bytes > Self.maximumBytes {
+            throw DeviceTokenError(.badLength(bytes: bytes), input)
+        }
+        self.hex = String(decoding: digits, as: UTF8.self)
+    }
+
+    /// Creates a token from raw bytes (for example a token read from a binary source).
+    public init(bytes: some Collection<UInt8>) throws(DeviceTokenError) {
+        let table = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes {
+            out.append(table[Int(b >> 4)])
+            out.append(table[Int(b & 0x0f)])
+        }
+        try self.init(parsing: String(decoding: out, as: UTF8.self))
+    }
+
+    /// The token's bytes.
+    public var bytes: [UInt8] {
+        var result: [UInt8] = []
+        result.reserveCapacity(hex.utf8.count / 2)
+        var high: UInt8 = 0
+        for (i, c) in hex.utf8.enumerated() {
+            let v = c <= UInt8(ascii: "9") ? c - UInt8(ascii: "0") : c - UInt8(ascii: "a") + 10
+            if i % 2 == 0 { high = v } else { result.append(high << 4 | v) }
+        }
+        return result
+    }
+
+    /// A form safe for logs: the first 6 and last 4 hex digits (`740f47…78ad`).
+    public var masked: String { Self.mask(hex) }
+
+    /// Masks any token-like string for logs without validating it.
+    public static func mask(_ text: String) -> String {
+        let chars = Array(text)
+        guard chars.count > 12 else { return String(repeating: "*", count: chars.count) }
+        return String(chars.prefix(6)) + "…" + String(chars.suffix(4))
+    }
+
+    /// The canonical hex form.
+    public var description: String { hex }
+
+    /// Orders tokens by their canonical hex, which is also the registry's key order.
+    public static func < (lhs: DeviceToken, rhs: DeviceToken) -> Bool { lhs.hex < rhs.hex }
+}
+
+/// Why a device token was rejected.
+public struct DeviceTokenError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The rule that failed.
+    public enum Rule: Sendable, Equatable {
+        /// Nothing but whitespace (or `<>`).
+        case empty
+        /// A character other than hex digits and the spaces of the `NSData` form.
+        case notHex
+        /// An odd number of hex digits: a token is whole bytes.
+        case oddLength
+        /// Fewer than 8 or more than 100 bytes.
+        case badLength(bytes: Int)
+        /// A `<` without a `>` or the other way round.
+        case unbalancedBrackets
+    }
+
+    /// The rule that failed.
+    public let rule: Rule
+    /// The rejected input, masked so the error can be logged.
+    public let maskedInput: String
+
+    init(_ rule: Rule, _ input: String) {
+        self.rule = rule
+        self.maskedInput = DeviceToken.mask(input)
+    }
+
+    /// A one-line message naming the rule.
+    public var description: String {
+        switch rule {
+        case .empty: return "device token is empty"
+        case .notHex: return "device token must be hex digits (or Apple's <xxxxxxxx …> form): \(maskedInput)"
+        case .oddLength: return "device token has an odd number of hex digits: \(maskedInput)"
+        case .badLength(let n):
+            return "device token is \(n) bytes; accepted lengths are \(DeviceToken.minimumBytes)…\(DeviceToken.maximumBytes) bytes"
+        case .unbalancedBrackets: return "device token has an unbalanced '<' or '>': \(maskedInput)"
+        }
+    }
+}
+
+extension Substring {
+    func trimmingASCIIWhitespace() -> Substring {
+        var s = self
+        while let f = s.first, f == " " || f == "\t" || f == "\n" || f == "\r" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" || l == "\n" || l == "\r" { s = s.dropLast() }
+        return s
+    }
+}

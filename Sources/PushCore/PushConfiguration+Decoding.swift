@@ -1,0 +1,184 @@
+extension PushConfiguration {
+    /// Decodes a configuration file's bytes. Relative paths resolve against `baseDirectory` (the directory
+    /// holding the file). Unknown keys, wrong types and inline passwords are errors naming the key.
+    public init(json bytes: some Collection<UInt8>, baseDirectory: String) throws(ConfigurationError) {
+        let root: JSONValue
+        do { root = try JSONValue(parsing: bytes) } catch { throw ConfigurationError("config: \(error)") }
+        var top = try Fields(root, at: "config")
+        let base = baseDirectory
+        let database = Self.resolve(try top.string("database") ?? "../data/pushctl.sqlite", against: base)
+
+        var server = ServerSettings()
+        if let value = try top.take("server") {
+            var s = try Fields(value, at: "server")
+            server.host = try s.string("host") ?? server.host
+            server.port = try s.port("port") ?? server.port
+            server.rateLimitPerSecond = try s.number("rateLimitPerSecond") ?? server.rateLimitPerSecond
+            server.rateLimitBurst = try s.number("rateLimitBurst") ?? server.rateLimitBurst
+            try s.finish()
+        }
+
+        var simulator = SimulatorSettings(certificates: Self.resolve("../Certificates/dev", against: base))
+        if let value = try top.take("simulator") {
+            var s = try Fields(value, at: "simulator")
+            simulator.host = try s.string("host") ?? simulator.host
+            simulator.port = try s.port("port") ?? simulator.port
+            if let dir = try s.string("certificates") { simulator.certificates = Self.resolve(dir, against: base) }
+            try s.finish()
+        }
+
+        var apps: [String: AppSettings] = [:]
+        if let value = try top.take("apps") {
+            guard let pairs = value.objectPairs else { throw ConfigurationError("config: 'apps' must be an object") }
+            for (id, appValue) in pairs {
+                guard Self.isValidAppId(id) else {
+                    throw ConfigurationError("apps: app id '\(id)' must be 1-64 characters of A-Z a-z 0-9 . _ -")
+                }
+                apps[id] = try Self.decodeApp(appValue, id: id, base: base)
+            }
+        }
+        try top.finish()
+        self.init(database: database, server: server, simulator: simulator, apps: apps)
+    }
+
+    /// True for app ids usable in URLs and file names.
+    public static func isValidAppId(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= 64
+            && id.utf8.allSatisfy { b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a)
+                    || b == UInt8(ascii: ".") || b == UInt8(ascii: "_") || b == UInt8(ascii: "-")
+            }
+    }
+
+    private static func decodeApp(_ value: JSONValue, id: String, base: String) throws(ConfigurationError) -> AppSettings {
+        let at = "apps.\(id)"
+        var f = try Fields(value, at: at)
+        guard let topic = try f.string("topic"), !topic.isEmpty else {
+            throw ConfigurationError("\(at).topic is required (the app's bundle id)")
+        }
+        let endpoint = try Endpoint(parsing: try f.string("endpoint") ?? "development")
+        let caFile = try f.string("caFile").map { resolve($0, against: base) }
+        guard let authValue = try f.take("auth") else {
+            throw ConfigurationError("\(at).auth is required ({\"p12\",\"passwordFile\"|\"passwordEnv\"} or {\"p8\",\"keyId\",\"teamId\"})")
+        }
+        let auth = try decodeAuth(authValue, at: "\(at).auth", base: base)
+        let registrationKeys = try f.keyHashes("registrationKeys")
+        let sendKeys = try f.keyHashes("sendKeys")
+        var payloadLimit: Int?
+        if let limit = try f.int("payloadLimit") {
+            guard (1...5120).contains(limit) else {
+                throw ConfigurationError("\(at).payloadLimit must be between 1 and 5120 bytes, not \(limit)")
+            }
+            payloadLimit = limit
+        }
+        try f.finish()
+        return AppSettings(
+            topic: topic, endpoint: endpoint, caFile: caFile, auth: auth,
+            registrationKeys: registrationKeys, sendKeys: sendKeys, payloadLimit: payloadLimit)
+    }
+
+    private static func decodeAuth(_ value: JSONValue, at: String, base: String) throws(ConfigurationError) -> AuthSettings {
+        var f = try Fields(value, at: at)
+        if try f.has("password") {
+            throw ConfigurationError("\(at).password is not allowed: use passwordFile or passwordEnv")
+        }
+        if let p12 = try f.string("p12") {
+            let file = try f.string("passwordFile")
+            let env = try f.string("passwordEnv")
+            try f.finish()
+            switch (file, env) {
+            case (let file?, nil): return .certificate(p12: resolve(p12, against: base), password: .file(resolve(file, against: base)))
+            case (nil, let env?): return .certificate(p12: resolve(p12, against: base), password: .environment(env))
+            default: throw ConfigurationError("\(at) needs exactly one of passwordFile or passwordEnv")
+            }
+        }
+        if let p8 = try f.string("p8") {
+            guard let keyId = try f.string("keyId"), let teamId = try f.string("teamId") else {
+                throw ConfigurationError("\(at) with p8 needs keyId and teamId")
+            }
+            try f.finish()
+            return .token(p8: resolve(p8, against: base), keyId: keyId, teamId: teamId)
+        }
+        throw ConfigurationError("\(at) needs p12 (with passwordFile or passwordEnv) or p8 (with keyId and teamId)")
+    }
+
+    /// Joins a relative path to `base` and folds `.` and `..` components; absolute paths are kept.
+    public static func resolve(_ path: String, against base: String) -> String {
+        let joined = path.hasPrefix("/") ? path : (base.isEmpty ? path : base + "/" + path)
+        var parts: [Substring] = []
+        for part in joined.split(separator: "/", omittingEmptySubsequences: true) {
+            if part == "." { continue }
+            if part == "..", let last = parts.last, last != ".." { parts.removeLast(); continue }
+            parts.append(part)
+        }
+        let body = parts.joined(separator: "/")
+        return joined.hasPrefix("/") ? "/" + body : (body.isEmpty ? "." : body)
+    }
+}
+
+/// Reads an object's fields one by one and reports the keys nobody asked for.
+private struct Fields {
+    var remaining: [(String, JSONValue)]
+    let at: String
+
+    init(_ value: JSONValue, at: String) throws(ConfigurationError) {
+        guard let pairs = value.objectPairs else { throw ConfigurationError("\(at) must be an object") }
+        remaining = pairs
+        self.at = at
+    }
+
+    mutating func take(_ key: String) throws(ConfigurationError) -> JSONValue? {
+        guard let i = remaining.firstIndex(where: { $0.0 == key }) else { return nil }
+        let value = remaining.remove(at: i).1
+        return value == .null ? nil : value
+    }
+
+    mutating func has(_ key: String) throws(ConfigurationError) -> Bool {
+        remaining.contains(where: { $0.0 == key })
+    }
+
+    mutating func string(_ key: String) throws(ConfigurationError) -> String? {
+        guard let v = try take(key) else { return nil }
+        guard let s = v.stringValue else { throw ConfigurationError("\(at).\(key) must be a string") }
+        return s
+    }
+
+    mutating func int(_ key: String) throws(ConfigurationError) -> Int? {
+        guard let v = try take(key) else { return nil }
+        guard let i = v.intValue else { throw ConfigurationError("\(at).\(key) must be an integer") }
+        return Int(i)
+    }
+
+    mutating func number(_ key: String) throws(ConfigurationError) -> Double? {
+        guard let v = try take(key) else { return nil }
+        guard let d = v.doubleValue, d > 0 else { throw ConfigurationError("\(at).\(key) must be a positive number") }
+        return d
+    }
+
+    mutating func port(_ key: String) throws(ConfigurationError) -> Int? {
+        guard let p = try int(key) else { return nil }
+        guard (0...65535).contains(p) else { throw ConfigurationError("\(at).\(key) must be 0…65535") }
+        return p
+    }
+
+    mutating func keyHashes(_ key: String) throws(ConfigurationError) -> [String] {
+        guard let v = try take(key) else { return [] }
+        guard case .array(let items) = v else { throw ConfigurationError("\(at).\(key) must be an array of \"sha256:<hex>\"") }
+        var out: [String] = []
+        for item in items {
+            guard let s = item.stringValue, s.hasPrefix("sha256:"), s.utf8.count == 71,
+                s.utf8.dropFirst(7).allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) })
+            else {
+                throw ConfigurationError("\(at).\(key) entries must be \"sha256:\" + 64 lowercase hex digits (see pushctl apikey new)")
+            }
+            out.append(s)
+        }
+        return out
+    }
+
+    func finish() throws(ConfigurationError) {
+        if let (key, _) = remaining.first {
+            throw ConfigurationError("\(at): unknown key '\(key)'")
+        }
+    }
+}

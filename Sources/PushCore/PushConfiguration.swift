@@ -1,0 +1,200 @@
+/// APNs environments. A device token belongs to exactly one.
+public enum APNsEnvironment: String, Sendable, CaseIterable, Codable {
+    /// The sandbox (`api.sandbox.push.apple.com`); tokens from development builds.
+    case development
+    /// Production (`api.push.apple.com`); tokens from App Store and TestFlight builds.
+    case production
+}
+
+/// The whole configuration file: `Config/pushctl.json` by default.
+///
+/// Relative paths in the file are resolved against the directory that holds it, so cron and systemd can
+/// run `pushctl` from any working directory.
+public struct PushConfiguration: Sendable, Equatable {
+    /// Path of the SQLite registry. Default `../data/pushctl.sqlite` (beside `Config/`).
+    public var database: String
+    /// Where `pushctl serve` listens. Default `127.0.0.1:8080`.
+    public var server: ServerSettings
+    /// The built-in simulator. Default `127.0.0.1:2197`, certificates in `../Certificates/dev`.
+    public var simulator: SimulatorSettings
+    /// The apps this provider sends for, by app id (the `{app}` in API paths and `--app`).
+    public var apps: [String: AppSettings]
+
+    /// Creates a configuration.
+    public init(
+        database: String, server: ServerSettings = .init(), simulator: SimulatorSettings,
+        apps: [String: AppSettings]
+    ) {
+        self.database = database
+        self.server = server
+        self.simulator = simulator
+        self.apps = apps
+    }
+
+    /// The app with this id, or an error that names the configured apps.
+    public func app(_ id: String) throws(ConfigurationError) -> AppSettings {
+        guard let app = apps[id] else {
+            let known = apps.keys.sorted().joined(separator: ", ")
+            throw ConfigurationError("unknown app '\(id)'; configured apps: \(known.isEmpty ? "(none)" : known)")
+        }
+        return app
+    }
+}
+
+/// The HTTP API's listening address.
+public struct ServerSettings: Sendable, Equatable {
+    /// Interface to bind. Default `127.0.0.1` (put a TLS proxy in front for the internet).
+    public var host: String
+    /// TCP port. Default 8080.
+    public var port: Int
+    /// Requests per second allowed per API key (token bucket refill). Default 100.
+    public var rateLimitPerSecond: Double
+    /// Burst size of the per-key token bucket. Default 200.
+    public var rateLimitBurst: Double
+
+    /// Creates server settings with the documented defaults.
+    public init(host: String = "127.0.0.1", port: Int = 8080, rateLimitPerSecond: Double = 100, rateLimitBurst: Double = 200) {
+        self.host = host
+        self.port = port
+        self.rateLimitPerSecond = rateLimitPerSecond
+        self.rateLimitBurst = rateLimitBurst
+    }
+}
+
+/// The built-in APNs simulator's address and certificate directory.
+public struct SimulatorSettings: Sendable, Equatable {
+    /// Interface to bind. Default `127.0.0.1`.
+    public var host: String
+    /// TCP port. Default 2197 (APNs' alternative port).
+    public var port: Int
+    /// Directory with `ca.pem`, `server.pem`, `server.key` (absolute after loading).
+    public var certificates: String
+
+    /// Creates simulator settings.
+    public init(host: String = "127.0.0.1", port: Int = 2197, certificates: String) {
+        self.host = host
+        self.port = port
+        self.certificates = certificates
+    }
+}
+
+/// Where an app's notifications go.
+public enum Endpoint: Sendable, Equatable, CustomStringConvertible {
+    /// `api.push.apple.com:443`.
+    case production
+    /// `api.sandbox.push.apple.com:443`.
+    case development
+    /// The built-in simulator from the `simulator` block.
+    case simulator
+    /// Any other HTTPS server, e.g. a staging proxy.
+    case url(host: String, port: Int)
+
+    /// Parses `production`, `development`, `simulator` or `https://host[:port]`.
+    public init(parsing text: String) throws(ConfigurationError) {
+        switch text {
+        case "production": self = .production
+        case "development": self = .development
+        case "simulator": self = .simulator
+        default:
+            guard text.hasPrefix("https://") else {
+                throw ConfigurationError(
+                    "endpoint must be production, development, simulator or an https://host:port URL, not '\(text)'")
+            }
+            var rest = Substring(text.dropFirst("https://".count))
+            if rest.hasSuffix("/") { rest = rest.dropLast() }
+            guard !rest.isEmpty, !rest.contains("/") else {
+                throw ConfigurationError("endpoint URL must be https://host[:port] without a path: '\(text)'")
+            }
+            var host = String(rest)
+            var port = 443
+            if let colon = rest.lastIndex(of: ":"), !rest.hasSuffix("]") {
+                guard let p = Int(rest[rest.index(after: colon)...]), (1...65535).contains(p) else {
+                    throw ConfigurationError("endpoint URL has a bad port: '\(text)'")
+                }
+                host = String(rest[..<colon])
+                port = p
+            }
+            self = .url(host: host, port: port)
+        }
+    }
+
+    /// The environment tokens sent here belong to, when the endpoint implies one.
+    public var impliedEnvironment: APNsEnvironment? {
+        switch self {
+        case .production: .production
+        case .development, .simulator: .development
+        case .url: nil
+        }
+    }
+
+    /// The configuration-file spelling.
+    public var description: String {
+        switch self {
+        case .production: "production"
+        case .development: "development"
+        case .simulator: "simulator"
+        case .url(let host, let port): "https://\(host):\(port)"
+        }
+    }
+}
+
+/// How the provider authenticates to APNs.
+public enum AuthSettings: Sendable, Equatable {
+    /// A certificate and key in a .p12, its password read from a file or an environment variable.
+    case certificate(p12: String, password: PasswordSource)
+    /// A token-signing key (.p8) with its key id and team id.
+    case token(p8: String, keyId: String, teamId: String)
+}
+
+/// Where a .p12 password comes from. Never inline: passwords stay out of config files and argv.
+public enum PasswordSource: Sendable, Equatable {
+    /// A file whose content (trailing newline removed) is the password.
+    case file(String)
+    /// An environment variable's value.
+    case environment(String)
+}
+
+/// One app's settings.
+public struct AppSettings: Sendable, Equatable {
+    /// The bundle id; push types that need a suffix (`.voip`, …) get it added.
+    public var topic: String
+    /// Where notifications go.
+    public var endpoint: Endpoint
+    /// An extra trust anchor (PEM) for the endpoint. TLS verification is never switched off.
+    public var caFile: String?
+    /// Credentials.
+    public var auth: AuthSettings
+    /// `sha256:<hex>` hashes of keys allowed to register and unregister tokens.
+    public var registrationKeys: [String]
+    /// `sha256:<hex>` hashes of keys allowed to count and send.
+    public var sendKeys: [String]
+    /// An override of the payload byte limit (e.g. 2048 to mimic older iOS limits).
+    public var payloadLimit: Int?
+
+    /// Creates app settings.
+    public init(
+        topic: String, endpoint: Endpoint, caFile: String? = nil, auth: AuthSettings,
+        registrationKeys: [String] = [], sendKeys: [String] = [], payloadLimit: Int? = nil
+    ) {
+        self.topic = topic
+        self.endpoint = endpoint
+        self.caFile = caFile
+        self.auth = auth
+        self.registrationKeys = registrationKeys
+        self.sendKeys = sendKeys
+        self.payloadLimit = payloadLimit
+    }
+
+    /// The environment a token gets when registration names none.
+    public var defaultEnvironment: APNsEnvironment { endpoint.impliedEnvironment ?? .production }
+}
+
+/// A configuration problem, with a message that names the key or value at fault.
+public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// One line saying what is wrong.
+    public let message: String
+    /// Creates an error.
+    public init(_ message: String) { self.message = message }
+    /// The message.
+    public var description: String { message }
+}

@@ -1,0 +1,3 @@
+import CSQLite
+import PushCore
+enum PushStoreModule {}

@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+
+/// `pushctl`: the PushProvider command-line tool.
+@main
+struct Pushctl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pushctl",
+        abstract: "PushProvider: a self-hosted Apple Push Notification provider.",
+        discussion: "Configuration: --config FILE, else $PUSHCTL_CONFIG, else Config/pushctl.json.",
+        subcommands: [
+        ])
+
+    /// Runs the command and maps every failure to the documented exit codes: usage and input errors exit 2
+    /// with a one-line message; commands throw ``CLIError`` for their own codes.
+    static func main() async {
+        let command: ParsableCommand
+        do {
+            command = try parseAsRoot()
+        } catch {
+            let code = exitCode(for: error)
+            let message = fullMessage(for: error)
+            if code == .success {
+                print(message)
+                Foundation.exit(0)
+            }
+            FileHandle.standardError.write(Data(("pushctl: " + firstLine(message) + "\n").utf8))
+            Foundation.exit(2)
+        }
+        do {
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                var syncCommand = command
+                try syncCommand.run()
+            }
+        } catch let error as CLIError {
+            if !error.message.isEmpty {
+                FileHandle.standardError.write(Data(("pushctl: " + error.message + "\n").utf8))
+            }
+            Foundation.exit(error.code)
+        } catch let error as ExitCode {
+            Foundation.exit(error.rawValue)
+        } catch {
+            let message = fullMessage(for: error)
+            FileHandle.standardError.write(Data(("pushctl: " + firstLine(message) + "\n").utf8))
+            Foundation.exit(exitCode(for: error) == .success ? 0 : 2)
+        }
+    }
+
+    private static func firstLine(_ message: String) -> String {
+        let trimmed = message.trimmingCharacters(in: .whitespacesAndNewlines)
+        let line = trimmed.split(separator: "\n", maxSplits: 1).first.map(String.init) ?? trimmed
+        return line.hasPrefix("Error: ") ? String(line.dropFirst(7)) : line
+    }
+}
+
+/// A failure with a documented exit code and a one-line message for stderr.
+struct CLIError: Error {
+    /// The process exit code.
+    let code: Int32
+    /// One line, without the `pushctl:` prefix.
+    let message: String
+
+    /// Invalid input or configuration: exit 2, nothing done.
+    static func usage(_ message: String) -> CLIError { CLIError(code: 2, message: message) }
+}
