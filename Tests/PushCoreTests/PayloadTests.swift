@@ -110,3 +110,34 @@ import Testing
         }
     }
 }
+
+@Suite struct DerivedIDTests {
+    @Test func derivedIdsAreStableUniqueAndValid() throws {
+        let a = try DeviceToken(parsing: String(repeating: "ab", count: 32))
+        let b = try DeviceToken(parsing: String(repeating: "ab", count: 31) + "ac")
+        let id = APNsID.derived(broadcast: "digest-2026-11-22", token: a)
+        #expect(APNsID.isValid(id))
+        #expect(id == APNsID.derived(broadcast: "digest-2026-11-22", token: a))
+        #expect(id != APNsID.derived(broadcast: "digest-2026-11-22", token: b))
+        #expect(id != APNsID.derived(broadcast: "digest-2026-11-23", token: a))
+        var seen = Set<String>()
+        for i in 0..<20_000 {
+            let digits = String(i, radix: 16)
+            let hex = String(repeating: "0", count: 16 - digits.count) + digits
+            seen.insert(APNsID.derived(broadcast: "b", token: try DeviceToken(parsing: hex)))
+        }
+        #expect(seen.count == 20_000)
+    }
+
+    @Test func pacerKeepsTheAverageRate() {
+        var pacer = Pacer(perSecond: 100)
+        var now = 0.0
+        for _ in 0..<50 {
+            now += pacer.delay(forNext: 10, now: now)  // 10 items per step: 500 items in total
+        }
+        // The last batch may start once 490 items' worth of time (4.9 s) has passed.
+        #expect(abs(now - 4.9) < 1e-9)
+        var unlimited = Pacer(perSecond: nil)
+        #expect(unlimited.delay(forNext: 1_000_000, now: 0) == 0)
+    }
+}
