@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "PushStore", targets: ["PushStore"]),
         .library(name: "PushSender", targets: ["PushSender"]),
         .library(name: "APNsSimulator", targets: ["APNsSimulator"]),
+        .library(name: "PushServer", targets: ["PushServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -20,6 +21,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // Pure core: tokens, payloads, requests, APNs reasons, configuration. No I/O, no C.
@@ -63,11 +69,25 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
+        // The HTTP API: token registration, send jobs, health and metrics.
+        .target(
+            name: "PushServer",
+            dependencies: [
+                "PushCore", "PushStore", "PushSender",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
+
         // The command-line tool: argument parsing and wiring only.
         .executableTarget(
             name: "pushctl",
             dependencies: [
-                "PushCore", "PushStore", "PushSender", "APNsSimulator",
+                "PushCore", "PushStore", "PushSender", "APNsSimulator", "PushServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -76,6 +96,9 @@ let package = Package(
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore"]),
         .testTarget(name: "APNsSimulatorTests", dependencies: ["APNsSimulator", "PushSender", "PushCore"]),
         .testTarget(name: "PushSenderTests", dependencies: ["PushSender", "APNsSimulator", "PushStore", "PushCore"]),
+        .testTarget(
+            name: "PushServerTests",
+            dependencies: ["PushServer", "PushStore", "PushCore", .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "pushctlTests", dependencies: ["PushCore"]),
     ]
 )

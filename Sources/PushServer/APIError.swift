@@ -1,0 +1,69 @@
+import Hummingbird
+import NIOCore
+import PushCore
+
+/// An API error: an HTTP status and a JSON body `{"error":{"code":"…","message":"…"}}`.
+public struct APIError: HTTPResponseError, Sendable {
+    /// The HTTP status.
+    public let status: HTTPResponse.Status
+    /// A stable machine-readable code (`invalid_token`, `unauthorized`, …).
+    public let code: String
+    /// A one-line human-readable message.
+    public let message: String
+    /// Extra headers (e.g. `Retry-After`).
+    public var headers: HTTPFields = [:]
+
+    /// Creates an error.
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    /// Builds the JSON response.
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var fields = headers
+        fields[.contentType] = "application/json"
+        let body: JSONValue = .object([("error", .object([("code", .string(code)), ("message", .string(message))]))])
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: body.encoded)))
+    }
+
+    static func badRequest(_ field: String, _ message: String) -> APIError {
+        APIError(.badRequest, "invalid_\(field)", message)
+    }
+}
+
+/// JSON responses.
+enum JSONResponse {
+    /// A response with a JSON body.
+    static func make(_ status: HTTPResponse.Status, _ value: JSONValue, headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        fields[.contentType] = "application/json"
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: value.encoded)))
+    }
+}
+
+/// Turns every error — ours, Hummingbird's (404, 405), body-size limits — into the JSON error shape.
+struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as APIError {
+            throw error
+        } catch is NIOTooManyBytesError {
+            throw APIError(.contentTooLarge, "body_too_large", "request body is larger than this route allows")
+        } catch let error as HTTPResponseError {
+            let code: String
+            switch error.status {
+            case .notFound: code = "not_found"
+            case .methodNotAllowed: code = "method_not_allowed"
+            case .contentTooLarge: code = "body_too_large"
+            default: code = "http_\(error.status.code)"
+            }
+            throw APIError(error.status, code, error.status.reasonPhrase.isEmpty ? "HTTP \(error.status.code)" : error.status.reasonPhrase)
+        } catch {
+            context.logger.error("internal error: \(String(describing: error))")
+            throw APIError(.internalServerError, "internal", "internal error; see the server log")
+        }
+    }
+}

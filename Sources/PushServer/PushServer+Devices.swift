@@ -1,0 +1,115 @@
+import Hummingbird
+import PushCore
+import PushStore
+
+extension PushServer {
+    func addDeviceRoutes(to router: Router<BasicRequestContext>) {
+        router.post("/v1/apps/:app/devices") { request, context in
+            try await self.registerDevice(request, app: try context.parameters.require("app"))
+        }
+        router.delete("/v1/apps/:app/devices/:token") { request, context in
+            try await self.unregisterDevice(
+                request, app: try context.parameters.require("app"), token: try context.parameters.require("token"))
+        }
+        router.get("/v1/apps/:app/devices/count") { request, context in
+            try await self.countDevices(request, app: try context.parameters.require("app"))
+        }
+    }
+
+    /// `POST /v1/apps/{app}/devices`: JSON or the seed client's form body. 201 new, 200 updated/replaced.
+    func registerDevice(_ request: Request, app: String) async throws -> Response {
+        let settings = try authorize(request, app: app, need: .registration)
+        let bytes = try await readBody(request, limit: limits.deviceBodyBytes)
+        let body: RegistrationBody
+        switch mediaType(request) {
+        case "application/json": body = try RegistrationBody.parseJSON(bytes)
+        // NSURLSession sends a body without Content-Type as form data; the seed client relies on it.
+        case "application/x-www-form-urlencoded", nil: body = try RegistrationBody.parseForm(bytes)
+        case let other?:
+            throw APIError(.unsupportedMediaType, "unsupported_media_type",
+                           "Content-Type \(other) is not supported; use application/json or application/x-www-form-urlencoded")
+        }
+        let registration = RegistrationRequest(
+            app: app, token: body.token, oldToken: body.oldToken, channels: body.channels,
+            environment: body.environment ?? settings.defaultEnvironment)
+        let outcome: RegistrationOutcome
+        switch await batcher.register(registration) {
+        case .success(let o): outcome = o
+        case .failure(let error) where error.code == .invalidInput:
+            throw APIError.badRequest("channels", error.message)
+        case .failure(let error): throw error
+        }
+        let device = try registry.device(app: app, token: body.token)
+        var fields: [(String, JSONValue)] = [
+            ("token", .string(body.token.hex)),
+            ("channels", .array((device?.channels ?? body.channels ?? []).map { .string($0) })),
+            ("environment", .string((device?.environment ?? registration.environment ?? .production).rawValue)),
+        ]
+        let status: HTTPResponse.Status
+        switch outcome {
+        case .created:
+            status = .created
+            fields.append(("outcome", .string("created")))
+        case .updated:
+            status = .ok
+            fields.append(("outcome", .string("updated")))
+        case .replaced(let old):
+            status = .ok
+            fields.append(("outcome", .string("replaced")))
+            fields.append(("replaced", .string(old.hex)))
+        }
+        metrics.registration(app: app, outcome: fields.last { $0.0 == "outcome" }?.1.stringValue ?? "")
+        return JSONResponse.make(status, .object(fields))
+    }
+
+    /// `DELETE /v1/apps/{app}/devices/{token}`: 204, or 404 when the token is not registered.
+    func unregisterDevice(_ request: Request, app: String, token: String) async throws -> Response {
+        _ = try authorize(request, app: app, need: .registration)
+        let parsed: DeviceToken
+        do { parsed = try DeviceToken(parsing: token.removingPercentEncodingIfNeeded) } catch {
+            throw APIError.badRequest("token", "token: \(error.description)")
+        }
+        guard try registry.unregister(app: app, token: parsed) else {
+            throw APIError(.notFound, "unknown_device", "token \(parsed.masked) is not registered for \(app)")
+        }
+        return Response(status: .noContent)
+    }
+
+    /// `GET /v1/apps/{app}/devices/count[?channel=]` → `{"count": n}` (send keys only).
+    func countDevices(_ request: Request, app: String) async throws -> Response {
+        _ = try authorize(request, app: app, need: .send)
+        let channel = request.uri.queryParameters.get("channel")
+        let environment = try request.uri.queryParameters.get("environment").map { (text) throws(APIError) -> APNsEnvironment in
+            guard let e = APNsEnvironment(rawValue: text) else {
+                throw APIError.badRequest("environment", "environment must be development or production")
+            }
+            return e
+        }
+        do {
+            let n = try registry.count(app: app, channel: channel, environment: environment)
+            return JSONResponse.make(.ok, .object([("count", .int(Int64(n)))]))
+        } catch let error where error.code == .invalidInput {
+            throw APIError.badRequest("channel", error.message)
+        }
+    }
+}
+
+extension String {
+    /// Percent-decoding for a path segment (tokens in `<…>` form arrive encoded).
+    var removingPercentEncodingIfNeeded: String {
+        guard contains("%") else { return self }
+        var out: [UInt8] = []
+        var bytes = Array(utf8)[...]
+        while let b = bytes.popFirst() {
+            if b == UInt8(ascii: "%"), bytes.count >= 2,
+                let v = UInt8(String(decoding: bytes.prefix(2), as: UTF8.self), radix: 16)
+            {
+                out.append(v)
+                bytes = bytes.dropFirst(2)
+            } else {
+                out.append(b)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

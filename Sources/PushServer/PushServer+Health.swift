@@ -1,0 +1,67 @@
+import Hummingbird
+import PushCore
+import PushStore
+
+extension PushServer {
+    func addHealthRoutes(to router: Router<BasicRequestContext>) {
+        router.get("/healthz") { _, _ in self.health() }
+        router.get("/metrics") { _, _ in self.metricsResponse() }
+    }
+
+    /// `GET /healthz`: the database is reachable and each app's credentials are loaded (days to expiry).
+    /// 200 when all is well, 503 otherwise, with the details either way.
+    func health() -> Response {
+        var healthy = true
+        var database: [(String, JSONValue)] = [("path", .string(configuration.database))]
+        do {
+            database.append(("schemaVersion", .int(try registry.schemaVersion())))
+            database.append(("ok", .bool(true)))
+        } catch {
+            healthy = false
+            database.append(("ok", .bool(false)))
+            database.append(("error", .string(error.message)))
+        }
+        var apps: [(String, JSONValue)] = []
+        for (id, settings) in configuration.apps.sorted(by: { $0.key < $1.key }) {
+            var fields: [(String, JSONValue)] = [("endpoint", .string(settings.endpoint.description))]
+            if let status = credentials[id] {
+                fields.append(("credentials", .string(status.kind)))
+                fields.append(("loaded", .bool(status.loaded)))
+                if let days = status.daysLeft { fields.append(("daysToExpiry", .int(Int64(days)))) }
+                if let error = status.error { fields.append(("error", .string(error))) }
+                if !status.loaded || (status.daysLeft ?? 1) < 0 { healthy = false }
+            } else {
+                fields.append(("loaded", .bool(false)))
+                healthy = false
+            }
+            apps.append((id, .object(fields)))
+        }
+        let body: JSONValue = .object([
+            ("status", .string(healthy ? "ok" : "degraded")), ("database", .object(database)), ("apps", .object(apps)),
+        ])
+        return JSONResponse.make(healthy ? .ok : .serviceUnavailable, body)
+    }
+
+    /// `GET /metrics`: Prometheus text. Delivery and prune counts are read from the database so sends made
+    /// by any process (CLI, cron broadcasts, this server) are included.
+    func metricsResponse() -> Response {
+        var text = prometheus.emitToString()
+        if let counts = try? registry.deliveryCounts() {
+            text += "# HELP pushprovider_deliveries_total Notifications with a final outcome, from the delivery log\n"
+            text += "# TYPE pushprovider_deliveries_total counter\n"
+            for c in counts {
+                text += "pushprovider_deliveries_total{app=\"\(c.app)\",status=\"\(c.status)\",reason=\"\(c.reason ?? "")\"} \(c.count)\n"
+            }
+        }
+        if let prunes = try? registry.pruneCounts() {
+            text += "# HELP pushprovider_prunes_total Tokens pruned (or kept because of a newer registration)\n"
+            text += "# TYPE pushprovider_prunes_total counter\n"
+            for p in prunes {
+                text += "pushprovider_prunes_total{app=\"\(p.app)\",reason=\"\(p.reason)\",outcome=\"\(p.outcome)\"} \(p.count)\n"
+            }
+        }
+        return Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+            body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+}

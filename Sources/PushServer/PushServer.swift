@@ -1,0 +1,131 @@
+import Foundation
+import Hummingbird
+import Logging
+import Metrics
+import Prometheus
+import PushCore
+import PushStore
+import ServiceLifecycle
+
+/// The HTTP API (`pushctl serve`): token registration, counts, health and metrics.
+public final class PushServer: Sendable {
+    /// Health of one app's credentials, as `pushctl serve` loaded them.
+    public struct CredentialStatus: Sendable {
+        /// True when the credentials loaded and can be used.
+        public var loaded: Bool
+        /// `certificate` or `token`.
+        public var kind: String
+        /// Days until the certificate expires (nil for .p8 keys).
+        public var daysLeft: Int?
+        /// Why loading failed.
+        public var error: String?
+
+        /// Creates a status.
+        public init(loaded: Bool, kind: String, daysLeft: Int? = nil, error: String? = nil) {
+            self.loaded = loaded
+            self.kind = kind
+            self.daysLeft = daysLeft
+            self.error = error
+        }
+    }
+
+    /// Body limits and the like, with their documented defaults.
+    public struct Limits: Sendable {
+        /// Largest body on device routes. Default 16 KiB.
+        public var deviceBodyBytes = 16 * 1024
+        /// Largest body on notification routes. Default 64 KiB.
+        public var notificationBodyBytes = 64 * 1024
+        /// Creates the defaults.
+        public init() {}
+    }
+
+    let configuration: PushConfiguration
+    let registry: Registry
+    let keys: APIKeys
+    let limiter: RateLimiter
+    let limits: Limits
+    let batcher: RegistrationBatcher
+    let credentials: [String: CredentialStatus]
+    let prometheus: PrometheusCollectorRegistry
+    let metrics: ServerMetrics
+    let logger: Logger
+
+    /// Creates the server. `keys` usually comes from `APIKeys(apps: configuration.apps)`.
+    public init(
+        configuration: PushConfiguration, registry: Registry, keys: APIKeys,
+        credentials: [String: CredentialStatus] = [:], prometheus: PrometheusCollectorRegistry = .init(),
+        limits: Limits = Limits(), logger: Logger = Logger(label: "pushctl.serve")
+    ) {
+        self.configuration = configuration
+        self.registry = registry
+        self.keys = keys
+        self.limiter = RateLimiter(rate: configuration.server.rateLimitPerSecond, burst: configuration.server.rateLimitBurst)
+        self.limits = limits
+        self.batcher = RegistrationBatcher(registry: registry)
+        self.credentials = credentials
+        self.prometheus = prometheus
+        self.metrics = ServerMetrics(registry: prometheus)
+        self.logger = logger
+    }
+
+    /// The router with every route and middleware.
+    func makeRouter() -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.middlewares.add(RequestLogMiddleware(logger: logger, metrics: metrics))
+        router.middlewares.add(JSONErrorMiddleware())
+        addDeviceRoutes(to: router)
+        addHealthRoutes(to: router)
+        return router
+    }
+
+    /// Starts listening (port 0 picks a free port) and returns once the socket is bound.
+    public func start(host: String? = nil, port: Int? = nil) async throws -> RunningServer {
+        let bound = AsyncStream<Int>.makeStream()
+        let app = Application(
+            router: makeRouter(),
+            configuration: .init(
+                address: .hostname(host ?? configuration.server.host, port: port ?? configuration.server.port),
+                serverName: nil),
+            onServerRunning: { channel in
+                bound.continuation.yield(channel.localAddress?.port ?? 0)
+                bound.continuation.finish()
+            },
+            logger: logger)
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+        let task = Task { try await group.run() }
+        var iterator = bound.stream.makeAsyncIterator()
+        guard let boundPort = await iterator.next() else {
+            try await task.value
+            throw APIError(.internalServerError, "not_started", "server did not start")
+        }
+        return RunningServer(port: boundPort, group: group, task: task, server: self)
+    }
+
+    /// Runs until SIGTERM or SIGINT, then stops accepting, finishes requests and commits queued work.
+    public func run() async throws {
+        let app = Application(
+            router: makeRouter(),
+            configuration: .init(address: .hostname(configuration.server.host, port: configuration.server.port), serverName: nil),
+            logger: logger)
+        let group = ServiceGroup(
+            configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        batcher.shutdown()
+    }
+}
+
+/// A server started with ``PushServer/start(host:port:)``.
+public struct RunningServer: Sendable {
+    /// The bound TCP port.
+    public let port: Int
+    let group: ServiceGroup
+    let task: Task<Void, any Error>
+    let server: PushServer
+
+    /// Graceful shutdown: stop accepting, finish requests, commit queued registrations.
+    public func shutdown() async throws {
+        await group.triggerGracefulShutdown()
+        try await task.value
+        server.batcher.shutdown()
+    }
+}

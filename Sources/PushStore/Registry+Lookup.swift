@@ -1,0 +1,71 @@
+import PushCore
+
+/// Delivery outcomes counted by app, HTTP status and reason (for `/metrics`).
+public struct DeliveryCount: Sendable, Equatable {
+    /// The app id.
+    public var app: String
+    /// The HTTP status (0 = no answer from APNs).
+    public var status: Int
+    /// Apple's reason, if any.
+    public var reason: String?
+    /// How many notifications ended this way.
+    public var count: Int
+}
+
+/// Prunes counted by app, reason and what was done (`deleted` or `skipped`).
+public struct PruneCount: Sendable, Equatable {
+    /// The app id.
+    public var app: String
+    /// Apple's reason.
+    public var reason: String
+    /// `deleted`, or `skipped` because the device registered again after APNs' timestamp.
+    public var outcome: String
+    /// How many.
+    public var count: Int
+}
+
+extension Registry {
+    /// One device, or nil when `token` is not registered for `app`.
+    public func device(app: String, token: DeviceToken) throws(StoreError) -> RegisteredDevice? {
+        try read { (db) throws(StoreError) -> RegisteredDevice? in
+            let select = try db.statement("""
+                SELECT token, environment, channels, created_ms, last_registered_ms, last_success_ms
+                FROM devices WHERE app = ?1 AND token = ?2
+                """)
+            defer { select.reset() }
+            try select.bind(1, app)
+            try select.bind(2, token.hex)
+            return try select.step() ? try Registry.device(from: select) : nil
+        }
+    }
+
+    /// Final delivery outcomes grouped by app, status and reason.
+    public func deliveryCounts() throws(StoreError) -> [DeliveryCount] {
+        try read { (db) throws(StoreError) -> [DeliveryCount] in
+            let select = try db.statement("""
+                SELECT app, status, reason, count(*) FROM delivery_log GROUP BY app, status, reason ORDER BY 1, 2, 3
+                """)
+            defer { select.reset() }
+            var out: [DeliveryCount] = []
+            while try select.step() {
+                out.append(DeliveryCount(
+                    app: select.text(0), status: Int(select.int64(1)), reason: select.optionalText(2),
+                    count: Int(select.int64(3))))
+            }
+            return out
+        }
+    }
+
+    /// Prune-log entries grouped by app, reason and action.
+    public func pruneCounts() throws(StoreError) -> [PruneCount] {
+        try read { (db) throws(StoreError) -> [PruneCount] in
+            let select = try db.statement("SELECT app, reason, action, count(*) FROM prune_log GROUP BY 1, 2, 3 ORDER BY 1, 2, 3")
+            defer { select.reset() }
+            var out: [PruneCount] = []
+            while try select.step() {
+                out.append(PruneCount(app: select.text(0), reason: select.text(1), outcome: select.text(2), count: Int(select.int64(3))))
+            }
+            return out
+        }
+    }
+}

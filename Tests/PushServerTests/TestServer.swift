@@ -1,0 +1,73 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import PushCore
+import PushServer
+import PushStore
+
+/// A real server on a loopback port with a real SQLite registry in a temp directory.
+struct TestServer {
+    static let registrationKey = "reg-key-example"
+    static let sendKey = "send-key-example"
+    static let otherSendKey = "send-key-other"
+
+    let running: RunningServer
+    let registry: Registry
+    let directory: URL
+    var base: String { "http://127.0.0.1:\(running.port)" }
+
+    static func start(rate: Double = 10_000, burst: Double = 10_000) async throws -> TestServer {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushserver-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let auth = AuthSettings.certificate(p12: "/nonexistent.p12", password: .environment("UNUSED"))
+        let config = PushConfiguration(
+            database: dir.appendingPathComponent("registry.sqlite").path,
+            server: ServerSettings(host: "127.0.0.1", port: 0, rateLimitPerSecond: rate, rateLimitBurst: burst),
+            simulator: SimulatorSettings(certificates: dir.path),
+            apps: [
+                "example": AppSettings(
+                    topic: "com.example.app", endpoint: .simulator, auth: auth,
+                    registrationKeys: [APIKeys.hash(registrationKey)], sendKeys: [APIKeys.hash(sendKey)]),
+                "other": AppSettings(
+                    topic: "com.example.other", endpoint: .production, auth: auth,
+                    sendKeys: [APIKeys.hash(otherSendKey)]),
+            ])
+        let registry = try Registry(path: config.database)
+        let server = PushServer(
+            configuration: config, registry: registry, keys: APIKeys(apps: config.apps),
+            credentials: ["example": .init(loaded: true, kind: "certificate", daysLeft: 300)])
+        let running = try await server.start(host: "127.0.0.1", port: 0)
+        return TestServer(running: running, registry: registry, directory: dir)
+    }
+
+    func stop() async throws {
+        try await running.shutdown()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    struct Reply {
+        let status: Int
+        let body: Data
+        let headers: [String: String]
+        var json: JSONValue? { try? JSONValue(parsing: Array(body)) }
+        var errorCode: String? { json?["error"]?["code"]?.stringValue }
+    }
+
+    /// One HTTP/1.1 request over a real socket.
+    func request(
+        _ method: String, _ path: String, key: String? = nil, contentType: String? = nil, body: String? = nil
+    ) async throws -> Reply {
+        var request = URLRequest(url: URL(string: base + path)!)
+        request.httpMethod = method
+        request.timeoutInterval = 20
+        if let key { request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization") }
+        if let contentType { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
+        if let body { request.httpBody = Data(body.utf8) }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let http = response as! HTTPURLResponse
+        var headers: [String: String] = [:]
+        for (k, v) in http.allHeaderFields { headers[String(describing: k).lowercased()] = String(describing: v) }
+        return Reply(status: http.statusCode, body: data, headers: headers)
+    }
+}
