@@ -11,6 +11,7 @@ struct Pushctl: AsyncParsableCommand {
         subcommands: [
             PayloadCommand.self,
             TokensCommand.self,
+            CertCommand.self,
             ApikeyCommand.self,
         ])
 
