@@ -9,6 +9,7 @@ struct Pushctl: AsyncParsableCommand {
         abstract: "PushProvider: a self-hosted Apple Push Notification provider.",
         discussion: "Configuration: --config FILE, else $PUSHCTL_CONFIG, else Config/pushctl.json.",
         subcommands: [
+            SimulatorCommand.self,
         ])
 
     /// Runs the command and maps every failure to the documented exit codes: usage and input errors exit 2
