@@ -12,6 +12,8 @@ struct Pushctl: AsyncParsableCommand {
             PayloadCommand.self,
             TokensCommand.self,
             CertCommand.self,
+            SimulatorCommand.self,
+            ServeCommand.self,
             ApikeyCommand.self,
         ])
 

@@ -1,0 +1,40 @@
+import APNsSimulator
+import Foundation
+import Logging
+import PushCore
+
+/// Starts the built-in simulator inside `pushctl serve` when an app's endpoint is `simulator`.
+enum SimulatorHost {
+    /// The running simulator, or nil when no app uses it.
+    static func startIfNeeded(config: PushConfiguration, logger: Logger) async throws -> APNsSimulator? {
+        let apps = config.apps.values.filter { $0.endpoint == .simulator }
+        guard !apps.isEmpty else { return nil }
+        let pem: (ca: String?, certificate: String, key: String)
+        do { pem = try SimulatorConfiguration.pemFiles(in: config.simulator.certificates) } catch {
+            throw CLIError.usage("\(error.message) (run `make certs` or `pushctl cert make-dev --out \(config.simulator.certificates) --topic TOPIC`)")
+        }
+        // One client-auth mode per simulator: token mode only when every simulator app uses a .p8 key.
+        var keys: [SimulatorJWTKey] = []
+        for app in apps {
+            if case .token(let p8, let keyId, let teamId) = app.auth, let data = FileManager.default.contents(atPath: p8) {
+                keys.append(SimulatorJWTKey(keyId: keyId, teamId: teamId, publicKeyPEM: String(decoding: data, as: UTF8.self)))
+            }
+        }
+        let tokenOnly = keys.count == apps.count
+        let configuration = SimulatorConfiguration(
+            host: config.simulator.host, port: config.simulator.port, caPEM: pem.ca,
+            serverCertificatePEM: pem.certificate, serverKeyPEM: pem.key,
+            clientAuth: tokenOnly ? .token : .certificate, jwtKeys: keys)
+        let simulator: APNsSimulator
+        do { simulator = try APNsSimulator(configuration: configuration) } catch {
+            throw CLIError.usage(error.message)
+        }
+        do {
+            _ = try await simulator.start()
+        } catch {
+            throw CLIError(code: 1, message: "cannot start the APNs simulator on \(config.simulator.host):\(config.simulator.port): \(error)")
+        }
+        logger.info("APNs simulator listening on \(config.simulator.host):\(simulator.port ?? 0)")
+        return simulator
+    }
+}

@@ -1,0 +1,108 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PushCore
+import PushSender
+import PushServer
+import PushStore
+
+/// `pushctl serve`: the HTTP API, plus the built-in simulator for apps whose endpoint is `simulator`.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the HTTP API (and the built-in APNs simulator for simulator apps).",
+        discussion: "Stops gracefully on SIGTERM/SIGINT: stops accepting, finishes requests, commits queued work.")
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Listen on this host instead of the config's server.host.") var host: String?
+    @Option(help: "Listen on this port instead of the config's server.port.") var port: Int?
+
+    func run() async throws {
+        var config = try global.loadConfiguration()
+        if let host { config.server.host = host }
+        if let port { config.server.port = port }
+        LogSetup.bootstrapOnce()
+        let logger = Logger(label: "pushctl.serve")
+
+        let registry: Registry
+        do { registry = try Registry(path: config.database) } catch {
+            throw CLIError.usage("cannot open the registry \(config.database): \(error.message)")
+        }
+
+        var credentials: [String: PushServer.CredentialStatus] = [:]
+        for (id, app) in config.apps {
+            do {
+                let health = CredentialHealth(try makeCredentials(for: app), now: Date())
+                credentials[id] = .init(loaded: !health.expired, kind: health.kind, daysLeft: health.daysLeft,
+                                        error: health.expired ? "certificate expired" : nil)
+            } catch {
+                logger.warning("app \(id): credentials not loaded: \(error)")
+                credentials[id] = .init(loaded: false, kind: Self.kind(of: app.auth), error: "\(error)")
+            }
+        }
+
+        var keys = APIKeys(apps: config.apps)
+        var devKeys: [String: String] = [:]
+        for (id, app) in config.apps.sorted(by: { $0.key < $1.key }) where app.endpoint == .simulator && !keys.hasKeys(for: id) {
+            // A simulator app cannot reach Apple, so an ephemeral key is harmless and lets `make run` work
+            // on a fresh clone. Apps with real endpoints need keys in the config.
+            let key = APIKeys.generate()
+            keys.add(key: key, app: id, kind: .send)
+            devKeys[id] = key
+        }
+
+        let simulator = try await SimulatorHost.startIfNeeded(config: config, logger: logger)
+        let server = PushServer(
+            configuration: config, registry: registry, keys: keys, credentials: credentials, logger: logger)
+        printBanner(config: config, devKeys: devKeys, simulatorPort: simulator?.port)
+        do {
+            try await server.run()
+        } catch {
+            try? await simulator?.stop()
+            throw CLIError(code: 1, message: "server stopped: \(error)")
+        }
+        try? await simulator?.stop()
+    }
+
+    static func kind(of auth: AuthSettings) -> String {
+        if case .token = auth { return "token" }
+        return "certificate"
+    }
+
+    func printBanner(config: PushConfiguration, devKeys: [String: String], simulatorPort: Int?) {
+        let base = "http://\(config.server.host):\(config.server.port)"
+        let me = CommandLine.arguments.first ?? "pushctl"
+        var lines = ["PushProvider is listening on \(base)"]
+        lines.append("  health:  curl -s \(base)/healthz")
+        lines.append("  metrics: curl -s \(base)/metrics")
+        if let simulatorPort {
+            lines.append("  APNs simulator: https://\(config.simulator.host):\(simulatorPort) (certificates in \(config.simulator.certificates))")
+        }
+        let sample = "<740f4707 bebcf74f 9b7c25d4 8e335894 5f6aa01d a5ddb387 462c7eaf 61bb78ad>"
+        for (app, key) in devKeys.sorted(by: { $0.key < $1.key }) {
+            lines.append("")
+            lines.append("App '\(app)' has no API keys configured; this run accepts a development send key:")
+            lines.append("  \(key)")
+            lines.append("Register a device exactly as the classic iOS client does:")
+            lines.append("  curl -s -X POST \(base)/v1/apps/\(app)/devices -H 'Authorization: Bearer \(key)' --data 'oldToken=(null)&newToken=\(sample)'")
+            lines.append("Send it a notification through the simulator:")
+            lines.append("  \(me) send --config \(global.configPath) --app \(app) --token 740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad --alert \"Hello from PushProvider\" --sound default")
+        }
+        // Unbuffered, so a script or a person sees the banner at once.
+        FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+    }
+}
+
+enum LogSetup {
+    private static let once: Void = {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+            return handler
+        }
+    }()
+
+    /// Logs go to stderr at `$LOG_LEVEL` (default info).
+    static func bootstrapOnce() { _ = once }
+}
+
