@@ -19,6 +19,9 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The server did not negotiate HTTP/2 (APNs requires it).
     public static func notHTTP2(_ detail: String) -> TransportError { TransportError(code: -2, message: detail) }
 
+    /// The endpoint was stopped before this request was sent.
+    public static func endpointStopped(_ detail: String) -> TransportError { TransportError(code: -3, message: detail) }
+
     /// The per-request timeout (`CURLOPT_TIMEOUT_MS`) or the connect timeout fired.
     public var isTimeout: Bool { code == Int(CURLE_OPERATION_TIMEDOUT.rawValue) }
 

@@ -43,6 +43,14 @@ final class DeliveryRecorder: @unchecked Sendable {
         }
     }
 
+    private func takeBuffer() -> [DeliveryResult] {
+        lock.lock()
+        defer { lock.unlock() }
+        let batch = buffer
+        buffer.removeAll(keepingCapacity: true)
+        return batch
+    }
+
     private func write(_ batch: [DeliveryResult]) {
         guard let sink, !batch.isEmpty else { return }
         let logger = logger
@@ -55,11 +63,7 @@ final class DeliveryRecorder: @unchecked Sendable {
 
     /// Writes what is buffered and waits until every queued write has finished.
     func flush() async {
-        lock.lock()
-        let batch = buffer
-        buffer.removeAll(keepingCapacity: true)
-        lock.unlock()
-        write(batch)
+        write(takeBuffer())
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in queue.async { c.resume() } }
     }
 }

@@ -132,14 +132,17 @@ public final class Sender: @unchecked Sendable {
     /// Waits for in-flight work, applies held-back prunes (unless a breaker tripped), flushes the delivery
     /// log and stops the transport threads.
     public func shutdown() async {
-        lock.lock()
-        let states = Array(endpoints.values)
-        lock.unlock()
-        for state in states {
+        for state in endpointStates() {
             await state.transport?.stop()
             flushHeldPrunes(state, force: true)
         }
         await recorder.flush()
+    }
+
+    private func endpointStates() -> [EndpointState] {
+        lock.lock()
+        defer { lock.unlock() }
+        return Array(endpoints.values)
     }
 
     /// The endpoint for an item: its environment's host when routing applies, else the configured one.

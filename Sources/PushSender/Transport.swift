@@ -94,16 +94,21 @@ final class Transport: @unchecked Sendable {
 
     /// Lets in-flight and queued transfers finish, then ends the thread.
     func stop() async {
-        lock.lock()
-        let alreadyStopping = stopping
-        stopping = true
-        lock.unlock()
-        guard !alreadyStopping, thread != nil else { return }
+        guard markStopping(), thread != nil else { return }
         multi.wakeup()
         let finished = finished
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async { finished.wait(); c.resume() }
         }
+    }
+
+    /// Sets the stop flag; false when already stopping.
+    private func markStopping() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        let first = !stopping
+        stopping = true
+        return first
     }
 
     private func loop() {
@@ -122,10 +127,17 @@ final class Transport: @unchecked Sendable {
                     onComplete(job, TransferResponse(status: 0, body: [], usedHTTP2: true, uploadedBytes: 0, error: cancelError))
                     continue
                 }
-                do {
-                    let handle = try pool.popLast() ?? EasyHandle(options)
-                    try prepare(handle, job)
-                    try multi.add(handle)
+                do throws(TransportError) {
+                    let handle: EasyHandle
+                    if let pooled = pool.popLast() { handle = pooled } else { handle = try EasyHandle(options) }
+                    do throws(TransportError) {
+                        try prepare(handle, job)
+                        try multi.add(handle)
+                    } catch {
+                        handle.job = nil
+                        pool.append(handle)
+                        throw error
+                    }
                     active[ObjectIdentifier(handle)] = handle
                 } catch {
                     onComplete(job, TransferResponse(status: 0, body: [], usedHTTP2: true, uploadedBytes: 0, error: error))
