@@ -9,6 +9,7 @@ struct Pushctl: AsyncParsableCommand {
         abstract: "PushProvider: a self-hosted Apple Push Notification provider.",
         discussion: "Configuration: --config FILE, else $PUSHCTL_CONFIG, else Config/pushctl.json.",
         subcommands: [
+            PayloadCommand.self,
         ])
 
     /// Runs the command and maps every failure to the documented exit codes: usage and input errors exit 2
@@ -42,9 +43,14 @@ struct Pushctl: AsyncParsableCommand {
         } catch let error as ExitCode {
             Foundation.exit(error.rawValue)
         } catch {
+            // `--help` arrives as a command whose run() throws a clean exit: print it in full.
             let message = fullMessage(for: error)
+            if exitCode(for: error) == .success {
+                print(message)
+                Foundation.exit(0)
+            }
             FileHandle.standardError.write(Data(("pushctl: " + firstLine(message) + "\n").utf8))
-            Foundation.exit(exitCode(for: error) == .success ? 0 : 2)
+            Foundation.exit(2)
         }
     }
 

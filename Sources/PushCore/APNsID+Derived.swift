@@ -1,0 +1,23 @@
+extension APNsID {
+    /// A stable UUID for one device in one broadcast, so a resumed broadcast sends the same `apns-id`
+    /// it sent before the interruption without storing an id per device. Two 64-bit FNV-1a hashes with
+    /// different seeds give 122 usable bits; ids only need to be unique, not secret.
+    public static func derived(broadcast: String, token: DeviceToken) -> String {
+        var first: UInt64 = 0xcbf2_9ce4_8422_2325
+        var second: UInt64 = 0x8422_2325_cbf2_9ce4
+        func mix(_ byte: UInt8) {
+            first = (first ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+            second = (second ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+            second = second &+ (second >> 29)
+        }
+        for b in broadcast.utf8 { mix(b) }
+        mix(0)
+        for b in token.hex.utf8 { mix(b) }
+        var bytes: [UInt8] = []
+        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: first >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: second >> UInt64(shift))) }
+        bytes[6] = (bytes[6] & 0x0f) | 0x40
+        bytes[8] = (bytes[8] & 0x3f) | 0x80
+        return format(bytes)
+    }
+}

@@ -1,0 +1,102 @@
+import ArgumentParser
+import Foundation
+import PushCore
+
+/// The payload flags shared by `payload`, `send` and `broadcast`.
+struct PayloadOptions: ParsableArguments {
+    @Option(help: "Alert text (the body when --title is given).") var alert: String?
+    @Option(help: "Alert title.") var title: String?
+    @Option(help: "Alert subtitle.") var subtitle: String?
+    @Option(help: "Badge number (0 clears it).") var badge: Int?
+    @Option(help: "Sound name, e.g. default.") var sound: String?
+    @Option(help: "Notification category.") var category: String?
+    @Option(name: .customLong("thread-id"), help: "Thread id for grouping.") var threadId: String?
+    @Flag(name: .customLong("mutable-content"), help: "Let a notification service extension modify the content.")
+    var mutableContent = false
+    @Option(help: "A JSON object whose keys are added beside aps.") var data: String?
+    @Flag(help: "A silent (background) push: aps holds only content-available: 1.") var silent = false
+    @Option(help: "Send this JSON payload as is (FILE or - for stdin) instead of building one.") var payload: String?
+    @Option(name: .customLong("push-type"), help: "apns-push-type (derived from the payload by default).")
+    var pushType: String?
+    @Option(help: "apns-priority: 10, 5 or 1 (default 10, or 5 for silent pushes).") var priority: Int?
+    @Option(help: "apns-expiration in epoch seconds (0 = deliver once).") var expiration: Int64?
+    @Option(name: .customLong("collapse-id"), help: "apns-collapse-id (at most 64 bytes).") var collapseId: String?
+    @Option(help: "Payload byte limit below Apple's 4096 (VoIP 5120).") var limit: Int?
+    @Flag(name: .customLong("no-truncate"), help: "Fail instead of shortening an oversized alert.") var noTruncate = false
+
+    /// The request options these flags give.
+    func options(appLimit: Int? = nil) throws -> NotificationOptions {
+        var options = NotificationOptions()
+        if let pushType {
+            guard let type = PushType(rawValue: pushType) else {
+                throw CLIError.usage("unknown --push-type '\(pushType)'; one of: \(PushType.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            options.pushType = type
+        }
+        if let priority {
+            guard let value = PushPriority(rawValue: priority) else {
+                throw CLIError.usage("--priority must be 10, 5 or 1, not \(priority)")
+            }
+            options.priority = value
+        }
+        options.expiration = expiration
+        options.collapseId = collapseId
+        options.limit = [limit, appLimit].compactMap { $0 }.min()
+        options.allowTruncation = !noTruncate
+        return options
+    }
+
+    /// Validates the flags and builds the shared part of every request. Any problem is exit 2.
+    func prepare(appLimit: Int? = nil) throws -> PreparedNotification {
+        let options = try options(appLimit: appLimit)
+        do {
+            if let payload {
+                let builderFlags: [Any?] = [alert, title, subtitle, badge, sound, category, threadId, data]
+                if builderFlags.contains(where: { $0 != nil }) || silent || mutableContent {
+                    throw CLIError.usage("--payload sends a payload as is; it cannot be combined with builder flags")
+                }
+                return try PreparedNotification(raw: try readInput(payload), options: options)
+            }
+            return try build().prepare(options)
+        } catch let error as PayloadError {
+            throw CLIError.usage(error.message)
+        }
+    }
+
+    /// The typed payload the builder flags describe.
+    func build() throws -> Payload {
+        var aps = APS()
+        if silent {
+            if alert != nil || title != nil || subtitle != nil || badge != nil || sound != nil {
+                throw CLIError.usage("--silent sends only content-available: 1; it cannot be combined with --alert, --title, --subtitle, --badge or --sound")
+            }
+            aps.contentAvailable = true
+        }
+        if title != nil || subtitle != nil {
+            aps.alert = Alert(title: title, subtitle: subtitle, body: alert)
+        } else if let alert {
+            aps.alert = .text(alert)
+        }
+        aps.badge = badge
+        aps.sound = sound.map { .named($0) }
+        aps.category = category
+        aps.threadId = threadId
+        aps.mutableContent = mutableContent
+        var custom: [(String, JSONValue)] = []
+        if let data {
+            let value: JSONValue
+            do { value = try JSONValue(parsing: data) } catch { throw CLIError.usage("--data: \(error)") }
+            guard let pairs = value.objectPairs else { throw CLIError.usage("--data must be a JSON object") }
+            custom = pairs
+        }
+        return Payload(aps: aps, custom: custom)
+    }
+
+    private func readInput(_ source: String) throws -> [UInt8] {
+        if source == "-" { return Array(FileHandle.standardInput.readDataToEndOfFile()) }
+        guard let data = FileManager.default.contents(atPath: source) else {
+            throw CLIError.usage("cannot read payload file \(source)")
+        }
+        return Array(data)
+    }
+}

@@ -1,0 +1,143 @@
+import PushCore
+import Testing
+
+@Suite struct PayloadTests {
+    func parsed(_ prepared: PreparedNotification) throws -> JSONValue { try JSONValue(parsing: prepared.payload) }
+
+    @Test func readmeAlertExample() throws {
+        let p = try Payload(aps: APS(alert: .text("Houston, we have a problem."), sound: .named("default"))).prepare()
+        #expect(p.payloadString == #"{"aps":{"alert":"Houston, we have a problem.","sound":"default"}}"#)
+        #expect(p.pushType == .alert)
+        #expect(p.priority == .immediate)
+    }
+
+    @Test func readmeSilentExample() throws {
+        let p = try Payload(aps: APS(contentAvailable: true), custom: [("photoTitle", .string("Nebula"))]).prepare()
+        #expect(try parsed(p) == JSONValue(parsing: #"{"aps":{"content-available":1},"photoTitle":"Nebula"}"#))
+        #expect(p.payloadString == #"{"aps":{"content-available":1},"photoTitle":"Nebula"}"#)
+        #expect(p.pushType == .background)
+        #expect(p.priority == .conserve)
+    }
+
+    @Test func dictionaryAlertAndAllApsKeys() throws {
+        let aps = APS(
+            alert: Alert(title: "T", subtitle: "S", body: "B", locKey: "K", locArgs: ["a"]), badge: 3,
+            sound: .dictionary(name: "siren.aiff", critical: true, volume: 0.5), threadId: "th", category: "cat",
+            mutableContent: true, targetContentId: "w", interruptionLevel: .timeSensitive, relevanceScore: 0.25,
+            filterCriteria: "work")
+        let p = try Payload(aps: aps, custom: [("k", .array([.int(1), .null]))]).prepare()
+        let expected = try JSONValue(parsing: """
+            {"aps":{"alert":{"title":"T","subtitle":"S","body":"B","loc-key":"K","loc-args":["a"]},"badge":3,
+            "sound":{"critical":1,"name":"siren.aiff","volume":0.5},"thread-id":"th","category":"cat",
+            "mutable-content":1,"target-content-id":"w","interruption-level":"time-sensitive",
+            "relevance-score":0.25,"filter-criteria":"work"},"k":[1,null]}
+            """)
+        #expect(try parsed(p) == expected)
+        #expect(!p.payloadString.contains(" "))  // compact
+    }
+
+    @Test func priorityTenOnBackgroundIsAnError() {
+        #expect(throws: PayloadError.self) {
+            try Payload(aps: APS(contentAvailable: true)).prepare(NotificationOptions(priority: .immediate))
+        }
+        do {
+            _ = try Payload(aps: APS(contentAvailable: true)).prepare(NotificationOptions(priority: .immediate))
+        } catch {
+            #expect(error.code == .priorityNotAllowed)
+            #expect(error.message.contains("priority 10"))
+        }
+    }
+
+    @Test func explicitPushTypeContradictingPayloadIsAnError() {
+        #expect(throws: PayloadError(.pushTypeMismatch, "push type background needs an aps with only content-available: 1 (no alert, sound or badge)")) {
+            try Payload(aps: APS(alert: .text("hi"))).prepare(NotificationOptions(pushType: .background))
+        }
+        #expect(throws: PayloadError.self) {
+            try Payload(aps: APS(contentAvailable: true)).prepare(NotificationOptions(pushType: .alert))
+        }
+    }
+
+    @Test func emptyNotificationNeedsExplicitType() throws {
+        #expect(throws: PayloadError.self) { try Payload().prepare() }
+        let voip = try Payload(custom: [("call", .string("x"))]).prepare(NotificationOptions(pushType: .voip))
+        #expect(voip.pushType == .voip)
+        #expect(voip.limit == 5120)
+        #expect(voip.topic(for: "com.example.app") == "com.example.app.voip")
+        #expect(voip.topic(for: "com.example.app.voip") == "com.example.app.voip")
+    }
+
+    @Test func headerValidation() {
+        let alert = Payload(aps: APS(alert: .text("x")))
+        #expect(throws: PayloadError.self) { try alert.prepare(NotificationOptions(collapseId: String(repeating: "c", count: 65))) }
+        #expect(throws: PayloadError.self) { try alert.prepare(NotificationOptions(apnsId: "not-a-uuid")) }
+        #expect(throws: PayloadError.self) { try Payload(aps: APS(badge: -1)).prepare() }
+        #expect(throws: PayloadError.self) { try Payload(aps: APS(alert: .text("x"), relevanceScore: 2)).prepare() }
+        #expect(throws: PayloadError.self) { try Payload(aps: APS(alert: .text("x")), custom: [("aps", .null)]).prepare() }
+    }
+
+    @Test func requestCarriesHeaders() throws {
+        let token = try DeviceToken(parsing: String(repeating: "ab", count: 32))
+        let p = try Payload(aps: APS(alert: .text("x"))).prepare(NotificationOptions(expiration: 0, collapseId: "c"))
+        let r = p.request(token: token, bundleId: "com.example.app")
+        #expect(r.path == "/3/device/" + token.hex)
+        #expect(APNsID.isValid(r.apnsId))
+        let names = r.headers.map(\.name)
+        #expect(names == ["apns-id", "apns-push-type", "apns-priority", "apns-topic", "apns-expiration", "apns-collapse-id"])
+    }
+
+    @Test func rawPayloadsAreValidatedNotRewritten() throws {
+        let raw = Array(#" {"aps": {"content-available": 1}, "x": "y"} "#.utf8)
+        let p = try PreparedNotification(raw: raw)
+        #expect(p.payloadString == #"{"aps": {"content-available": 1}, "x": "y"}"#)
+        #expect(p.pushType == .background)
+        #expect(throws: PayloadError.self) { try PreparedNotification(raw: Array(#"{"x":1}"#.utf8)) }
+        #expect(throws: PayloadError.self) { try PreparedNotification(raw: Array(#"{"aps":1}"#.utf8)) }
+        #expect(throws: PayloadError.self) { try PreparedNotification(raw: Array(#"{"aps":{"alert":"x"}"#.utf8)) }
+        let big = Array(("{\"aps\":{\"alert\":\"" + String(repeating: "a", count: 5000) + "\"}}").utf8)
+        #expect(throws: PayloadError.self) { try PreparedNotification(raw: big) }
+    }
+
+    @Test func limitOverrideAndNoTruncation() throws {
+        let text = String(repeating: "a", count: 300)
+        let p = try Payload(aps: APS(alert: .text(text))).prepare(NotificationOptions(limit: 256))
+        #expect(p.payload.count == 256)
+        #expect(p.truncated)
+        #expect(throws: PayloadError.self) {
+            try Payload(aps: APS(alert: .text(text))).prepare(NotificationOptions(limit: 256, allowTruncation: false))
+        }
+        #expect(throws: PayloadError.self) {
+            try Payload(aps: APS(contentAvailable: true), custom: [("d", .string(text))]).prepare(NotificationOptions(limit: 256))
+        }
+    }
+}
+
+@Suite struct DerivedIDTests {
+    @Test func derivedIdsAreStableUniqueAndValid() throws {
+        let a = try DeviceToken(parsing: String(repeating: "ab", count: 32))
+        let b = try DeviceToken(parsing: String(repeating: "ab", count: 31) + "ac")
+        let id = APNsID.derived(broadcast: "digest-2026-11-22", token: a)
+        #expect(APNsID.isValid(id))
+        #expect(id == APNsID.derived(broadcast: "digest-2026-11-22", token: a))
+        #expect(id != APNsID.derived(broadcast: "digest-2026-11-22", token: b))
+        #expect(id != APNsID.derived(broadcast: "digest-2026-11-23", token: a))
+        var seen = Set<String>()
+        for i in 0..<20_000 {
+            let digits = String(i, radix: 16)
+            let hex = String(repeating: "0", count: 16 - digits.count) + digits
+            seen.insert(APNsID.derived(broadcast: "b", token: try DeviceToken(parsing: hex)))
+        }
+        #expect(seen.count == 20_000)
+    }
+
+    @Test func pacerKeepsTheAverageRate() {
+        var pacer = Pacer(perSecond: 100)
+        var now = 0.0
+        for _ in 0..<50 {
+            now += pacer.delay(forNext: 10, now: now)  // 10 items per step: 500 items in total
+        }
+        // The last batch may start once 490 items' worth of time (4.9 s) has passed.
+        #expect(abs(now - 4.9) < 1e-9)
+        var unlimited = Pacer(perSecond: nil)
+        #expect(unlimited.delay(forNext: 1_000_000, now: 0) == 0)
+    }
+}

@@ -1,0 +1,78 @@
+import PushCore
+import Testing
+
+@Suite struct PushConfigurationTests {
+    static let example = """
+        {
+          "database": "../data/pushctl.sqlite",
+          "server":    { "host": "127.0.0.1", "port": 8080 },
+          "simulator": { "host": "127.0.0.1", "port": 2197, "certificates": "../Certificates/dev" },
+          "apps": {
+            "example": {
+              "topic": "com.example.app",
+              "endpoint": "simulator",
+              "caFile": null,
+              "auth": { "p12": "../Certificates/dev/client.p12", "passwordFile": "../Certificates/dev/client.p12.password" },
+              "registrationKeys": [],
+              "sendKeys": [],
+              "payloadLimit": null
+            }
+          }
+        }
+        """
+
+    func decode(_ text: String) throws(ConfigurationError) -> PushConfiguration {
+        try PushConfiguration(json: Array(text.utf8), baseDirectory: "/srv/push/Config")
+    }
+
+    @Test func decodesTheDefaultFileAndResolvesPathsAgainstItsDirectory() throws {
+        let config = try decode(Self.example)
+        #expect(config.database == "/srv/push/data/pushctl.sqlite")
+        #expect(config.simulator.certificates == "/srv/push/Certificates/dev")
+        let app = try config.app("example")
+        #expect(app.endpoint == .simulator)
+        #expect(app.defaultEnvironment == .development)
+        #expect(app.auth == .certificate(p12: "/srv/push/Certificates/dev/client.p12", password: .file("/srv/push/Certificates/dev/client.p12.password")))
+    }
+
+    @Test func unknownKeysAreNamed() {
+        #expect(throws: ConfigurationError("apps.example: unknown key 'topc'")) {
+            try decode(#"{"apps":{"example":{"topc":"x","topic":"t","auth":{"p8":"k.p8","keyId":"K","teamId":"T"}}}}"#)
+        }
+        #expect(throws: ConfigurationError("config: unknown key 'databse'")) { try decode(#"{"databse":"x"}"#) }
+        #expect(throws: ConfigurationError("server: unknown key 'bind'")) { try decode(#"{"server":{"bind":"x"}}"#) }
+    }
+
+    @Test func inlinePasswordsAreRefused() {
+        #expect(throws: ConfigurationError.self) {
+            try decode(#"{"apps":{"a":{"topic":"t","auth":{"p12":"c.p12","password":"hunter2"}}}}"#)
+        }
+        #expect(throws: ConfigurationError.self) {
+            try decode(#"{"apps":{"a":{"topic":"t","auth":{"p12":"c.p12","passwordFile":"f","passwordEnv":"E"}}}}"#)
+        }
+    }
+
+    @Test func endpointsAndKeys() throws {
+        #expect(try Endpoint(parsing: "https://apns.internal:8443") == .url(host: "apns.internal", port: 8443))
+        #expect(try Endpoint(parsing: "https://apns.internal") == .url(host: "apns.internal", port: 443))
+        #expect(throws: ConfigurationError.self) { try Endpoint(parsing: "http://x") }
+        #expect(throws: ConfigurationError.self) { try Endpoint(parsing: "https://x/path") }
+        let hash = "sha256:" + String(repeating: "ab", count: 32)
+        let config = try decode(#"{"apps":{"a":{"topic":"t","endpoint":"production","auth":{"p8":"/k.p8","keyId":"K","teamId":"T"},"sendKeys":["\#(hash)"]}}}"#)
+        #expect(try config.app("a").sendKeys == [hash])
+        #expect(try config.app("a").defaultEnvironment == .production)
+        #expect(throws: ConfigurationError.self) {
+            try decode(#"{"apps":{"a":{"topic":"t","auth":{"p8":"/k.p8","keyId":"K","teamId":"T"},"sendKeys":["abc"]}}}"#)
+        }
+    }
+
+    @Test func unknownAppNamesTheConfiguredOnes() throws {
+        let config = try decode(Self.example)
+        #expect(throws: ConfigurationError("unknown app 'nope'; configured apps: example")) { try config.app("nope") }
+    }
+
+    @Test func resolveFoldsDotDot() {
+        #expect(PushConfiguration.resolve("../a/./b", against: "/x/y") == "/x/a/b")
+        #expect(PushConfiguration.resolve("/abs", against: "/x") == "/abs")
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+/// Runs the built `pushctl` binary, as a user would.
+struct CLI {
+    /// What a run printed and returned.
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    /// The package root (two levels above this file's directory).
+    static let packageRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    /// `pushctl` next to the test bundle (same build configuration), else `.build/debug/pushctl`.
+    static let binary: URL = {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for dir in [beside, beside.deletingLastPathComponent()] {
+            let candidate = dir.appendingPathComponent("pushctl")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        return packageRoot.appendingPathComponent(".build/debug/pushctl")
+    }()
+
+    /// Runs `pushctl args…` with an optional stdin and extra environment; waits at most `timeout` seconds.
+    static func run(
+        _ args: [String], stdin: String? = nil, environment: [String: String] = [:],
+        cwd: URL? = nil, timeout: TimeInterval = 60
+    ) throws -> Result {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = args
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "PUSHCTL_CONFIG")
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        process.currentDirectoryURL = cwd ?? packageRoot
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        // Read both pipes concurrently so a chatty process cannot block on a full pipe.
+        let group = DispatchGroup()
+        nonisolated(unsafe) var outData = Data(), errData = Data()
+        group.enter()
+        DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        group.enter()
+        DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        if group.wait(timeout: .now() + timeout) == .timedOut {
+            process.terminate()
+            throw CLITimeout(args: args)
+        }
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    struct CLITimeout: Error { let args: [String] }
+
+    /// A fresh temporary directory.
+    static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("pushctl-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
