@@ -70,6 +70,8 @@ struct EasyOptions {
     var upkeepIntervalMs: Int
     var caFile: String?
     var identity: TLSIdentity?
+    /// `host:port:address:port` for `CURLOPT_CONNECT_TO`.
+    var connectTo: String?
     var verbose = false
 }
 
@@ -78,6 +80,7 @@ final class EasyHandle {
     let raw: UnsafeMutableRawPointer
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private var headers: HeaderList?
+    private var connectTo: HeaderList?
     /// Response body bytes (APNs sends a small JSON object on errors only).
     var body: [UInt8] = []
     /// `apns-id` response header.
@@ -117,6 +120,12 @@ final class EasyHandle {
         try check(pp_curl_easy_setopt_pointer(raw, CURLOPT_WRITEDATA, me), "WRITEDATA")
         try check(pp_curl_easy_setopt_header_callback(raw, easyHeaderCallback), "HEADERFUNCTION")
         try check(pp_curl_easy_setopt_pointer(raw, CURLOPT_HEADERDATA, me), "HEADERDATA")
+        if let line = options.connectTo {
+            let list = HeaderList()
+            list.append(line)
+            connectTo = list
+            try check(pp_curl_easy_setopt_slist(raw, CURLOPT_CONNECT_TO, list.raw), "CONNECT_TO")
+        }
         if options.verbose { try check(pp_curl_easy_setopt_long(raw, CURLOPT_VERBOSE, 1), "VERBOSE") }
     }
 

@@ -68,12 +68,16 @@ public struct SenderTarget: Sendable, Hashable, CustomStringConvertible {
     public var port: Int
     /// PEM CA bundle (`CURLOPT_CAINFO`), or nil for the system store.
     public var caFile: String?
+    /// Connect to this IP address instead of resolving `host` (`CURLOPT_CONNECT_TO`); the certificate
+    /// must still match `host`. Default nil.
+    public var address: String?
 
     /// Creates a target.
-    public init(host: String, port: Int, caFile: String? = nil) {
+    public init(host: String, port: Int, caFile: String? = nil, address: String? = nil) {
         self.host = host
         self.port = port
         self.caFile = caFile
+        self.address = address
     }
 
     /// Apple's production endpoint.

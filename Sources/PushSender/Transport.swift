@@ -62,6 +62,7 @@ final class Transport: @unchecked Sendable {
         self.options = EasyOptions(
             connectTimeoutMs: configuration.connectTimeoutMs, requestTimeoutMs: configuration.requestTimeoutMs,
             upkeepIntervalMs: configuration.upkeepIntervalMs, caFile: target.caFile, identity: identity,
+            connectTo: target.address.map { "\(target.host):\(target.port):\($0):\(target.port)" },
             verbose: configuration.verbose)
         urlPrefix = target.description + "/3/device/"
     }
