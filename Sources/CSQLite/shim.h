@@ -5,7 +5,7 @@
 /* SQLITE_TRANSIENT is a cast macro Swift cannot import. */
 static inline sqlite3_destructor_type pp_sqlite_transient(void) { return SQLITE_TRANSIENT; }
 
-/* sqlite3_config is variadic; these are the only options we use. */
+/* Binding helpers that always copy (SQLITE_TRANSIENT), so Swift buffers may be freed right after. */
 static inline int pp_sqlite_bind_text(sqlite3_stmt *s, int i, const char *text, int n) {
     return sqlite3_bind_text(s, i, text, n, SQLITE_TRANSIENT);
 }

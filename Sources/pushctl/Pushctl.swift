@@ -10,6 +10,7 @@ struct Pushctl: AsyncParsableCommand {
         discussion: "Configuration: --config FILE, else $PUSHCTL_CONFIG, else Config/pushctl.json.",
         subcommands: [
             PayloadCommand.self,
+            TokensCommand.self,
         ])
 
     /// Runs the command and maps every failure to the documented exit codes: usage and input errors exit 2

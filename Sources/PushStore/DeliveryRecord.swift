@@ -1,0 +1,42 @@
+import PushCore
+
+/// The final result of one notification to one token, written by the sender to the delivery log.
+public struct DeliveryRecord: Sendable, Equatable {
+    /// The app id.
+    public var app: String
+    /// The `apns-id` sent (and echoed by APNs).
+    public var apnsId: String
+    /// APNs' `apns-unique-id` (development environment only), if any.
+    public var uniqueId: String?
+    /// The token.
+    public var token: DeviceToken
+    /// The final HTTP status; 0 when no HTTP answer arrived (connection failure, timeout).
+    public var status: Int
+    /// APNs' reason string for a failure.
+    public var reason: String?
+    /// How many attempts were made.
+    public var attempts: Int
+    /// True when an attempt may have reached APNs without an answer, so the device may see it twice.
+    public var possiblyDuplicated: Bool
+    /// When the first attempt started (ms since 1970).
+    public var firstAttemptMs: Int64
+    /// When the outcome was final (ms since 1970).
+    public var finishedMs: Int64
+
+    /// Creates a record.
+    public init(
+        app: String, apnsId: String, uniqueId: String? = nil, token: DeviceToken, status: Int,
+        reason: String? = nil, attempts: Int, possiblyDuplicated: Bool, firstAttemptMs: Int64, finishedMs: Int64
+    ) {
+        self.app = app
+        self.apnsId = apnsId
+        self.uniqueId = uniqueId
+        self.token = token
+        self.status = status
+        self.reason = reason
+        self.attempts = attempts
+        self.possiblyDuplicated = possiblyDuplicated
+        self.firstAttemptMs = firstAttemptMs
+        self.finishedMs = finishedMs
+    }
+}

@@ -1,3 +1,0 @@
-import CSQLite
-import PushCore
-enum PushStoreModule {}

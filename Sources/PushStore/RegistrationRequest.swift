@@ -1,0 +1,56 @@
+import PushCore
+
+/// One registration: what an app's `oldToken=…&newToken=…` POST asks for.
+public struct RegistrationRequest: Sendable, Equatable {
+    /// The app id.
+    public var app: String
+    /// The token to keep.
+    public var token: DeviceToken
+    /// The token it replaces (removed if present and different), or nil.
+    public var oldToken: DeviceToken?
+    /// The device's channels; nil keeps the existing ones (and carries over the old token's).
+    public var channels: [String]?
+    /// The environment; nil keeps the existing one (or the old token's), else `production`.
+    /// Callers usually pass the app's `defaultEnvironment`.
+    public var environment: APNsEnvironment?
+
+    /// Creates a request.
+    public init(
+        app: String, token: DeviceToken, oldToken: DeviceToken? = nil, channels: [String]? = nil,
+        environment: APNsEnvironment? = nil
+    ) {
+        self.app = app
+        self.token = token
+        self.oldToken = oldToken
+        self.channels = channels
+        self.environment = environment
+    }
+
+    /// Parses an optional old token as clients send it: nil, empty, or `(null)` (what Objective-C's
+    /// `%@` prints for nil) mean "none"; anything else must be a valid token.
+    public static func parseOldToken(_ text: String?) throws(DeviceTokenError) -> DeviceToken? {
+        guard let text else { return nil }
+        let trimmed = text.trimmingCharacters(in: " \t\r\n")
+        if trimmed.isEmpty || trimmed == "(null)" { return nil }
+        return try DeviceToken(parsing: trimmed)
+    }
+}
+
+/// What a registration did.
+public enum RegistrationOutcome: Sendable, Equatable {
+    /// The token was new.
+    case created
+    /// The token was already registered; its last-registered time (and given fields) were refreshed.
+    case updated
+    /// The old token was present and removed; the new token is registered.
+    case replaced(DeviceToken)
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in set: String) -> String {
+        var s = Substring(self)
+        while let f = s.first, set.contains(f) { s = s.dropFirst() }
+        while let l = s.last, set.contains(l) { s = s.dropLast() }
+        return String(s)
+    }
+}

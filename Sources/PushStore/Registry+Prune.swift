@@ -1,0 +1,95 @@
+import PushCore
+
+/// What ``Registry/prune(app:token:reason:apnsTimestampMs:)`` did.
+public enum PruneOutcome: Sendable, Equatable {
+    /// The token was removed.
+    case deleted
+    /// Kept: it was registered at or after APNs' 410 timestamp, so the device registered it again.
+    case skippedNewerRegistration
+    /// The token was not registered.
+    case notFound
+}
+
+/// One row of the prune log.
+public struct PruneLogEntry: Sendable, Equatable {
+    /// The app id.
+    public var app: String
+    /// The token.
+    public var token: DeviceToken
+    /// APNs' reason.
+    public var reason: APNsReason
+    /// `deleted` or `skippedNewerRegistration` (never `notFound`: nothing is logged then).
+    public var outcome: PruneOutcome
+    /// APNs' `timestamp` for a 410, if it sent one.
+    public var apnsTimestampMs: Int64?
+    /// The token's last-registered time when it was pruned or kept.
+    public var lastRegisteredMs: Int64?
+    /// When the prune ran.
+    public var atMs: Int64
+}
+
+extension Registry {
+    /// Applies an APNs verdict to a token. `Unregistered` / `ExpiredToken` (410) delete only when the
+    /// token's last registration is earlier than `apnsTimestampMs` (Apple: keep the token if the device
+    /// registered it again later); with no timestamp they delete. `BadDeviceToken` and
+    /// `DeviceTokenNotForTopic` always delete. Other reasons are `.invalidInput`: they say nothing about
+    /// the token. Every delete and every skip is written to the prune log.
+    @discardableResult
+    public func prune(
+        app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?
+    ) throws(StoreError) -> PruneOutcome {
+        let gated: Bool
+        switch reason {
+        case .unregistered, .expiredToken: gated = true
+        case .badDeviceToken, .deviceTokenNotForTopic: gated = false
+        default: throw StoreError(.invalidInput, "APNs reason \(reason.rawValue) does not prune a token")
+        }
+        let now = nowMs()
+        return try write { (db) throws(StoreError) -> PruneOutcome in
+            guard let row = try Self.find(app: app, token: token, in: db) else { return .notFound }
+            let keep = gated && apnsTimestampMs.map { row.lastRegisteredMs >= $0 } == true
+            if !keep { try Self.deleteDevice(id: row.id, in: db) }
+            let log = try db.statement(
+                """
+                INSERT INTO prune_log (app, token, reason, action, apns_timestamp_ms, last_registered_ms, at_ms)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                """)
+            try log.bind(1, app)
+            try log.bind(2, token.hex)
+            try log.bind(3, reason.rawValue)
+            try log.bind(4, keep ? "skipped" : "deleted")
+            try log.bind(5, apnsTimestampMs)
+            try log.bind(6, row.lastRegisteredMs)
+            try log.bind(7, now)
+            try log.run()
+            return keep ? .skippedNewerRegistration : .deleted
+        }
+    }
+
+    /// The newest prune-log entries of `app`, newest first.
+    public func pruneLog(app: String, limit: Int = 100) throws(StoreError) -> [PruneLogEntry] {
+        try read { (db) throws(StoreError) -> [PruneLogEntry] in
+            let select = try db.statement(
+                """
+                SELECT token, reason, action, apns_timestamp_ms, last_registered_ms, at_ms FROM prune_log
+                WHERE app = ?1 ORDER BY id DESC LIMIT ?2
+                """)
+            defer { select.reset() }
+            try select.bind(1, app)
+            try select.bind(2, Int64(limit))
+            var entries: [PruneLogEntry] = []
+            while try select.step() {
+                guard let token = try? DeviceToken(parsing: select.text(0)) else {
+                    throw StoreError(.corrupt, "prune log holds an invalid token")
+                }
+                entries.append(
+                    PruneLogEntry(
+                        app: app, token: token, reason: APNsReason(rawValue: select.text(1)),
+                        outcome: select.text(2) == "deleted" ? .deleted : .skippedNewerRegistration,
+                        apnsTimestampMs: select.optionalInt64(3), lastRegisteredMs: select.optionalInt64(4),
+                        atMs: select.int64(5)))
+            }
+            return entries
+        }
+    }
+}

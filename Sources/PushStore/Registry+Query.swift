@@ -1,0 +1,147 @@
+import PushCore
+
+extension Registry {
+    /// How many devices `app` has, optionally only those in `channel` and/or `environment`.
+    /// Uses the (app, token) index, or the (app, channel, token) index with a channel.
+    public func count(
+        app: String, channel: String? = nil, environment: APNsEnvironment? = nil
+    ) throws(StoreError) -> Int {
+        if let channel { try Channels.validate(channel) }
+        return try read { (db) throws(StoreError) -> Int in
+            let sql: String
+            switch (channel, environment) {
+            case (nil, nil): sql = "SELECT count(*) FROM devices WHERE app = ?1"
+            case (nil, _?): sql = "SELECT count(*) FROM devices WHERE app = ?1 AND environment = ?3"
+            case (_?, nil): sql = "SELECT count(*) FROM device_channels WHERE app = ?1 AND channel = ?2"
+            case (_?, _?):
+                sql = """
+                    SELECT count(*) FROM device_channels c JOIN devices d ON d.id = c.device_id
+                    WHERE c.app = ?1 AND c.channel = ?2 AND d.environment = ?3
+                    """
+            }
+            let select = try db.statement(sql)
+            defer { select.reset() }
+            try select.bind(1, app)
+            if let channel { try select.bind(2, channel) }
+            if let environment { try select.bind(3, environment.rawValue) }
+            return try select.step() ? Int(select.int64(0)) : 0
+        }
+    }
+
+    /// Up to `limit` devices of `app` in key (token) order, after `after` if given.
+    public func list(
+        app: String, channel: String? = nil, environment: APNsEnvironment? = nil, limit: Int = 1000,
+        after: DeviceToken? = nil
+    ) throws(StoreError) -> [RegisteredDevice] {
+        try page(app: app, channel: channel, environment: environment, after: after?.hex ?? "", limit: limit)
+    }
+
+    /// A keyset-paginated stream of `app`'s devices in batches of `batchSize`, in token order, starting
+    /// after `after` (a broadcast checkpoint) if given. Each batch is one short read transaction
+    /// (`WHERE app = ? AND token > ? ORDER BY token LIMIT n`): no OFFSET, never all rows in memory, and
+    /// WAL checkpoints are not starved by a long reader. Devices registered while streaming appear if
+    /// their token sorts after the current position.
+    ///
+    /// A failure ends the iteration and is kept in ``DeviceStream/error``; ``forEachBatch(app:channel:environment:batchSize:after:_:)``
+    /// throws it instead.
+    public func batches(
+        app: String, channel: String? = nil, environment: APNsEnvironment? = nil, batchSize: Int = 1000,
+        after: DeviceToken? = nil
+    ) -> DeviceStream {
+        DeviceStream(
+            registry: self, app: app, channel: channel, environment: environment, batchSize: max(1, batchSize),
+            after: after?.hex ?? "")
+    }
+
+    /// Streams `app`'s devices batch by batch (see ``batches(app:channel:environment:batchSize:after:)``)
+    /// and rethrows any store error or error from `body`.
+    public func forEachBatch(
+        app: String, channel: String? = nil, environment: APNsEnvironment? = nil, batchSize: Int = 1000,
+        after: DeviceToken? = nil, _ body: ([RegisteredDevice]) throws -> Void
+    ) throws {
+        let stream = batches(app: app, channel: channel, environment: environment, batchSize: batchSize, after: after)
+        for batch in stream { try body(batch) }
+        if let error = stream.error { throw error }
+    }
+
+    /// Exports `app`'s tokens in key order, one call of `body` per token (streamed in batches).
+    public func export(
+        app: String, channel: String? = nil, environment: APNsEnvironment? = nil, _ body: (DeviceToken) throws -> Void
+    ) throws {
+        try forEachBatch(app: app, channel: channel, environment: environment, batchSize: 5000) { batch in
+            for device in batch { try body(device.token) }
+        }
+    }
+
+    /// One keyset page: devices with token > `after`, in token order.
+    func page(
+        app: String, channel: String?, environment: APNsEnvironment?, after: String, limit: Int
+    ) throws(StoreError) -> [RegisteredDevice] {
+        if let channel { try Channels.validate(channel) }
+        return try read { (db) throws(StoreError) -> [RegisteredDevice] in
+            let columns = "d.token, d.environment, d.channels, d.created_ms, d.last_registered_ms, d.last_success_ms"
+            let sql = channel == nil
+                ? """
+                SELECT \(columns) FROM devices d
+                WHERE d.app = ?1 AND d.token > ?2 AND (?3 IS NULL OR d.environment = ?3)
+                ORDER BY d.token LIMIT ?4
+                """
+                : """
+                SELECT \(columns) FROM device_channels c JOIN devices d ON d.id = c.device_id
+                WHERE c.app = ?1 AND c.channel = ?5 AND c.token > ?2 AND (?3 IS NULL OR d.environment = ?3)
+                ORDER BY c.token LIMIT ?4
+                """
+            let select = try db.statement(sql)
+            defer { select.reset() }  // ends the read transaction before the caller sees the batch
+            try select.bind(1, app)
+            try select.bind(2, after)
+            try select.bind(3, environment?.rawValue)
+            try select.bind(4, Int64(limit))
+            if let channel { try select.bind(5, channel) }
+            var devices: [RegisteredDevice] = []
+            devices.reserveCapacity(min(limit, 10_000))
+            while try select.step() { devices.append(try Registry.device(from: select)) }
+            return devices
+        }
+    }
+}
+
+/// Batches of devices in token order, fetched lazily one keyset page at a time.
+/// Iterate once; after the loop check ``error``.
+public final class DeviceStream: Sequence, IteratorProtocol {
+    private let registry: Registry
+    private let app: String
+    private let channel: String?
+    private let environment: APNsEnvironment?
+    private let batchSize: Int
+    private var after: String
+    private var finished = false
+    /// The error that ended the stream early, if any.
+    public private(set) var error: StoreError?
+
+    init(registry: Registry, app: String, channel: String?, environment: APNsEnvironment?, batchSize: Int, after: String) {
+        self.registry = registry
+        self.app = app
+        self.channel = channel
+        self.environment = environment
+        self.batchSize = batchSize
+        self.after = after
+    }
+
+    /// The next non-empty batch, or nil at the end (or on error).
+    public func next() -> [RegisteredDevice]? {
+        guard !finished else { return nil }
+        do {
+            let batch = try registry.page(
+                app: app, channel: channel, environment: environment, after: after, limit: batchSize)
+            if batch.count < batchSize { finished = true }
+            guard let last = batch.last else { return nil }
+            after = last.token.hex
+            return batch
+        } catch {
+            self.error = error
+            finished = true
+            return nil
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import PushCore
+
+/// The device registry on one SQLite file: devices per app, prune log and delivery log.
+///
+/// Safe to share between threads and tasks, and between processes on the same file: writes take SQLite's
+/// write lock up front (`BEGIN IMMEDIATE`) and wait up to the busy timeout, so `SQLITE_BUSY` does not
+/// escape under ordinary contention. Reads use a second connection, so a broadcast stream never waits for
+/// writers (WAL), and each streamed batch is its own short read transaction so checkpoints are not starved.
+public final class Registry: Sendable {
+    /// The database file.
+    public let path: String
+    /// The options it was opened with.
+    public let options: RegistryOptions
+    /// The clock for created/registered/prune times (ms since 1970); injected so tests control time.
+    let nowMs: @Sendable () -> Int64
+    let writer: Guarded<Connection>
+    let reader: Guarded<Connection>
+
+    /// The system clock in ms since 1970.
+    public static let systemNowMs: @Sendable () -> Int64 = {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded())
+    }
+
+    /// Opens the registry at `path`, creating the file and its parent directories if needed, and migrates
+    /// an older schema. Throws `.schemaTooNew` for a database written by a newer build.
+    public init(
+        path: String, options: RegistryOptions = .init(),
+        nowMs: @escaping @Sendable () -> Int64 = Registry.systemNowMs
+    ) throws(StoreError) {
+        self.path = path
+        self.options = options
+        self.nowMs = nowMs
+        let parent = (path as NSString).deletingLastPathComponent
+        if !parent.isEmpty {
+            do {
+                try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+            } catch {
+                throw StoreError(.cannotOpen, "cannot create directory \(parent): \(error.localizedDescription)")
+            }
+        }
+        let write = try Connection(path: path, busyTimeoutMs: options.busyTimeoutMs, synchronous: "FULL")
+        try Schema.migrate(write, path: path)
+        try write.execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
+        let read = try Connection(
+            path: path, busyTimeoutMs: options.busyTimeoutMs, synchronous: options.synchronous.rawValue)
+        try read.execute("PRAGMA query_only = ON")
+        writer = Guarded(write)
+        reader = Guarded(read)
+    }
+
+    /// Runs `body` in one write transaction on the writer connection.
+    func write<T>(_ body: (Connection) throws(StoreError) -> T) throws(StoreError) -> T {
+        try writer.withLock { (db) throws(StoreError) -> T in
+            try db.transaction(write: true) { () throws(StoreError) -> T in try body(db) }
+        }
+    }
+
+    /// Runs `body` on the reader connection (each statement is its own short read transaction).
+    func read<T>(_ body: (Connection) throws(StoreError) -> T) throws(StoreError) -> T {
+        try reader.withLock(body)
+    }
+
+    /// `PRAGMA integrity_check`: `"ok"` for a sound file, otherwise SQLite's problem list.
+    public func integrityCheck() throws(StoreError) -> String {
+        try read { (db) throws(StoreError) -> String in
+            let statement = try db.statement("PRAGMA integrity_check")
+            defer { statement.reset() }
+            var lines: [String] = []
+            while try statement.step() { lines.append(statement.text(0)) }
+            return lines.joined(separator: "\n")
+        }
+    }
+
+    /// The schema version of the open database.
+    public func schemaVersion() throws(StoreError) -> Int64 {
+        try read { (db) throws(StoreError) -> Int64 in
+            let statement = try db.statement("SELECT max(version) FROM schema_version")
+            defer { statement.reset() }
+            return try statement.step() ? statement.int64(0) : 0
+        }
+    }
+
+    /// Decodes the standard device columns (token, environment, channels, created, registered, success).
+    static func device(from row: Statement) throws(StoreError) -> RegisteredDevice {
+        let hex = row.text(0)
+        let token: DeviceToken
+        do { token = try DeviceToken(parsing: hex) } catch {
+            throw StoreError(.corrupt, "stored token is invalid: \(error)")
+        }
+        return RegisteredDevice(
+            token: token, environment: APNsEnvironment(rawValue: row.text(1)) ?? .production,
+            channels: Channels.decode(row.text(2)), createdMs: row.int64(3), lastRegisteredMs: row.int64(4),
+            lastSuccessMs: row.optionalInt64(5))
+    }
+}

@@ -1,0 +1,34 @@
+/// How a ``Registry`` opens its database.
+///
+/// Durability (`synchronous`), per kind of write:
+/// - Registrations, unregistrations, imports, prunes, last-success times and the delivery log use
+///   `NORMAL` by default. In WAL mode a commit is then durable across a crash of the *process* (the OS
+///   holds the WAL pages); only a power loss or kernel crash can lose the last few commits, and never
+///   corrupts the file. That is acceptable here: iOS apps re-register their token at every launch, a lost
+///   prune is redone by the next send that gets 410, and the delivery log is an audit trail. `FULL` would
+///   add an fsync to every commit, which costs single-registration latency for no real gain.
+/// - Schema migrations always run with `FULL`: they are rare and must never be half-applied.
+/// - Operators who want every commit to survive power loss set ``synchronous`` to `.full`; batched
+///   writers (``Registry/registerBatch(_:)``, imports) keep most of their throughput because one fsync
+///   covers the whole batch.
+public struct RegistryOptions: Sendable, Equatable {
+    /// SQLite's `synchronous` level for ordinary writes.
+    public enum Synchronous: String, Sendable, Equatable {
+        /// Durable across process crashes; the last commits may be lost on power loss. The default.
+        case normal = "NORMAL"
+        /// Every commit is fsynced before it returns.
+        case full = "FULL"
+    }
+
+    /// How long a writer waits for another connection's (or process's) write lock before failing with
+    /// `.busy`. Default 5000 ms.
+    public var busyTimeoutMs: Int32
+    /// The `synchronous` level for ordinary writes. Default `.normal` (see the type's documentation).
+    public var synchronous: Synchronous
+
+    /// Creates options with the documented defaults.
+    public init(busyTimeoutMs: Int32 = 5000, synchronous: Synchronous = .normal) {
+        self.busyTimeoutMs = busyTimeoutMs
+        self.synchronous = synchronous
+    }
+}

@@ -1,0 +1,94 @@
+/// The registry's schema as numbered migrations. Version N is reached by running migrations 1…N in order;
+/// the version lives in the one-row `schema_version` table. Never edit a shipped migration: add one.
+enum Schema {
+    /// The version this build writes. A database with a higher version is refused.
+    static var currentVersion: Int64 { Int64(migrations.count) }
+
+    /// Migration `i` (0-based) takes the schema from version `i` to `i + 1`.
+    static let migrations: [[String]] = [
+        // 1: devices, their channels, and the prune log.
+        [
+            """
+            CREATE TABLE devices (
+                id INTEGER PRIMARY KEY,
+                app TEXT NOT NULL,
+                token TEXT NOT NULL,
+                environment TEXT NOT NULL CHECK (environment IN ('development', 'production')),
+                channels TEXT NOT NULL DEFAULT '',
+                created_ms INTEGER NOT NULL,
+                last_registered_ms INTEGER NOT NULL,
+                UNIQUE (app, token)
+            )
+            """,
+            // Channel membership, keyed (app, channel, token) so a channel broadcast is a keyset range
+            // scan of this index; `devices.channels` keeps a copy so streaming all devices needs no join.
+            """
+            CREATE TABLE device_channels (
+                app TEXT NOT NULL,
+                channel TEXT NOT NULL,
+                token TEXT NOT NULL,
+                device_id INTEGER NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
+                PRIMARY KEY (app, channel, token)
+            ) WITHOUT ROWID
+            """,
+            "CREATE INDEX device_channels_device ON device_channels (device_id)",
+            """
+            CREATE TABLE prune_log (
+                id INTEGER PRIMARY KEY,
+                app TEXT NOT NULL,
+                token TEXT NOT NULL,
+                reason TEXT NOT NULL,
+                action TEXT NOT NULL CHECK (action IN ('deleted', 'skipped')),
+                apns_timestamp_ms INTEGER,
+                last_registered_ms INTEGER,
+                at_ms INTEGER NOT NULL
+            )
+            """,
+        ],
+        // 2: last-success time per device and the delivery log written by the sender.
+        [
+            "ALTER TABLE devices ADD COLUMN last_success_ms INTEGER",
+            """
+            CREATE TABLE delivery_log (
+                id INTEGER PRIMARY KEY,
+                app TEXT NOT NULL,
+                apns_id TEXT NOT NULL,
+                unique_id TEXT,
+                token TEXT NOT NULL,
+                status INTEGER NOT NULL,
+                reason TEXT,
+                attempts INTEGER NOT NULL,
+                possibly_duplicated INTEGER NOT NULL,
+                first_attempt_ms INTEGER NOT NULL,
+                finished_ms INTEGER NOT NULL
+            )
+            """,
+            "CREATE INDEX delivery_log_app_finished ON delivery_log (app, finished_ms)",
+        ],
+    ]
+
+    /// Brings the database to ``currentVersion`` in one write transaction, so two processes opening a new
+    /// file at once cannot both migrate. Throws `.schemaTooNew` for a database from a newer build.
+    static func migrate(_ db: Connection, path: String) throws(StoreError) {
+        try db.transaction(write: true) { () throws(StoreError) in
+            try db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+            let read = try db.statement("SELECT max(version) FROM schema_version")
+            let version = try read.step() ? (read.optionalInt64(0) ?? 0) : 0
+            read.reset()
+            if version > currentVersion {
+                throw StoreError(
+                    .schemaTooNew,
+                    "database \(path) has schema version \(version), newer than this build's \(currentVersion); "
+                        + "upgrade PushProvider or use another database file")
+            }
+            guard version < currentVersion else { return }
+            for index in Int(version)..<migrations.count {
+                for sql in migrations[index] { try db.execute(sql) }
+            }
+            try db.execute("DELETE FROM schema_version")
+            let write = try db.statement("INSERT INTO schema_version (version) VALUES (?1)")
+            try write.bind(1, currentVersion)
+            try write.run()
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import ArgumentParser
+import Foundation
+import PushCore
+import PushStore
+
+extension TokensCommand {
+    /// `tokens import FILE|-`.
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Import tokens, one per line, in batched transactions.",
+            discussion: """
+                Each batch is validated before anything is written: a batch with an invalid line writes \
+                nothing; invalid lines are reported with their numbers and the command exits 2.
+                """)
+        @OptionGroup var options: TokensOptions
+        @Argument(help: "A file with one token per line, or - for standard input.") var file: String
+        @Option(name: .long, help: "development or production (default: from the app's endpoint).")
+        var environment: String?
+        @Option(name: .long, help: "A channel for every imported token (repeatable).") var channel: [String] = []
+        @Option(name: .long, help: "Tokens per transaction.") var batchSize = 10_000
+
+        func run() throws {
+            let (settings, registry) = try options.open()
+            let environment = try parseEnvironment(environment) ?? settings.defaultEnvironment
+            guard batchSize > 0 else { throw CLIError.usage("--batch-size must be positive") }
+            let handle: FileHandle
+            if file == "-" {
+                handle = .standardInput
+            } else {
+                guard let opened = FileHandle(forReadingAtPath: absolutePath(file)) else {
+                    throw CLIError.usage("cannot read \(file)")
+                }
+                handle = opened
+            }
+            let report = try cli { () throws(StoreError) in
+                try registry.importTokens(
+                    app: options.app, lines: LineReader(handle), environment: environment,
+                    channels: channel.isEmpty ? nil : channel, batchSize: batchSize)
+            }
+            print("imported \(report.imported) tokens in \(report.committedBatches) batches")
+            guard report.invalidCount == 0 else {
+                for bad in report.invalid { printError("line \(bad.line): \(bad.message)") }
+                throw CLIError.usage(
+                    "\(report.invalidCount) invalid lines; \(report.failedBatches) batches "
+                        + "(\(report.skippedValidLines) valid tokens) not written")
+            }
+        }
+    }
+
+    /// Hidden: `tokens bench-register --count N` times N single registrations in-process.
+    struct BenchRegister: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "bench-register", abstract: "Benchmark single registrations.", shouldDisplay: false)
+        @OptionGroup var options: TokensOptions
+        @Option(name: .long, help: "Registrations to time.") var count = 10_000
+
+        func run() throws {
+            let (settings, registry) = try options.open()
+            var generator = SystemRandomNumberGenerator()
+            var latencies: [Double] = []
+            latencies.reserveCapacity(count)
+            let start = DispatchTime.now().uptimeNanoseconds
+            for _ in 0..<count {
+                let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                let token = try DeviceToken(bytes: bytes)
+                let t0 = DispatchTime.now().uptimeNanoseconds
+                _ = try cli { () throws(StoreError) in
+                    try registry.register(app: options.app, token: token, environment: settings.defaultEnvironment)
+                }
+                latencies.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6)
+            }
+            let total = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            latencies.sort()
+            func percentile(_ p: Double) -> Double { latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
+            print(String(
+                format: "registrations=%d seconds=%.2f rate=%.0f/s p50_ms=%.3f p99_ms=%.3f max_ms=%.3f",
+                count, total, Double(count) / total, percentile(0.50), percentile(0.99), latencies.last ?? 0))
+        }
+    }
+}
+
+/// Lines of a file read in 1 MiB chunks, so importing millions of lines never holds the whole file.
+struct LineReader: Sequence, IteratorProtocol {
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+    private var position = 0
+    private var atEnd = false
+
+    init(_ handle: FileHandle) { self.handle = handle }
+
+    mutating func next() -> String? {
+        while true {
+            if let newline = buffer[position...].firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[position..<newline], as: UTF8.self)
+                position = newline + 1
+                return line
+            }
+            if atEnd {
+                guard position < buffer.count else { return nil }
+                let line = String(decoding: buffer[position...], as: UTF8.self)
+                position = buffer.count
+                return line
+            }
+            buffer.removeFirst(position)
+            position = 0
+            let chunk = handle.readData(ofLength: 1 << 20)
+            if chunk.isEmpty { atEnd = true } else { buffer.append(contentsOf: chunk) }
+        }
+    }
+}
