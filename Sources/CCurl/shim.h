@@ -24,4 +24,15 @@ static inline CURLcode pp_curl_easy_getinfo_off(CURL *h, CURLINFO i, curl_off_t 
 /* CURL_GLOBAL_ALL and CURLPIPE_MULTIPLEX are macros; expose them as functions for clarity. */
 static inline long pp_curl_global_all(void) { return CURL_GLOBAL_ALL; }
 static inline long pp_curlpipe_multiplex(void) { return CURLPIPE_MULTIPLEX; }
+/* CURL_BLOB_COPY is a macro: curl copies blob bytes, so Swift buffers need not outlive the call. */
+static inline unsigned int pp_curl_blob_copy(void) { return CURL_BLOB_COPY; }
+/* Reads one finished transfer from the multi handle: returns 1 and fills easy/result, or 0 when none. */
+static inline int pp_curl_multi_next_done(CURLM *m, CURL **easy, CURLcode *result) {
+    int left = 0;
+    CURLMsg *msg;
+    while ((msg = curl_multi_info_read(m, &left)) != NULL) {
+        if (msg->msg == CURLMSG_DONE) { *easy = msg->easy_handle; *result = msg->data.result; return 1; }
+    }
+    return 0;
+}
 #endif

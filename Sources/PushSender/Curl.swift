@@ -1,0 +1,291 @@
+import CCurl
+
+/// A libcurl failure (connect, TLS, HTTP/2 framing, timeout, …) with curl's code and message.
+public struct TransportError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// curl's `CURLcode`/`CURLMcode` value, or a negative code for failures found by PushSender itself.
+    public let code: Int
+    /// curl's error text (from `CURLOPT_ERRORBUFFER` when available).
+    public let message: String
+
+    /// Creates an error.
+    public init(code: Int, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// `code: message`.
+    public var description: String { "curl error \(code): \(message)" }
+
+    /// The server did not negotiate HTTP/2 (APNs requires it).
+    public static func notHTTP2(_ detail: String) -> TransportError { TransportError(code: -2, message: detail) }
+
+    /// The endpoint was stopped before this request was sent.
+    public static func endpointStopped(_ detail: String) -> TransportError { TransportError(code: -3, message: detail) }
+
+    /// The per-request timeout (`CURLOPT_TIMEOUT_MS`) or the connect timeout fired.
+    public var isTimeout: Bool { code == Int(CURLE_OPERATION_TIMEDOUT.rawValue) }
+
+    /// The TLS handshake failed: untrusted server, hostname mismatch, bad client certificate. Fails closed.
+    public var isTLSFailure: Bool {
+        let tls: [CURLcode] = [
+            CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM,
+            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CIPHER, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+            CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_CRL_BADFILE,
+        ]
+        return tls.contains { Int($0.rawValue) == code } || code == TransportError.notHTTP2("").code
+    }
+
+    /// No connection could be made at all (DNS or TCP).
+    public var isConnectFailure: Bool {
+        code == Int(CURLE_COULDNT_CONNECT.rawValue) || code == Int(CURLE_COULDNT_RESOLVE_HOST.rawValue)
+    }
+
+    /// The server refused the stream before processing it (REFUSED_STREAM, or above a GOAWAY's last stream).
+    public var isRefusedStream: Bool { message.contains("REFUSED_STREAM") }
+}
+
+/// Throws ``TransportError`` for a failed easy-interface call.
+@inline(__always)
+func check(_ code: CURLcode, _ what: @autoclosure () -> String) throws(TransportError) {
+    guard code != CURLE_OK else { return }
+    throw TransportError(code: Int(code.rawValue), message: "\(what()): " + String(cString: curl_easy_strerror(code)))
+}
+
+/// Throws ``TransportError`` for a failed multi-interface call.
+@inline(__always)
+func check(_ code: CURLMcode, _ what: @autoclosure () -> String) throws(TransportError) {
+    guard code != CURLM_OK else { return }
+    throw TransportError(code: Int(code.rawValue), message: "\(what()): " + String(cString: curl_multi_strerror(code)))
+}
+
+/// `curl_global_init` exactly once per process (Swift runs a static initializer once, thread-safely).
+enum CurlGlobal {
+    static let initialized: Bool = curl_global_init(pp_curl_global_all()) == CURLE_OK
+}
+
+/// The options every easy handle of one endpoint shares.
+struct EasyOptions {
+    var connectTimeoutMs: Int
+    var requestTimeoutMs: Int
+    var upkeepIntervalMs: Int
+    var caFile: String?
+    var identity: TLSIdentity?
+    /// `host:port:address:port` for `CURLOPT_CONNECT_TO`.
+    var connectTo: String?
+    var verbose = false
+}
+
+/// One reusable `CURL*`: set up once, then re-armed per request (curl keeps the connection in the multi).
+final class EasyHandle {
+    let raw: UnsafeMutableRawPointer
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+    private var headers: HeaderList?
+    private var connectTo: HeaderList?
+    /// Response body bytes (APNs sends a small JSON object on errors only).
+    var body: [UInt8] = []
+    /// `apns-id` response header.
+    var apnsId: String?
+    /// `apns-unique-id` response header (development environment only).
+    var uniqueId: String?
+    /// The transfer currently carried by this handle (owned by the transport).
+    var job: TransferJob?
+
+    init(_ options: EasyOptions) throws(TransportError) {
+        _ = CurlGlobal.initialized
+        guard let raw = curl_easy_init() else { throw TransportError(code: -1, message: "curl_easy_init failed") }
+        self.raw = raw
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        try check(pp_curl_easy_setopt_long(raw, CURLOPT_NOSIGNAL, 1), "NOSIGNAL")
+        try check(pp_curl_easy_setopt_long(raw, CURLOPT_PIPEWAIT, 1), "PIPEWAIT")
+        try check(pp_curl_easy_setopt_long(raw, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)), "HTTP_VERSION")
+        try check(pp_curl_easy_setopt_long(raw, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeoutMs), "CONNECTTIMEOUT")
+        try check(pp_curl_easy_setopt_long(raw, CURLOPT_TIMEOUT_MS, options.requestTimeoutMs), "TIMEOUT")
+        try check(pp_curl_easy_setopt_long(raw, CURLOPT_UPKEEP_INTERVAL_MS, options.upkeepIntervalMs), "UPKEEP")
+        // Verification is never switched off; a configured CA file is only an extra trust anchor source.
+        try check(pp_curl_easy_setopt_long(raw, CURLOPT_SSL_VERIFYPEER, 1), "VERIFYPEER")
+        try check(pp_curl_easy_setopt_long(raw, CURLOPT_SSL_VERIFYHOST, 2), "VERIFYHOST")
+        if let ca = options.caFile { try check(pp_curl_easy_setopt_string(raw, CURLOPT_CAINFO, ca), "CAINFO") }
+        if let identity = options.identity {
+            try Self.setBlob(raw, CURLOPT_SSLCERT_BLOB, identity.certificatePEM, "SSLCERT_BLOB")
+            try Self.setBlob(raw, CURLOPT_SSLKEY_BLOB, identity.privateKeyPEM, "SSLKEY_BLOB")
+            try check(pp_curl_easy_setopt_string(raw, CURLOPT_SSLCERTTYPE, "PEM"), "SSLCERTTYPE")
+            try check(pp_curl_easy_setopt_string(raw, CURLOPT_SSLKEYTYPE, "PEM"), "SSLKEYTYPE")
+        }
+        try check(pp_curl_easy_setopt_long(raw, CURLOPT_POST, 1), "POST")
+        try check(pp_curl_easy_setopt_pointer(raw, CURLOPT_ERRORBUFFER, errorBuffer), "ERRORBUFFER")
+        try check(pp_curl_easy_setopt_pointer(raw, CURLOPT_PRIVATE, me), "PRIVATE")
+        try check(pp_curl_easy_setopt_write_callback(raw, easyWriteCallback), "WRITEFUNCTION")
+        try check(pp_curl_easy_setopt_pointer(raw, CURLOPT_WRITEDATA, me), "WRITEDATA")
+        try check(pp_curl_easy_setopt_header_callback(raw, easyHeaderCallback), "HEADERFUNCTION")
+        try check(pp_curl_easy_setopt_pointer(raw, CURLOPT_HEADERDATA, me), "HEADERDATA")
+        if let line = options.connectTo {
+            let list = HeaderList()
+            list.append(line)
+            connectTo = list
+            try check(pp_curl_easy_setopt_slist(raw, CURLOPT_CONNECT_TO, list.raw), "CONNECT_TO")
+        }
+        if options.verbose { try check(pp_curl_easy_setopt_long(raw, CURLOPT_VERBOSE, 1), "VERBOSE") }
+    }
+
+    private static func setBlob(
+        _ raw: UnsafeMutableRawPointer, _ option: CURLoption, _ bytes: [UInt8], _ what: String
+    ) throws(TransportError) {
+        var copy = bytes
+        let code = copy.withUnsafeMutableBytes { buf in
+            var blob = curl_blob(data: buf.baseAddress, len: buf.count, flags: pp_curl_blob_copy())
+            return pp_curl_easy_setopt_blob(raw, option, &blob)
+        }
+        try check(code, what)
+    }
+
+    deinit {
+        curl_easy_cleanup(raw)
+        errorBuffer.deallocate()
+    }
+
+    /// Re-arms the handle for one POST; curl copies the body, the header list lives until the next request.
+    func prepare(url: String, headers: HeaderList, body payload: [UInt8]) throws(TransportError) {
+        body.removeAll(keepingCapacity: true)
+        apnsId = nil
+        uniqueId = nil
+        errorBuffer[0] = 0
+        try check(pp_curl_easy_setopt_string(raw, CURLOPT_URL, url), "URL")
+        try check(pp_curl_easy_setopt_slist(raw, CURLOPT_HTTPHEADER, headers.raw), "HTTPHEADER")
+        self.headers = headers
+        try check(pp_curl_easy_setopt_off(raw, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(payload.count)), "POSTFIELDSIZE")
+        let code = payload.withUnsafeBufferPointer { buf in
+            pp_curl_easy_setopt_pointer(raw, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: buf.baseAddress))
+        }
+        try check(code, "COPYPOSTFIELDS")
+    }
+
+    /// The HTTP status of the last response (0 when none arrived).
+    var responseCode: Int {
+        var v = 0
+        _ = pp_curl_easy_getinfo_long(raw, CURLINFO_RESPONSE_CODE, &v)
+        return v
+    }
+
+    /// True when the last transfer used HTTP/2.
+    var usedHTTP2: Bool {
+        var v = 0
+        _ = pp_curl_easy_getinfo_long(raw, CURLINFO_HTTP_VERSION, &v)
+        return v == Int(CURL_HTTP_VERSION_2_0)
+    }
+
+    /// Bytes of request body sent: > 0 means the server may have processed the request.
+    var uploadedBytes: Int64 {
+        var v: curl_off_t = 0
+        _ = pp_curl_easy_getinfo_off(raw, CURLINFO_SIZE_UPLOAD_T, &v)
+        return Int64(v)
+    }
+
+    /// The error for a finished transfer's code, preferring curl's detailed error buffer.
+    func error(for code: CURLcode) -> TransportError? {
+        guard code != CURLE_OK else { return nil }
+        let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
+        return TransportError(code: Int(code.rawValue), message: detail)
+    }
+
+    /// Sends keep-alive PINGs on this handle's idle connection when the upkeep interval has passed.
+    func upkeep() { _ = curl_easy_upkeep(raw) }
+
+    fileprivate func appendHeader(_ line: UnsafeBufferPointer<UInt8>) {
+        if let v = Self.value(of: "apns-id:", in: line) { apnsId = v }
+        else if let v = Self.value(of: "apns-unique-id:", in: line) { uniqueId = v }
+    }
+
+    private static func value(of name: StaticString, in line: UnsafeBufferPointer<UInt8>) -> String? {
+        let n = name.utf8CodeUnitCount
+        guard line.count > n else { return nil }
+        let p = name.utf8Start
+        for i in 0..<n where line[i] | 0x20 != p[i] | 0x20 { return nil }
+        var s = n, e = line.count
+        while s < e, line[s] == 0x20 || line[s] == 0x09 { s += 1 }
+        while e > s, line[e - 1] == 0x0d || line[e - 1] == 0x0a || line[e - 1] == 0x20 { e -= 1 }
+        return String(decoding: UnsafeBufferPointer(rebasing: line[s..<e]), as: UTF8.self)
+    }
+}
+
+private let easyWriteCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+    data, size, count, user in
+    guard let data, let user else { return 0 }
+    let handle = Unmanaged<EasyHandle>.fromOpaque(user).takeUnretainedValue()
+    let n = size * count
+    // APNs error bodies are tiny; cap what we keep so a misbehaving server cannot grow memory.
+    if handle.body.count < 16_384 {
+        data.withMemoryRebound(to: UInt8.self, capacity: n) { handle.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: n)) }
+    }
+    return n
+}
+
+private let easyHeaderCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+    data, size, count, user in
+    guard let data, let user else { return 0 }
+    let handle = Unmanaged<EasyHandle>.fromOpaque(user).takeUnretainedValue()
+    let n = size * count
+    data.withMemoryRebound(to: UInt8.self, capacity: n) { handle.appendHeader(UnsafeBufferPointer(start: $0, count: n)) }
+    return n
+}
+
+/// A `CURLM*` multiplexing transfers over HTTP/2 connections; used from the transport thread only.
+final class MultiHandle {
+    let raw: UnsafeMutableRawPointer
+
+    init(maxConcurrentStreams: Int, maxHostConnections: Int) throws(TransportError) {
+        _ = CurlGlobal.initialized
+        guard let raw = curl_multi_init() else { throw TransportError(code: -1, message: "curl_multi_init failed") }
+        self.raw = raw
+        try check(pp_curl_multi_setopt_long(raw, CURLMOPT_PIPELINING, pp_curlpipe_multiplex()), "PIPELINING")
+        try check(pp_curl_multi_setopt_long(raw, CURLMOPT_MAX_CONCURRENT_STREAMS, maxConcurrentStreams), "MAX_CONCURRENT_STREAMS")
+        try check(pp_curl_multi_setopt_long(raw, CURLMOPT_MAX_HOST_CONNECTIONS, maxHostConnections), "MAX_HOST_CONNECTIONS")
+    }
+
+    deinit { curl_multi_cleanup(raw) }
+
+    func add(_ easy: EasyHandle) throws(TransportError) { try check(curl_multi_add_handle(raw, easy.raw), "add_handle") }
+
+    func remove(_ easy: EasyHandle) { _ = curl_multi_remove_handle(raw, easy.raw) }
+
+    /// Drives all transfers as far as they go without blocking.
+    func perform() throws(TransportError) {
+        var running: Int32 = 0
+        try check(curl_multi_perform(raw, &running), "multi_perform")
+    }
+
+    /// Waits for socket activity, a timeout, or ``wakeup()``.
+    func poll(timeoutMs: Int) throws(TransportError) {
+        try check(curl_multi_poll(raw, nil, 0, Int32(timeoutMs), nil), "multi_poll")
+    }
+
+    /// Interrupts ``poll(timeoutMs:)`` from another thread.
+    func wakeup() { _ = curl_multi_wakeup(raw) }
+
+    /// The next finished transfer and its error (nil on success), or nil when none is ready.
+    func nextDone() -> (EasyHandle, TransportError?)? {
+        var easy: UnsafeMutableRawPointer?
+        var code = CURLE_OK
+        guard pp_curl_multi_next_done(raw, &easy, &code) == 1, let easy else { return nil }
+        var priv: UnsafeMutableRawPointer?
+        _ = pp_curl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &priv)
+        guard let priv else { return nil }
+        let handle = Unmanaged<EasyHandle>.fromOpaque(priv).takeUnretainedValue()
+        return (handle, handle.error(for: code))
+    }
+}
+
+/// A `curl_slist` of request headers, freed when the last request using it is done.
+final class HeaderList {
+    private(set) var raw: UnsafeMutablePointer<curl_slist>?
+
+    init(capacityHint: Int = 0) {}
+
+    /// Appends `name: value`.
+    func append(_ line: String) {
+        if let next = curl_slist_append(raw, line) { raw = next }
+    }
+
+    deinit { curl_slist_free_all(raw) }
+}

@@ -1,0 +1,106 @@
+import PushCore
+
+/// How the sender talks to one APNs endpoint. Every default follows Apple's guidance or a measured limit.
+public struct SenderConfiguration: Sendable {
+    /// HTTP/2 connections per endpoint (`CURLMOPT_MAX_HOST_CONNECTIONS`). Default 1: APNs serves ~1000
+    /// concurrent streams per connection, which one connection and one curl thread already saturate.
+    public var connections: Int
+    /// Streams per connection we allow (`CURLMOPT_MAX_CONCURRENT_STREAMS`); the server's SETTINGS still
+    /// rule. Default 1000 (curl's own default of 100 would cap throughput).
+    public var maxConcurrentStreams: Int
+    /// Notifications in flight or waiting for a retry at once, per run: bounds memory for any batch size.
+    /// Default 2000.
+    public var window: Int
+    /// TCP + TLS connect timeout. Default 10 s.
+    public var connectTimeoutMs: Int
+    /// Whole-request timeout (`CURLOPT_TIMEOUT_MS`), so a silent server cannot hang a send. Default 30 s.
+    public var requestTimeoutMs: Int
+    /// Attempts per notification, the first included. Default 5.
+    public var maxAttempts: Int
+    /// Backoff before retry n is uniform in [0, min(cap, base · 2^(n-1))] (full jitter). Default base 1 s.
+    public var backoffBaseMs: Int
+    /// Upper bound of one backoff delay. Default 60 s.
+    public var backoffCapMs: Int
+    /// How often idle connections are PINGed (`CURLOPT_UPKEEP_INTERVAL_MS` + `curl_easy_upkeep`). Default 60 s.
+    public var upkeepIntervalMs: Int
+    /// Pruning breaker: this many BadDeviceToken answers in a row trip it. Default 50.
+    public var breakerConsecutive: Int
+    /// Pruning breaker: this share of BadDeviceToken among ≥ ``breakerMinimumAnswers`` answers trips it.
+    /// Default 0.2.
+    public var breakerRatio: Double
+    /// Pruning breaker: answers needed before the ratio rule applies. Default 100.
+    public var breakerMinimumAnswers: Int
+    /// Delivery records written to the sink per batch (one transaction each). Default 1000.
+    public var recordBatchSize: Int
+    /// curl's verbose trace on stderr (debugging only). Default false.
+    public var verbose: Bool
+
+    /// Creates a configuration with the documented defaults.
+    public init(
+        connections: Int = 1, maxConcurrentStreams: Int = 1000, window: Int = 2000,
+        connectTimeoutMs: Int = 10_000, requestTimeoutMs: Int = 30_000, maxAttempts: Int = 5,
+        backoffBaseMs: Int = 1000, backoffCapMs: Int = 60_000, upkeepIntervalMs: Int = 60_000,
+        breakerConsecutive: Int = 50, breakerRatio: Double = 0.2, breakerMinimumAnswers: Int = 100,
+        recordBatchSize: Int = 1000, verbose: Bool = false
+    ) {
+        self.connections = max(1, connections)
+        self.maxConcurrentStreams = min(max(1, maxConcurrentStreams), 1000)
+        self.window = max(1, window)
+        self.connectTimeoutMs = connectTimeoutMs
+        self.requestTimeoutMs = requestTimeoutMs
+        self.maxAttempts = max(1, maxAttempts)
+        self.backoffBaseMs = backoffBaseMs
+        self.backoffCapMs = backoffCapMs
+        self.upkeepIntervalMs = upkeepIntervalMs
+        self.breakerConsecutive = breakerConsecutive
+        self.breakerRatio = breakerRatio
+        self.breakerMinimumAnswers = breakerMinimumAnswers
+        self.recordBatchSize = max(1, recordBatchSize)
+        self.verbose = verbose
+    }
+}
+
+/// One HTTPS endpoint: host, port and an optional extra CA file (verification always on).
+public struct SenderTarget: Sendable, Hashable, CustomStringConvertible {
+    /// Host name or address; must match the server certificate.
+    public var host: String
+    /// TCP port.
+    public var port: Int
+    /// PEM CA bundle (`CURLOPT_CAINFO`), or nil for the system store.
+    public var caFile: String?
+    /// Connect to this IP address instead of resolving `host` (`CURLOPT_CONNECT_TO`); the certificate
+    /// must still match `host`. Default nil.
+    public var address: String?
+
+    /// Creates a target.
+    public init(host: String, port: Int, caFile: String? = nil, address: String? = nil) {
+        self.host = host
+        self.port = port
+        self.caFile = caFile
+        self.address = address
+    }
+
+    /// Apple's production endpoint.
+    public static let appleProduction = SenderTarget(host: "api.push.apple.com", port: 443)
+    /// Apple's sandbox endpoint.
+    public static let appleDevelopment = SenderTarget(host: "api.sandbox.push.apple.com", port: 443)
+
+    /// The target an app's configured endpoint names (the simulator trusts `<certificates>/ca.pem`).
+    public static func forEndpoint(_ endpoint: Endpoint, caFile: String?, simulator: SimulatorSettings?) -> SenderTarget {
+        switch endpoint {
+        case .production: return SenderTarget(host: appleProduction.host, port: 443, caFile: caFile)
+        case .development: return SenderTarget(host: appleDevelopment.host, port: 443, caFile: caFile)
+        case .url(let host, let port): return SenderTarget(host: host, port: port, caFile: caFile)
+        case .simulator:
+            let sim = simulator ?? SimulatorSettings(certificates: ".")
+            let host = sim.host == "0.0.0.0" ? "127.0.0.1" : sim.host
+            return SenderTarget(host: host, port: sim.port, caFile: caFile ?? sim.certificates + "/ca.pem")
+        }
+    }
+
+    /// `https://host:port`.
+    public var description: String {
+        let h = host.contains(":") ? "[\(host)]" : host
+        return "https://\(h):\(port)"
+    }
+}

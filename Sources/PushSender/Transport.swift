@@ -1,0 +1,198 @@
+import Foundation
+import PushCore
+
+/// One notification moving through the transport, reused across its attempts (same apns-id every time).
+final class TransferJob: @unchecked Sendable {
+    let item: SendItem
+    let completion: @Sendable (DeliveryResult) -> Void
+    /// Requests started so far.
+    var attempts = 0
+    /// Immediate re-sends after REFUSED_STREAM (never processed, so they do not count as attempts).
+    var refusals = 0
+    var startedAtMs: Int64 = 0
+    var possiblyDuplicated = false
+    var refreshedProviderToken = false
+    /// The `authorization` header of the current attempt (token mode).
+    var authorization: String?
+
+    init(_ item: SendItem, completion: @escaping @Sendable (DeliveryResult) -> Void) {
+        self.item = item
+        self.completion = completion
+    }
+}
+
+/// What came back for one attempt.
+struct TransferResponse {
+    var status: Int
+    var apnsId: String?
+    var uniqueId: String?
+    var body: [UInt8]
+    var usedHTTP2: Bool
+    var uploadedBytes: Int64
+    var error: TransportError?
+}
+
+/// One endpoint's curl multi loop on its own thread. Callers hand jobs in with ``submit(_:)``; results
+/// come back through `onComplete` on the transport thread (keep it short: it delays every transfer).
+final class Transport: @unchecked Sendable {
+    let target: SenderTarget
+    private let options: EasyOptions
+    private let configuration: SenderConfiguration
+    private let onComplete: (TransferJob, TransferResponse) -> Void
+    private let urlPrefix: String
+
+    private let lock = NSLock()
+    private var incoming: [TransferJob] = []
+    private var polling = false
+    private var stopping = false
+    private var cancelled: TransportError?
+    private let multi: MultiHandle
+    private let finished = DispatchSemaphore(value: 0)
+    private var thread: Thread?
+
+    init(
+        target: SenderTarget, identity: TLSIdentity?, configuration: SenderConfiguration,
+        onComplete: @escaping (TransferJob, TransferResponse) -> Void
+    ) throws(TransportError) {
+        multi = try MultiHandle(
+            maxConcurrentStreams: configuration.maxConcurrentStreams, maxHostConnections: configuration.connections)
+        self.target = target
+        self.configuration = configuration
+        self.onComplete = onComplete
+        self.options = EasyOptions(
+            connectTimeoutMs: configuration.connectTimeoutMs, requestTimeoutMs: configuration.requestTimeoutMs,
+            upkeepIntervalMs: configuration.upkeepIntervalMs, caFile: target.caFile, identity: identity,
+            connectTo: target.address.map { "\(target.host):\(target.port):\($0):\(target.port)" },
+            verbose: configuration.verbose)
+        urlPrefix = target.description + "/3/device/"
+    }
+
+    /// Starts the loop thread.
+    func start() {
+        let thread = Thread { [self] in loop() }
+        thread.name = "PushSender \(target)"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Queues a job; wakes the loop only when it is waiting in poll.
+    func submit(_ job: TransferJob) {
+        lock.lock()
+        incoming.append(job)
+        let wake = polling
+        polling = false
+        lock.unlock()
+        if wake { multi.wakeup() }
+    }
+
+    /// Fails queued and future jobs with `error` without sending them (credentials rejected, TLS failed).
+    func cancel(_ error: TransportError) {
+        lock.lock()
+        if cancelled == nil { cancelled = error }
+        lock.unlock()
+        multi.wakeup()
+    }
+
+    /// Lets in-flight and queued transfers finish, then ends the thread.
+    func stop() async {
+        guard markStopping(), thread != nil else { return }
+        multi.wakeup()
+        let finished = finished
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async { finished.wait(); c.resume() }
+        }
+    }
+
+    /// Sets the stop flag; false when already stopping.
+    private func markStopping() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        let first = !stopping
+        stopping = true
+        return first
+    }
+
+    private func loop() {
+        var pool: [EasyHandle] = []
+        var active: [ObjectIdentifier: EasyHandle] = [:]
+        var batch: [TransferJob] = []
+        var lastUpkeepMs = SystemClock().nowMs()
+        while true {
+            lock.lock()
+            swap(&batch, &incoming)
+            let stop = stopping
+            let cancelError = cancelled
+            lock.unlock()
+            for job in batch {
+                if let cancelError {
+                    onComplete(job, TransferResponse(status: 0, body: [], usedHTTP2: true, uploadedBytes: 0, error: cancelError))
+                    continue
+                }
+                do throws(TransportError) {
+                    let handle: EasyHandle
+                    if let pooled = pool.popLast() { handle = pooled } else { handle = try EasyHandle(options) }
+                    do throws(TransportError) {
+                        try prepare(handle, job)
+                        try multi.add(handle)
+                    } catch {
+                        handle.job = nil
+                        pool.append(handle)
+                        throw error
+                    }
+                    active[ObjectIdentifier(handle)] = handle
+                } catch {
+                    onComplete(job, TransferResponse(status: 0, body: [], usedHTTP2: true, uploadedBytes: 0, error: error))
+                }
+            }
+            batch.removeAll(keepingCapacity: true)
+            if stop && active.isEmpty { break }
+            do { try multi.perform() } catch { /* only out-of-memory style failures; poll again */ }
+            while let (handle, error) = multi.nextDone() {
+                multi.remove(handle)
+                active[ObjectIdentifier(handle)] = nil
+                guard let job = handle.job else { continue }
+                handle.job = nil
+                let response = TransferResponse(
+                    status: handle.responseCode, apnsId: handle.apnsId, uniqueId: handle.uniqueId, body: handle.body,
+                    usedHTTP2: error != nil || handle.usedHTTP2, uploadedBytes: handle.uploadedBytes, error: error)
+                pool.append(handle)
+                onComplete(job, response)
+            }
+            lock.lock()
+            let idle = incoming.isEmpty && !stopping
+            polling = idle
+            lock.unlock()
+            if idle {
+                try? multi.poll(timeoutMs: active.isEmpty ? min(configuration.upkeepIntervalMs, 1000) : 100)
+                lock.lock()
+                polling = false
+                lock.unlock()
+            }
+            if active.isEmpty, let handle = pool.last {
+                let now = SystemClock().nowMs()
+                if now - lastUpkeepMs >= Int64(configuration.upkeepIntervalMs) {
+                    handle.upkeep()
+                    lastUpkeepMs = now
+                }
+            }
+        }
+        pool.removeAll()
+        finished.signal()
+    }
+
+    private func prepare(_ handle: EasyHandle, _ job: TransferJob) throws(TransportError) {
+        let request = job.item.request
+        let headers = HeaderList()
+        headers.append("apns-id: " + request.apnsId)
+        headers.append("apns-push-type: " + request.pushType.rawValue)
+        headers.append("apns-priority: " + String(request.priority.rawValue))
+        headers.append("apns-topic: " + request.topic)
+        if let expiration = request.expiration { headers.append("apns-expiration: " + String(expiration)) }
+        if let collapseId = request.collapseId { headers.append("apns-collapse-id: " + collapseId) }
+        if let authorization = job.authorization { headers.append("authorization: " + authorization) }
+        headers.append("content-type: application/json")
+        headers.append("Expect:")
+        handle.job = job
+        try handle.prepare(url: urlPrefix + request.token.hex, headers: headers, body: request.payload)
+    }
+}
