@@ -4,7 +4,11 @@ extension Registry {
     /// Appends delivery results to the delivery log in one transaction (call it per sent batch).
     public func recordDeliveries(_ records: [DeliveryRecord]) throws(StoreError) {
         guard !records.isEmpty else { return }
-        try write { (db) throws(StoreError) in
+        try write { (db) throws(StoreError) in try Self.insertDeliveries(records, in: db) }
+    }
+
+    /// Inserts delivery-log rows inside the caller's transaction (shared with broadcast checkpoints).
+    static func insertDeliveries(_ records: [DeliveryRecord], in db: Connection) throws(StoreError) {
             let insert = try db.statement(
                 """
                 INSERT INTO delivery_log (app, apns_id, unique_id, token, status, reason, attempts,
@@ -24,7 +28,6 @@ extension Registry {
                 try insert.bind(10, record.finishedMs)
                 try insert.run()
             }
-        }
     }
 
     /// Sets the last-success time of `tokens` (never moving it backwards), in one transaction.

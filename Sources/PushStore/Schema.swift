@@ -65,6 +65,53 @@ enum Schema {
             """,
             "CREATE INDEX delivery_log_app_finished ON delivery_log (app, finished_ms)",
         ],
+        // 3: broadcasts — the job record with its checkpoint, one final outcome per token, and a lease
+        // per app so overlapping cron runs cannot both send.
+        [
+            """
+            CREATE TABLE broadcasts (
+                id TEXT PRIMARY KEY,
+                app TEXT NOT NULL,
+                state TEXT NOT NULL CHECK (state IN ('pending', 'running', 'interrupted', 'completed', 'failed')),
+                payload BLOB NOT NULL,
+                push_type TEXT NOT NULL,
+                priority INTEGER NOT NULL,
+                expiration INTEGER,
+                collapse_id TEXT,
+                channel TEXT,
+                environment TEXT,
+                total INTEGER NOT NULL DEFAULT 0,
+                checkpoint TEXT NOT NULL DEFAULT '',
+                dispatched TEXT NOT NULL DEFAULT '',
+                error TEXT,
+                created_ms INTEGER NOT NULL,
+                updated_ms INTEGER NOT NULL,
+                finished_ms INTEGER
+            )
+            """,
+            "CREATE INDEX broadcasts_app_state ON broadcasts (app, state)",
+            """
+            CREATE TABLE broadcast_outcomes (
+                broadcast_id TEXT NOT NULL,
+                token TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                status INTEGER NOT NULL,
+                reason TEXT,
+                attempts INTEGER NOT NULL,
+                pruned INTEGER NOT NULL,
+                possibly_duplicated INTEGER NOT NULL,
+                PRIMARY KEY (broadcast_id, token)
+            ) WITHOUT ROWID
+            """,
+            """
+            CREATE TABLE broadcast_leases (
+                app TEXT PRIMARY KEY,
+                broadcast_id TEXT NOT NULL,
+                owner TEXT NOT NULL,
+                expires_ms INTEGER NOT NULL
+            )
+            """,
+        ],
     ]
 
     /// Brings the database to ``currentVersion`` in one write transaction, so two processes opening a new

@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import PushCore
+import PushSender
+import PushStore
+
+/// `pushctl broadcast`: one notification to every registered device of an app (or a channel).
+struct BroadcastCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "broadcast",
+        abstract: "Send one notification to every registered device (or a channel); safe to run from cron.",
+        discussion: """
+            With --id the broadcast is idempotent: a completed id is not sent again, an interrupted one resumes
+            with the same apns-ids, sending only to devices without a final outcome. One broadcast runs per app
+            at a time. Exit status: 0 completed, 1 completed with failures (retries exhausted, pruning breaker),
+            2 invalid input, 3 credentials refused, 4 another broadcast is running, 130/143 interrupted.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "The app to broadcast for.") var app: String
+    @OptionGroup var payload: PayloadOptions
+    @Option(help: "Only devices in this channel.") var channel: String?
+    @Option(help: "Only devices in this environment (development or production).") var environment: String?
+    @Option(help: "Broadcast id; the same id resumes, a completed id is not sent again.") var id: String?
+    @Option(help: "At most N notifications per second.") var rate: Double?
+    @Flag(name: .customLong("dry-run"), help: "Show the payload and the number of devices; send nothing.") var dryRun = false
+    @Flag(help: "Print the summary as JSON.") var json = false
+    @Option(name: .customLong("lease-seconds"), help: .hidden) var leaseSeconds: Double = 30
+
+    func run() async throws {
+        let config = try global.loadConfiguration()
+        let settings: AppSettings
+        do { settings = try config.app(app) } catch { throw CLIError.usage(error.message) }
+        let prepared = try payload.prepare(appLimit: settings.payloadLimit)
+        let env = try environment.map { (text) throws -> APNsEnvironment in
+            guard let e = APNsEnvironment(rawValue: text) else { throw CLIError.usage("--environment must be development or production") }
+            return e
+        }
+        if let rate, rate <= 0 { throw CLIError.usage("--rate must be a positive number") }
+        if let id, !PushConfiguration.isValidAppId(id) {
+            throw CLIError.usage("--id must be 1-64 characters of A-Z a-z 0-9 . _ -")
+        }
+        let registry: Registry
+        do { registry = try Registry(path: config.database) } catch {
+            throw CLIError.usage("cannot open the registry \(config.database): \(error.message)")
+        }
+        if dryRun {
+            let count: Int
+            do { count = try registry.count(app: app, channel: channel, environment: env) } catch {
+                throw CLIError.usage(error.message)
+            }
+            print(prepared.payloadString)
+            print("apns-push-type: \(prepared.pushType.rawValue)")
+            print("apns-priority: \(prepared.priority.rawValue)")
+            print("apns-topic: \(prepared.topic(for: settings.topic))")
+            print("devices: \(count)")
+            return
+        }
+        let broadcastId = id ?? Self.generatedId()
+        let wanted = BroadcastRecord(
+            id: broadcastId, app: app, payload: prepared.payload, pushType: prepared.pushType,
+            priority: prepared.priority, expiration: prepared.expiration, collapseId: prepared.collapseId,
+            channel: channel, environment: env)
+        if let existing = try registry.broadcast(id: broadcastId) {
+            guard Self.sameJob(existing, wanted) else {
+                throw CLIError.usage("broadcast \(broadcastId) exists with a different app, payload or target; use another --id")
+            }
+            if existing.state == .completed {
+                printError("broadcast \(broadcastId) already completed; nothing sent")
+                return
+            }
+            printError("broadcast \(broadcastId): resuming (\(existing.state.rawValue))")
+        } else {
+            try registry.createBroadcast(wanted)
+            if id == nil { printError("broadcast id: \(broadcastId)") }
+        }
+        try await execute(id: broadcastId, config: config, settings: settings, registry: registry)
+    }
+
+    static func sameJob(_ a: BroadcastRecord, _ b: BroadcastRecord) -> Bool {
+        a.app == b.app && a.payload == b.payload && a.pushType == b.pushType && a.priority == b.priority
+            && a.expiration == b.expiration && a.collapseId == b.collapseId && a.channel == b.channel
+            && a.environment == b.environment
+    }
+
+    static func generatedId() -> String {
+        let f = DateFormatter()
+        f.dateFormat = "yyyyMMdd-HHmmss"
+        f.timeZone = TimeZone(identifier: "UTC")
+        return "bc-\(f.string(from: Date()))-\(String(UInt16.random(in: 0...UInt16.max), radix: 16))"
+    }
+}
