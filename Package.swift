@@ -98,7 +98,10 @@ let package = Package(
         .testTarget(name: "PushSenderTests", dependencies: ["PushSender", "APNsSimulator", "PushStore", "PushCore"]),
         .testTarget(
             name: "PushServerTests",
-            dependencies: ["PushServer", "PushStore", "PushCore", .product(name: "Yams", package: "Yams")]),
+            dependencies: [
+                "PushServer", "PushStore", "PushSender", "APNsSimulator", "PushCore",
+                .product(name: "Yams", package: "Yams"),
+            ]),
         .testTarget(name: "pushctlTests", dependencies: ["PushCore"]),
     ]
 )

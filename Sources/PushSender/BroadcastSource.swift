@@ -65,9 +65,16 @@ struct BroadcastSource: AsyncSequence {
 
         private mutating func loadPage() async throws {
             let r = source.record
-            let start = after.isEmpty ? nil : try DeviceToken(parsing: after)
-            let devices = try source.registry.list(
-                app: r.app, channel: r.channel, environment: r.environment, limit: source.batchSize, after: start)
+            let devices: [(token: DeviceToken, environment: APNsEnvironment?)]
+            if r.explicitTokens {
+                devices = try source.registry.broadcastTokens(id: r.id, after: after, limit: source.batchSize)
+                    .map { (token: $0.0, environment: $0.1) }
+            } else {
+                let start = after.isEmpty ? nil : try DeviceToken(parsing: after)
+                devices = try source.registry.list(
+                    app: r.app, channel: r.channel, environment: r.environment, limit: source.batchSize, after: start
+                ).map { (token: $0.token, environment: Optional($0.environment)) }
+            }
             page = []
             index = 0
             guard let last = devices.last else {

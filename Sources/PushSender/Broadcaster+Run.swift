@@ -50,7 +50,9 @@ public final class Broadcaster: Sendable {
         defer { try? registry.releaseLease(app: record.app, owner: owner) }
 
         if record.state == .pending || record.total == 0 {
-            record.total = try registry.count(app: record.app, channel: record.channel, environment: record.environment)
+            record.total = record.explicitTokens
+                ? try registry.broadcastTokenCount(id: id)
+                : try registry.count(app: record.app, channel: record.channel, environment: record.environment)
         }
         try registry.updateBroadcast(id: id, state: .running, total: record.total)
         record = try registry.broadcast(id: id) ?? record

@@ -48,6 +48,7 @@ public final class PushServer: Sendable {
     let credentials: [String: CredentialStatus]
     let prometheus: PrometheusCollectorRegistry
     let metrics: ServerMetrics
+    let jobs: JobRunner
     let logger: Logger
 
     /// Creates the server. `keys` usually comes from `APIKeys(apps: configuration.apps)`.
@@ -65,6 +66,7 @@ public final class PushServer: Sendable {
         self.credentials = credentials
         self.prometheus = prometheus
         self.metrics = ServerMetrics(registry: prometheus)
+        self.jobs = JobRunner(configuration: configuration, registry: registry, logger: logger)
         self.logger = logger
     }
 
@@ -74,12 +76,14 @@ public final class PushServer: Sendable {
         router.middlewares.add(RequestLogMiddleware(logger: logger, metrics: metrics))
         router.middlewares.add(JSONErrorMiddleware())
         addDeviceRoutes(to: router)
+        addNotificationRoutes(to: router)
         addHealthRoutes(to: router)
         return router
     }
 
     /// Starts listening (port 0 picks a free port) and returns once the socket is bound.
     public func start(host: String? = nil, port: Int? = nil) async throws -> RunningServer {
+        jobs.resumeUnfinished()
         let bound = AsyncStream<Int>.makeStream()
         let app = Application(
             router: makeRouter(),
@@ -101,8 +105,10 @@ public final class PushServer: Sendable {
         return RunningServer(port: boundPort, group: group, task: task, server: self)
     }
 
-    /// Runs until SIGTERM or SIGINT, then stops accepting, finishes requests and commits queued work.
+    /// Runs until SIGTERM or SIGINT, then stops accepting, finishes requests, commits queued registrations
+    /// and stops the running send job at a checkpoint (it resumes at the next start).
     public func run() async throws {
+        jobs.resumeUnfinished()
         let app = Application(
             router: makeRouter(),
             configuration: .init(address: .hostname(configuration.server.host, port: configuration.server.port), serverName: nil),
@@ -111,6 +117,7 @@ public final class PushServer: Sendable {
             configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         batcher.shutdown()
+        await jobs.shutdown()
     }
 }
 
@@ -127,5 +134,6 @@ public struct RunningServer: Sendable {
         await group.triggerGracefulShutdown()
         try await task.value
         server.batcher.shutdown()
+        await server.jobs.shutdown()
     }
 }

@@ -36,6 +36,9 @@ public struct BroadcastRecord: Sendable, Equatable {
     public var channel: String?
     /// Only devices in this environment, if set.
     public var environment: APNsEnvironment?
+    /// True when the target is an explicit token list (``Registry/createBroadcast(_:tokens:)``) rather
+    /// than the app's registered devices.
+    public var explicitTokens: Bool = false
     /// Devices targeted when the broadcast started.
     public var total: Int
     /// Every token ≤ this (hex) has a final outcome recorded; "" before the first.

@@ -27,14 +27,24 @@ extension Registry {
         }
     }
 
-    /// Stores a new broadcast. Fails with `.constraint` when the id exists.
-    public func createBroadcast(_ record: BroadcastRecord) throws(StoreError) {
+    /// Stores a new broadcast; with `tokens` it targets exactly those (registered or not) instead of the
+    /// app's registry, and the list is stored in the same transaction. Fails with `.constraint` when the id
+    /// exists.
+    public func createBroadcast(_ record: BroadcastRecord, tokens: [DeviceToken]? = nil) throws(StoreError) {
         let now = nowMs()
         try write { (db) throws(StoreError) in
+            if let tokens {
+                let add = try db.statement("INSERT OR IGNORE INTO broadcast_tokens (broadcast_id, token) VALUES (?1, ?2)")
+                for token in tokens {
+                    try add.bind(1, record.id)
+                    try add.bind(2, token.hex)
+                    try add.run()
+                }
+            }
             let insert = try db.statement("""
                 INSERT INTO broadcasts (id, app, state, payload, push_type, priority, expiration, collapse_id,
-                    channel, environment, total, checkpoint, dispatched, created_ms, updated_ms)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, '', '', ?12, ?12)
+                    channel, environment, total, checkpoint, dispatched, created_ms, updated_ms, explicit_tokens)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, '', '', ?12, ?12, ?13)
                 """)
             try insert.bind(1, record.id)
             try insert.bind(2, record.app)
@@ -48,7 +58,40 @@ extension Registry {
             try insert.bind(10, record.environment?.rawValue)
             try insert.bind(11, Int64(record.total))
             try insert.bind(12, now)
+            try insert.bind(13, Int64(tokens == nil ? 0 : 1))
             try insert.run()
+        }
+    }
+
+    /// One keyset page of an explicit-token broadcast, with each token's registered environment if any.
+    public func broadcastTokens(id: String, after: String, limit: Int) throws(StoreError) -> [(DeviceToken, APNsEnvironment?)] {
+        try read { (db) throws(StoreError) -> [(DeviceToken, APNsEnvironment?)] in
+            let select = try db.statement("""
+                SELECT t.token, d.environment FROM broadcast_tokens t
+                JOIN broadcasts b ON b.id = t.broadcast_id
+                LEFT JOIN devices d ON d.app = b.app AND d.token = t.token
+                WHERE t.broadcast_id = ?1 AND t.token > ?2 ORDER BY t.token LIMIT ?3
+                """)
+            defer { select.reset() }
+            try select.bind(1, id)
+            try select.bind(2, after)
+            try select.bind(3, Int64(limit))
+            var out: [(DeviceToken, APNsEnvironment?)] = []
+            while try select.step() {
+                guard let token = try? DeviceToken(parsing: select.text(0)) else { continue }
+                out.append((token, select.optionalText(1).flatMap(APNsEnvironment.init(rawValue:))))
+            }
+            return out
+        }
+    }
+
+    /// How many tokens an explicit-token broadcast targets.
+    public func broadcastTokenCount(id: String) throws(StoreError) -> Int {
+        try read { (db) throws(StoreError) -> Int in
+            let select = try db.statement("SELECT count(*) FROM broadcast_tokens WHERE broadcast_id = ?1")
+            defer { select.reset() }
+            try select.bind(1, id)
+            return try select.step() ? Int(select.int64(0)) : 0
         }
     }
 
@@ -168,7 +211,7 @@ extension Registry {
 
     static let broadcastColumns = """
         id, app, state, payload, push_type, priority, expiration, collapse_id, channel, environment, total,
-        checkpoint, dispatched, error, created_ms, updated_ms, finished_ms
+        checkpoint, dispatched, error, created_ms, updated_ms, finished_ms, explicit_tokens
         """
 
     static func broadcast(from row: Statement) throws(StoreError) -> BroadcastRecord {
@@ -181,5 +224,14 @@ extension Registry {
             channel: row.optionalText(8), environment: row.optionalText(9).flatMap(APNsEnvironment.init(rawValue:)),
             total: Int(row.int64(10)), checkpoint: row.text(11), dispatched: row.text(12), error: row.optionalText(13),
             createdMs: row.int64(14), updatedMs: row.int64(15), finishedMs: row.optionalInt64(16))
+            .with { $0.explicitTokens = row.int64(17) != 0 }
+    }
+}
+
+extension BroadcastRecord {
+    fileprivate func with(_ change: (inout BroadcastRecord) -> Void) -> BroadcastRecord {
+        var copy = self
+        change(&copy)
+        return copy
     }
 }

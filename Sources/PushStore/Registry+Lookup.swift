@@ -69,3 +69,15 @@ extension Registry {
         }
     }
 }
+
+extension Registry {
+    /// Why `name` is not a valid channel name, or nil when it is (the rule registrations apply).
+    public static func channelNameProblem(_ name: String) -> String? {
+        do {
+            try Channels.validate(name)
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+}

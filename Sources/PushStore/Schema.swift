@@ -112,6 +112,18 @@ enum Schema {
             )
             """,
         ],
+        // 4: broadcasts to an explicit token list (the HTTP API's {"tokens": [...]}), streamed by key
+        // like registry broadcasts.
+        [
+            "ALTER TABLE broadcasts ADD COLUMN explicit_tokens INTEGER NOT NULL DEFAULT 0",
+            """
+            CREATE TABLE broadcast_tokens (
+                broadcast_id TEXT NOT NULL,
+                token TEXT NOT NULL,
+                PRIMARY KEY (broadcast_id, token)
+            ) WITHOUT ROWID
+            """,
+        ],
     ]
 
     /// Brings the database to ``currentVersion`` in one write transaction, so two processes opening a new

@@ -100,19 +100,15 @@ final class SignalWatcher: @unchecked Sendable {
     }
 }
 
-/// Builds a sender for an app from the configuration (shared by send and broadcast).
+/// Builds a sender for an app, mapping failures to exit codes: unreadable credentials are a configuration
+/// error (2), an expired certificate means nothing can be delivered (3).
 enum SenderFactory {
     static func make(config: PushConfiguration, settings: AppSettings, sink: DeliverySink?) throws -> Sender {
-        let credentials: any CredentialProvider
-        do { credentials = try makeCredentials(for: settings) } catch {
-            throw CLIError.usage("credentials: \(error)")
-        }
-        let notAfter = (credentials as? CertificateCredentials).map { $0.facts.notAfter * 1000 }
         do {
-            return try Sender(
-                app: settings, simulator: config.simulator, credentials: credentials, sink: sink,
-                certificateNotAfterMs: notAfter)
-        } catch {
+            return try Sender.forApp(settings, in: config, sink: sink)
+        } catch let error as CredentialError {
+            throw CLIError.usage("credentials: \(error)")
+        } catch let error as SenderError {
             throw CLIError(code: 3, message: error.message)
         }
     }

@@ -46,6 +46,13 @@ import Yams
             ("DELETE /v1/apps/{app}/devices/{token}", { try await s.request("DELETE", "/v1/apps/example/devices/\(token)", key: TestServer.registrationKey) }),
             ("DELETE /v1/apps/{app}/devices/{token}", { try await s.request("DELETE", "/v1/apps/example/devices/\(token)", key: TestServer.registrationKey) }),
             ("DELETE /v1/apps/{app}/devices/{token}", { try await s.request("DELETE", "/v1/apps/example/devices/zz", key: TestServer.registrationKey) }),
+            ("POST /v1/apps/{app}/notifications", { try await s.request("POST", "/v1/apps/example/notifications", key: TestServer.sendKey, contentType: json, body: #"{"id":"c1","tokens":["\#(token)"],"alert":"x"}"#) }),
+            ("POST /v1/apps/{app}/notifications", { try await s.request("POST", "/v1/apps/example/notifications", key: TestServer.sendKey, contentType: json, body: #"{"id":"c1","all":true,"alert":"y"}"#) }),
+            ("POST /v1/apps/{app}/notifications", { try await s.request("POST", "/v1/apps/example/notifications", key: TestServer.sendKey, contentType: json, body: #"{"all":true}"#) }),
+            ("POST /v1/apps/{app}/notifications", { try await s.request("POST", "/v1/apps/example/notifications", key: TestServer.registrationKey, contentType: json, body: "{}") }),
+            ("POST /v1/apps/{app}/notifications", { try await s.request("POST", "/v1/apps/example/notifications", key: TestServer.sendKey, contentType: "text/plain", body: "{}") }),
+            ("GET /v1/apps/{app}/notifications/{id}", { try await s.request("GET", "/v1/apps/example/notifications/c1", key: TestServer.sendKey) }),
+            ("GET /v1/apps/{app}/notifications/{id}", { try await s.request("GET", "/v1/apps/example/notifications/none", key: TestServer.sendKey) }),
             ("GET /healthz", { try await s.request("GET", "/healthz") }),
             ("GET /metrics", { try await s.request("GET", "/metrics") }),
         ]

@@ -1,0 +1,160 @@
+import PushCore
+
+/// `POST /v1/apps/{app}/notifications`: who gets it, what it says, and its APNs options.
+struct NotificationBody {
+    enum Target: Equatable {
+        case tokens([DeviceToken])
+        case channel(String)
+        case all
+    }
+
+    var id: String?
+    var target: Target
+    var environment: APNsEnvironment?
+    var prepared: PreparedNotification
+
+    /// Parses and validates the whole request; any problem is a 400 naming the field, before anything is stored.
+    static func parse(_ bytes: [UInt8], payloadLimit: Int?) throws(APIError) -> NotificationBody {
+        let json: JSONValue
+        do { json = try JSONValue(parsing: bytes) } catch { throw APIError.badRequest("json", "body is not valid JSON: \(error)") }
+        guard let pairs = json.objectPairs else { throw APIError.badRequest("json", "body must be a JSON object") }
+        let known: Set<String> = [
+            "id", "tokens", "channel", "all", "environment", "payload", "options", "alert", "title", "subtitle",
+            "badge", "sound", "silent", "data", "category", "threadId", "mutableContent",
+        ]
+        if let unknown = pairs.first(where: { !known.contains($0.0) }) {
+            throw APIError.badRequest("field", "unknown field '\(unknown.0)'")
+        }
+
+        var targets: [Target] = []
+        if let tokens = json["tokens"] {
+            guard case .array(let items) = tokens, !items.isEmpty else {
+                throw APIError.badRequest("tokens", "'tokens' must be a non-empty array of strings")
+            }
+            var parsed: [DeviceToken] = []
+            for (i, item) in items.enumerated() {
+                guard let text = item.stringValue else { throw APIError.badRequest("tokens", "tokens[\(i)] must be a string") }
+                do { parsed.append(try DeviceToken(parsing: text)) } catch {
+                    throw APIError.badRequest("tokens", "tokens[\(i)]: \(error.description)")
+                }
+            }
+            targets.append(.tokens(parsed))
+        }
+        if let channel = json["channel"] {
+            guard let name = channel.stringValue, !name.isEmpty else { throw APIError.badRequest("channel", "'channel' must be a string") }
+            targets.append(.channel(name))
+        }
+        if let all = json["all"] {
+            guard all == .bool(true) else { throw APIError.badRequest("all", "'all' must be true") }
+            targets.append(.all)
+        }
+        guard targets.count == 1 else {
+            throw APIError.badRequest("target", "give exactly one of 'tokens', 'channel' or 'all': true")
+        }
+
+        var environment: APNsEnvironment?
+        if let env = json["environment"] {
+            guard let text = env.stringValue, let e = APNsEnvironment(rawValue: text) else {
+                throw APIError.badRequest("environment", "environment must be development or production")
+            }
+            environment = e
+        }
+        var id: String?
+        if let value = json["id"] {
+            guard let text = value.stringValue, PushConfiguration.isValidAppId(text) else {
+                throw APIError.badRequest("id", "'id' must be 1-64 characters of A-Z a-z 0-9 . _ -")
+            }
+            id = text
+        }
+        let options = try parseOptions(json["options"], payloadLimit: payloadLimit)
+        let prepared: PreparedNotification
+        do {
+            if let raw = json["payload"] {
+                let builderKeys = ["alert", "title", "subtitle", "badge", "sound", "silent", "data", "category", "threadId", "mutableContent"]
+                if let clash = builderKeys.first(where: { json[$0] != nil }) {
+                    throw APIError.badRequest("payload", "'payload' is sent as is; it cannot be combined with '\(clash)'")
+                }
+                guard raw.objectPairs != nil else { throw APIError.badRequest("payload", "'payload' must be a JSON object") }
+                prepared = try PreparedNotification(raw: raw.encoded, options: options)
+            } else {
+                prepared = try build(json).prepare(options)
+            }
+        } catch let error as PayloadError {
+            throw APIError.badRequest("payload", error.message)
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw APIError.badRequest("payload", "\(error)")
+        }
+        return NotificationBody(id: id, target: targets[0], environment: environment, prepared: prepared)
+    }
+
+    private static func parseOptions(_ value: JSONValue?, payloadLimit: Int?) throws(APIError) -> NotificationOptions {
+        var options = NotificationOptions(limit: payloadLimit)
+        guard let value else { return options }
+        guard let pairs = value.objectPairs else { throw APIError.badRequest("options", "'options' must be an object") }
+        for (key, v) in pairs {
+            switch key {
+            case "pushType":
+                guard let t = v.stringValue.flatMap(PushType.init(rawValue:)) else {
+                    throw APIError.badRequest("options", "options.pushType must be one of \(PushType.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                options.pushType = t
+            case "priority":
+                guard let p = v.intValue.flatMap({ PushPriority(rawValue: Int($0)) }) else {
+                    throw APIError.badRequest("options", "options.priority must be 10, 5 or 1")
+                }
+                options.priority = p
+            case "expiration":
+                guard let e = v.intValue else { throw APIError.badRequest("options", "options.expiration must be epoch seconds") }
+                options.expiration = e
+            case "collapseId":
+                guard let c = v.stringValue else { throw APIError.badRequest("options", "options.collapseId must be a string") }
+                options.collapseId = c
+            default:
+                throw APIError.badRequest("options", "unknown option '\(key)'")
+            }
+        }
+        return options
+    }
+
+    private static func build(_ json: JSONValue) throws(APIError) -> Payload {
+        func string(_ key: String) throws(APIError) -> String? {
+            guard let v = json[key] else { return nil }
+            guard let s = v.stringValue else { throw APIError.badRequest(key, "'\(key)' must be a string") }
+            return s
+        }
+        func flag(_ key: String) throws(APIError) -> Bool {
+            guard let v = json[key] else { return false }
+            guard case .bool(let b) = v else { throw APIError.badRequest(key, "'\(key)' must be true or false") }
+            return b
+        }
+        var aps = APS()
+        let alert = try string("alert"), title = try string("title"), subtitle = try string("subtitle")
+        if title != nil || subtitle != nil {
+            aps.alert = Alert(title: title, subtitle: subtitle, body: alert)
+        } else if let alert {
+            aps.alert = .text(alert)
+        }
+        if let badge = json["badge"] {
+            guard let n = badge.intValue, n >= 0 else { throw APIError.badRequest("badge", "'badge' must be an integer ≥ 0") }
+            aps.badge = Int(n)
+        }
+        aps.sound = try string("sound").map { .named($0) }
+        aps.category = try string("category")
+        aps.threadId = try string("threadId")
+        aps.mutableContent = try flag("mutableContent")
+        if try flag("silent") {
+            if aps.isUserVisible {
+                throw APIError.badRequest("silent", "'silent' sends only content-available: 1; drop alert, title, badge and sound")
+            }
+            aps.contentAvailable = true
+        }
+        var custom: [(String, JSONValue)] = []
+        if let data = json["data"] {
+            guard let pairs = data.objectPairs else { throw APIError.badRequest("data", "'data' must be a JSON object") }
+            custom = pairs
+        }
+        return Payload(aps: aps, custom: custom)
+    }
+}

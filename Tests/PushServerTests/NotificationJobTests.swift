@@ -1,0 +1,172 @@
+import APNsSimulator
+import Foundation
+import PushCore
+import PushSender
+import PushServer
+import PushStore
+import Testing
+
+/// Send jobs over a real socket, executed against the real simulator with real .p12 credentials.
+@Suite(.timeLimit(.minutes(3))) struct NotificationJobTests {
+    struct Setup {
+        let dir: String
+        let config: PushConfiguration
+        let simulator: APNsSimulator
+
+        static func make(responseDelayMs: Int = 0) async throws -> Setup {
+            let dir = NSTemporaryDirectory() + "jobs-" + UUID().uuidString
+            let certs = dir + "/certs"
+            try DevCertificates.make(in: certs, options: .init(topic: "com.example.app"))
+            let pem = try SimulatorConfiguration.pemFiles(in: certs)
+            var faults = SimulatorFaults()
+            if responseDelayMs > 0 { faults.responseDelay = .milliseconds(responseDelayMs) }
+            let simulator = try APNsSimulator(configuration: SimulatorConfiguration(
+                host: "127.0.0.1", port: 0, caPEM: pem.ca, serverCertificatePEM: pem.certificate,
+                serverKeyPEM: pem.key, receivedLimit: 100_000, faults: faults))
+            let port = try await simulator.start()
+            let app = AppSettings(
+                topic: "com.example.app", endpoint: .simulator,
+                auth: .certificate(p12: certs + "/client.p12", password: .file(certs + "/client.p12.password")),
+                registrationKeys: [APIKeys.hash("reg")], sendKeys: [APIKeys.hash("send")])
+            let config = PushConfiguration(
+                database: dir + "/registry.sqlite", server: ServerSettings(host: "127.0.0.1", port: 0),
+                simulator: SimulatorSettings(host: "127.0.0.1", port: port, certificates: certs), apps: ["example": app])
+            return Setup(dir: dir, config: config, simulator: simulator)
+        }
+
+        func server() async throws -> (TestServer, Registry) {
+            let registry = try Registry(path: config.database)
+            let server = PushServer(
+                configuration: config, registry: registry, keys: APIKeys(apps: config.apps),
+                credentials: ["example": .init(loaded: true, kind: "certificate", daysLeft: 365)])
+            let running = try await server.start(host: "127.0.0.1", port: 0)
+            return (TestServer(running: running, registry: registry, directory: URL(fileURLWithPath: dir + "/unused")), registry)
+        }
+
+        func seed(_ registry: Registry, _ count: Int) throws -> [DeviceToken] {
+            let tokens = try (0..<count).map { i -> DeviceToken in
+                let d = String(i, radix: 16)
+                return try DeviceToken(parsing: "ab" + String(repeating: "0", count: 62 - d.count) + d)
+            }
+            for r in registry.registerBatch(tokens.map { RegistrationRequest(app: "example", token: $0, environment: .development) }) {
+                _ = try r.get()
+            }
+            return tokens
+        }
+
+        func stop() async throws {
+            try await simulator.stop()
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+    }
+
+    func waitForState(_ s: TestServer, _ id: String, _ states: Set<String>, seconds: Double = 60) async throws -> JSONValue {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let r = try await s.request("GET", "/v1/apps/example/notifications/\(id)", key: "send")
+            if let state = r.json?["state"]?.stringValue, states.contains(state) { return r.json! }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw TestTimeout(what: "job \(id) reaching \(states)")
+    }
+
+    struct TestTimeout: Error { let what: String }
+
+    @Test func acceptsAJobAndDeliversItToEveryDevice() async throws {
+        let setup = try await Setup.make()
+        let (s, registry) = try await setup.server()
+        let tokens = try setup.seed(registry, 300)
+        let r = try await s.request("POST", "/v1/apps/example/notifications", key: "send", contentType: "application/json",
+                                    body: #"{"all":true,"alert":"Hello","sound":"default","data":{"photoTitle":"Nebula"}}"#)
+        #expect(r.status == 202)
+        let id = try #require(r.json?["id"]?.stringValue)
+        let status = try await waitForState(s, id, ["completed", "failed"])
+        #expect(status["state"]?.stringValue == "completed")
+        #expect(status["accepted"] == .int(300))
+        let received = setup.simulator.received
+        #expect(Set(received.map(\.request.token)) == Set(tokens))
+        let payload = try JSONValue(parsing: try #require(received.first).request.payload)
+        #expect(payload == (try JSONValue(parsing: #"{"aps":{"alert":"Hello","sound":"default"},"photoTitle":"Nebula"}"#)))
+        // The sends show in /metrics (read from the delivery log).
+        let metrics = String(decoding: try await s.request("GET", "/metrics").body, as: UTF8.self)
+        #expect(metrics.contains(#"pushprovider_deliveries_total{app="example",status="200",reason=""} 300"#))
+        try await s.stop()
+        try await setup.stop()
+    }
+
+    @Test func explicitTokensSilentPushAndIdempotentIds() async throws {
+        let setup = try await Setup.make()
+        let (s, registry) = try await setup.server()
+        let tokens = try setup.seed(registry, 10)
+        let list = tokens.prefix(3).map { "\"\($0.hex)\"" }.joined(separator: ",")
+        let body = #"{"id":"photo-1","tokens":[\#(list)],"silent":true,"data":{"photoTitle":"Nebula"}}"#
+        let first = try await s.request("POST", "/v1/apps/example/notifications", key: "send", contentType: "application/json", body: body)
+        #expect(first.status == 202)
+        #expect(first.json?["id"]?.stringValue == "photo-1")
+        _ = try await waitForState(s, "photo-1", ["completed"])
+        let again = try await s.request("POST", "/v1/apps/example/notifications", key: "send", contentType: "application/json", body: body)
+        #expect(again.status == 202)
+        #expect(again.json?["state"]?.stringValue == "completed")
+        let clash = try await s.request("POST", "/v1/apps/example/notifications", key: "send", contentType: "application/json",
+                                        body: #"{"id":"photo-1","all":true,"alert":"other"}"#)
+        #expect(clash.status == 409)
+        let received = setup.simulator.received.map(\.request)
+        #expect(received.count == 3)
+        #expect(received.allSatisfy { $0.pushType == .background && $0.priority == .conserve })
+        try await s.stop()
+        try await setup.stop()
+    }
+
+    @Test func badJobsAreRejectedAndNothingIsStored() async throws {
+        let setup = try await Setup.make()
+        let (s, registry) = try await setup.server()
+        let cases: [(String, String?, String, Int, String)] = [
+            ("send", "application/json", #"{"tokens":["xyz"],"alert":"a"}"#, 400, "invalid_tokens"),
+            ("send", "application/json", #"{"all":true,"channel":"x","alert":"a"}"#, 400, "invalid_target"),
+            ("send", "application/json", #"{"all":true}"#, 400, "invalid_payload"),
+            ("send", "application/json", #"{"all":true,"silent":true,"options":{"priority":10}}"#, 400, "invalid_payload"),
+            ("send", "application/json", #"{"all":true,"alert":"a","colour":"red"}"#, 400, "invalid_field"),
+            ("send", "application/json", #"{"all":true,"payload":{"aps":{"alert":"a"}},"alert":"b"}"#, 400, "invalid_payload"),
+            ("send", "application/json", #"{"channel":"bad channel!","alert":"a"}"#, 400, "invalid_channel"),
+            ("send", "text/plain", #"{"all":true,"alert":"a"}"#, 415, "unsupported_media_type"),
+            ("reg", "application/json", #"{"all":true,"alert":"a"}"#, 403, "forbidden"),
+            ("send", "application/json", #"{"all":true,"alert":"\#(String(repeating: "a", count: 70_000))"}"#, 413, "body_too_large"),
+        ]
+        for (key, type, body, status, code) in cases {
+            let r = try await s.request("POST", "/v1/apps/example/notifications", key: key, contentType: type, body: body)
+            #expect(r.status == status, "\(body.prefix(70))")
+            #expect(r.errorCode == code, "\(body.prefix(70))")
+        }
+        #expect(try registry.broadcasts(states: BroadcastState.allCases).isEmpty)
+        let missing = try await s.request("GET", "/v1/apps/example/notifications/nope", key: "send")
+        #expect(missing.status == 404)
+        try await s.stop()
+        try await setup.stop()
+    }
+
+    @Test func aJobInterruptedByARestartIsFinishedAfterIt() async throws {
+        let setup = try await Setup.make(responseDelayMs: 2)
+        var (s, registry) = try await setup.server()
+        let tokens = try setup.seed(registry, 3000)
+        let r = try await s.request("POST", "/v1/apps/example/notifications", key: "send", contentType: "application/json",
+                                    body: #"{"id":"digest","all":true,"alert":"Digest"}"#)
+        #expect(r.status == 202)
+        // Let it get going, then restart the server (SIGTERM path: drain and checkpoint).
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, (try registry.broadcastCounts(id: "digest").done) < 300 {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await s.stop()
+        let interrupted = try #require(try registry.broadcast(id: "digest"))
+        #expect(interrupted.state == .interrupted || interrupted.state == .completed)
+        (s, registry) = try await setup.server()
+        let status = try await waitForState(s, "digest", ["completed"])
+        #expect(status["done"] == .int(3000))
+        #expect(status["accepted"] == .int(3000))
+        let received = setup.simulator.received.map(\.request.token)
+        #expect(received.count == 3000)  // nobody got it twice
+        #expect(Set(received) == Set(tokens))
+        try await s.stop()
+        try await setup.stop()
+    }
+}
