@@ -1,7 +1,7 @@
 import Foundation
 
 /// A development PKI for the simulator, the tests and `make run` (`pushctl cert make-dev`): a CA, a server
-/// certificate for `localhost`/`127.0.0.1`/`::1`, an APNs-style client push certificate (PEM and .p12, modern
+/// certificate for `localhost`/`127.0.0.1`/`::1` (by default), an APNs-style client push certificate (PEM and .p12, modern
 /// and legacy), and a token-mode .p8 key. All keys are EC P-256.
 ///
 /// Files written into the directory (keys, .p12 files and the password are mode 0600):
@@ -40,15 +40,20 @@ public struct DevCertificates: Sendable {
         public var force: Bool
         /// The issuing time (a past date makes expired certificates for tests). Default: the current time.
         public var now: Date
+        /// DNS names and IP addresses in the server certificate. Default `localhost`, `127.0.0.1`, `::1`
+        /// (tests of hostname verification can pass other names).
+        public var serverNames: [String]
 
         /// Creates options with the documented defaults.
         public init(topic: String, days: Int = 365, environment: CertificateEnvironment = .development,
-                    force: Bool = false, now: Date = Date()) {
+                    force: Bool = false, now: Date = Date(),
+                    serverNames: [String] = ["localhost", "127.0.0.1", "::1"]) {
             self.topic = topic
             self.days = days
             self.environment = environment
             self.force = force
             self.now = now
+            self.serverNames = serverNames
         }
     }
 
@@ -65,6 +70,11 @@ public struct DevCertificates: Sendable {
         let topic = options.topic
         guard !topic.isEmpty, !topic.contains(where: { $0.isWhitespace || $0 == "/" }) else {
             throw CredentialError(.invalidInput, "topic must be a bundle id like com.example.app, not '\(topic)'")
+        }
+        guard !options.serverNames.isEmpty,
+              options.serverNames.allSatisfy({ !$0.isEmpty && !$0.contains(where: { $0 == "," || $0.isWhitespace }) })
+        else {
+            throw CredentialError(.invalidInput, "server names must be host names or IP addresses")
         }
         guard (1...36_500).contains(options.days) else {
             throw CredentialError(.invalidInput, "days must be between 1 and 36500, not \(options.days)")
@@ -114,10 +124,10 @@ public struct DevCertificates: Sendable {
 
         let serverKey = try OpenSSLKey.generateP256()
         let server = try OpenSSLCertificate.issue(
-            .init(subject: [("O", "PushProvider Development"), ("CN", "localhost")],
+            .init(subject: [("O", "PushProvider Development"), ("CN", options.serverNames[0])],
                   serial: serial(), notBefore: start, notAfter: end,
                   extensions: leafExtensions + [("extendedKeyUsage", "serverAuth"),
-                                                ("subjectAltName", "DNS:localhost,IP:127.0.0.1,IP:::1")]),
+                                                ("subjectAltName", subjectAltName(options.serverNames))]),
             key: serverKey, issuer: ca, issuerKey: caKey)
 
         let clientKey = try OpenSSLKey.generateP256()
@@ -143,6 +153,13 @@ public struct DevCertificates: Sendable {
             ("AuthKey_\(keyId).p8", try authKey.privateKeyPEM(), secret),
             ("AuthKey_\(keyId).pub.pem", try authKey.publicKeyPEM(), published),
         ]
+    }
+
+    /// `DNS:name` or `IP:address` entries; an address is anything with a colon or only digits and dots.
+    private static func subjectAltName(_ names: [String]) -> String {
+        names.map { name in
+            name.contains(":") || name.allSatisfy({ $0.isNumber || $0 == "." }) ? "IP:\(name)" : "DNS:\(name)"
+        }.joined(separator: ",")
     }
 
     private static let leafExtensions: [(name: String, value: String)] = [

@@ -87,6 +87,23 @@ import Testing
         #expect(client.status == 0, "\(client.stdout) \(client.stderr)")
     }
 
+    @Test(.enabled(if: CredentialFixture.opensslPath != nil)) func serverNamesCanBeChosen() throws {
+        let directory = try CredentialFixture.temporaryDirectory()
+        let certs = try DevCertificates.make(
+            in: directory, options: .init(topic: "a.b", serverNames: ["push.test", "10.1.2.3"]))
+        func verify(_ flag: String, _ value: String) throws -> Int32 {
+            try runProcess(CredentialFixture.opensslPath!,
+                           ["verify", "-CAfile", certs.path("ca.pem"), flag, value, certs.path("server.pem")]).status
+        }
+        #expect(try verify("-verify_hostname", "push.test") == 0)
+        #expect(try verify("-verify_ip", "10.1.2.3") == 0)
+        #expect(try verify("-verify_hostname", "localhost") != 0)
+        #expect(try verify("-verify_ip", "127.0.0.1") != 0)
+        #expect(throws: CredentialError.self) {
+            try DevCertificates.make(in: directory + "/x", options: .init(topic: "a.b", serverNames: []))
+        }
+    }
+
     @Test(.enabled(if: CredentialFixture.opensslPath != nil)) func p12EncryptionMatchesModernAndKeychainStyles() throws {
         let certs = try CredentialFixture.make()
         func info(_ name: String, _ extra: [String]) throws -> String {
