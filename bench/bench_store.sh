@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Registry (PushStore) benchmarks on the release build: import 1M tokens, stream 1M tokens, 10k single
+# registrations. Writes the "Registry (PushStore)" section of bench/RESULTS.md with the command lines.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+P="$ROOT/.build/release/pushctl"
+[ -x "$P" ] || swift build -c release --product pushctl
+TIME=/usr/bin/time
+[ -x "$TIME" ] || { echo "bench_store: /usr/bin/time missing (make bench-deps installs it)"; exit 1; }
+N=${BENCH_TOKENS:-1000000}
+REG=${BENCH_REGISTRATIONS:-10000}
+# On disk (not tmpfs): the targets are about real fsync/WAL behaviour.
+WORK=$(mktemp -d "$ROOT/.build/bench-store.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+cat > "$WORK/pushctl.json" <<JSON
+{ "database": "registry.sqlite", "simulator": {"certificates": "certs"},
+  "apps": { "bench": { "topic": "com.example.bench", "endpoint": "production",
+                       "auth": {"p12": "client.p12", "passwordFile": "client.p12.password"} } } }
+JSON
+export PUSHCTL_CONFIG="$WORK/pushctl.json"
+python3 - "$N" "$WORK/tokens.txt" <<'PY'
+import os, sys
+n, path = int(sys.argv[1]), sys.argv[2]
+with open(path, "w") as f:
+    for _ in range(n // 10000):
+        f.write("\n".join(os.urandom(32).hex() for _ in range(10000)) + "\n")
+PY
+
+measure() {  # measure NAME CMD... : runs CMD under time -v, stores wall seconds and peak RSS (MB)
+  local name=$1; shift
+  "$TIME" -v -o "$WORK/$name.time" "$@"
+  python3 - "$WORK/$name.time" > "$WORK/$name.vals" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+wall = re.search(r"Elapsed \(wall clock\) time.*: (.*)", t).group(1).split(":")
+secs = sum(float(x) * 60 ** i for i, x in enumerate(reversed(wall)))
+rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", t).group(1)) / 1024
+print(f"{secs:.2f} {rss:.1f}")
+PY
+}
+
+IMPORT_CMD="pushctl tokens import --app bench tokens.txt   # $N random 32-byte tokens, batches of 10000"
+measure import "$P" tokens import --app bench "$WORK/tokens.txt" > /dev/null
+read -r IMPORT_S IMPORT_RSS < "$WORK/import.vals"
+COUNT=$("$P" tokens count --app bench)
+[ "$COUNT" = "$N" ] || { echo "bench_store: expected $N rows, found $COUNT"; exit 1; }
+
+STREAM_CMD="pushctl tokens export --app bench > /dev/null   # keyset batches of 5000"
+measure stream sh -c "\"$P\" tokens export --app bench > /dev/null"
+read -r STREAM_S STREAM_RSS < "$WORK/stream.vals"
+
+REG_CMD="pushctl tokens bench-register --app bench --count $REG   # in-process, on the $N-row database"
+REG_OUT=$("$P" tokens bench-register --app bench --count "$REG")
+DB_MB=$(du -m "$WORK/registry.sqlite" | cut -f1)
+
+python3 - "$ROOT/bench/RESULTS.md" <<PY
+import sys, datetime
+path = sys.argv[1]
+n = $N
+imp_s, imp_rss = $IMPORT_S, $IMPORT_RSS
+st_s, st_rss = $STREAM_S, $STREAM_RSS
+reg = dict(kv.split("=") for kv in "$REG_OUT".split())
+load = open("/proc/loadavg").read().split()[:3]
+section = f"""## Registry (PushStore)
+
+Measured {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC by \`bench/bench_store.sh\` (release build, database on disk
+under \`.build/\`, WAL, synchronous=NORMAL; load average before the run: {' '.join(load)} — the box is shared).
+Database after the import: {$DB_MB} MB.
+
+| benchmark | result | peak RSS | target |
+|---|---|---|---|
+| import {n:,} tokens | {imp_s:.2f} s = **{n / imp_s:,.0f} rows/s** | {imp_rss:.1f} MB | ≥ 30,000 rows/s |
+| stream {n:,} tokens | {st_s:.2f} s = **{n / st_s:,.0f} rows/s** | {st_rss:.1f} MB | ≥ 1,000,000 rows/s, ≤ 64 MB |
+| {int(reg['registrations']):,} single registrations | {float(reg['rate']):,.0f}/s, **p50 {float(reg['p50_ms']):.3f} ms, p99 {float(reg['p99_ms']):.3f} ms** (max {float(reg['max_ms']):.2f} ms) | — | — |
+
+Command lines (\`PUSHCTL_CONFIG\` points at a scratch config; \`/usr/bin/time -v\` gives wall time and peak RSS;
+the stream figure includes process start-up and writing every token as a line):
+
+\`\`\`
+$IMPORT_CMD
+$STREAM_CMD
+$REG_CMD
+\`\`\`
+
+"""
+text = open(path).read()
+start = text.index("## Registry (PushStore)")
+end = text.index("\n## ", start + 5) + 1
+open(path, "w").write(text[:start] + section + text[end:])
+PY
+sed -n '/## Registry (PushStore)/,/^## APNs/p' "$ROOT/bench/RESULTS.md"
