@@ -20,7 +20,7 @@ final class H2TestClient: @unchecked Sendable {
     /// Connects over TLS, trusting `caPEM`, optionally presenting a client identity.
     static func connect(
         port: Int, caPEM: String, identity: SimulatorPKI.Identity? = nil, alpn: [String] = ["h2"],
-        timeout: TimeAmount = .seconds(5)
+        timeout: TimeAmount = .seconds(30)
     ) async throws -> H2TestClient {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(caPEM.utf8)))
@@ -80,17 +80,17 @@ final class H2TestClient: @unchecked Sendable {
     }
 
     /// Sends one request and waits for its answer.
-    func send(_ request: Request, timeout: TimeAmount = .seconds(5)) async throws -> Response {
+    func send(_ request: Request, timeout: TimeAmount = .seconds(30)) async throws -> Response {
         try await sendBatch([request], timeout: timeout)[0]
     }
 
     /// Writes all requests in one flush (one TCP segment on loopback) and waits for every answer.
-    func sendBatch(_ requests: [Request], timeout: TimeAmount = .seconds(5)) async throws -> [Response] {
+    func sendBatch(_ requests: [Request], timeout: TimeAmount = .seconds(30)) async throws -> [Response] {
         try await sendBursts([requests], timeout: timeout)
     }
 
     /// Writes each burst with its own flush, in order, without waiting in between; returns every answer.
-    func sendBursts(_ bursts: [[Request]], timeout: TimeAmount = .seconds(5)) async throws -> [Response] {
+    func sendBursts(_ bursts: [[Request]], timeout: TimeAmount = .seconds(30)) async throws -> [Response] {
         let futures = try await channel.eventLoop.submit { () -> [EventLoopFuture<Response>] in
             bursts.flatMap { burst in
                 let futures = burst.map { self.write($0, flush: false) }
@@ -128,7 +128,7 @@ final class H2TestClient: @unchecked Sendable {
     }
 
     /// Waits until the server closes the connection.
-    func waitForClose(timeout: TimeAmount = .seconds(5)) async throws {
+    func waitForClose(timeout: TimeAmount = .seconds(30)) async throws {
         try await withTimeout(timeout) { self.channel.closeFuture }
     }
 
