@@ -69,3 +69,40 @@ struct CLI {
         return url
     }
 }
+
+extension CLI {
+    /// Starts `pushctl args…` in the background (output discarded).
+    static func start(_ args: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = args
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "PUSHCTL_CONFIG")
+        process.environment = env
+        process.currentDirectoryURL = packageRoot
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    /// Waits until something accepts TCP connections on 127.0.0.1:`port`.
+    static func waitForPort(_ port: Int, seconds: Double = 60) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var addr = sockaddr_in()
+            addr.sin_family = sa_family_t(AF_INET)
+            addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+            addr.sin_port = UInt16(port).bigEndian
+            let ok = withUnsafePointer(to: &addr) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            close(fd)
+            if ok == 0 { return }
+            usleep(50_000)
+        }
+        throw CLITimeout(args: ["waitForPort", String(port)])
+    }
+}
