@@ -17,7 +17,7 @@ extension TokensCommand {
         @Option(name: .long, help: "development or production (default: from the app's endpoint).")
         var environment: String?
         @Option(name: .long, help: "A channel for every imported token (repeatable).") var channel: [String] = []
-        @Option(name: .long, help: "Tokens per transaction.") var batchSize = 10_000
+        @Option(name: .long, help: "Tokens per transaction.") var batchSize = 50_000
 
         func run() throws {
             let (settings, registry) = try options.open()
@@ -75,6 +75,27 @@ extension TokensCommand {
             print(String(
                 format: "registrations=%d seconds=%.2f rate=%.0f/s p50_ms=%.3f p99_ms=%.3f max_ms=%.3f",
                 count, total, Double(count) / total, percentile(0.50), percentile(0.99), latencies.last ?? 0))
+        }
+    }
+}
+
+extension TokensCommand {
+    /// Hidden: `tokens bench-stream` times the broadcast path (``Registry/batches``: decoded devices).
+    struct BenchStream: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "bench-stream", abstract: "Benchmark streaming decoded devices.", shouldDisplay: false)
+        @OptionGroup var options: TokensOptions
+        @Option(name: .long, help: "Devices per keyset batch.") var batchSize = 1000
+
+        func run() throws {
+            let (_, registry) = try options.open()
+            let start = DispatchTime.now().uptimeNanoseconds
+            var rows = 0
+            try streamErrors {
+                try registry.forEachBatch(app: options.app, batchSize: batchSize) { rows += $0.count }
+            }
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            print(String(format: "rows=%d seconds=%.2f rate=%.0f", rows, seconds, Double(rows) / seconds))
         }
     }
 }
