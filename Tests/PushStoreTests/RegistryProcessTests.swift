@@ -77,8 +77,8 @@ import Testing
         // Every committed row is a whole prefix batch of the file, in file order.
         let committed = Set((0..<count).map { testToken($0).hex })
         var stored = 0
-        try reopened.export(app: "example") { token in
-            #expect(committed.contains(token.hex))
+        try reopened.export(app: "example") { hex in
+            #expect(committed.contains(hex))
             stored += 1
         }
         #expect(stored == count)

@@ -157,7 +157,7 @@ import Testing
         #expect(report.skippedValidLines == 9)
         #expect(try registry.count(app: "a") == 20)
         var exported: [String] = []
-        try registry.export(app: "a") { exported.append($0.hex) }
+        try registry.export(app: "a") { exported.append($0) }
         let written = Array(lines.filter { !$0.isEmpty }[0..<10]) + Array(lines.filter { !$0.isEmpty }[20..<30])
         #expect(exported == written.sorted())
     }

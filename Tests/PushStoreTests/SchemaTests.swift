@@ -13,10 +13,10 @@ import Testing
             try db.execute("""
                 CREATE TABLE schema_version (version INTEGER NOT NULL);
                 INSERT INTO schema_version VALUES (1);
-                CREATE TABLE devices (id INTEGER PRIMARY KEY, app TEXT NOT NULL, token TEXT NOT NULL,
+                CREATE TABLE devices (app TEXT NOT NULL, token TEXT NOT NULL, id INTEGER NOT NULL UNIQUE,
                     environment TEXT NOT NULL CHECK (environment IN ('development', 'production')),
                     channels TEXT NOT NULL DEFAULT '', created_ms INTEGER NOT NULL,
-                    last_registered_ms INTEGER NOT NULL, UNIQUE (app, token));
+                    last_registered_ms INTEGER NOT NULL, PRIMARY KEY (app, token)) WITHOUT ROWID;
                 CREATE TABLE device_channels (app TEXT NOT NULL, channel TEXT NOT NULL, token TEXT NOT NULL,
                     device_id INTEGER NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
                     PRIMARY KEY (app, channel, token)) WITHOUT ROWID;
