@@ -44,6 +44,12 @@ public struct DeviceToken: Sendable, Hashable, Comparable, CustomStringConvertib
         self.hex = String(decoding: digits, as: UTF8.self)
     }
 
+    /// A token read back from storage this library wrote in canonical form. Not validated: use only for
+    /// values that passed ``init(parsing:)`` on the way in (streaming a million rows should not re-parse them).
+    public init(trustedCanonicalHex hex: String) {
+        self.hex = hex
+    }
+
     /// Creates a token from raw bytes (for example a token read from a binary source).
     public init(bytes: some Collection<UInt8>) throws(DeviceTokenError) {
         let table = Array("0123456789abcdef".utf8)

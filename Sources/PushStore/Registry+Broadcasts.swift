@@ -78,8 +78,7 @@ extension Registry {
             try select.bind(3, Int64(limit))
             var out: [(DeviceToken, APNsEnvironment?)] = []
             while try select.step() {
-                guard let token = try? DeviceToken(parsing: select.text(0)) else { continue }
-                out.append((token, select.optionalText(1).flatMap(APNsEnvironment.init(rawValue:))))
+                out.append((DeviceToken(trustedCanonicalHex: select.text(0)), select.optionalText(1).flatMap(APNsEnvironment.init(rawValue:))))
             }
             return out
         }
