@@ -140,8 +140,15 @@ final class APNsConnectionHandler: ChannelInboundHandler {
             refuse(context: context, id: id)
             return
         }
+        let head = Self.parseHead(headers)
+        if head.malformed {
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.protocolError))), promise: nil)
+            needsFlush = true
+            core.recorder.count { $0.malformedStreams += 1 }
+            return
+        }
         streamsOpened += 1
-        streams[id] = PendingStream(head: Self.parseHead(headers))
+        streams[id] = PendingStream(head: head)
         if let n = faults.goAwayAfterStreams, streamsOpened == n, !goingAway {
             goingAway = true
             var debug = context.channel.allocator.buffer(capacity: 32)
@@ -181,13 +188,28 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     static func parseHead(_ headers: HPACKHeaders) -> RequestValidator.Head {
         var head = RequestValidator.Head()
         var duplicate = false
+        var malformed = false
+        var scheme = false
+        var regularSeen = false
         func set(_ slot: inout String?, _ value: String) {
             if slot != nil { duplicate = true } else { slot = value }
         }
         for (name, value, _) in headers {
+            // HTTP/2 header names are lowercase; pseudo-headers come first, once each.
+            if name.isEmpty || name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5a }) { malformed = true }
+            if name.utf8.first == UInt8(ascii: ":") {
+                if regularSeen { malformed = true }
+                switch name {
+                case ":method": if head.method != nil { malformed = true } else { head.method = value }
+                case ":path": if head.path != nil { malformed = true } else { head.path = value }
+                case ":scheme": if scheme { malformed = true } else { scheme = true }
+                case ":authority": break
+                default: malformed = true
+                }
+                continue
+            }
+            regularSeen = true
             switch name {
-            case ":method": head.method = value
-            case ":path": head.path = value
             case "apns-id": set(&head.apnsId, value)
             case "apns-push-type": set(&head.pushType, value)
             case "apns-priority": set(&head.priority, value)
@@ -195,10 +217,14 @@ final class APNsConnectionHandler: ChannelInboundHandler {
             case "apns-collapse-id": set(&head.collapseId, value)
             case "apns-topic": set(&head.topic, value)
             case "authorization": set(&head.authorization, value)
+            case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade": malformed = true
+            case "te": if value != "trailers" { malformed = true }
             default: break
             }
         }
+        if head.method == nil || head.path == nil || !scheme || head.path?.isEmpty == true { malformed = true }
         head.duplicate = duplicate
+        head.malformed = malformed
         return head
     }
 
