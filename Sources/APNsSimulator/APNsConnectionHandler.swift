@@ -20,24 +20,26 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     }
 
     let core: SimulatorCore
-    var streams: [HTTP2StreamID: PendingStream] = [:]
+    // Every property below is only touched on the connection's event loop, so the runtime exclusivity
+    // checks (several percent of the per-request CPU) are switched off for them.
+    @exclusivity(unchecked) var streams: [HTTP2StreamID: PendingStream] = [:]
     /// Complete requests not yet answered (delayed, or deferred while the stream limit is dropped).
-    var awaiting = 0
+    @exclusivity(unchecked) var awaiting = 0
     /// Complete requests held until the end of the read batch while the stream limit is 1.
-    var deferred: [(HTTP2StreamID, RequestValidator.Head, [UInt8])] = []
+    @exclusivity(unchecked) var deferred: [(HTTP2StreamID, RequestValidator.Head, [UInt8])] = []
     /// The stream limit has been dropped to 1 after a rejection.
-    var limited = false
-    var streamsOpened = 0
-    var goingAway = false
-    var closed = false
-    var needsFlush = false
+    @exclusivity(unchecked) var limited = false
+    @exclusivity(unchecked) var streamsOpened = 0
+    @exclusivity(unchecked) var goingAway = false
+    @exclusivity(unchecked) var closed = false
+    @exclusivity(unchecked) var needsFlush = false
     /// The connection's inbound flow-control window as NIO last reported it.
-    var connectionWindow = 65535
-    var rng = FastRandom()
+    @exclusivity(unchecked) var connectionWindow = 65535
+    @exclusivity(unchecked) var rng = FastRandom()
     /// The client as established by TLS (certificate mode) — read once, on the first request.
-    var certificateClient: RequestValidator.Client?
+    @exclusivity(unchecked) var certificateClient: RequestValidator.Client?
     /// The last provider token that verified, so each request only pays for a string compare.
-    var verifiedToken: ProviderTokenVerifier.Verified?
+    @exclusivity(unchecked) var verifiedToken: ProviderTokenVerifier.Verified?
 
     /// The inbound connection window we keep topping up to (bytes).
     static let connectionWindowTarget = 1 << 20
