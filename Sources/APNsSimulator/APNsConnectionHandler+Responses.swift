@@ -130,10 +130,11 @@ extension APNsConnectionHandler {
         var headers = HPACKHeaders()
         headers.reserveCapacity(4)
         headers.add(name: ":status", value: Self.statusText(status))
-        headers.add(name: "apns-id", value: apnsId)
+        // Unique per response: keep them out of the HPACK dynamic table, which they would only churn.
+        headers.add(name: "apns-id", value: apnsId, indexing: .nonIndexable)
         needsFlush = true
         guard let reason else {
-            if let uniqueId { headers.add(name: "apns-unique-id", value: uniqueId) }
+            if let uniqueId { headers.add(name: "apns-unique-id", value: uniqueId, indexing: .nonIndexable) }
             context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
             return
         }

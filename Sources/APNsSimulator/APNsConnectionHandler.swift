@@ -20,24 +20,26 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     }
 
     let core: SimulatorCore
-    var streams: [HTTP2StreamID: PendingStream] = [:]
+    // Every property below is only touched on the connection's event loop, so the runtime exclusivity
+    // checks (several percent of the per-request CPU) are switched off for them.
+    @exclusivity(unchecked) var streams: [HTTP2StreamID: PendingStream] = [:]
     /// Complete requests not yet answered (delayed, or deferred while the stream limit is dropped).
-    var awaiting = 0
+    @exclusivity(unchecked) var awaiting = 0
     /// Complete requests held until the end of the read batch while the stream limit is 1.
-    var deferred: [(HTTP2StreamID, RequestValidator.Head, [UInt8])] = []
+    @exclusivity(unchecked) var deferred: [(HTTP2StreamID, RequestValidator.Head, [UInt8])] = []
     /// The stream limit has been dropped to 1 after a rejection.
-    var limited = false
-    var streamsOpened = 0
-    var goingAway = false
-    var closed = false
-    var needsFlush = false
+    @exclusivity(unchecked) var limited = false
+    @exclusivity(unchecked) var streamsOpened = 0
+    @exclusivity(unchecked) var goingAway = false
+    @exclusivity(unchecked) var closed = false
+    @exclusivity(unchecked) var needsFlush = false
     /// The connection's inbound flow-control window as NIO last reported it.
-    var connectionWindow = 65535
-    var rng = FastRandom()
+    @exclusivity(unchecked) var connectionWindow = 65535
+    @exclusivity(unchecked) var rng = FastRandom()
     /// The client as established by TLS (certificate mode) — read once, on the first request.
-    var certificateClient: RequestValidator.Client?
+    @exclusivity(unchecked) var certificateClient: RequestValidator.Client?
     /// The last provider token that verified, so each request only pays for a string compare.
-    var verifiedToken: ProviderTokenVerifier.Verified?
+    @exclusivity(unchecked) var verifiedToken: ProviderTokenVerifier.Verified?
 
     /// The inbound connection window we keep topping up to (bytes).
     static let connectionWindowTarget = 1 << 20
@@ -140,8 +142,15 @@ final class APNsConnectionHandler: ChannelInboundHandler {
             refuse(context: context, id: id)
             return
         }
+        let head = Self.parseHead(headers)
+        if head.malformed {
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.protocolError))), promise: nil)
+            needsFlush = true
+            core.recorder.count { $0.malformedStreams += 1 }
+            return
+        }
         streamsOpened += 1
-        streams[id] = PendingStream(head: Self.parseHead(headers))
+        streams[id] = PendingStream(head: head)
         if let n = faults.goAwayAfterStreams, streamsOpened == n, !goingAway {
             goingAway = true
             var debug = context.channel.allocator.buffer(capacity: 32)
@@ -181,13 +190,28 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     static func parseHead(_ headers: HPACKHeaders) -> RequestValidator.Head {
         var head = RequestValidator.Head()
         var duplicate = false
+        var malformed = false
+        var scheme = false
+        var regularSeen = false
         func set(_ slot: inout String?, _ value: String) {
             if slot != nil { duplicate = true } else { slot = value }
         }
         for (name, value, _) in headers {
+            // HTTP/2 header names are lowercase; pseudo-headers come first, once each.
+            if name.isEmpty || name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5a }) { malformed = true }
+            if name.utf8.first == UInt8(ascii: ":") {
+                if regularSeen { malformed = true }
+                switch name {
+                case ":method": if head.method != nil { malformed = true } else { head.method = value }
+                case ":path": if head.path != nil { malformed = true } else { head.path = value }
+                case ":scheme": if scheme { malformed = true } else { scheme = true }
+                case ":authority": break
+                default: malformed = true
+                }
+                continue
+            }
+            regularSeen = true
             switch name {
-            case ":method": head.method = value
-            case ":path": head.path = value
             case "apns-id": set(&head.apnsId, value)
             case "apns-push-type": set(&head.pushType, value)
             case "apns-priority": set(&head.priority, value)
@@ -195,10 +219,14 @@ final class APNsConnectionHandler: ChannelInboundHandler {
             case "apns-collapse-id": set(&head.collapseId, value)
             case "apns-topic": set(&head.topic, value)
             case "authorization": set(&head.authorization, value)
+            case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade": malformed = true
+            case "te": if value != "trailers" { malformed = true }
             default: break
             }
         }
+        if head.method == nil || head.path == nil || !scheme || head.path?.isEmpty == true { malformed = true }
         head.duplicate = duplicate
+        head.malformed = malformed
         return head
     }
 

@@ -48,6 +48,9 @@ public final class APNsSimulator: Sendable {
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            // Bigger reads mean bigger batches: one TLS write and one flush per batch of answers.
+            .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 1024, initial: 16384, maximum: 262_144))
+            .childChannelOption(.maxMessagesPerRead, value: 8)
             .childChannelInitializer { [weak self] channel in
                 self?.track(channel)
                 core.recorder.count { $0.connections += 1 }
@@ -89,7 +92,9 @@ public final class APNsSimulator: Sendable {
             return result
         }
         try? await server?.close()
-        for connection in connections { try? await connection.close() }
+        // Close all at once: each TLS close may wait for the peer's close_notify.
+        let closing = connections.map { $0.close() }
+        for future in closing { try? await future.get() }
         core.recorder.close()
     }
 

@@ -60,6 +60,8 @@ public struct SimulatorCounters: Sendable, Equatable {
     public var byReason: [String: Int] = [:]
     /// Streams answered RST_STREAM REFUSED_STREAM (stream-limit fault).
     public var refusedStreams = 0
+    /// Streams answered RST_STREAM PROTOCOL_ERROR for a malformed header block.
+    public var malformedStreams = 0
     /// GOAWAY frames sent by the GOAWAY fault.
     public var goAways = 0
     /// Connections reset by the reset fault.
@@ -76,6 +78,7 @@ public struct SimulatorCounters: Sendable, Equatable {
         for status in byStatus.keys.sorted() { lines.append("  status \(status): \(byStatus[status]!)") }
         for reason in byReason.keys.sorted() { lines.append("  \(reason): \(byReason[reason]!)") }
         if refusedStreams > 0 { lines.append("  refused streams: \(refusedStreams)") }
+        if malformedStreams > 0 { lines.append("  malformed streams: \(malformedStreams)") }
         if goAways > 0 { lines.append("  GOAWAYs sent: \(goAways)") }
         if resets > 0 { lines.append("  connections reset: \(resets)") }
         return lines.joined(separator: "\n")

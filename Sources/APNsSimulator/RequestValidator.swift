@@ -17,6 +17,9 @@ struct RequestValidator: Sendable {
         var topic: String?
         var authorization: String?
         var duplicate = false
+        /// The header block breaks HTTP/2's rules (RFC 9113 §8.2–8.3): the stream gets RST_STREAM
+        /// PROTOCOL_ERROR, as from any HTTP/2 server.
+        var malformed = false
     }
 
     /// Who is sending, as established by the TLS handshake or the provider token.
@@ -115,12 +118,12 @@ struct RequestValidator: Sendable {
         // Payload.
         if body.isEmpty { return reject(.payloadEmpty) }
         if body.count > pushType.payloadLimit { return reject(.payloadTooLarge) }
-        guard let payload = try? JSONValue(parsing: body), payload.objectPairs != nil else {
-            return reject(.unknown("BadPayload"))
-        }
+        guard JSONSyntax.isObject(body) else { return reject(.unknown("BadPayload")) }
         if pushType == .background {
             if priority == .immediate { return reject(.badPriority) }
-            guard let aps = payload["aps"], aps["content-available"]?.intValue == 1,
+            // Only background pushes need the payload's content: parse it fully just for them.
+            guard let payload = try? JSONValue(parsing: body), let aps = payload["aps"],
+                aps["content-available"]?.intValue == 1,
                 aps["alert"] == nil, aps["sound"] == nil, aps["badge"] == nil
             else { return reject(.invalidPushType) }
         }

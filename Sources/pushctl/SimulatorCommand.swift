@@ -1,8 +1,8 @@
 import APNsSimulator
 import ArgumentParser
-import Dispatch
 import Foundation
 import PushCore
+import Synchronization
 
 /// `pushctl simulator`: runs the built-in APNs simulator until SIGINT/SIGTERM, then prints a summary.
 struct SimulatorCommand: AsyncParsableCommand {
@@ -76,23 +76,23 @@ struct SimulatorCommand: AsyncParsableCommand {
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 
-    /// Blocks until SIGINT or SIGTERM arrives and returns its number.
+    /// Waits until SIGINT or SIGTERM arrives and returns its number.
+    ///
+    /// A plain handler storing into an atomic, polled here: a dispatch signal source needs the signal blocked
+    /// in every thread (NIO's included), otherwise the first signal can land on a thread that ignores it.
     static func waitForTermination() async -> Int32 {
-        let (stream, continuation) = AsyncStream<Int32>.makeStream()
-        var sources: [any DispatchSourceSignal] = []
         for number in [SIGINT, SIGTERM] {
-            Foundation.signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { continuation.yield(number) }
-            source.resume()
-            sources.append(source)
+            _ = Foundation.signal(number) { received in TerminationSignal.number.store(received, ordering: .relaxed) }
         }
-        var received: Int32 = 0
-        for await number in stream {
-            received = number
-            break
+        while true {
+            let number = TerminationSignal.number.load(ordering: .relaxed)
+            if number != 0 { return number }
+            try? await Task.sleep(for: .milliseconds(50))
         }
-        for source in sources { source.cancel() }
-        return received
     }
+}
+
+/// The signal that asked `pushctl simulator` to stop (0 while running).
+enum TerminationSignal {
+    static let number = Atomic<Int32>(0)
 }

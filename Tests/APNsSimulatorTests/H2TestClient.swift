@@ -38,6 +38,8 @@ final class H2TestClient: @unchecked Sendable {
                     try sync.addHandler(NIOSSLClientHandler(context: context, serverHostname: "localhost"))
                     var connection = NIOHTTP2Handler.ConnectionConfiguration()
                     connection.initialSettings = [HTTP2Setting(parameter: .maxConcurrentStreams, value: 100)]
+                    // Let tests send header blocks a normal client never would (the server must reject them).
+                    connection.headerBlockValidation = .disabled
                     try sync.addHandler(NIOHTTP2Handler(mode: .client, connectionConfiguration: connection))
                     try sync.addHandler(FrameCollector())
                 }

@@ -1,4 +1,4 @@
-import APNsSimulator
+@testable import APNsSimulator
 import PushCore
 import Testing
 
@@ -129,6 +129,46 @@ struct RequestValidatorTests {
             #expect(r.status == 413)
             #expect(reasonOf(r) == "PayloadTooLarge")
             #expect(after.status == 200)
+        }
+    }
+}
+
+@Suite struct JSONSyntaxTests {
+    @Test func acceptsExactlyOneObject() {
+        let good = [
+            "{}", " { } ", #"{"aps":{"alert":"hi","badge":1}}"#, #"{"a":[1,-2.5e3,true,false,null,"\u00e9\n"]}"#,
+            #"{"a":{"b":{"c":[]}}}"#, #"{"x":0.5,"y":-0,"z":1E+2}"#,
+        ]
+        let bad = [
+            "", "[]", "\"x\"", "1", "{", "{aps", #"{"a":}"#, #"{"a":1,}"#, #"{"a" 1}"#, #"{"a":01}"#, #"{"a":1.}"#,
+            #"{"a":"\x"}"#, "{\"a\":\"\u{01}\"}", #"{} {}"#, #"{"a":tru}"#, #"{"a":[1,]}"#, #"{'a':1}"#,
+        ]
+        for text in good { #expect(JSONSyntax.isObject(Array(text.utf8)), "\(text)") }
+        for text in bad { #expect(!JSONSyntax.isObject(Array(text.utf8)), "\(text)") }
+    }
+}
+
+/// HTTP/2 header-block rules (RFC 9113 §8.2–8.3): a malformed block resets the stream, as any HTTP/2 server does.
+@Suite(.timeLimit(.minutes(1)))
+struct MalformedHeaderTests {
+    @Test func malformedHeaderBlocksResetTheStream() async throws {
+        try await SimulatorFixture.run(.none) { f in
+            let client = try await f.connect()
+            let topic = ("apns-topic", SimulatorFixture.topic)
+            let cases: [[(String, String)]] = [
+                [topic, ("Apns-Priority", "10")], [topic, ("connection", "keep-alive")], [topic, ("te", "gzip")],
+                [topic, (":bogus", "x")],
+            ]
+            for headers in cases {
+                let r = try await client.send(notification(headers: headers))
+                #expect(r.resetCode == .protocolError, "\(headers)")
+                #expect(r.status == nil, "\(headers)")
+            }
+            let fine = try await client.send(notification(headers: [topic, ("te", "trailers")]))
+            await client.close()
+            #expect(fine.status == 200)
+            #expect(f.simulator.counters.malformedStreams == cases.count)
+            #expect(f.simulator.counters.requests == 1)
         }
     }
 }

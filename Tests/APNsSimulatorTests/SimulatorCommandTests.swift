@@ -1,0 +1,120 @@
+import APNsSimulator
+import Foundation
+import PushCore
+import Synchronization
+import Testing
+
+/// `pushctl simulator`, run as the built binary.
+@Suite(.timeLimit(.minutes(1)))
+struct SimulatorCommandTests {
+    /// `.build/debug/pushctl`, next to the test bundle (fallback: the package's own .build).
+    static var pushctl: String {
+        let bundleDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let candidates = [
+            bundleDir.appendingPathComponent("pushctl").path,
+            bundleDir.deletingLastPathComponent().appendingPathComponent("pushctl").path,
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent(".build/debug/pushctl").path,
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates.last!
+    }
+
+    @Test func servesUntilSIGTERMThenPrintsASummary() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("simcli-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir + "/certs", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let pki = try SimulatorPKI()
+        try pki.ca.certificatePEM.write(toFile: dir + "/certs/ca.pem", atomically: true, encoding: .utf8)
+        try pki.server.certificatePEM.write(toFile: dir + "/certs/server.pem", atomically: true, encoding: .utf8)
+        try pki.server.keyPEM.write(toFile: dir + "/certs/server.key", atomically: true, encoding: .utf8)
+        try #"{"database": "db.sqlite", "simulator": {"certificates": "certs"}}"#
+            .write(toFile: dir + "/pushctl.json", atomically: true, encoding: .utf8)
+        try #"[{"token": "\#(hexToken(9))", "state": "unregistered", "timestamp": 1700000000000}]"#
+            .write(toFile: dir + "/devices.json", atomically: true, encoding: .utf8)
+
+        let child = try Child([
+            "simulator", "--config", dir + "/pushctl.json", "--port", "0", "--devices", dir + "/devices.json",
+            "--record", dir + "/record.jsonl",
+        ])
+        defer { if child.process.isRunning { child.process.interrupt() } }
+        let listening = await child.wait(seconds: 15) { child.stdout.contains("listening on") }
+        #expect(listening, "stdout: \(child.stdout) stderr: \(child.stderr)")
+        let line = try #require(child.stdout.split(separator: "\n").first { $0.contains("listening on") })
+        let port = try #require(Int(line.split(separator: ":").last?.prefix(while: \.isNumber) ?? ""))
+
+        let client = try await H2TestClient.connect(
+            port: port, caPEM: pki.ca.certificatePEM, identity: try pki.client(uid: SimulatorFixture.topic))
+        let ok = try await client.send(notification())
+        let gone = try await client.send(notification(token: hexToken(9)))
+        await client.close()
+        #expect(ok.status == 200)
+        #expect(gone.status == 410)
+        #expect(try JSONValue(parsing: gone.body) == JSONValue(parsing: #"{"reason":"Unregistered","timestamp":1700000000000}"#))
+
+        child.process.terminate()  // SIGTERM
+        let exited = await child.wait(seconds: 15) { !child.process.isRunning }
+        #expect(exited)
+        #expect(child.process.terminationStatus == 0)
+        #expect(child.stdout.contains("simulator: 2 requests, 1 accepted"), "\(child.stdout)")
+        #expect(child.stdout.contains("Unregistered: 1"))
+        let records = try String(contentsOfFile: dir + "/record.jsonl", encoding: .utf8).split(separator: "\n")
+        #expect(records.count == 1)
+        #expect(try JSONValue(parsing: String(records[0]))["token"] == .string(hexToken()))
+    }
+
+    @Test func badFlagsAreUsageErrors() async throws {
+        for arguments in [
+            ["simulator", "--client-auth", "sometimes"], ["simulator", "--fraction-503", "2"],
+            ["simulator", "--certificates", "/nonexistent/dir"],
+        ] {
+            let child = try Child(arguments)
+            let exited = await child.wait(seconds: 15) { !child.process.isRunning }
+            #expect(exited)
+            #expect(child.process.terminationStatus == 2, "\(arguments)")
+            _ = await child.wait(seconds: 2) { child.stderr.hasSuffix("\n") }
+            #expect(child.stderr.split(separator: "\n").count == 1, "\(arguments): \(child.stderr)")
+        }
+    }
+}
+
+/// A child process whose output is collected as it arrives.
+final class Child: Sendable {
+    let process = Process()
+    private let output = TextBuffer()
+    private let errors = TextBuffer()
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: SimulatorCommandTests.pushctl)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        out.fileHandleForReading.readabilityHandler = { [output] h in
+            output.append(String(decoding: h.availableData, as: UTF8.self))
+        }
+        err.fileHandleForReading.readabilityHandler = { [errors] h in
+            errors.append(String(decoding: h.availableData, as: UTF8.self))
+        }
+        try process.run()
+    }
+
+    var stdout: String { output.value }
+    var stderr: String { errors.value }
+
+    /// Polls until `predicate` holds or the deadline passes.
+    func wait(seconds: Double, until predicate: () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            if predicate() { return true }
+            try? await Task.sleep(for: .milliseconds(25))
+        }
+        return predicate()
+    }
+}
+
+/// Text appended from a pipe's handler thread and read from the test.
+final class TextBuffer: Sendable {
+    private let text = Mutex("")
+    func append(_ more: String) { text.withLock { $0 += more } }
+    var value: String { text.withLock { $0 } }
+}
