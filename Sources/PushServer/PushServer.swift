@@ -108,6 +108,8 @@ public final class PushServer: Sendable {
     /// Runs until SIGTERM or SIGINT, then stops accepting, finishes requests, commits queued registrations
     /// and stops the running send job at a checkpoint (it resumes at the next start).
     public func run() async throws {
+        let checkpoints = try registry.startBackgroundCheckpoints()
+        defer { checkpoints.stop() }
         jobs.resumeUnfinished()
         let app = Application(
             router: makeRouter(),
