@@ -65,9 +65,10 @@ final class RecordingSleeper: Sleeper, @unchecked Sendable {
     private let lock = NSLock()
     private var storage: [Int] = []
     var delays: [Int] { lock.lock(); defer { lock.unlock() }; return storage }
-    func sleep(milliseconds: Int) async {
+    func sleep(milliseconds: Int) async { append(milliseconds) }
+    private func append(_ ms: Int) {
         lock.lock()
-        storage.append(milliseconds)
+        storage.append(ms)
         lock.unlock()
     }
 }
