@@ -11,6 +11,7 @@ struct Pushctl: AsyncParsableCommand {
         subcommands: [
             PayloadCommand.self,
             TokensCommand.self,
+            SimulatorCommand.self,
         ])
 
     /// Runs the command and maps every failure to the documented exit codes: usage and input errors exit 2

@@ -1,0 +1,233 @@
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+import NIOSSL
+import PushCore
+
+/// Serves one client connection: reads HTTP/2 frames straight off the connection (no per-stream child
+/// channels, which keeps the per-request cost low), validates each request, answers it, and injects faults.
+///
+/// Everything here runs on the connection's event loop.
+final class APNsConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
+
+    /// A request whose headers arrived and whose body is still coming.
+    struct PendingStream {
+        var head: RequestValidator.Head
+        var body: [UInt8] = []
+        var bodyBytes = 0
+    }
+
+    let core: SimulatorCore
+    var streams: [HTTP2StreamID: PendingStream] = [:]
+    /// Complete requests not yet answered (delayed, or deferred while the stream limit is dropped).
+    var awaiting = 0
+    /// Complete requests held until the end of the read batch while the stream limit is 1.
+    var deferred: [(HTTP2StreamID, RequestValidator.Head, [UInt8])] = []
+    /// The stream limit has been dropped to 1 after a rejection.
+    var limited = false
+    var streamsOpened = 0
+    var goingAway = false
+    var closed = false
+    var needsFlush = false
+    /// The connection's inbound flow-control window as NIO last reported it.
+    var connectionWindow = 65535
+    var rng = FastRandom()
+    /// The client as established by TLS (certificate mode) — read once, on the first request.
+    var certificateClient: RequestValidator.Client?
+    /// The last provider token that verified, so each request only pays for a string compare.
+    var verifiedToken: ProviderTokenVerifier.Verified?
+
+    /// The inbound connection window we keep topping up to (bytes).
+    static let connectionWindowTarget = 1 << 20
+    /// A body this large cannot be valid for any push type: answer 413 without waiting for the rest.
+    static let earlyRejectBytes = 32 * 1024
+
+    init(core: SimulatorCore) {
+        self.core = core
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        let id = frame.streamID
+        switch frame.payload {
+        case .headers(let headers):
+            if streams[id] != nil {
+                if headers.endStream { complete(context: context, id: id) }
+            } else {
+                open(context: context, id: id, headers: headers.headers, endStream: headers.endStream)
+            }
+        case .data(let payload):
+            guard case .byteBuffer(let buffer) = payload.data, let index = streams.index(forKey: id) else { return }
+            // Mutate in place: copying the pending stream out and back would copy its body each frame.
+            streams.values[index].bodyBytes += buffer.readableBytes
+            let total = streams.values[index].bodyBytes
+            if total <= Self.earlyRejectBytes {
+                streams.values[index].body.append(contentsOf: buffer.readableBytesView)
+            }
+            if payload.endStream {
+                complete(context: context, id: id)
+            } else if total > Self.earlyRejectBytes {
+                let head = streams.values[index].head
+                streams.remove(at: index)
+                finish(context: context, id: id, head: head, verdict: .reject(.payloadTooLarge, timestampMs: nil))
+                // Flush first: a RST_STREAM would discard the answer's DATA still queued in NIOHTTP2Handler.
+                context.flush()
+                context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.noError))), promise: nil)
+            }
+        case .rstStream:
+            streams[id] = nil
+        default:
+            break
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if !deferred.isEmpty {
+            let batch = deferred
+            deferred.removeAll()
+            for (id, head, body) in batch {
+                awaiting -= 1
+                process(context: context, id: id, head: head, body: body)
+            }
+        }
+        if connectionWindow <= Self.connectionWindowTarget / 2 {
+            let increment = Self.connectionWindowTarget - connectionWindow
+            connectionWindow = Self.connectionWindowTarget
+            let frame = HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))
+            context.write(wrapOutboundOut(frame), promise: nil)
+            needsFlush = true
+        }
+        flushIfNeeded(context: context)
+        core.recorder.flush()
+        closeIfDrained(context: context)
+        context.fireChannelReadComplete()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // Without a stream multiplexer nobody else tops up the connection's receive window. Events can be
+        // stale (several arrive per read batch), so only note the latest size and top up once per batch.
+        if let update = event as? NIOHTTP2WindowUpdatedEvent, update.streamID == .rootStream,
+            let size = update.inboundWindowSize
+        {
+            connectionWindow = size
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        closed = true
+        streams.removeAll()
+        deferred.removeAll()
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        // Protocol errors are answered by NIOHTTP2Handler (GOAWAY); TLS errors close the connection.
+        context.close(promise: nil)
+    }
+
+    // MARK: - Streams
+
+    private func open(context: ChannelHandlerContext, id: HTTP2StreamID, headers: HPACKHeaders, endStream: Bool) {
+        let faults = core.faults
+        if let n = faults.resetAfterRequests, streamsOpened >= n {
+            resetConnection(context: context)
+            return
+        }
+        if limited, streams.count + awaiting >= 1 {
+            refuse(context: context, id: id)
+            return
+        }
+        streamsOpened += 1
+        streams[id] = PendingStream(head: Self.parseHead(headers))
+        if let n = faults.goAwayAfterStreams, streamsOpened == n, !goingAway {
+            goingAway = true
+            var debug = context.channel.allocator.buffer(capacity: 32)
+            debug.writeString(#"{"reason":"Shutdown"}"#)
+            let goAway = HTTP2Frame(
+                streamID: .rootStream, payload: .goAway(lastStreamID: id, errorCode: .noError, opaqueData: debug))
+            context.write(wrapOutboundOut(goAway), promise: nil)
+            needsFlush = true
+            core.recorder.count { $0.goAways += 1 }
+        }
+        if endStream { complete(context: context, id: id) }
+    }
+
+    private func complete(context: ChannelHandlerContext, id: HTTP2StreamID) {
+        guard let stream = streams.removeValue(forKey: id) else { return }
+        if limited, awaiting >= 1 {
+            // Streams the client opened before it saw the lowered limit: one is served, the rest refused.
+            refuse(context: context, id: id)
+            return
+        }
+        let body = stream.bodyBytes > Self.earlyRejectBytes ? [UInt8](repeating: 0, count: stream.bodyBytes) : stream.body
+        if limited {
+            // Hold the answer until the end of this read batch, so streams arriving alongside it exceed the limit.
+            awaiting += 1
+            deferred.append((id, stream.head, body))
+            return
+        }
+        process(context: context, id: id, head: stream.head, body: body)
+    }
+
+    private func refuse(context: ChannelHandlerContext, id: HTTP2StreamID) {
+        context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.refusedStream))), promise: nil)
+        needsFlush = true
+        core.recorder.count { $0.refusedStreams += 1 }
+    }
+
+    static func parseHead(_ headers: HPACKHeaders) -> RequestValidator.Head {
+        var head = RequestValidator.Head()
+        var duplicate = false
+        func set(_ slot: inout String?, _ value: String) {
+            if slot != nil { duplicate = true } else { slot = value }
+        }
+        for (name, value, _) in headers {
+            switch name {
+            case ":method": head.method = value
+            case ":path": head.path = value
+            case "apns-id": set(&head.apnsId, value)
+            case "apns-push-type": set(&head.pushType, value)
+            case "apns-priority": set(&head.priority, value)
+            case "apns-expiration": set(&head.expiration, value)
+            case "apns-collapse-id": set(&head.collapseId, value)
+            case "apns-topic": set(&head.topic, value)
+            case "authorization": set(&head.authorization, value)
+            default: break
+            }
+        }
+        head.duplicate = duplicate
+        return head
+    }
+
+    func flushIfNeeded(context: ChannelHandlerContext) {
+        if needsFlush {
+            needsFlush = false
+            context.flush()
+        }
+    }
+
+    /// After a GOAWAY, close once every stream up to the last-stream-id has its answer.
+    func closeIfDrained(context: ChannelHandlerContext) {
+        if goingAway, !closed, streams.isEmpty, awaiting == 0 {
+            closed = true
+            context.flush()
+            context.close(promise: nil)
+        }
+    }
+
+    private func resetConnection(context: ChannelHandlerContext) {
+        guard !closed else { return }
+        closed = true
+        core.recorder.count { $0.resets += 1 }
+        // SO_LINGER 0 makes close() send a TCP RST instead of a FIN: the abrupt loss clients must survive.
+        // Close from the TLS handler's own context so the close bypasses it (no close_notify exchange).
+        let below = try? context.pipeline.syncOperations.context(handlerType: NIOSSLServerHandler.self)
+        if let provider = context.channel as? SocketOptionProvider {
+            _ = provider.setSoLinger(NIOLinger(l_onoff: 1, l_linger: 0))
+        }
+        if let below { below.close(promise: nil) } else { context.close(promise: nil) }
+    }
+}

@@ -1,0 +1,147 @@
+import NIOCore
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+import PushCore
+import Synchronization
+
+/// A strict APNs look-alike: HTTP/2 over TLS with certificate or provider-token authentication, Apple's
+/// validation rules and reasons, scriptable device state and injectable faults.
+///
+/// ```swift
+/// let simulator = try APNsSimulator(configuration: config)
+/// let port = try await simulator.start()
+/// // … send to https://127.0.0.1:port/3/device/<token> …
+/// simulator.faults.goAwayAfterStreams = 100
+/// print(simulator.counters.accepted, simulator.received.last?.request.topic ?? "")
+/// try await simulator.stop()
+/// ```
+public final class APNsSimulator: Sendable {
+    /// The configuration it was created with (faults and devices change at runtime through this object).
+    public let configuration: SimulatorConfiguration
+    let core: SimulatorCore
+    private let run = Mutex(RunState())
+
+    private struct RunState {
+        var server: (any Channel)?
+        var port: Int?
+        var connections: [ObjectIdentifier: any Channel] = [:]
+        var stopped = false
+    }
+
+    /// Creates a simulator; nothing listens until ``start()``.
+    /// - Throws: ``SimulatorError`` when a provider-token key or the record file cannot be used.
+    public init(configuration: SimulatorConfiguration) throws(SimulatorError) {
+        self.configuration = configuration
+        self.core = try SimulatorCore(configuration: configuration)
+    }
+
+    /// Starts listening and returns the bound port (useful with port 0).
+    /// - Throws: ``SimulatorError`` for unusable TLS material or when the address cannot be bound.
+    @discardableResult
+    public func start() async throws -> Int {
+        let sslContext = try makeSSLContext()
+        let core = self.core
+        let http2 = Self.http2Configuration(maxConcurrentStreams: configuration.maxConcurrentStreams)
+        let group = configuration.eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { [weak self] channel in
+                self?.track(channel)
+                core.recorder.count { $0.connections += 1 }
+                // Black hole: no TLS handler, so the client's ClientHello is read and dropped forever.
+                if core.faults.blackHole { return channel.eventLoop.makeSucceededVoidFuture() }
+                return channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(NIOSSLServerHandler(context: sslContext))
+                    // HTTP/2 regardless of ALPN: clients such as aioapns offer none and speak h2 by prior knowledge.
+                    try sync.addHandler(
+                        NIOHTTP2Handler(
+                            mode: .server, connectionConfiguration: http2.connection,
+                            streamConfiguration: http2.stream))
+                    try sync.addHandler(APNsConnectionHandler(core: core))
+                }
+            }
+        let server: any Channel
+        do {
+            server = try await bootstrap.bind(host: configuration.host, port: configuration.port).get()
+        } catch {
+            throw SimulatorError(.bindFailed, "cannot listen on \(configuration.host):\(configuration.port): \(error)")
+        }
+        let port = server.localAddress?.port ?? configuration.port
+        run.withLock {
+            $0.server = server
+            $0.port = port
+            $0.stopped = false
+        }
+        return port
+    }
+
+    /// Stops listening, closes every connection and flushes the record file.
+    public func stop() async throws {
+        let (server, connections) = run.withLock { state -> ((any Channel)?, [any Channel]) in
+            state.stopped = true
+            let result = (state.server, Array(state.connections.values))
+            state.server = nil
+            state.connections = [:]
+            return result
+        }
+        try? await server?.close()
+        for connection in connections { try? await connection.close() }
+        core.recorder.close()
+    }
+
+    /// The bound port while running.
+    public var port: Int? { run.withLock { $0.port } }
+
+    /// The most recent accepted notifications, oldest first (at most ``SimulatorConfiguration/receivedLimit``).
+    public var received: [ReceivedNotification] { core.recorder.received }
+
+    /// Counters by status and reason since start (or the last ``resetRecords()``).
+    public var counters: SimulatorCounters { core.recorder.counters }
+
+    /// Clears ``received`` and ``counters``.
+    public func resetRecords() { core.recorder.reset() }
+
+    /// The active faults; assign to change them while running (new values apply to the next request).
+    public var faults: SimulatorFaults {
+        get { core.faults }
+        set { core.faults = newValue }
+    }
+
+    /// Scripted device behaviour.
+    public var devices: [DeviceToken: DeviceBehaviour] { core.devices }
+
+    /// Sets (or with nil clears) how the simulator treats one token.
+    public func setDevice(_ token: DeviceToken, _ behaviour: DeviceBehaviour?) {
+        core.updateDevices { $0[token] = behaviour }
+    }
+
+    /// Marks a token unregistered: 410 with `timestampMs`, or the time of each request when nil.
+    public func unregister(_ token: DeviceToken, timestampMs: Int64? = nil) {
+        setDevice(token, .unregistered(timestampMs: timestampMs))
+    }
+
+    /// Replaces all scripted device behaviour.
+    public func replaceDevices(_ devices: [DeviceToken: DeviceBehaviour]) {
+        core.updateDevices { $0 = devices }
+    }
+
+    private func track(_ channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        let accepted = run.withLock { state -> Bool in
+            guard !state.stopped else { return false }
+            state.connections[id] = channel
+            return true
+        }
+        guard accepted else {
+            channel.close(promise: nil)
+            return
+        }
+        channel.closeFuture.whenComplete { [weak self] _ in
+            _ = self?.run.withLock { $0.connections.removeValue(forKey: id) }
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import PushCore
+
+/// One notification the simulator accepted (answered 200).
+public struct ReceivedNotification: Sendable, Equatable {
+    /// Token, topic, push type, priority, expiration, collapse id, apns-id and payload as received.
+    /// Missing headers appear with APNs' defaults (push type alert, priority 10).
+    public var request: NotificationRequest
+    /// The `apns-unique-id` the simulator answered with.
+    public var uniqueId: String
+    /// True when the request had no `apns-id` and the simulator made one up.
+    public var apnsIdGenerated: Bool
+    /// When it was accepted, in ms since 1970 (the configured clock).
+    public var receivedAtMs: Int64
+
+    /// Creates a record.
+    public init(request: NotificationRequest, uniqueId: String, apnsIdGenerated: Bool, receivedAtMs: Int64) {
+        self.request = request
+        self.uniqueId = uniqueId
+        self.apnsIdGenerated = apnsIdGenerated
+        self.receivedAtMs = receivedAtMs
+    }
+
+    /// The record as one compact JSON object (the `--record` file's line format):
+    /// `{"token","topic","pushType","priority","expiration","collapseId","apnsId","uniqueId","receivedAt","payload"}`.
+    public func jsonLine(into out: inout [UInt8]) {
+        func key(_ k: String) {
+            JSONValue.string(k).encode(into: &out)
+            out.append(UInt8(ascii: ":"))
+        }
+        func str(_ s: String?) {
+            if let s { JSONValue.string(s).encode(into: &out) } else { out.append(contentsOf: "null".utf8) }
+        }
+        out.append(UInt8(ascii: "{"))
+        key("token"); str(request.token.hex); out.append(UInt8(ascii: ","))
+        key("topic"); str(request.topic); out.append(UInt8(ascii: ","))
+        key("pushType"); str(request.pushType.rawValue); out.append(UInt8(ascii: ","))
+        key("priority"); out.append(contentsOf: String(request.priority.rawValue).utf8); out.append(UInt8(ascii: ","))
+        key("expiration")
+        if let e = request.expiration { out.append(contentsOf: String(e).utf8) } else { out.append(contentsOf: "null".utf8) }
+        out.append(UInt8(ascii: ","))
+        key("collapseId"); str(request.collapseId); out.append(UInt8(ascii: ","))
+        key("apnsId"); str(request.apnsId); out.append(UInt8(ascii: ","))
+        key("uniqueId"); str(uniqueId); out.append(UInt8(ascii: ","))
+        key("receivedAt"); out.append(contentsOf: String(receivedAtMs).utf8); out.append(UInt8(ascii: ","))
+        // The payload was validated as a JSON object, so it is embedded verbatim.
+        key("payload"); out.append(contentsOf: request.payload)
+        out.append(UInt8(ascii: "}"))
+    }
+}
+
+/// What the simulator has seen since it started.
+public struct SimulatorCounters: Sendable, Equatable {
+    /// Complete requests answered (any status).
+    public var requests = 0
+    /// Requests answered 200.
+    public var accepted = 0
+    /// Answers by HTTP status.
+    public var byStatus: [Int: Int] = [:]
+    /// Rejections by reason string.
+    public var byReason: [String: Int] = [:]
+    /// Streams answered RST_STREAM REFUSED_STREAM (stream-limit fault).
+    public var refusedStreams = 0
+    /// GOAWAY frames sent by the GOAWAY fault.
+    public var goAways = 0
+    /// Connections reset by the reset fault.
+    public var resets = 0
+    /// TCP connections accepted (including black-holed ones).
+    public var connections = 0
+
+    /// Creates empty counters.
+    public init() {}
+
+    /// A multi-line human summary (printed by `pushctl simulator` on SIGINT/SIGTERM).
+    public var summary: String {
+        var lines = ["simulator: \(requests) requests, \(accepted) accepted, \(connections) connections"]
+        for status in byStatus.keys.sorted() { lines.append("  status \(status): \(byStatus[status]!)") }
+        for reason in byReason.keys.sorted() { lines.append("  \(reason): \(byReason[reason]!)") }
+        if refusedStreams > 0 { lines.append("  refused streams: \(refusedStreams)") }
+        if goAways > 0 { lines.append("  GOAWAYs sent: \(goAways)") }
+        if resets > 0 { lines.append("  connections reset: \(resets)") }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,153 @@
+import PushCore
+
+/// APNs' request rules: given one complete request, the answer APNs would give.
+///
+/// Pure (no I/O, no clock of its own) so every rule can be tested directly; the connection handler feeds it
+/// the parsed headers, the body and who the client is.
+struct RequestValidator: Sendable {
+    /// The request headers APNs looks at, plus whether any of them appeared twice.
+    struct Head: Sendable {
+        var method: String?
+        var path: String?
+        var apnsId: String?
+        var pushType: String?
+        var priority: String?
+        var expiration: String?
+        var collapseId: String?
+        var topic: String?
+        var authorization: String?
+        var duplicate = false
+    }
+
+    /// Who is sending, as established by the TLS handshake or the provider token.
+    enum Client: Sendable {
+        /// `--client-auth none`: anyone, any topic.
+        case anonymous
+        /// A verified client certificate.
+        case certificate(ClientIdentity)
+        /// A verified provider token, or the reason it failed.
+        case token(Result<ProviderTokenVerifier.Verified, ReasonError>)
+    }
+
+    /// The answer.
+    enum Verdict: Sendable {
+        case accept(NotificationRequest, apnsIdGenerated: Bool)
+        case reject(APNsReason, timestampMs: Int64?)
+    }
+
+    /// The environment the simulator plays.
+    var environment: APNsEnvironment
+
+    /// Applies APNs' rules in the order APNs reports them: path and method, headers, credentials,
+    /// topic, payload, then the device's own state.
+    func validate(
+        head: Head, body: [UInt8], client: Client, device: (DeviceToken) -> DeviceBehaviour?,
+        nowMs: Int64, newID: () -> String
+    ) -> Verdict {
+        func reject(_ reason: APNsReason, _ ts: Int64? = nil) -> Verdict { .reject(reason, timestampMs: ts) }
+
+        guard let path = head.path, path.hasPrefix("/3/device") else { return reject(.badPath) }
+        guard head.method == "POST" else { return reject(.methodNotAllowed) }
+        var tokenText = Substring(path.dropFirst("/3/device".count))
+        if tokenText.isEmpty || tokenText == "/" { return reject(.missingDeviceToken) }
+        guard tokenText.first == "/" else { return reject(.badPath) }
+        tokenText = tokenText.dropFirst()
+        guard tokenText.utf8.allSatisfy(Self.isHexDigit), let token = try? DeviceToken(parsing: String(tokenText))
+        else { return reject(.badDeviceToken) }
+        if head.duplicate { return reject(.duplicateHeaders) }
+
+        // Credentials.
+        var allowedTopics: [String]? = nil
+        switch client {
+        case .anonymous: break
+        case .certificate(let identity):
+            guard !identity.topics.isEmpty, identity.development || identity.production else {
+                return reject(.badCertificate)
+            }
+            let fits = environment == .development ? identity.development : identity.production
+            guard fits else { return reject(.badCertificateEnvironment) }
+            allowedTopics = identity.topics
+        case .token(.failure(let error)): return reject(error.reason)
+        case .token(.success(let verified)): allowedTopics = verified.topics.map { Array($0) }
+        }
+
+        var apnsIdGenerated = false
+        let apnsId: String
+        if let given = head.apnsId {
+            guard APNsID.isValid(given) else { return reject(.badMessageId) }
+            apnsId = given
+        } else {
+            apnsId = newID()
+            apnsIdGenerated = true
+        }
+        var pushType = PushType.alert
+        if let text = head.pushType {
+            guard let parsed = PushType(rawValue: text) else { return reject(.invalidPushType) }
+            pushType = parsed
+        }
+        var priority = PushPriority.immediate
+        if let text = head.priority {
+            guard let value = Int(text), let parsed = PushPriority(rawValue: value) else { return reject(.badPriority) }
+            priority = parsed
+        }
+        var expiration: Int64? = nil
+        if let text = head.expiration {
+            guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int64(text) else {
+                return reject(.badExpirationDate)
+            }
+            expiration = value
+        }
+        if let collapseId = head.collapseId, collapseId.utf8.count > 64 { return reject(.badCollapseId) }
+
+        // Topic: certificates with one topic imply it; everyone else must name it.
+        let topic: String
+        if let given = head.topic {
+            guard Self.isWellFormedTopic(given) else { return reject(.badTopic) }
+            topic = given
+        } else if case .certificate = client, let only = allowedTopics, only.count == 1 {
+            topic = only[0]
+        } else {
+            return reject(.missingTopic)
+        }
+        if let allowed = allowedTopics, !allowed.contains(topic) { return reject(.topicDisallowed) }
+        if !pushType.topicSuffix.isEmpty, !topic.hasSuffix(pushType.topicSuffix) { return reject(.invalidPushType) }
+
+        // Payload.
+        if body.isEmpty { return reject(.payloadEmpty) }
+        if body.count > pushType.payloadLimit { return reject(.payloadTooLarge) }
+        guard let payload = try? JSONValue(parsing: body), payload.objectPairs != nil else {
+            return reject(.unknown("BadPayload"))
+        }
+        if pushType == .background {
+            if priority == .immediate { return reject(.badPriority) }
+            guard let aps = payload["aps"], aps["content-available"]?.intValue == 1,
+                aps["alert"] == nil, aps["sound"] == nil, aps["badge"] == nil
+            else { return reject(.invalidPushType) }
+        }
+
+        // The device's own state.
+        switch device(token) {
+        case nil: break
+        case .bad?, .otherEnvironment?: return reject(.badDeviceToken)
+        case .unregistered(let ts)?: return reject(.unregistered, ts ?? nowMs)
+        case .tooManyRequests?: return reject(.tooManyRequests)
+        case .internalServerError?: return reject(.internalServerError)
+        case .topic(let bundle)?:
+            let base = pushType.topicSuffix.isEmpty ? topic : String(topic.dropLast(pushType.topicSuffix.count))
+            if base != bundle { return reject(.deviceTokenNotForTopic) }
+        }
+        let request = NotificationRequest(
+            token: token, topic: topic, pushType: pushType, priority: priority, expiration: expiration,
+            collapseId: head.collapseId, apnsId: apnsId, payload: body)
+        return .accept(request, apnsIdGenerated: apnsIdGenerated)
+    }
+
+    static func isHexDigit(_ c: UInt8) -> Bool {
+        (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46)
+    }
+
+    /// A bundle id (plus suffix): printable ASCII without spaces, at most 255 bytes.
+    static func isWellFormedTopic(_ topic: String) -> Bool {
+        !topic.isEmpty && topic.utf8.count <= 255 && topic.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f }
+    }
+}

@@ -1,0 +1,100 @@
+import NIOCore
+import PushCore
+import Synchronization
+
+/// State shared by every connection of one simulator: configuration, faults, device state and records.
+final class SimulatorCore: Sendable {
+    let configuration: SimulatorConfiguration
+    let validator: RequestValidator
+    let verifier: ProviderTokenVerifier
+    let recorder: SimulatorRecorder
+    private let faultState: Mutex<SimulatorFaults>
+    private let deviceState: Mutex<[DeviceToken: DeviceBehaviour]>
+    /// Lets the hot path skip the device lock entirely while no device is scripted.
+    private let hasDevices: Atomic<Bool>
+
+    init(configuration: SimulatorConfiguration) throws(SimulatorError) {
+        self.configuration = configuration
+        self.validator = RequestValidator(environment: configuration.environment)
+        self.verifier = try ProviderTokenVerifier(
+            keys: configuration.jwtKeys, lifetimeSeconds: configuration.providerTokenLifetime)
+        self.recorder = try SimulatorRecorder(limit: configuration.receivedLimit, recordFile: configuration.recordFile)
+        self.faultState = Mutex(configuration.faults)
+        self.deviceState = Mutex(configuration.devices)
+        self.hasDevices = Atomic(!configuration.devices.isEmpty)
+    }
+
+    var faults: SimulatorFaults {
+        get { faultState.withLock { $0 } }
+        set { faultState.withLock { $0 = newValue } }
+    }
+
+    func device(_ token: DeviceToken) -> DeviceBehaviour? {
+        guard hasDevices.load(ordering: .relaxed) else { return nil }
+        return deviceState.withLock { $0[token] }
+    }
+
+    func updateDevices(_ body: (inout [DeviceToken: DeviceBehaviour]) -> Void) {
+        deviceState.withLock { devices in
+            body(&devices)
+            hasDevices.store(!devices.isEmpty, ordering: .relaxed)
+        }
+    }
+
+    var devices: [DeviceToken: DeviceBehaviour] { deviceState.withLock { $0 } }
+
+    func now() -> Int64 { configuration.clock() }
+}
+
+/// A fast non-cryptographic generator (xoshiro256**) for apns-ids and fault dice; the system generator
+/// costs a syscall per draw, which would dominate the per-request cost.
+struct FastRandom: RandomNumberGenerator {
+    private var s: (UInt64, UInt64, UInt64, UInt64)
+
+    init() {
+        var system = SystemRandomNumberGenerator()
+        s = (system.next(), system.next(), system.next(), system.next() | 1)
+    }
+
+    mutating func next() -> UInt64 {
+        let result = rotl(s.1 &* 5, 7) &* 9
+        let t = s.1 << 17
+        s.2 ^= s.0
+        s.3 ^= s.1
+        s.1 ^= s.2
+        s.0 ^= s.3
+        s.2 ^= t
+        s.3 = rotl(s.3, 45)
+        return result
+    }
+
+    private func rotl(_ x: UInt64, _ k: UInt64) -> UInt64 { (x << k) | (x >> (64 - k)) }
+
+    /// True with probability `p`.
+    mutating func chance(_ p: Double) -> Bool {
+        p > 0 && (p >= 1 || Double(next() >> 11) * 0x1.0p-53 < p)
+    }
+
+    /// A random version-4 UUID in lowercase.
+    mutating func uuid() -> String {
+        let a = next(), b = next()
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for i in 0..<8 {
+            bytes[i] = UInt8(truncatingIfNeeded: a >> (8 * UInt64(i)))
+            bytes[8 + i] = UInt8(truncatingIfNeeded: b >> (8 * UInt64(i)))
+        }
+        bytes[6] = (bytes[6] & 0x0f) | 0x40
+        bytes[8] = (bytes[8] & 0x3f) | 0x80
+        let hex = Self.hexDigits
+        var out = [UInt8]()
+        out.reserveCapacity(36)
+        for (i, byte) in bytes.enumerated() {
+            if i == 4 || i == 6 || i == 8 || i == 10 { out.append(UInt8(ascii: "-")) }
+            out.append(hex[Int(byte >> 4)])
+            out.append(hex[Int(byte & 0xf)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+}

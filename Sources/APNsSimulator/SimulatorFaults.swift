@@ -1,0 +1,48 @@
+/// Failures the simulator injects, as APNs has been seen to produce them. Every field defaults to "off".
+///
+/// Counts are per connection, so a client that reconnects meets the same fault again (as it would meet
+/// APNs' periodic GOAWAYs). Fractions are probabilities in 0…1 drawn per request.
+public struct SimulatorFaults: Sendable, Equatable {
+    /// After this many streams on a connection, send GOAWAY (NO_ERROR, debug data `{"reason":"Shutdown"}`)
+    /// whose last-stream-id is that stream; later streams are ignored and the connection closes once the
+    /// streams up to it are answered.
+    public var goAwayAfterStreams: Int?
+    /// After a rejected notification (any non-200 answer) advertise SETTINGS_MAX_CONCURRENT_STREAMS = 1 and
+    /// answer streams beyond that limit with RST_STREAM REFUSED_STREAM; the next 200 restores the limit.
+    public var dropStreamLimitAfterRejection: Bool
+    /// When the stream after this many is opened on a connection, reset the TCP connection (RST, no GOAWAY).
+    public var resetAfterRequests: Int?
+    /// Delay before answering (applies to ``delayFraction`` of requests). Default zero.
+    public var responseDelay: Duration
+    /// Share of requests that get ``responseDelay``. Default 1 (all of them, when a delay is set).
+    public var delayFraction: Double
+    /// Share of requests answered 429 TooManyRequests.
+    public var tooManyRequestsFraction: Double
+    /// Share of requests answered 503 ServiceUnavailable.
+    public var serviceUnavailableFraction: Double
+    /// Share of requests answered 500 InternalServerError.
+    public var internalServerErrorFraction: Double
+    /// Accept TCP connections but never answer the TLS handshake (applies to new connections).
+    public var blackHole: Bool
+
+    /// Creates a fault set; the defaults inject nothing.
+    public init(
+        goAwayAfterStreams: Int? = nil, dropStreamLimitAfterRejection: Bool = false,
+        resetAfterRequests: Int? = nil, responseDelay: Duration = .zero, delayFraction: Double = 1,
+        tooManyRequestsFraction: Double = 0, serviceUnavailableFraction: Double = 0,
+        internalServerErrorFraction: Double = 0, blackHole: Bool = false
+    ) {
+        self.goAwayAfterStreams = goAwayAfterStreams
+        self.dropStreamLimitAfterRejection = dropStreamLimitAfterRejection
+        self.resetAfterRequests = resetAfterRequests
+        self.responseDelay = responseDelay
+        self.delayFraction = delayFraction
+        self.tooManyRequestsFraction = tooManyRequestsFraction
+        self.serviceUnavailableFraction = serviceUnavailableFraction
+        self.internalServerErrorFraction = internalServerErrorFraction
+        self.blackHole = blackHole
+    }
+
+    /// True when no fault is active (the fast path skips all fault checks).
+    public var isEmpty: Bool { self == SimulatorFaults() }
+}

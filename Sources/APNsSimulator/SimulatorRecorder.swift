@@ -1,0 +1,99 @@
+import Foundation
+import Synchronization
+import PushCore
+
+/// Counters, the bounded in-memory list of accepted notifications and the JSON-lines record file.
+///
+/// Shared by every connection, so all state sits behind one lock; file writes are batched so the hot
+/// path only appends bytes to a buffer.
+final class SimulatorRecorder: Sendable {
+    private struct State {
+        var counters = SimulatorCounters()
+        var ring: [ReceivedNotification] = []
+        var ringStart = 0
+        var pending: [UInt8] = []
+        var file: FileHandle?
+    }
+
+    private let state: Mutex<State>
+    private let limit: Int
+    private static let flushThreshold = 64 * 1024
+
+    init(limit: Int, recordFile: String?) throws(SimulatorError) {
+        var s = State()
+        if let path = recordFile {
+            if !FileManager.default.fileExists(atPath: path) {
+                guard FileManager.default.createFile(atPath: path, contents: nil) else {
+                    throw SimulatorError(.badConfiguration, "cannot create record file \(path)")
+                }
+            }
+            guard let handle = FileHandle(forWritingAtPath: path) else {
+                throw SimulatorError(.badConfiguration, "cannot open record file \(path) for writing")
+            }
+            handle.seekToEndOfFile()
+            s.file = handle
+        }
+        self.limit = max(0, limit)
+        self.state = Mutex(s)
+    }
+
+    func answered(status: Int, reason: APNsReason?, accepted: ReceivedNotification?) {
+        state.withLock { s in
+            s.counters.requests += 1
+            s.counters.byStatus[status, default: 0] += 1
+            if let reason { s.counters.byReason[reason.rawValue, default: 0] += 1 }
+            guard let accepted else { return }
+            s.counters.accepted += 1
+            if limit > 0 {
+                if s.ring.count < limit {
+                    s.ring.append(accepted)
+                } else {
+                    s.ring[s.ringStart] = accepted
+                    s.ringStart = (s.ringStart + 1) % limit
+                }
+            }
+            if s.file != nil {
+                accepted.jsonLine(into: &s.pending)
+                s.pending.append(UInt8(ascii: "\n"))
+                if s.pending.count >= Self.flushThreshold { Self.flush(&s) }
+            }
+        }
+    }
+
+    func count(_ update: @Sendable (inout SimulatorCounters) -> Void) {
+        state.withLock { update(&$0.counters) }
+    }
+
+    /// Writes buffered record lines (called at the end of each read batch and on stop).
+    func flush() {
+        state.withLock { Self.flush(&$0) }
+    }
+
+    private static func flush(_ s: inout State) {
+        guard let file = s.file, !s.pending.isEmpty else { return }
+        file.write(Data(s.pending))
+        s.pending.removeAll(keepingCapacity: true)
+    }
+
+    func close() {
+        state.withLock { s in
+            Self.flush(&s)
+            try? s.file?.close()
+            s.file = nil
+        }
+    }
+
+    var counters: SimulatorCounters { state.withLock { $0.counters } }
+
+    var received: [ReceivedNotification] {
+        state.withLock { s in Array(s.ring[s.ringStart...] + s.ring[..<s.ringStart]) }
+    }
+
+    func reset() {
+        state.withLock { s in
+            s.counters = SimulatorCounters()
+            s.ring.removeAll()
+            s.ringStart = 0
+        }
+    }
+}

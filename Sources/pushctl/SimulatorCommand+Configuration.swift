@@ -1,0 +1,74 @@
+import APNsSimulator
+import Foundation
+import PushCore
+
+extension SimulatorCommand {
+    /// Merges flags over the configuration file (optional: without one the documented defaults apply).
+    func makeConfiguration() throws -> SimulatorConfiguration {
+        let explicitConfig = global.config != nil || ProcessInfo.processInfo.environment["PUSHCTL_CONFIG"] != nil
+        let file: PushConfiguration? =
+            explicitConfig || FileManager.default.fileExists(atPath: global.configPath)
+            ? try global.loadConfiguration() : nil
+        let settings = file?.simulator ?? SimulatorSettings(certificates: absolutePath("Certificates/dev"))
+        guard let auth = SimulatorConfiguration.ClientAuth(rawValue: clientAuth) else {
+            throw CLIError.usage("--client-auth must be certificate, token or none, not '\(clientAuth)'")
+        }
+        guard let environment = APNsEnvironment(rawValue: self.environment) else {
+            throw CLIError.usage("--environment must be development or production, not '\(self.environment)'")
+        }
+        let port = self.port ?? settings.port
+        guard (0...65535).contains(port) else { throw CLIError.usage("--port must be 0…65535") }
+        guard maxConcurrentStreams >= 1 else { throw CLIError.usage("--max-concurrent-streams must be at least 1") }
+        for (name, value) in [
+            ("--delay-fraction", delayFraction), ("--fraction-429", fraction429), ("--fraction-503", fraction503),
+            ("--fraction-500", fraction500),
+        ] where !(0...1).contains(value) {
+            throw CLIError.usage("\(name) must be between 0 and 1")
+        }
+        if let n = goawayAfter, n < 1 { throw CLIError.usage("--goaway-after must be at least 1") }
+        if let n = resetAfter, n < 0 { throw CLIError.usage("--reset-after must not be negative") }
+        guard delayMs >= 0 else { throw CLIError.usage("--delay-ms must not be negative") }
+
+        let directory = certificates.map(absolutePath) ?? settings.certificates
+        let pem: (ca: String?, certificate: String, key: String)
+        do { pem = try SimulatorConfiguration.pemFiles(in: directory) } catch { throw CLIError.usage(error.message) }
+        if auth == .certificate, pem.ca == nil {
+            throw CLIError.usage("cannot read \(directory)/ca.pem, needed for certificate client auth")
+        }
+
+        var keys: [SimulatorJWTKey] = []
+        for spec in jwtKey {
+            let parts = spec.split(separator: ":", maxSplits: 2).map(String.init)
+            guard parts.count == 3 else { throw CLIError.usage("--jwt-key must be KEYID:TEAMID:FILE, not '\(spec)'") }
+            guard let data = FileManager.default.contents(atPath: absolutePath(parts[2])) else {
+                throw CLIError.usage("cannot read provider-token key \(parts[2])")
+            }
+            keys.append(SimulatorJWTKey(keyId: parts[0], teamId: parts[1], publicKeyPEM: String(decoding: data, as: UTF8.self)))
+        }
+        // Token-auth apps pointed at the simulator just work.
+        for (_, app) in file?.apps.sorted(by: { $0.key < $1.key }) ?? [] {
+            guard app.endpoint == .simulator, case .token(let p8, let keyId, let teamId) = app.auth,
+                let data = FileManager.default.contents(atPath: p8)
+            else { continue }
+            keys.append(SimulatorJWTKey(keyId: keyId, teamId: teamId, publicKeyPEM: String(decoding: data, as: UTF8.self)))
+        }
+
+        var deviceMap: [DeviceToken: DeviceBehaviour] = [:]
+        if let devices {
+            guard let data = FileManager.default.contents(atPath: absolutePath(devices)) else {
+                throw CLIError.usage("cannot read devices file \(devices)")
+            }
+            do { deviceMap = try DeviceBehaviourFile.parse(Array(data)) } catch { throw CLIError.usage(error.message) }
+        }
+        let faults = SimulatorFaults(
+            goAwayAfterStreams: goawayAfter, dropStreamLimitAfterRejection: dropStreamLimit,
+            resetAfterRequests: resetAfter, responseDelay: .milliseconds(delayMs), delayFraction: delayFraction,
+            tooManyRequestsFraction: fraction429, serviceUnavailableFraction: fraction503,
+            internalServerErrorFraction: fraction500, blackHole: blackHole)
+        return SimulatorConfiguration(
+            host: host ?? settings.host, port: port, caPEM: pem.ca, serverCertificatePEM: pem.certificate,
+            serverKeyPEM: pem.key, clientAuth: auth, jwtKeys: keys, environment: environment,
+            maxConcurrentStreams: maxConcurrentStreams, recordFile: record.map(absolutePath), faults: faults,
+            devices: deviceMap)
+    }
+}

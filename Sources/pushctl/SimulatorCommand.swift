@@ -1,0 +1,98 @@
+import APNsSimulator
+import ArgumentParser
+import Dispatch
+import Foundation
+import PushCore
+
+/// `pushctl simulator`: runs the built-in APNs simulator until SIGINT/SIGTERM, then prints a summary.
+struct SimulatorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "simulator",
+        abstract: "Run the built-in APNs simulator (HTTP/2 over TLS, APNs' rules, injectable faults).",
+        discussion: """
+            Reads ca.pem, server.pem and server.key from the configuration's simulator.certificates directory \
+            (or --certificates). Token-auth apps whose endpoint is "simulator" have their .p8 keys accepted \
+            automatically. Prints "listening on https://HOST:PORT" once ready; a summary on SIGINT/SIGTERM.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "Interface to bind (default: config simulator.host, else 127.0.0.1).")
+    var host: String?
+    @Option(help: "Port; 0 picks a free one (default: config simulator.port, else 2197).")
+    var port: Int?
+    @Option(help: "Directory with ca.pem, server.pem, server.key (default: config simulator.certificates).")
+    var certificates: String?
+    @Option(help: "Client authentication: certificate, token or none (default certificate).")
+    var clientAuth: String = "certificate"
+    @Option(help: "Environment played: development or production (default development).")
+    var environment: String = "development"
+    @Option(help: "Provider-token key KEYID:TEAMID:FILE (.p8 or public key PEM); repeatable.")
+    var jwtKey: [String] = []
+    @Option(help: "SETTINGS_MAX_CONCURRENT_STREAMS (default 1000).")
+    var maxConcurrentStreams: Int = 1000
+    @Option(help: "Append every accepted notification to this file as JSON lines.")
+    var record: String?
+    @Option(help: "Devices file (JSON) scripting unregistered/bad/other-environment/throttled tokens.")
+    var devices: String?
+    @Option(help: "Fault: GOAWAY after this many streams per connection.")
+    var goawayAfter: Int?
+    @Flag(help: "Fault: after a rejection drop MAX_CONCURRENT_STREAMS to 1 until the next success.")
+    var dropStreamLimit = false
+    @Option(help: "Fault: TCP reset when the stream after this many opens on a connection.")
+    var resetAfter: Int?
+    @Option(help: "Fault: delay answers by this many milliseconds.")
+    var delayMs: Int = 0
+    @Option(help: "Fault: share of answers delayed (0…1, default 1).")
+    var delayFraction: Double = 1
+    @Option(name: .customLong("fraction-429"), help: "Fault: share of requests answered 429 (0…1).")
+    var fraction429: Double = 0
+    @Option(name: .customLong("fraction-503"), help: "Fault: share of requests answered 503 (0…1).")
+    var fraction503: Double = 0
+    @Option(name: .customLong("fraction-500"), help: "Fault: share of requests answered 500 (0…1).")
+    var fraction500: Double = 0
+    @Flag(help: "Fault: accept TCP connections but never finish the TLS handshake.")
+    var blackHole = false
+
+    func run() async throws {
+        let configuration = try makeConfiguration()
+        let simulator: APNsSimulator
+        do { simulator = try APNsSimulator(configuration: configuration) } catch {
+            throw CLIError.usage(error.message)
+        }
+        let bound: Int
+        do { bound = try await simulator.start() } catch let error as SimulatorError {
+            throw CLIError(code: error.code == .bindFailed ? 1 : 2, message: error.message)
+        }
+        // Unbuffered, so scripts waiting for the port see the line at once.
+        Self.emit("simulator: listening on https://\(configuration.host):\(bound) "
+            + "(client auth \(configuration.clientAuth.rawValue), \(configuration.environment.rawValue))")
+        let signal = await Self.waitForTermination()
+        try await simulator.stop()
+        Self.emit("simulator: stopped by signal \(signal)\n" + simulator.counters.summary)
+    }
+
+    static func emit(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    /// Blocks until SIGINT or SIGTERM arrives and returns its number.
+    static func waitForTermination() async -> Int32 {
+        let (stream, continuation) = AsyncStream<Int32>.makeStream()
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            Foundation.signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { continuation.yield(number) }
+            source.resume()
+            sources.append(source)
+        }
+        var received: Int32 = 0
+        for await number in stream {
+            received = number
+            break
+        }
+        for source in sources { source.cancel() }
+        return received
+    }
+}

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# APNs simulator benchmarks (release build):
+#   1. h2load throughput against `pushctl simulator --client-auth none` (one connection, 100 streams in flight);
+#   2. the aioapns cross-check: 10,000 notifications from a third-party client in certificate mode.
+# Figures and exact command lines replace the "## APNs simulator" section of bench/RESULTS.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=.build/release/pushctl
+REQUESTS=${SIM_BENCH_REQUESTS:-200000}
+[ -x "$BIN" ] || swift build -c release --product pushctl
+WORK=$(mktemp -d)
+SIM_PID=
+cleanup() { [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+
+# Dev PKI: Certificates/dev from `pushctl cert make-dev`, else the same files made here with openssl.
+CERTS=${SIM_CERTS:-Certificates/dev}
+if [ ! -f "$CERTS/client.key" ]; then
+  CERTS="$WORK/certs"
+  if "$BIN" --help | grep -q ' cert '; then
+    "$BIN" cert make-dev --out "$CERTS" --topic com.example.app >/dev/null
+  else
+    mkdir -p "$CERTS" && cd "$CERTS"
+    openssl ecparam -name prime256v1 -genkey -noout -out ca.key
+    openssl req -x509 -new -key ca.key -subj "/CN=PushProvider bench CA" -days 30 -out ca.pem \
+      -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
+    openssl ecparam -name prime256v1 -genkey -noout -out server.key
+    openssl req -new -key server.key -subj "/CN=localhost" -out server.csr
+    printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' > server.ext
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 30 -extfile server.ext -out server.pem 2>/dev/null
+    openssl ecparam -name prime256v1 -genkey -noout -out client.key
+    openssl req -new -key client.key -subj "/UID=com.example.app/CN=Apple Development IOS Push Services: com.example.app" -out client.csr
+    printf '1.2.840.113635.100.6.3.1=ASN1:NULL\nextendedKeyUsage=clientAuth\n' > client.ext
+    openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 30 -extfile client.ext -out client.pem 2>/dev/null
+    cd - >/dev/null
+  fi
+fi
+
+# Starts the simulator with the given flags; sets SIM_PID and PORT.
+start_simulator() {
+  "$BIN" simulator --certificates "$CERTS" --port 0 "$@" > "$WORK/sim.log" 2>&1 &
+  SIM_PID=$!
+  for _ in $(seq 100); do
+    PORT=$(sed -n 's/.*listening on https:\/\/[^:]*:\([0-9]*\).*/\1/p' "$WORK/sim.log")
+    [ -n "$PORT" ] && return 0
+    sleep 0.1
+  done
+  cat "$WORK/sim.log"; exit 1
+}
+stop_simulator() { kill -TERM "$SIM_PID"; wait "$SIM_PID" || true; SIM_PID=; }
+
+# 1. h2load: POST a 100-byte payload to /3/device/<64 hex> with apns-topic.
+printf '{"aps":{"alert":"benchmark","sound":"default"},"id":"%s"}' "$(printf 'x%.0s' $(seq 45))" > "$WORK/payload.json"
+[ "$(wc -c < "$WORK/payload.json")" -eq 100 ] || { echo "payload is not 100 bytes"; exit 1; }
+TOKEN=$(printf 'ab%.0s' $(seq 32))
+start_simulator --client-auth none
+H2LOAD="h2load -n $REQUESTS -c 1 -m 100 -d payload.json -H 'apns-topic: com.example.app' https://127.0.0.1:PORT/3/device/$TOKEN"
+h2load -n "$REQUESTS" -c 1 -m 100 -d "$WORK/payload.json" -H 'apns-topic: com.example.app' \
+  "https://127.0.0.1:$PORT/3/device/$TOKEN" > "$WORK/h2load.txt"
+RSS_KB=$(ps -o rss= -p "$SIM_PID" | tr -d ' ')
+stop_simulator
+cat "$WORK/h2load.txt" | grep -E 'finished in|requests:|status codes:'
+RATE=$(sed -n 's/.*finished in [^,]*, \([0-9.]*\) req\/s.*/\1/p' "$WORK/h2load.txt")
+OKS=$(sed -n 's/^status codes: \([0-9]*\) 2xx.*/\1/p' "$WORK/h2load.txt")
+SUMMARY=$(grep -A3 '^simulator: [0-9]' "$WORK/sim.log" | head -4)
+
+# 2. aioapns cross-check in certificate mode.
+start_simulator --client-auth certificate
+python3 bench/aioapns_check.py --port "$PORT" --certificates "$CERTS" --count 10000 | tee "$WORK/aioapns.txt" || true
+stop_simulator
+AIO_SIM=$(grep -A3 '^simulator: [0-9]' "$WORK/sim.log" | head -4)
+
+python3 - "$RATE" "$OKS" "$REQUESTS" "$RSS_KB" "$H2LOAD" "$WORK/h2load.txt" "$WORK/aioapns.txt" "$SUMMARY" "$AIO_SIM" <<'PY'
+import re, sys, datetime
+rate, oks, n, rss, cmd, h2file, aiofile, summary, aiosim = sys.argv[1:]
+h2 = "\n".join(l for l in open(h2file).read().splitlines() if re.match(r"(finished in|requests:|status codes:)", l))
+aio = open(aiofile).read().strip()
+section = f"""## APNs simulator
+
+Measured {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC by `bash bench/bench_simulator.sh` (release build, 2 cores shared
+with the load generator). Target: ≥ 60,000 req/s.
+
+**Throughput: {float(rate):,.0f} req/s** ({oks} of {n} answered 200; simulator RSS after the run {int(rss)/1024:.0f} MB).
+
+```
+pushctl simulator --certificates DIR --port 0 --client-auth none
+{cmd}
+{h2}
+{summary}
+```
+
+**aioapns cross-check** (third-party client, certificate mode, 10,000 notifications):
+
+```
+pushctl simulator --certificates DIR --port 0 --client-auth certificate
+python3 bench/aioapns_check.py --port PORT --certificates DIR --count 10000
+{aio}
+{aiosim}
+```
+
+"""
+text = open("bench/RESULTS.md").read()
+start = text.index("## APNs simulator")
+end = text.find("\n## ", start + 5)
+text = text[:start] + section + (text[end + 1:] if end != -1 else "")
+open("bench/RESULTS.md", "w").write(text)
+PY
+echo "bench/RESULTS.md updated: $RATE req/s"
