@@ -2,13 +2,13 @@
 SWIFT   ?= swift
 CONFIG  ?= Config/pushctl.json
 RELEASE := .build/release/pushctl
-SYSLIBS := libcurl4-openssl-dev libssl-dev libsqlite3-dev pkg-config
+SYSLIBS := libcurl4-openssl-dev libssl-dev libsqlite3-dev pkg-config openssl
 
 .PHONY: deps build release test run certs bench bench-deps clean
 
 ## deps: the system libraries (libcurl, OpenSSL, SQLite); installs them with apt-get when run as root.
 deps:
-	@if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libcurl openssl sqlite3; then \
+	@if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libcurl openssl sqlite3 && command -v openssl >/dev/null 2>&1; then \
 	  echo "deps: libcurl, openssl and sqlite3 found"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  echo "deps: installing $(SYSLIBS)"; \

@@ -22,4 +22,15 @@ static inline int pp_sk_X509_num(const STACK_OF(X509) *s) { return sk_X509_num(s
 static inline X509 *pp_sk_X509_value(const STACK_OF(X509) *s, int i) { return sk_X509_value(s, i); }
 static inline STACK_OF(X509) *pp_sk_X509_new_null(void) { return sk_X509_new_null(); }
 static inline int pp_sk_X509_push(STACK_OF(X509) *s, X509 *x) { return sk_X509_push(s, x); }
+
+/* EVP_EC_gen is a macro over the variadic EVP_PKEY_Q_keygen. */
+static inline EVP_PKEY *pp_EVP_EC_gen_P256(void) { return EVP_EC_gen("P-256"); }
+
+/* `openssl x509 -subject` style one-line names, UTF-8 kept as is (XN_FLAG_ONELINE is a compound macro). */
+static inline unsigned long pp_XN_FLAG_ONELINE_UTF8(void) {
+    return (XN_FLAG_ONELINE & ~ASN1_STRFLGS_ESC_MSB) | ASN1_STRFLGS_UTF8_CONVERT;
+}
+
+/* ERR_GET_LIB / ERR_GET_REASON are inline helpers with macro arguments in some versions. */
+static inline int pp_ERR_GET_REASON(unsigned long e) { return ERR_GET_REASON(e); }
 #endif

@@ -12,6 +12,7 @@ struct Pushctl: AsyncParsableCommand {
             PayloadCommand.self,
             TokensCommand.self,
             SimulatorCommand.self,
+            CertCommand.self,
         ])
 
     /// Runs the command and maps every failure to the documented exit codes: usage and input errors exit 2

@@ -1,0 +1,352 @@
+// The only Swift file that talks to OpenSSL (libcrypto). Every C handle is owned by a `final class` that frees
+// it in `deinit`; every C return code goes through `check()`, which throws ``CredentialError`` with OpenSSL's
+// own error text. Everything here is internal except ``OpenSSLLibrary``.
+import COpenSSL
+import Foundation
+
+/// Process-wide OpenSSL setup.
+public enum OpenSSLLibrary {
+    /// Loads OpenSSL's `legacy` and `default` providers, once per process.
+    ///
+    /// OpenSSL 3 keeps RC2-40 and 3DES (what macOS Keychain uses in .p12 exports) in the `legacy` provider;
+    /// without it `PKCS12_parse` fails with `0308010C … unsupported`. Loading any provider explicitly stops
+    /// OpenSSL from loading `default` implicitly, so both are loaded. libcurl shares this libcrypto, so its own
+    /// P12 handling benefits too. Safe to call from any thread, any number of times.
+    public static func loadProviders() { _ = providersLoaded }
+
+    /// Whether the legacy provider is available (false on systems built without it).
+    public static var legacyProviderLoaded: Bool { providersLoaded }
+
+    private static let providersLoaded: Bool = {
+        let legacy = OSSL_PROVIDER_load(nil, "legacy")
+        let standard = OSSL_PROVIDER_load(nil, "default")
+        ERR_clear_error()
+        return legacy != nil && standard != nil
+    }()
+}
+
+// MARK: - Errors
+
+/// Drains this thread's OpenSSL error queue into one line.
+private func drainOpenSSLErrors() -> String {
+    var parts: [String] = []
+    while case let code = ERR_get_error(), code != 0 {
+        var buffer = [CChar](repeating: 0, count: 256)
+        ERR_error_string_n(code, &buffer, buffer.count)
+        parts.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+    }
+    return parts.isEmpty ? "no OpenSSL error reported" : parts.joined(separator: "; ")
+}
+
+/// The one place OpenSSL results become errors. `result` is an OpenSSL status (> 0 means success) or a
+/// pointer (nil means failure); the thrown message is `what` plus OpenSSL's error strings.
+@discardableResult
+func check<T>(_ result: T?, _ what: @autoclosure () -> String, code: CredentialError.Code = .openssl)
+    throws(CredentialError) -> T
+{
+    let failed: Bool
+    switch result {
+    case nil: failed = true
+    case let status as Int32: failed = status <= 0
+    case let status as Int: failed = status <= 0
+    default: failed = false
+    }
+    guard let value = result, !failed else {
+        var text = drainOpenSSLErrors()
+        if text.contains("unsupported") && !OpenSSLLibrary.legacyProviderLoaded {
+            text += " (the OpenSSL legacy provider, needed for RC2/3DES .p12 files, could not be loaded)"
+        }
+        throw CredentialError(code, "\(what()): \(text)")
+    }
+    return value
+}
+
+// MARK: - Handles
+
+/// A memory BIO: the way bytes move in and out of OpenSSL without touching disk.
+final class OpenSSLBIO {
+    let raw: OpaquePointer
+
+    init() throws(CredentialError) { raw = try check(BIO_new(BIO_s_mem()), "BIO_new") }
+
+    convenience init(_ bytes: [UInt8]) throws(CredentialError) {
+        try self.init()
+        if !bytes.isEmpty {
+            try check(bytes.withUnsafeBytes { BIO_write(raw, $0.baseAddress, Int32($0.count)) }, "BIO_write")
+        }
+    }
+
+    deinit { BIO_free(raw) }
+
+    /// Everything written to the BIO so far.
+    var bytes: [UInt8] {
+        var data: UnsafeMutablePointer<CChar>?
+        let count = pp_BIO_get_mem_data(raw, &data)
+        guard let data, count > 0 else { return [] }
+        return data.withMemoryRebound(to: UInt8.self, capacity: count) { Array(UnsafeBufferPointer(start: $0, count: count)) }
+    }
+}
+
+/// An `EVP_PKEY`.
+final class OpenSSLKey {
+    let raw: OpaquePointer
+
+    init(owning raw: OpaquePointer) { self.raw = raw }
+    deinit { EVP_PKEY_free(raw) }
+
+    /// A fresh NIST P-256 key.
+    static func generateP256() throws(CredentialError) -> OpenSSLKey {
+        OpenSSLKey(owning: try check(pp_EVP_EC_gen_P256(), "cannot generate a P-256 key"))
+    }
+
+    /// The private key as unencrypted PKCS#8 PEM (`BEGIN PRIVATE KEY`), in memory.
+    func privateKeyPEM() throws(CredentialError) -> [UInt8] {
+        let bio = try OpenSSLBIO()
+        try check(PEM_write_bio_PrivateKey(bio.raw, raw, nil, nil, 0, nil, nil), "PEM_write_bio_PrivateKey")
+        return bio.bytes
+    }
+
+    /// The public key as SubjectPublicKeyInfo PEM (`BEGIN PUBLIC KEY`).
+    func publicKeyPEM() throws(CredentialError) -> [UInt8] {
+        let bio = try OpenSSLBIO()
+        try check(PEM_write_bio_PUBKEY(bio.raw, raw), "PEM_write_bio_PUBKEY")
+        return bio.bytes
+    }
+}
+
+/// An `X509` certificate.
+final class OpenSSLCertificate {
+    let raw: OpaquePointer
+
+    init(owning raw: OpaquePointer) { self.raw = raw }
+    deinit { X509_free(raw) }
+
+    /// Parses the first certificate of a PEM file, or a DER certificate (Apple's `.cer` downloads).
+    convenience init(parsing data: [UInt8]) throws(CredentialError) {
+        ERR_clear_error()
+        let bio = try OpenSSLBIO(data)
+        let isPEM = String(decoding: data.prefix(64 * 1024), as: UTF8.self).contains("-----BEGIN")
+        let x509 = isPEM ? PEM_read_bio_X509(bio.raw, nil, nil, nil) : d2i_X509_bio(bio.raw, nil)
+        self.init(owning: try check(x509, "not a PEM or DER X.509 certificate", code: .invalidInput))
+    }
+
+    /// The certificate as PEM.
+    func pem() throws(CredentialError) -> [UInt8] {
+        let bio = try OpenSSLBIO()
+        try check(PEM_write_bio_X509(bio.raw, raw), "PEM_write_bio_X509")
+        return bio.bytes
+    }
+
+    /// The subject as one line, as `openssl x509 -subject -nameopt oneline,-esc_msb` prints it.
+    func subjectOneLine() throws(CredentialError) -> String {
+        let bio = try OpenSSLBIO()
+        try check(X509_NAME_print_ex(bio.raw, X509_get_subject_name(raw), 0, pp_XN_FLAG_ONELINE_UTF8()) >= 0 ? 1 : 0,
+                  "X509_NAME_print_ex")
+        return String(decoding: bio.bytes, as: UTF8.self)
+    }
+
+    /// Every subject UID (OID 0.9.2342.19200300.100.1.1) value, in order.
+    func subjectUserIDs() -> [String] {
+        let name = X509_get_subject_name(raw)
+        var values: [String] = []
+        var index: Int32 = -1
+        while true {
+            index = X509_NAME_get_index_by_NID(name, NID_userId, index)
+            guard index >= 0 else { break }
+            if let entry = X509_NAME_get_entry(name, index), let value = utf8(X509_NAME_ENTRY_get_data(entry)) {
+                values.append(value)
+            }
+        }
+        return values
+    }
+
+    /// The DER content of the extension with this dotted OID, or nil when absent.
+    func extensionValue(oid: String) -> [UInt8]? {
+        guard let object = OBJ_txt2obj(oid, 1) else { ERR_clear_error(); return nil }
+        defer { ASN1_OBJECT_free(object) }
+        let index = X509_get_ext_by_OBJ(raw, object, -1)
+        guard index >= 0, let ext = X509_get_ext(raw, index), let data = X509_EXTENSION_get_data(ext) else { return nil }
+        return bytes(of: data)
+    }
+
+    /// notBefore and notAfter as seconds since 1970.
+    func validity() throws(CredentialError) -> (notBefore: Int64, notAfter: Int64) {
+        func seconds(_ time: UnsafePointer<ASN1_TIME>?, _ what: String) throws(CredentialError) -> Int64 {
+            var parts = tm()
+            try check(ASN1_TIME_to_tm(time, &parts), "certificate has an unreadable \(what)", code: .invalidInput)
+            return Int64(timegm(&parts))
+        }
+        return (try seconds(X509_get0_notBefore(raw), "notBefore"), try seconds(X509_get0_notAfter(raw), "notAfter"))
+    }
+
+    /// Whether `key` is this certificate's private key.
+    func matches(_ key: OpenSSLKey) -> Bool {
+        defer { ERR_clear_error() }
+        return X509_check_private_key(raw, key.raw) == 1
+    }
+}
+
+private func bytes(of string: UnsafePointer<ASN1_STRING>) -> [UInt8] {
+    let count = Int(ASN1_STRING_length(string))
+    guard count > 0, let data = ASN1_STRING_get0_data(string) else { return [] }
+    return Array(UnsafeBufferPointer(start: data, count: count))
+}
+
+private func utf8(_ string: UnsafePointer<ASN1_STRING>?) -> String? {
+    var out: UnsafeMutablePointer<UInt8>?
+    let count = ASN1_STRING_to_UTF8(&out, string)
+    guard count >= 0, let out else { ERR_clear_error(); return nil }
+    defer { pp_OPENSSL_free(out) }
+    return String(decoding: UnsafeBufferPointer(start: out, count: Int(count)), as: UTF8.self)
+}
+
+// MARK: - Issuing certificates
+
+extension OpenSSLCertificate {
+    /// What to put in a new certificate.
+    struct Spec {
+        /// Subject RDNs in order, by OpenSSL short name (`C`, `O`, `OU`, `CN`, `UID`).
+        var subject: [(field: String, value: String)]
+        var serial: UInt64
+        var notBefore: Int64
+        var notAfter: Int64
+        /// X.509v3 extensions in OpenSSL config syntax, e.g. `("basicConstraints", "critical,CA:TRUE")`.
+        var extensions: [(name: String, value: String)]
+        /// Extensions given as an OID and the DER of their value (Apple's push OIDs).
+        var rawExtensions: [(oid: String, der: [UInt8], critical: Bool)] = []
+    }
+
+    /// Issues a certificate for `key` signed by `issuerKey` (self-signed when `issuer` is nil), SHA-256.
+    static func issue(_ spec: Spec, key: OpenSSLKey, issuer: OpenSSLCertificate?, issuerKey: OpenSSLKey)
+        throws(CredentialError) -> OpenSSLCertificate
+    {
+        ERR_clear_error()
+        let cert = OpenSSLCertificate(owning: try check(X509_new(), "X509_new"))
+        let x = cert.raw
+        try check(X509_set_version(x, 2), "X509_set_version")
+        try check(ASN1_INTEGER_set_uint64(X509_get_serialNumber(x), spec.serial), "serial number")
+        try check(ASN1_TIME_set(X509_getm_notBefore(x), time_t(spec.notBefore)), "notBefore")
+        try check(ASN1_TIME_set(X509_getm_notAfter(x), time_t(spec.notAfter)), "notAfter")
+        let name = X509_get_subject_name(x)
+        for (field, value) in spec.subject {
+            let utf8 = Array(value.utf8)
+            try check(X509_NAME_add_entry_by_txt(name, field, MBSTRING_UTF8, utf8, Int32(utf8.count), -1, 0),
+                      "subject \(field)")
+        }
+        try check(X509_set_issuer_name(x, X509_get_subject_name(issuer?.raw ?? x)), "issuer name")
+        try check(X509_set_pubkey(x, key.raw), "X509_set_pubkey")
+
+        var context = X509V3_CTX()
+        X509V3_set_ctx(&context, issuer?.raw ?? x, x, nil, nil, 0)
+        for (extName, value) in spec.extensions {
+            let ext = try check(X509V3_EXT_nconf(nil, &context, extName, value), "extension \(extName)=\(value)")
+            defer { X509_EXTENSION_free(ext) }
+            try check(X509_add_ext(x, ext, -1), "X509_add_ext \(extName)")
+        }
+        for (oid, der, critical) in spec.rawExtensions {
+            let object = try check(OBJ_txt2obj(oid, 1), "OID \(oid)")
+            defer { ASN1_OBJECT_free(object) }
+            let octets = try check(ASN1_OCTET_STRING_new(), "ASN1_OCTET_STRING_new")
+            defer { ASN1_OCTET_STRING_free(octets) }
+            try check(ASN1_OCTET_STRING_set(octets, der, Int32(der.count)), "extension \(oid) value")
+            let ext = try check(X509_EXTENSION_create_by_OBJ(nil, object, critical ? 1 : 0, octets), "extension \(oid)")
+            defer { X509_EXTENSION_free(ext) }
+            try check(X509_add_ext(x, ext, -1), "X509_add_ext \(oid)")
+        }
+        try check(X509_sign(x, issuerKey.raw, EVP_sha256()), "X509_sign")
+        return cert
+    }
+}
+
+// MARK: - PKCS#12
+
+/// A `PKCS12` container (.p12).
+final class OpenSSLPKCS12 {
+    let raw: OpaquePointer
+
+    /// How the container is encrypted.
+    enum Encryption {
+        /// AES-256-CBC with PBKDF2 for certificate and key, HMAC-SHA-256 MAC (OpenSSL 3 default).
+        case modern
+        /// PBE-SHA1-RC2-40 for the certificate, PBE-SHA1-3DES for the key, SHA-1 MAC (macOS Keychain).
+        case legacy
+    }
+
+    init(owning raw: OpaquePointer) { self.raw = raw }
+    deinit { PKCS12_free(raw) }
+
+    /// Reads a DER .p12.
+    convenience init(der: [UInt8]) throws(CredentialError) {
+        OpenSSLLibrary.loadProviders()
+        ERR_clear_error()
+        let bio = try OpenSSLBIO(der)
+        self.init(owning: try check(d2i_PKCS12_bio(bio.raw, nil), "not a PKCS#12 (.p12) file", code: .invalidInput))
+    }
+
+    /// Packs a key and certificate (plus chain) into a password-protected container.
+    static func create(
+        password: String, friendlyName: String, key: OpenSSLKey, certificate: OpenSSLCertificate,
+        chain: [OpenSSLCertificate] = [], encryption: Encryption
+    ) throws(CredentialError) -> OpenSSLPKCS12 {
+        OpenSSLLibrary.loadProviders()
+        ERR_clear_error()
+        let stack = try check(pp_sk_X509_new_null(), "sk_X509_new_null")
+        defer { pp_sk_X509_pop_free(stack) }
+        for extra in chain {
+            X509_up_ref(extra.raw)
+            guard pp_sk_X509_push(stack, extra.raw) > 0 else { X509_free(extra.raw); throw CredentialError(.openssl, "sk_X509_push failed") }
+        }
+        let (keyNID, certNID, mac) = switch encryption {
+        case .modern: (NID_aes_256_cbc, NID_aes_256_cbc, EVP_sha256())
+        case .legacy: (NID_pbe_WithSHA1And3_Key_TripleDES_CBC, NID_pbe_WithSHA1And40BitRC2_CBC, EVP_sha1())
+        }
+        // mac_iter -1: no MAC yet, so the MAC digest can be chosen explicitly below.
+        let p12 = OpenSSLPKCS12(owning: try check(
+            PKCS12_create(password, friendlyName, key.raw, certificate.raw, stack, keyNID, certNID, 2048, -1, 0),
+            "PKCS12_create"))
+        try check(PKCS12_set_mac(p12.raw, password, -1, nil, 0, 2048, mac), "PKCS12_set_mac")
+        return p12
+    }
+
+    /// The container as DER bytes.
+    func der() throws(CredentialError) -> [UInt8] {
+        let bio = try OpenSSLBIO()
+        try check(i2d_PKCS12_bio(bio.raw, raw), "i2d_PKCS12_bio")
+        return bio.bytes
+    }
+
+    /// Verifies the MAC with `password`, then decrypts the key, certificate and chain.
+    func parse(password: String) throws(CredentialError)
+        -> (key: OpenSSLKey, certificate: OpenSSLCertificate, chain: [OpenSSLCertificate])
+    {
+        ERR_clear_error()
+        var pass: String? = password
+        if PKCS12_mac_present(raw) == 1, PKCS12_verify_mac(raw, password, -1) != 1 {
+            // An empty password may have been encoded as "no password" (NULL) by the exporter.
+            if password.isEmpty, PKCS12_verify_mac(raw, nil, 0) == 1 {
+                pass = nil
+            } else {
+                ERR_clear_error()
+                throw CredentialError(.wrongPassword, "wrong password or corrupt .p12 (mac verify failure)")
+            }
+        }
+        var key: OpaquePointer?
+        var cert: OpaquePointer?
+        var stack: OpaquePointer?
+        try check(PKCS12_parse(raw, pass, &key, &cert, &stack), "cannot decrypt .p12")
+        let ownedKey = key.map(OpenSSLKey.init(owning:))
+        let ownedCert = cert.map(OpenSSLCertificate.init(owning:))
+        var chain: [OpenSSLCertificate] = []
+        if let stack {
+            for index in 0..<pp_sk_X509_num(stack) {
+                if let extra = pp_sk_X509_value(stack, index), X509_up_ref(extra) == 1 {
+                    chain.append(OpenSSLCertificate(owning: extra))
+                }
+            }
+            pp_sk_X509_pop_free(stack)
+        }
+        guard let ownedKey else { throw CredentialError(.invalidInput, ".p12 holds no private key") }
+        guard let ownedCert else { throw CredentialError(.invalidInput, ".p12 holds no certificate") }
+        return (ownedKey, ownedCert, chain)
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import PushSender
+import Testing
+
+@Suite("CertificateCredentials") struct CertificateCredentialsTests {
+    @Test func modernAndLegacyP12LoadWithIdenticalFacts() throws {
+        let certs = try CredentialFixture.make(environment: .universal)
+        let password = try CredentialFixture.password(certs)
+        let modern = try CertificateCredentials(p12Path: certs.path("client.p12"), password: password)
+        let legacy = try CertificateCredentials(p12Path: certs.path("client-legacy.p12"), password: password)
+        let pemFacts = try CertificateFacts(certificate: CredentialFixture.bytes(certs.path("client.pem")))
+        #expect(modern.facts == pemFacts)
+        #expect(legacy.facts == pemFacts)
+        // The identity is the certificate and key make-dev wrote as PEM, byte for byte.
+        for credentials in [modern, legacy] {
+            let identity = try #require(credentials.tlsIdentity)
+            #expect(identity.certificatePEM == (try CredentialFixture.bytes(certs.path("client.pem"))))
+            #expect(identity.privateKeyPEM == (try CredentialFixture.bytes(certs.path("client.key"))))
+            #expect(try credentials.authorizationHeader() == nil)
+        }
+    }
+
+    @Test func wrongPasswordIsAClearError() throws {
+        let certs = try CredentialFixture.make()
+        for name in ["client.p12", "client-legacy.p12"] {
+            #expect {
+                try CertificateCredentials(p12Path: certs.path(name), password: "not-the-password")
+            } throws: { error in
+                guard let error = error as? CredentialError else { return false }
+                return error.code == .wrongPassword
+                    && error.message == "\(certs.path(name)): wrong password or corrupt .p12 (mac verify failure)"
+            }
+        }
+    }
+
+    @Test func expiredCertificateIsRefusedNamingTheDate() throws {
+        // Issued 400 days ago for 30 days.
+        let certs = try CredentialFixture.make(days: 30, now: Date().addingTimeInterval(-400 * 86_400))
+        let facts = try CertificateFacts(certificate: CredentialFixture.bytes(certs.path("client.pem")))
+        #expect {
+            try CertificateCredentials(p12Path: certs.path("client.p12"), password: CredentialFixture.password(certs))
+        } throws: { error in
+            guard let error = error as? CredentialError else { return false }
+            return error.code == .expired && error.message.contains("client certificate expired on \(facts.notAfterISO)")
+        }
+        #expect(facts.notAfterISO.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/) != nil)
+        // Still readable for inspection.
+        let loaded = try CertificateCredentials.load(
+            p12: CredentialFixture.bytes(certs.path("client.p12")), password: CredentialFixture.password(certs))
+        #expect(loaded.facts == facts)
+    }
+
+    @Test func certificateThatExpiresAfterLoadingIsRefusedAtSendTime() throws {
+        let start = Date()
+        let certs = try CredentialFixture.make(days: 2, now: start)
+        let clock = ManualClock(start)
+        let credentials = try CertificateCredentials(
+            p12Path: certs.path("client.p12"), password: CredentialFixture.password(certs), now: clock.function)
+        #expect(try credentials.authorizationHeader() == nil)
+        clock.advance(by: 3 * 86_400)
+        #expect { try credentials.authorizationHeader() } throws: { error in
+            (error as? CredentialError)?.code == .expired
+                && (error as? CredentialError)?.message.contains(credentials.facts.notAfterISO) == true
+        }
+    }
+
+    @Test func notYetValidCertificateIsRefused() throws {
+        let certs = try CredentialFixture.make(now: Date().addingTimeInterval(10 * 86_400))
+        #expect {
+            try CertificateCredentials(p12Path: certs.path("client.p12"), password: CredentialFixture.password(certs))
+        } throws: { ($0 as? CredentialError)?.code == .notYetValid }
+    }
+
+    @Test func garbageAndMissingFilesAreErrors() throws {
+        let directory = try CredentialFixture.temporaryDirectory()
+        let garbage = directory + "/garbage.p12"
+        try Data("not a p12".utf8).write(to: URL(fileURLWithPath: garbage))
+        #expect { try CertificateCredentials(p12Path: garbage, password: "x") } throws: {
+            ($0 as? CredentialError)?.code == .invalidInput
+        }
+        #expect { try CertificateCredentials(p12Path: directory + "/missing.p12", password: "x") } throws: {
+            ($0 as? CredentialError)?.code == .io && ($0 as? CredentialError)?.message.contains("missing.p12") == true
+        }
+    }
+
+    @Test func legacyProviderIsLoaded() {
+        OpenSSLLibrary.loadProviders()
+        #expect(OpenSSLLibrary.legacyProviderLoaded)
+    }
+}

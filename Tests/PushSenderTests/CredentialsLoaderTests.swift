@@ -1,0 +1,79 @@
+import Foundation
+import PushCore
+import PushSender
+import Testing
+
+@Suite("CredentialsLoader") struct CredentialsLoaderTests {
+    private func app(_ auth: AuthSettings) -> AppSettings {
+        AppSettings(topic: CredentialFixture.topic, endpoint: .simulator, auth: auth)
+    }
+
+    @Test func certificateFromPasswordFile() throws {
+        let certs = try CredentialFixture.make()
+        let provider = try CredentialsLoader.makeCredentials(
+            for: app(.certificate(p12: certs.path("client-legacy.p12"), password: .file(certs.path("client.p12.password")))),
+            environment: [:])
+        let credentials = try #require(provider as? CertificateCredentials)
+        #expect(credentials.facts.topics == [CredentialFixture.topic])
+        let health = CredentialHealth(provider, now: Date())
+        #expect(health.kind == "certificate" && health.expired == false)
+        #expect(health.certificate == credentials.facts)
+        #expect((363...365).contains(health.daysLeft ?? 0))
+    }
+
+    @Test func certificateFromEnvironmentVariable() throws {
+        let certs = try CredentialFixture.make()
+        let settings = app(.certificate(p12: certs.path("client.p12"), password: .environment("PUSH_P12_PASSWORD")))
+        let provider = try CredentialsLoader.makeCredentials(
+            for: settings, environment: ["PUSH_P12_PASSWORD": CredentialFixture.password(certs)])
+        #expect(provider.tlsIdentity != nil)
+        let missing = #expect(throws: CredentialError.self) {
+            try CredentialsLoader.makeCredentials(for: settings, environment: [:])
+        }
+        #expect(missing?.code == .missingPassword)
+        #expect(missing?.message.contains("PUSH_P12_PASSWORD") == true)
+        let wrong = #expect(throws: CredentialError.self) {
+            try CredentialsLoader.makeCredentials(for: settings, environment: ["PUSH_P12_PASSWORD": "wrong"])
+        }
+        #expect(wrong?.code == .wrongPassword)
+        #expect(wrong?.message.contains("wrong") == true && wrong?.message.contains("mac verify failure") == true)
+    }
+
+    @Test func passwordFileLosesExactlyOneTrailingNewline() throws {
+        let directory = try CredentialFixture.temporaryDirectory()
+        let cases: [(String, String)] = [("pw", "pw"), ("pw\n", "pw"), ("pw\r\n", "pw"), ("pw\n\n", "pw\n"), (" pw \n", " pw ")]
+        for (index, (content, expected)) in cases.enumerated() {
+            let path = directory + "/p\(index)"
+            try Data(content.utf8).write(to: URL(fileURLWithPath: path))
+            #expect(try CredentialsLoader.password(from: .file(path), environment: [:]) == expected)
+        }
+        let missing = #expect(throws: CredentialError.self) {
+            try CredentialsLoader.password(from: .file(directory + "/none"), environment: [:])
+        }
+        #expect(missing?.code == .io)
+    }
+
+    @Test func tokenFromP8() throws {
+        let certs = try CredentialFixture.make()
+        let clock = ManualClock()
+        let provider = try makeCredentials(
+            for: app(.token(p8: certs.path("AuthKey_DEVKEY1234.p8"), keyId: DevCertificates.keyId, teamId: DevCertificates.teamId)),
+            now: clock.function)
+        let token = try #require(provider as? TokenCredentials)
+        #expect(try provider.authorizationHeader()?.hasPrefix("bearer ") == true)
+        #expect(token.tokensGenerated == 1)
+        let health = CredentialHealth(provider, now: clock.now)
+        #expect(health.kind == "token" && health.keyId == "DEVKEY1234" && health.teamId == "DEVTEAM123")
+    }
+
+    @Test func expiredCertificateFailsToLoad() throws {
+        let certs = try CredentialFixture.make(days: 1, now: Date().addingTimeInterval(-5 * 86_400))
+        let error = #expect(throws: CredentialError.self) {
+            try CredentialsLoader.makeCredentials(
+                for: app(.certificate(p12: certs.path("client.p12"), password: .file(certs.path("client.p12.password")))),
+                environment: [:])
+        }
+        #expect(error?.code == .expired)
+        #expect(error?.message.contains("client certificate expired on ") == true)
+    }
+}
