@@ -13,6 +13,7 @@ struct Pushctl: AsyncParsableCommand {
             TokensCommand.self,
             SimulatorCommand.self,
             CertCommand.self,
+            SendCommand.self,
         ])
 
     /// Runs the command and maps every failure to the documented exit codes: usage and input errors exit 2
