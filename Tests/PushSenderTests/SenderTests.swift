@@ -147,8 +147,9 @@ struct SenderTests {
         let results = box.results
         #expect(results.count == 2000)
         #expect(Set(results.map(\.apnsId)) == Set(requests.map(\.apnsId)))
-        #expect(results.allSatisfy { $0.kind == .accepted })
-        #expect(Set(sim.simulator.received.map(\.request.apnsId)) == Set(requests.map(\.apnsId)))
+        let failures = results.filter { $0.kind != .accepted }
+        #expect(failures.isEmpty, "\(failures.count) not accepted: \(Set(failures.map { "\($0.kind) \($0.status) \($0.reason?.rawValue ?? "") \($0.error ?? "")" }).prefix(3))")
+        #expect(Set(sim.simulator.received.map(\.request.apnsId)).isSuperset(of: requests.map(\.apnsId)))
         #expect(sim.simulator.counters.goAways >= 1)
     }
 
@@ -165,7 +166,8 @@ struct SenderTests {
         await sim.stop()
         let results = box.results
         #expect(results.count == 1001)
-        #expect(results.filter { $0.kind == .accepted }.count == 1000)
+        let failures = results.filter { $0.kind != .accepted && $0.token != bad }
+        #expect(failures.isEmpty, "\(failures.count) not accepted: \(Set(failures.map { "\($0.kind) \($0.status) \($0.reason?.rawValue ?? "") \($0.error ?? "")" }).prefix(3))")
         #expect(Set(results.map(\.apnsId)).count == 1001)
     }
 
@@ -185,11 +187,12 @@ struct SenderTests {
         await sim.stop()
         let results = box.results
         #expect(results.count == 300)
-        #expect(results.allSatisfy { $0.kind == .accepted })
+        let failures = results.filter { $0.kind != .accepted }
+        #expect(failures.isEmpty, "\(failures.count) not accepted: \(Set(failures.map { "\($0.kind) \($0.status) \($0.reason?.rawValue ?? "") \($0.error ?? "")" }).prefix(3))")
         #expect(Set(results.map(\.apnsId)).count == 300)
         #expect(results.contains { $0.attempts > 1 })
         #expect(simulator.counters.resets >= 1)
-        #expect(Set(simulator.received.map(\.request.apnsId)) == Set(requests.map(\.apnsId)))
+        #expect(Set(simulator.received.map(\.request.apnsId)).isSuperset(of: requests.map(\.apnsId)))
     }
 
     @Test func slowServerHitsRequestTimeoutWithoutHanging() async throws {

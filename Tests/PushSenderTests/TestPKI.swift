@@ -68,7 +68,10 @@ final class RecordingSleeper: Sleeper, @unchecked Sendable {
     private let onSleep: (@Sendable (Int) -> Void)?
     init(onSleep: (@Sendable (Int) -> Void)? = nil) { self.onSleep = onSleep }
     var delays: [Int] { lock.lock(); defer { lock.unlock() }; return storage }
-    func sleep(milliseconds: Int) async { onSleep?(append(milliseconds)) }
+    func sleep(milliseconds: Int) async {
+        let call = append(milliseconds)
+        onSleep?(call)
+    }
     private func append(_ ms: Int) -> Int {
         lock.lock()
         defer { lock.unlock() }
