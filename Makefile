@@ -50,6 +50,7 @@ bench-deps: deps
 	@command -v h2load >/dev/null 2>&1 && command -v wrk >/dev/null 2>&1 || \
 	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nghttp2-client wrk >/dev/null; }
 	@python3 -c 'import aioapns' 2>/dev/null || python3 -m pip install -q aioapns
+	@[ -x /usr/bin/time ] || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
 
 ## bench: release-build benchmarks; figures go to bench/RESULTS.md (see bench/README.md).
 bench: release bench-deps

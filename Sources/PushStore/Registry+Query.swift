@@ -64,12 +64,49 @@ extension Registry {
         if let error = stream.error { throw error }
     }
 
-    /// Exports `app`'s tokens in key order, one call of `body` per token (streamed in batches).
+    /// Exports `app`'s tokens in key order as canonical lowercase hex, one call of `body` per token.
+    /// Streams keyset pages of 5000 like ``batches(app:channel:environment:batchSize:after:)`` but reads only
+    /// the token column and skips re-validating what the registry stored canonically (export speed).
     public func export(
-        app: String, channel: String? = nil, environment: APNsEnvironment? = nil, _ body: (DeviceToken) throws -> Void
+        app: String, channel: String? = nil, environment: APNsEnvironment? = nil, _ body: (String) throws -> Void
     ) throws {
-        try forEachBatch(app: app, channel: channel, environment: environment, batchSize: 5000) { batch in
-            for device in batch { try body(device.token) }
+        if let channel { try Channels.validate(channel) }
+        var after = ""
+        while true {
+            let page = try tokenPage(app: app, channel: channel, environment: environment, after: after, limit: 5000)
+            for hex in page { try body(hex) }
+            guard page.count == 5000, let last = page.last else { return }
+            after = last
+        }
+    }
+
+    /// One keyset page of token hex strings.
+    func tokenPage(
+        app: String, channel: String?, environment: APNsEnvironment?, after: String, limit: Int
+    ) throws(StoreError) -> [String] {
+        try read { (db) throws(StoreError) -> [String] in
+            let sql = channel == nil
+                ? """
+                SELECT d.token FROM devices d
+                WHERE d.app = ?1 AND d.token > ?2 AND (?3 IS NULL OR d.environment = ?3)
+                ORDER BY d.token LIMIT ?4
+                """
+                : """
+                SELECT c.token FROM device_channels c JOIN devices d ON d.id = c.device_id
+                WHERE c.app = ?1 AND c.channel = ?5 AND c.token > ?2 AND (?3 IS NULL OR d.environment = ?3)
+                ORDER BY c.token LIMIT ?4
+                """
+            let select = try db.statement(sql)
+            defer { select.reset() }
+            try select.bind(1, app)
+            try select.bind(2, after)
+            try select.bind(3, environment?.rawValue)
+            try select.bind(4, Int64(limit))
+            if let channel { try select.bind(5, channel) }
+            var tokens: [String] = []
+            tokens.reserveCapacity(limit)
+            while try select.step() { tokens.append(select.text(0)) }
+            return tokens
         }
     }
 

@@ -115,16 +115,18 @@ extension Registry {
         } else {
             let insert = try db.statement(
                 """
-                INSERT INTO devices (app, token, environment, channels, created_ms, last_registered_ms)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?5)
+                INSERT INTO devices (app, token, id, environment, channels, created_ms, last_registered_ms)
+                VALUES (?1, ?2, (SELECT coalesce(max(id), 0) + 1 FROM devices), ?3, ?4, ?5, ?5)
+                RETURNING id
                 """)
             try insert.bind(1, request.app)
             try insert.bind(2, request.token.hex)
             try insert.bind(3, environment)
             try insert.bind(4, Channels.encode(channels ?? []))
             try insert.bind(5, now)
-            try insert.run()
-            id = db.lastInsertRowID
+            guard try insert.step() else { throw StoreError(.unknown(0), "insert returned no id") }
+            id = insert.int64(0)
+            insert.reset()
             if let channels, !channels.isEmpty { try setChannels(channels, of: id, request, in: db) }
         }
         if let old = request.oldToken, replaced != nil { return .replaced(old) }

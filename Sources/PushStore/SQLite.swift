@@ -72,9 +72,6 @@ final class Connection {
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     var changes: Int { Int(sqlite3_changes(handle)) }
 
-    /// The rowid of the last INSERT on this connection.
-    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
-
     /// Runs `body` in a transaction. Writers use `BEGIN IMMEDIATE` so the write lock is taken (waiting up
     /// to the busy timeout) before any read: a deferred transaction that upgrades later can fail with
     /// SQLITE_BUSY immediately, which the busy handler cannot retry.

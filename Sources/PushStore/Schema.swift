@@ -8,17 +8,20 @@ enum Schema {
     static let migrations: [[String]] = [
         // 1: devices, their channels, and the prune log.
         [
+            // Clustered on the keyset key (app, token): a broadcast stream is one sequential range scan
+            // instead of an index walk plus a random table lookup per row. `id` is the stable handle the
+            // channel rows point at (assigned as max(id) + 1; its unique index only ever appends).
             """
             CREATE TABLE devices (
-                id INTEGER PRIMARY KEY,
                 app TEXT NOT NULL,
                 token TEXT NOT NULL,
+                id INTEGER NOT NULL UNIQUE,
                 environment TEXT NOT NULL CHECK (environment IN ('development', 'production')),
                 channels TEXT NOT NULL DEFAULT '',
                 created_ms INTEGER NOT NULL,
                 last_registered_ms INTEGER NOT NULL,
-                UNIQUE (app, token)
-            )
+                PRIMARY KEY (app, token)
+            ) WITHOUT ROWID
             """,
             // Channel membership, keyed (app, channel, token) so a channel broadcast is a keyset range
             // scan of this index; `devices.channels` keeps a copy so streaming all devices needs no join.

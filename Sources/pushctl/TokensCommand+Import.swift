@@ -17,7 +17,7 @@ extension TokensCommand {
         @Option(name: .long, help: "development or production (default: from the app's endpoint).")
         var environment: String?
         @Option(name: .long, help: "A channel for every imported token (repeatable).") var channel: [String] = []
-        @Option(name: .long, help: "Tokens per transaction.") var batchSize = 10_000
+        @Option(name: .long, help: "Tokens per transaction.") var batchSize = 50_000
 
         func run() throws {
             let (settings, registry) = try options.open()
@@ -53,21 +53,35 @@ extension TokensCommand {
             commandName: "bench-register", abstract: "Benchmark single registrations.", shouldDisplay: false)
         @OptionGroup var options: TokensOptions
         @Option(name: .long, help: "Registrations to time.") var count = 10_000
+        @Option(name: .long, help: "Registrations per registerBatch call (1: register one at a time).") var batch = 1
 
         func run() throws {
             let (settings, registry) = try options.open()
             var generator = SystemRandomNumberGenerator()
-            var latencies: [Double] = []
+            var latencies: [Double] = []  // per call
             latencies.reserveCapacity(count)
             let start = DispatchTime.now().uptimeNanoseconds
-            for _ in 0..<count {
-                let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
-                let token = try DeviceToken(bytes: bytes)
+            var done = 0
+            while done < count {
+                let n = min(max(1, batch), count - done)
+                let requests = try (0..<n).map { _ in
+                    let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                    return RegistrationRequest(
+                        app: options.app, token: try DeviceToken(bytes: bytes), environment: settings.defaultEnvironment)
+                }
                 let t0 = DispatchTime.now().uptimeNanoseconds
-                _ = try cli { () throws(StoreError) in
-                    try registry.register(app: options.app, token: token, environment: settings.defaultEnvironment)
+                if n == 1 && batch <= 1 {
+                    _ = try cli { () throws(StoreError) in
+                        try registry.register(
+                            app: options.app, token: requests[0].token, environment: settings.defaultEnvironment)
+                    }
+                } else {
+                    for result in registry.registerBatch(requests) {
+                        if case .failure(let error) = result { throw CLIError(code: 1, message: error.message) }
+                    }
                 }
                 latencies.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6)
+                done += n
             }
             let total = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             latencies.sort()
@@ -75,6 +89,27 @@ extension TokensCommand {
             print(String(
                 format: "registrations=%d seconds=%.2f rate=%.0f/s p50_ms=%.3f p99_ms=%.3f max_ms=%.3f",
                 count, total, Double(count) / total, percentile(0.50), percentile(0.99), latencies.last ?? 0))
+        }
+    }
+}
+
+extension TokensCommand {
+    /// Hidden: `tokens bench-stream` times the broadcast path (``Registry/batches``: decoded devices).
+    struct BenchStream: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "bench-stream", abstract: "Benchmark streaming decoded devices.", shouldDisplay: false)
+        @OptionGroup var options: TokensOptions
+        @Option(name: .long, help: "Devices per keyset batch.") var batchSize = 1000
+
+        func run() throws {
+            let (_, registry) = try options.open()
+            let start = DispatchTime.now().uptimeNanoseconds
+            var rows = 0
+            try streamErrors {
+                try registry.forEachBatch(app: options.app, batchSize: batchSize) { rows += $0.count }
+            }
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            print(String(format: "rows=%d seconds=%.2f rate=%.0f", rows, seconds, Double(rows) / seconds))
         }
     }
 }

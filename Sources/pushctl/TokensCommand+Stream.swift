@@ -58,8 +58,8 @@ extension TokensCommand {
             let (_, registry) = try options.open()
             let out = BufferedOutput()
             try streamErrors {
-                try registry.export(app: options.app, channel: channel) { token in
-                    out.write(token.hex)
+                try registry.export(app: options.app, channel: channel) { hex in
+                    out.write(hex)
                     out.write("\n")
                 }
             }

@@ -8,7 +8,7 @@ struct TokensCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tokens",
         abstract: "Manage the device-token registry.",
-        subcommands: [Add.self, Remove.self, List.self, Count.self, Import.self, Export.self, BenchRegister.self])
+        subcommands: [Add.self, Remove.self, List.self, Count.self, Import.self, Export.self, BenchRegister.self, BenchStream.self])
 }
 
 /// Options shared by every `tokens` subcommand.

@@ -1,0 +1,65 @@
+import Foundation
+import PushCore
+import Testing
+
+@testable import PushStore
+
+@Suite struct SchemaTests {
+    @Test func migratesVersionOneDatabase() throws {
+        let path = makeTempDirectory() + "/v1.sqlite"
+        do {
+            // Version 1 exactly as it shipped, written by hand (not from Schema.migrations).
+            let db = try Connection(path: path, busyTimeoutMs: 1000, synchronous: "FULL")
+            try db.execute("""
+                CREATE TABLE schema_version (version INTEGER NOT NULL);
+                INSERT INTO schema_version VALUES (1);
+                CREATE TABLE devices (app TEXT NOT NULL, token TEXT NOT NULL, id INTEGER NOT NULL UNIQUE,
+                    environment TEXT NOT NULL CHECK (environment IN ('development', 'production')),
+                    channels TEXT NOT NULL DEFAULT '', created_ms INTEGER NOT NULL,
+                    last_registered_ms INTEGER NOT NULL, PRIMARY KEY (app, token)) WITHOUT ROWID;
+                CREATE TABLE device_channels (app TEXT NOT NULL, channel TEXT NOT NULL, token TEXT NOT NULL,
+                    device_id INTEGER NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
+                    PRIMARY KEY (app, channel, token)) WITHOUT ROWID;
+                CREATE INDEX device_channels_device ON device_channels (device_id);
+                CREATE TABLE prune_log (id INTEGER PRIMARY KEY, app TEXT NOT NULL, token TEXT NOT NULL,
+                    reason TEXT NOT NULL, action TEXT NOT NULL CHECK (action IN ('deleted', 'skipped')),
+                    apns_timestamp_ms INTEGER, last_registered_ms INTEGER, at_ms INTEGER NOT NULL);
+                INSERT INTO devices (id, app, token, environment, channels, created_ms, last_registered_ms)
+                    VALUES (1, 'a', '00112233445566778899aabbccddeeff', 'production', 'news', 100, 200);
+                INSERT INTO device_channels VALUES ('a', 'news', '00112233445566778899aabbccddeeff', 1);
+                """)
+        }
+        let registry = try Registry(path: path)
+        #expect(try registry.schemaVersion() == Schema.currentVersion)
+        let device = try #require(try registry.list(app: "a").first)
+        #expect(device.token.hex == "00112233445566778899aabbccddeeff")
+        #expect(device.channels == ["news"] && device.createdMs == 100 && device.lastRegisteredMs == 200)
+        #expect(device.lastSuccessMs == nil)
+        #expect(try registry.count(app: "a", channel: "news") == 1)
+        // Version-2 features work on the migrated file.
+        try registry.markSuccess(app: "a", tokens: [device.token], atMs: 300)
+        #expect(try registry.list(app: "a").first?.lastSuccessMs == 300)
+        #expect(try registry.integrityCheck() == "ok")
+        // Opening again is a no-op migration.
+        #expect(try Registry(path: path).schemaVersion() == Schema.currentVersion)
+    }
+
+    @Test func refusesNewerDatabase() throws {
+        let path = makeTempDirectory() + "/new.sqlite"
+        _ = try Registry(path: path)
+        do {
+            let db = try Connection(path: path, busyTimeoutMs: 1000, synchronous: "FULL")
+            try db.execute("UPDATE schema_version SET version = 99")
+        }
+        let error = #expect(throws: StoreError.self) { try Registry(path: path) }
+        #expect(error?.code == .schemaTooNew)
+        #expect(error?.message.contains("99") == true)
+    }
+
+    @Test func refusesNonDatabaseFile() throws {
+        let path = makeTempDirectory() + "/junk.sqlite"
+        _ = FileManager.default.createFile(atPath: path, contents: Data(repeating: 0x41, count: 4096))
+        let error = #expect(throws: StoreError.self) { try Registry(path: path) }
+        #expect(error?.code == .corrupt)
+    }
+}

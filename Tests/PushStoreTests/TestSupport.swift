@@ -1,0 +1,121 @@
+import Foundation
+import PushCore
+import PushStore
+
+/// A fresh temporary directory per test (tests run in parallel).
+func makeTempDirectory() -> String {
+    let path = NSTemporaryDirectory() + "pushstore-\(UUID().uuidString)"
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+/// A clock the test moves by hand.
+final class ManualClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Int64
+
+    init(_ start: Int64 = 1_700_000_000_000) { value = start }
+
+    var now: Int64 {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+
+    func advance(_ ms: Int64) {
+        lock.lock()
+        value += ms
+        lock.unlock()
+    }
+
+    var function: @Sendable () -> Int64 { { self.now } }
+}
+
+/// A distinct valid 16-byte token for each index (the multiplier is odd, so the mapping is a bijection).
+func testToken(_ index: Int, salt: UInt64 = 0) -> DeviceToken {
+    let mixed = UInt64(truncatingIfNeeded: index) &* 0x9E37_79B9_7F4A_7C15
+    let hex = String(format: "%016llx%016llx", mixed, salt)
+    return try! DeviceToken(parsing: hex)
+}
+
+/// Writes a config naming one app, `example`, with its database in `directory`.
+func writeConfig(in directory: String) -> (config: String, database: String) {
+    let config = directory + "/pushctl.json"
+    let json = """
+        { "database": "data/registry.sqlite", "simulator": {"certificates": "certs"},
+          "apps": { "example": { "topic": "com.example.app", "endpoint": "simulator",
+                                 "auth": {"p12": "client.p12", "passwordFile": "client.p12.password"} } } }
+        """
+    _ = FileManager.default.createFile(atPath: config, contents: Data(json.utf8))
+    return (config, directory + "/data/registry.sqlite")
+}
+
+/// The built `pushctl`: next to the test bundle, else `<package root>/.build/debug/pushctl`.
+func pushctlPath() -> String {
+    let besideBundle = (CommandLine.arguments[0] as NSString).deletingLastPathComponent + "/pushctl"
+    if FileManager.default.isExecutableFile(atPath: besideBundle) { return besideBundle }
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    return root.path + "/.build/debug/pushctl"
+}
+
+/// The result of one pushctl run.
+struct RunResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// A running pushctl with its output going to files.
+final class PushctlProcess {
+    let process = Process()
+    private let outPath: String
+    private let errPath: String
+
+    init(_ arguments: [String], config: String, stdin: String? = nil) throws {
+        let dir = makeTempDirectory()
+        outPath = dir + "/out"
+        errPath = dir + "/err"
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+        process.executableURL = URL(fileURLWithPath: pushctlPath())
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["PUSHCTL_CONFIG"] = config
+        process.environment = environment
+        process.standardOutput = FileHandle(forWritingAtPath: outPath)
+        process.standardError = FileHandle(forWritingAtPath: errPath)
+        if let stdin {
+            let pipe = Pipe()
+            process.standardInput = pipe
+            try process.run()
+            pipe.fileHandleForWriting.write(Data(stdin.utf8))
+            try pipe.fileHandleForWriting.close()
+        } else {
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+        }
+    }
+
+    /// Waits up to `timeout` seconds (then kills the process and reports status -1).
+    func wait(timeout: Double = 30) -> RunResult {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(5_000) }
+        var status: Int32 = -1
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        } else {
+            process.waitUntilExit()
+            status = process.terminationStatus
+        }
+        let out = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+        let err = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
+        return RunResult(status: status, stdout: out, stderr: err)
+    }
+}
+
+/// Runs pushctl to completion.
+func pushctl(_ arguments: [String], config: String, stdin: String? = nil, timeout: Double = 30) throws -> RunResult {
+    try PushctlProcess(arguments, config: config, stdin: stdin).wait(timeout: timeout)
+}
