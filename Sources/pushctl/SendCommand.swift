@@ -60,7 +60,7 @@ struct SendCommand: AsyncParsableCommand {
         let bundleId = appSettings.topic
         let onResult: @Sendable (DeliveryResult) -> Void = { output.print($0) }
         if let explicit {
-            let items = explicit.map { SendItem(prepared.request(token: $0, bundleId: bundleId)) }
+            let items = explicit.lazy.map { SendItem(prepared.request(token: $0, bundleId: bundleId)) }
             await sender.run(items, onResult: onResult)
         } else {
             let stream = registry.batches(app: app, channel: channel)
