@@ -1,5 +1,6 @@
 import APNsSimulator
 import Foundation
+import NIOPosix
 import PushCore
 import PushSender
 
@@ -9,6 +10,8 @@ struct SimulatorHarness {
     let simulator: APNsSimulator
     let port: Int
     let dir: String
+    /// Our own event loop, so heavy sender tests do not delay other suites' simulators on NIO's shared group.
+    let group: MultiThreadedEventLoopGroup
 
     /// Starts a simulator. With `dev`, it serves the make-dev PKI (its CA, server certificate and keys)
     /// so the .p12/.p8 files from ``DevCertificates`` work against it.
@@ -18,6 +21,7 @@ struct SimulatorHarness {
         receivedLimit: Int = 10_000, dev: DevCertificates? = nil,
         clock: @escaping @Sendable () -> Int64 = SimulatorClock.systemMilliseconds
     ) async throws {
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         pki = try SimulatorPKI()
         dir = NSTemporaryDirectory() + "pushsender-sim-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -27,7 +31,8 @@ struct SimulatorHarness {
         let config = SimulatorConfiguration(
             caPEM: caPEM, serverCertificatePEM: try dev.map { _ in try read("server.pem") } ?? pki.server.certificatePEM,
             serverKeyPEM: try dev.map { _ in try read("server.key") } ?? pki.server.keyPEM, clientAuth: clientAuth,
-            jwtKeys: jwtKeys, receivedLimit: receivedLimit, faults: faults, devices: devices, clock: clock)
+            jwtKeys: jwtKeys, receivedLimit: receivedLimit, faults: faults, devices: devices, clock: clock,
+            eventLoopGroup: group)
         simulator = try APNsSimulator(configuration: config)
         port = try await simulator.start()
     }
@@ -57,6 +62,7 @@ struct SimulatorHarness {
 
     func stop() async {
         try? await simulator.stop()
+        try? await group.shutdownGracefully()
         try? FileManager.default.removeItem(atPath: dir)
     }
 }
