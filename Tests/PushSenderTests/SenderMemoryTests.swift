@@ -33,13 +33,18 @@ struct SenderMemoryTests {
         }
         await sender.run(requests: batch(0..<warmup)) { if $0.isAccepted { counter.add() } }
         let before = Self.residentBytes()
-        await sender.run(requests: batch(warmup..<total)) { if $0.isAccepted { counter.add() } }
+        let middle = warmup + (total - warmup) / 2
+        await sender.run(requests: batch(warmup..<middle)) { if $0.isAccepted { counter.add() } }
+        let mid = Self.residentBytes()
+        await sender.run(requests: batch(middle..<total)) { if $0.isAccepted { counter.add() } }
         let after = Self.residentBytes()
         await sender.shutdown()
         await sim.stop()
         #expect(counter.value == total)
-        // Generous bound: a per-notification leak of even 200 bytes would add ~36 MB over 180k sends.
-        #expect(after - before < 24 * 1024 * 1024, "RSS grew from \(before) to \(after) bytes")
+        // RSS is process-wide and other suites run in parallel, so one half may be noisy; a per-notification
+        // leak grows both halves. Generous bounds: this guards against growth per push, not a byte budget.
+        #expect(min(mid - before, after - mid) < 12 * 1024 * 1024, "RSS \(before) → \(mid) → \(after) bytes")
+        #expect(after - before < 64 * 1024 * 1024, "RSS \(before) → \(mid) → \(after) bytes")
     }
 }
 
