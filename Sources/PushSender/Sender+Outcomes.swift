@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import PushCore
 
@@ -68,8 +69,9 @@ extension Sender {
             // Fail closed and do not retry: an untrusted server or a refused client certificate won't heal.
             stopEndpoint(state, "TLS with \(state.target) failed: \(error.message)")
             finish(job, status: 0, reason: nil, kind: .notSent, error: error.message)
-        } else if error.isRefusedStream, job.refusals < 100 {
-            // The server guarantees a refused stream was not processed: resend at once, no attempt used.
+        } else if error.isRefusedStream || error.message.contains("GOAWAY"), job.refusals < 100 {
+            // REFUSED_STREAM, or a stream above a GOAWAY's last-stream-id: the server guarantees it did not
+            // process the request, so resend at once on a (new) connection without using an attempt.
             job.refusals += 1
             job.attempts -= 1
             start(job)

@@ -13,6 +13,7 @@ struct Pushctl: AsyncParsableCommand {
             TokensCommand.self,
             CertCommand.self,
             SimulatorCommand.self,
+            SendCommand.self,
             BroadcastCommand.self,
             ServeCommand.self,
             ApikeyCommand.self,

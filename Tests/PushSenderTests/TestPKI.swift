@@ -60,16 +60,23 @@ struct FixedCertificate: CredentialProvider {
     func providerTokenExpired(_ header: String) {}
 }
 
-/// A sleeper that records requested delays and returns at once.
+/// A sleeper that records requested delays and returns at once; `onSleep` gets the call number (1-based),
+/// so a test can change the server between attempts deterministically.
 final class RecordingSleeper: Sleeper, @unchecked Sendable {
     private let lock = NSLock()
     private var storage: [Int] = []
+    private let onSleep: (@Sendable (Int) -> Void)?
+    init(onSleep: (@Sendable (Int) -> Void)? = nil) { self.onSleep = onSleep }
     var delays: [Int] { lock.lock(); defer { lock.unlock() }; return storage }
-    func sleep(milliseconds: Int) async { append(milliseconds) }
-    private func append(_ ms: Int) {
+    func sleep(milliseconds: Int) async {
+        let call = append(milliseconds)
+        onSleep?(call)
+    }
+    private func append(_ ms: Int) -> Int {
         lock.lock()
+        defer { lock.unlock() }
         storage.append(ms)
-        lock.unlock()
+        return storage.count
     }
 }
 

@@ -1,0 +1,113 @@
+import APNsSimulator
+import Foundation
+import PushCore
+import Testing
+@testable import PushSender
+
+/// The sender with the credentials users actually have (.p12 from make-dev, modern and legacy; .p8),
+/// against the real simulator over TLS.
+@Suite(.timeLimit(.minutes(1)))
+struct SenderCredentialTests {
+    private func sendOnce(_ sim: SimulatorHarness, _ credentials: CredentialProvider) async throws -> DeliveryResult {
+        let sender = try Sender(
+            target: sim.target(), credentials: credentials,
+            configuration: SenderConfiguration(maxAttempts: 2), sleeper: RecordingSleeper())
+        let result = await sender.send(sim.request(testToken(1)))
+        await sender.shutdown()
+        return result
+    }
+
+    @Test(arguments: ["client.p12", "client-legacy.p12"])
+    func p12IdentityIsAccepted(file: String) async throws {
+        let dev = try CredentialFixture.make(label: "sender-\(file)")
+        let sim = try await SimulatorHarness(dev: dev)
+        let credentials = try CertificateCredentials(p12Path: dev.path(file), password: CredentialFixture.password(dev))
+        let result = try await sendOnce(sim, credentials)
+        await sim.stop()
+        #expect(result.kind == .accepted)
+        #expect(sim.simulator.counters.accepted == 1)
+    }
+
+    @Test func clientCertificateFromAnotherCAIsRefused() async throws {
+        let dev = try CredentialFixture.make(label: "sender-stranger-dev")
+        let sim = try await SimulatorHarness()  // trusts its own CA, not make-dev's
+        let credentials = try CertificateCredentials(
+            p12Path: dev.path("client.p12"), password: CredentialFixture.password(dev))
+        let result = try await sendOnce(sim, credentials)
+        await sim.stop()
+        // The handshake is refused (TLS 1.3 reports it on the first read): never accepted, no HTTP answer.
+        #expect(result.kind != .accepted)
+        #expect(result.status == 0)
+        #expect(sim.simulator.counters.accepted == 0)
+    }
+
+    @Test func expiredP12IsRefusedBeforeConnecting() throws {
+        let past = Date(timeIntervalSinceNow: -10 * 86_400)
+        let dev = try CredentialFixture.make(days: 2, now: past, label: "sender-expired")
+        #expect(throws: CredentialError.self) {
+            _ = try CertificateCredentials(p12Path: dev.path("client.p12"), password: CredentialFixture.password(dev))
+        }
+        // The sender itself refuses a known-expired certificate, naming the date.
+        #expect(throws: SenderError.self) {
+            try Sender(
+                target: SenderTarget(host: "127.0.0.1", port: 9), credentials: FixedCertificate(tlsIdentity: nil),
+                certificateNotAfterMs: Int64(past.timeIntervalSince1970 * 1000) + 2 * 86_400_000)
+        }
+    }
+
+    @Test func providerTokenModeRefreshesOnExpiredProviderToken() async throws {
+        let dev = try CredentialFixture.make(label: "sender-p8")
+        let offset = OffsetClock()
+        let key = SimulatorJWTKey(
+            keyId: DevCertificates.keyId, teamId: DevCertificates.teamId,
+            publicKeyPEM: try String(contentsOfFile: dev.path("AuthKey_DEVKEY1234.pub.pem"), encoding: .utf8))
+        let sim = try await SimulatorHarness(clientAuth: .token, jwtKeys: [key], dev: dev, clock: { offset.nowMs() })
+        let credentials = try TokenCredentials(
+            p8Path: dev.path("AuthKey_DEVKEY1234.p8"), keyId: DevCertificates.keyId, teamId: DevCertificates.teamId,
+            now: { offset.now() })
+        let sender = try Sender(
+            target: sim.target(), credentials: credentials, configuration: SenderConfiguration(maxAttempts: 3),
+            sleeper: RecordingSleeper())
+        let first = await sender.send(sim.request(testToken(1)))
+        // 61 minutes later the simulator calls the cached token expired; the sender refreshes once and retries.
+        offset.advance(seconds: 61 * 60)
+        let second = await sender.send(sim.request(testToken(2)))
+        await sender.shutdown()
+        await sim.stop()
+        #expect(first.kind == .accepted)
+        #expect(second.kind == .accepted)
+        #expect(credentials.tokensGenerated == 2)
+    }
+
+    @Test func unknownSigningKeyIsACredentialFailureThatStopsTheEndpoint() async throws {
+        let dev = try CredentialFixture.make(label: "sender-p8-unknown")
+        let other = try CredentialFixture.make(label: "sender-p8-other")
+        let key = SimulatorJWTKey(
+            keyId: DevCertificates.keyId, teamId: DevCertificates.teamId,
+            publicKeyPEM: try String(contentsOfFile: other.path("AuthKey_DEVKEY1234.pub.pem"), encoding: .utf8))
+        let sim = try await SimulatorHarness(clientAuth: .token, jwtKeys: [key], dev: dev)
+        let credentials = try TokenCredentials(
+            p8Path: dev.path("AuthKey_DEVKEY1234.p8"), keyId: DevCertificates.keyId, teamId: DevCertificates.teamId)
+        let sender = try Sender(target: sim.target(), credentials: credentials, sleeper: RecordingSleeper())
+        let box = ResultBox()
+        await sender.run(requests: (0..<50).map { sim.request(testToken($0)) }) { box.add($0) }
+        let summary = sender.summary
+        await sender.shutdown()
+        await sim.stop()
+        #expect(box.results.count == 50)
+        #expect(box.results.contains { $0.kind == .credentialFailure && $0.reason == .invalidProviderToken })
+        #expect(box.results.allSatisfy { $0.kind == .credentialFailure || $0.kind == .notSent })
+        #expect(summary.stoppedEndpoints.count == 1)
+        // Stopped: far fewer requests than notifications reached the server, none retried.
+        #expect(sim.simulator.counters.requests <= 50)
+    }
+}
+
+/// A wall clock that tests can move forward, shared by the simulator and the credentials.
+final class OffsetClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var offset: TimeInterval = 0
+    func advance(seconds: TimeInterval) { lock.lock(); offset += seconds; lock.unlock() }
+    func now() -> Date { lock.lock(); defer { lock.unlock() }; return Date(timeIntervalSinceNow: offset) }
+    func nowMs() -> Int64 { Int64(now().timeIntervalSince1970 * 1000) }
+}

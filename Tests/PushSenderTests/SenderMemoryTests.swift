@@ -1,0 +1,56 @@
+import APNsSimulator
+import Foundation
+import PushCore
+import Testing
+@testable import PushSender
+
+/// Memory stays flat over a long batch (vapor-apns#54: memory growing per push with libcurl).
+@Suite(.timeLimit(.minutes(2)))
+struct SenderMemoryTests {
+    /// Resident set size of this process in bytes, from /proc/self/statm.
+    static func residentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        return fields.count > 1 ? (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
+    }
+
+    @Test func rssStaysFlatOver200kSends() async throws {
+        // 200,000 in release builds; debug builds (the default `swift test`) are ~10x slower, so fewer.
+        #if DEBUG
+        let defaultTotal = 20_000
+        #else
+        let defaultTotal = 200_000
+        #endif
+        let total = Int(ProcessInfo.processInfo.environment["PUSHSENDER_MEMORY_SENDS"] ?? "") ?? defaultTotal
+        let sim = try await SimulatorHarness(receivedLimit: 100)
+        let sender = try Sender(
+            target: sim.target(), credentials: FixedCertificate(tlsIdentity: sim.clientIdentity()),
+            configuration: SenderConfiguration(window: 2000))
+        let counter = Counter()
+        let warmup = total / 5
+        func batch(_ range: Range<Int>) -> some Sequence<NotificationRequest> {
+            range.lazy.map { sim.request(testToken($0)) }
+        }
+        await sender.run(requests: batch(0..<warmup)) { if $0.isAccepted { counter.add() } }
+        let before = Self.residentBytes()
+        let middle = warmup + (total - warmup) / 2
+        await sender.run(requests: batch(warmup..<middle)) { if $0.isAccepted { counter.add() } }
+        let mid = Self.residentBytes()
+        await sender.run(requests: batch(middle..<total)) { if $0.isAccepted { counter.add() } }
+        let after = Self.residentBytes()
+        await sender.shutdown()
+        await sim.stop()
+        #expect(counter.value == total)
+        // RSS is process-wide and other suites run in parallel, so one half may be noisy; a per-notification
+        // leak grows both halves. Generous bounds: this guards against growth per push, not a byte budget.
+        #expect(min(mid - before, after - mid) < 12 * 1024 * 1024, "RSS \(before) → \(mid) → \(after) bytes")
+        #expect(after - before < 64 * 1024 * 1024, "RSS \(before) → \(mid) → \(after) bytes")
+    }
+}
+
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.lock(); count += 1; lock.unlock() }
+    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+}

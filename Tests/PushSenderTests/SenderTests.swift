@@ -1,0 +1,245 @@
+import APNsSimulator
+import Foundation
+import PushCore
+import Testing
+@testable import PushSender
+
+/// The sender against the real APNsSimulator over real TLS and HTTP/2 (no mocked transport).
+/// Serialized: several tests push thousands of streams; running them one at a time keeps the load (and
+/// other suites' timing) sane on a 2-core CI box.
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct SenderTests {
+    static let fast = SenderConfiguration(requestTimeoutMs: 10_000, maxAttempts: 4)
+
+    private func makeSender(
+        _ sim: SimulatorHarness, configuration: SenderConfiguration = fast, sink: DeliverySink? = nil,
+        sleeper: Sleeper = RecordingSleeper(), target: SenderTarget? = nil, identity: TLSIdentity? = nil
+    ) throws -> Sender {
+        try Sender(
+            target: target ?? sim.target(), credentials: FixedCertificate(tlsIdentity: identity ?? sim.clientIdentity()),
+            configuration: configuration, sink: sink, sleeper: sleeper, random: { 0.5 })
+    }
+
+    @Test func mutualTLSAcceptsAndRecordsApnsId() async throws {
+        let sim = try await SimulatorHarness()
+        let sink = RecordingSink()
+        let sender = try makeSender(sim, sink: sink)
+        let request = sim.request(testToken(1))
+        let result = await sender.send(request)
+        await sender.shutdown()
+        await sim.stop()
+        #expect(result.kind == .accepted)
+        #expect(result.status == 200)
+        #expect(result.apnsId == request.apnsId)
+        #expect(result.attempts == 1)
+        #expect(sim.simulator.received.map(\.request.apnsId) == [request.apnsId])
+        #expect(sink.recorded.map(\.apnsId) == [request.apnsId])
+    }
+
+    @Test func untrustedServerFailsClosed() async throws {
+        let sim = try await SimulatorHarness()
+        let other = try await SimulatorHarness()
+        let sender = try makeSender(sim, target: sim.target(caFile: other.caFile))
+        let results = ResultBox()
+        await sender.run(requests: (0..<5).map { sim.request(testToken($0)) }) { results.add($0) }
+        let summary = sender.summary
+        await sender.shutdown()
+        await sim.stop()
+        await other.stop()
+        #expect(results.results.count == 5)
+        #expect(results.results.allSatisfy { $0.kind == .notSent && $0.status == 0 })
+        #expect(summary.stoppedEndpoints.count == 1)
+        #expect(sim.simulator.counters.requests == 0)
+    }
+
+    @Test func hostnameMismatchFailsClosed() async throws {
+        let sim = try await SimulatorHarness()
+        let sender = try makeSender(sim, target: sim.target(host: "wrong-name.example", address: "127.0.0.1"))
+        let result = await sender.send(sim.request(testToken(1)))
+        await sender.shutdown()
+        await sim.stop()
+        #expect(result.kind == .notSent)
+        #expect(result.error?.isEmpty == false)
+        #expect(sim.simulator.counters.requests == 0)
+    }
+
+    @Test func expiredCertificateIsRefusedBeforeConnecting() throws {
+        let notAfter: Int64 = 1_700_000_000_000  // 2023-11-14T22:13:20Z
+        #expect {
+            try Sender(
+                target: SenderTarget(host: "127.0.0.1", port: 9), credentials: FixedCertificate(tlsIdentity: nil),
+                certificateNotAfterMs: notAfter)
+        } throws: { error in
+            guard let e = error as? SenderError else { return false }
+            return e.code == .certificateExpired && e.message.contains("2023-11-14")
+        }
+    }
+
+    @Test func outcomeClassesAndPruning() async throws {
+        let dead = testToken(2), bad = testToken(3), wrongTopic = testToken(4), ok = testToken(1)
+        let sim = try await SimulatorHarness(devices: [
+            dead: .unregistered(timestampMs: 1_700_000_000_000), bad: .bad, wrongTopic: .topic("com.other.app"),
+        ])
+        let sink = RecordingSink()
+        let sender = try makeSender(sim, sink: sink)
+        let accepted = await sender.send(sim.request(ok))
+        let unregistered = await sender.send(sim.request(dead))
+        let badToken = await sender.send(sim.request(bad))
+        let notForTopic = await sender.send(sim.request(wrongTopic))
+        var big = sim.request(ok)
+        big.payload = Array(("{\"aps\":{\"alert\":\"" + String(repeating: "x", count: 5000) + "\"}}").utf8)
+        let tooLarge = await sender.send(big)
+        await sender.shutdown()
+        await sim.stop()
+        #expect(accepted.kind == .accepted)
+        #expect(unregistered.kind == .tokenDead && unregistered.status == 410 && unregistered.reason == .unregistered)
+        #expect(unregistered.apnsTimestampMs == 1_700_000_000_000)
+        #expect(badToken.kind == .tokenDead && badToken.reason == .badDeviceToken && badToken.pruned)
+        #expect(notForTopic.kind == .tokenDead && notForTopic.reason == .deviceTokenNotForTopic)
+        #expect(tooLarge.kind == .rejected && tooLarge.status == 413 && tooLarge.attempts == 1)
+        let prunes = Dictionary(uniqueKeysWithValues: sink.pruned.map { ($0.0, ($0.1, $0.2)) })
+        #expect(prunes[dead]?.0 == .unregistered && prunes[dead]?.1 == 1_700_000_000_000)
+        #expect(prunes[bad]?.0 == .badDeviceToken)
+        #expect(prunes[wrongTopic]?.0 == .deviceTokenNotForTopic)
+        #expect(prunes[ok] == nil)
+        #expect(sink.recorded.count == 5)
+    }
+
+    @Test func tooManyRequestsRetriesWithBackoffAndSameApnsId() async throws {
+        let token = testToken(9)
+        let sim = try await SimulatorHarness(devices: [token: .tooManyRequests])
+        let sleeper = RecordingSleeper()
+        let sender = try makeSender(sim, sleeper: sleeper)
+        let request = sim.request(token)
+        let result = await sender.send(request)
+        await sender.shutdown()
+        await sim.stop()
+        #expect(result.kind == .failed && result.status == 429 && result.attempts == 4)
+        // Full jitter with random 0.5: half of min(cap, 1 s · 2^(n-1)).
+        #expect(sleeper.delays == [500, 1000, 2000])
+        #expect(sim.simulator.counters.requests == 4)
+        #expect(sim.simulator.counters.byStatus[429] == 4)
+    }
+
+    @Test func serviceUnavailableIsRetriedUntilAccepted() async throws {
+        let sim = try await SimulatorHarness(faults: SimulatorFaults(serviceUnavailableFraction: 1))
+        let simulator = sim.simulator
+        // Two 503s, then the server heals while the sender backs off: the same apns-id must get through.
+        let sleeper = RecordingSleeper { call in if call == 2 { simulator.faults = SimulatorFaults() } }
+        let sender = try makeSender(sim, sleeper: sleeper)
+        let request = sim.request(testToken(5))
+        let result = await sender.send(request)
+        await sender.shutdown()
+        await sim.stop()
+        #expect(result.kind == .accepted)
+        #expect(result.attempts == 3)
+        #expect(sleeper.delays == [500, 1000])
+        #expect(simulator.counters.byStatus[503] == 2)
+        #expect(simulator.received.map(\.request.apnsId) == [request.apnsId])
+    }
+
+    @Test func goAwayAfter500Of2000StreamsLosesNothing() async throws {
+        let sim = try await SimulatorHarness(faults: SimulatorFaults(goAwayAfterStreams: 500))
+        let sender = try makeSender(sim)
+        let box = ResultBox()
+        let requests = (0..<2000).map { sim.request(testToken($0)) }
+        await sender.run(requests: requests) { box.add($0) }
+        await sender.shutdown()
+        await sim.stop()
+        let results = box.results
+        #expect(results.count == 2000)
+        #expect(Set(results.map(\.apnsId)) == Set(requests.map(\.apnsId)))
+        let failures = results.filter { $0.kind != .accepted }
+        #expect(failures.isEmpty, "\(failures.count) not accepted: \(Set(failures.map { "\($0.kind) \($0.status) \($0.reason?.rawValue ?? "") \($0.error ?? "")" }).prefix(3))")
+        #expect(Set(sim.simulator.received.map(\.request.apnsId)).isSuperset(of: requests.map(\.apnsId)))
+        #expect(sim.simulator.counters.goAways >= 1)
+    }
+
+    @Test func streamLimitDropWithRefusedStreamLosesNothing() async throws {
+        let bad = testToken(100_000)
+        let sim = try await SimulatorHarness(
+            faults: SimulatorFaults(dropStreamLimitAfterRejection: true), devices: [bad: .bad])
+        let sender = try makeSender(sim)
+        let box = ResultBox()
+        var requests = (0..<1000).map { sim.request(testToken($0)) }
+        requests.insert(sim.request(bad), at: 10)
+        await sender.run(requests: requests) { box.add($0) }
+        await sender.shutdown()
+        await sim.stop()
+        let results = box.results
+        #expect(results.count == 1001)
+        let failures = results.filter { $0.kind != .accepted && $0.token != bad }
+        #expect(failures.isEmpty, "\(failures.count) not accepted: \(Set(failures.map { "\($0.kind) \($0.status) \($0.reason?.rawValue ?? "") \($0.error ?? "")" }).prefix(3))")
+        #expect(Set(results.map(\.apnsId)).count == 1001)
+    }
+
+    @Test func connectionResetWithHundredInFlightLosesNothing() async throws {
+        // The connection is reset when stream 101 opens, with 100 requests in flight (answers are delayed).
+        let sim = try await SimulatorHarness(
+            faults: SimulatorFaults(resetAfterRequests: 100, responseDelay: .milliseconds(200)))
+        let simulator = sim.simulator
+        let sleeper = RecordingSleeper { call in if call == 1 { simulator.faults = SimulatorFaults() } }
+        var config = Self.fast
+        config.maxAttempts = 6
+        let sender = try makeSender(sim, configuration: config, sleeper: sleeper)
+        let box = ResultBox()
+        let requests = (0..<300).map { sim.request(testToken($0)) }
+        await sender.run(requests: requests) { box.add($0) }
+        await sender.shutdown()
+        await sim.stop()
+        let results = box.results
+        #expect(results.count == 300)
+        let failures = results.filter { $0.kind != .accepted }
+        #expect(failures.isEmpty, "\(failures.count) not accepted: \(Set(failures.map { "\($0.kind) \($0.status) \($0.reason?.rawValue ?? "") \($0.error ?? "")" }).prefix(3))")
+        #expect(Set(results.map(\.apnsId)).count == 300)
+        #expect(results.contains { $0.attempts > 1 })
+        #expect(simulator.counters.resets >= 1)
+        #expect(Set(simulator.received.map(\.request.apnsId)).isSuperset(of: requests.map(\.apnsId)))
+    }
+
+    @Test func slowServerHitsRequestTimeoutWithoutHanging() async throws {
+        let sim = try await SimulatorHarness(faults: SimulatorFaults(responseDelay: .seconds(20)))
+        let config = SenderConfiguration(requestTimeoutMs: 300, maxAttempts: 2)
+        let sender = try makeSender(sim, configuration: config)
+        let started = Date()
+        let result = await sender.send(sim.request(testToken(1)))
+        await sender.shutdown()
+        await sim.stop()
+        #expect(result.kind == .failed)
+        #expect(result.attempts == 2)
+        #expect(result.possiblyDuplicated)
+        #expect(result.error?.isEmpty == false)
+        #expect(Date().timeIntervalSince(started) < 15)
+    }
+
+    @Test func breakerTripsOnMassBadDeviceToken() async throws {
+        var devices: [DeviceToken: DeviceBehaviour] = [:]
+        for i in 0..<150 { devices[testToken(i)] = .otherEnvironment }
+        let sim = try await SimulatorHarness(devices: devices)
+        let sink = RecordingSink()
+        let sender = try makeSender(sim, sink: sink)
+        let box = ResultBox()
+        await sender.run(requests: (0..<150).map { sim.request(testToken($0)) }) { box.add($0) }
+        let summary = sender.summary
+        await sender.shutdown()
+        await sim.stop()
+        #expect(box.results.count == 150)
+        #expect(box.results.allSatisfy { $0.reason == .badDeviceToken })
+        #expect(summary.breakerTripped.count == 1)
+        #expect(!summary.allAccepted)
+        #expect(sink.pruned.isEmpty)
+    }
+
+    @Test func deliveryLogIsWrittenInBatches() async throws {
+        let sim = try await SimulatorHarness()
+        let sink = RecordingSink()
+        var config = Self.fast
+        config.recordBatchSize = 100
+        let sender = try makeSender(sim, configuration: config, sink: sink)
+        await sender.run(requests: (0..<1000).map { sim.request(testToken($0)) }) { _ in }
+        await sender.shutdown()
+        await sim.stop()
+        #expect(sink.recorded.count == 1000)
+        #expect(sink.batchCount == 10)
+    }
+}
