@@ -40,7 +40,14 @@ struct BroadcastFixture {
     }
 
     func makeSender(_ sink: DeliverySink) throws -> Sender {
-        try Sender(app: settings, simulator: config.simulator, credentials: try makeCredentials(for: settings), sink: sink)
+        try makeSender(sink, window: 2000)
+    }
+
+    /// A sender with a small window, so a stop lands while most devices are still to come.
+    func makeSender(_ sink: DeliverySink, window: Int) throws -> Sender {
+        try Sender(
+            app: settings, simulator: config.simulator, credentials: try makeCredentials(for: settings),
+            configuration: SenderConfiguration(window: window), sink: sink)
     }
 
     /// Registers `count` distinct tokens (optionally in a channel) and returns them in key order.

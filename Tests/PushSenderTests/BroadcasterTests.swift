@@ -41,7 +41,7 @@ import Testing
         let stop = StopFlag()
         let first = try await broadcaster(f).run(
             id: "digest-2", stop: stop, progressInterval: 0.02,
-            progress: { if $0.done >= 500 { stop.raise(SIGTERM) } }, makeSender: f.makeSender)
+            progress: { if $0.done >= 500 { stop.raise(SIGTERM) } }, makeSender: { try f.makeSender($0, window: 50) })
         #expect(first.record.state == .interrupted)
         #expect(first.signal == SIGTERM)
         #expect(first.counts.done < 3000)

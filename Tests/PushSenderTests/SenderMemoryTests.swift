@@ -44,7 +44,8 @@ struct SenderMemoryTests {
         // RSS is process-wide and other suites run in parallel, so one half may be noisy; a per-notification
         // leak grows both halves. Generous bounds: this guards against growth per push, not a byte budget.
         #expect(min(mid - before, after - mid) < 12 * 1024 * 1024, "RSS \(before) → \(mid) → \(after) bytes")
-        #expect(after - before < 64 * 1024 * 1024, "RSS \(before) → \(mid) → \(after) bytes")
+        // No absolute bound here: parallel suites move process-wide RSS by tens of MB. The absolute figure
+        // (peak RSS of a broadcast at 100k vs 1M devices) is measured by bench/bench_broadcast.sh.
     }
 }
 

@@ -73,7 +73,8 @@ import Testing
     @Test func killMinus9ThenResumeGivesEveryDeviceOneOutcome() async throws {
         let w = try World.make(tokens: 3000)
         defer { w.stop() }
-        let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "digest-test", "--alert", "Digest", "--json"]
+        // --rate paces pages of 1000 devices, so the kill lands while most devices are still to come.
+        let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "digest-test", "--alert", "Digest", "--json", "--rate", "500"]
         let first = try CLI.start(args)
         // Kill it hard once a good part has been delivered.
         let deadline = Date().addingTimeInterval(120)
@@ -112,7 +113,7 @@ import Testing
     @Test func aSecondConcurrentRunExitsFour() async throws {
         let w = try World.make(tokens: 1500, delayMs: 200)
         defer { w.stop() }
-        let first = try CLI.start(["broadcast", "--config", w.config, "--app", "example", "--id", "slow", "--alert", "a"])
+        let first = try CLI.start(["broadcast", "--config", w.config, "--app", "example", "--id", "slow", "--alert", "a", "--rate", "200"])
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, try w.received().isEmpty, first.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         let second = try CLI.run(["broadcast", "--config", w.config, "--app", "example", "--id", "other", "--alert", "b"])
@@ -121,7 +122,7 @@ import Testing
         first.interrupt()  // SIGINT: drain, checkpoint, exit 130
         first.waitUntilExit()
         #expect(first.terminationStatus == 130)
-        let resumed = try CLI.run(["broadcast", "--config", w.config, "--app", "example", "--id", "slow", "--alert", "a"], timeout: 180)
+        let resumed = try CLI.run(["broadcast", "--config", w.config, "--app", "example", "--id", "slow", "--alert", "a", "--rate", "200"], timeout: 180)
         #expect(resumed.status == 0, "\(resumed.stderr)")
         var copies: [String: Int] = [:]
         for token in try w.received() { copies[token, default: 0] += 1 }
