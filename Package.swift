@@ -102,6 +102,6 @@ let package = Package(
                 "PushServer", "PushStore", "PushSender", "APNsSimulator", "PushCore",
                 .product(name: "Yams", package: "Yams"),
             ]),
-        .testTarget(name: "pushctlTests", dependencies: ["PushCore"]),
+        .testTarget(name: "pushctlTests", dependencies: ["PushCore", "PushStore"]),
     ]
 )

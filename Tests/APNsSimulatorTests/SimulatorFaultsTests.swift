@@ -129,10 +129,12 @@ struct SimulatorFaultsTests {
     @Test func aBlackHoleNeverFinishesTheHandshake() async throws {
         try await SimulatorFixture.run(.none, configure: { $0.faults.blackHole = true }) { f in
             let start = ContinuousClock.now
-            await #expect(throws: H2TestClient.Failure.self) {
-                _ = try await H2TestClient.connect(port: f.port, caPEM: f.pki.ca.certificatePEM, timeout: .milliseconds(700))
+            // The TCP connection is accepted but the handshake never completes, so the client gives up
+            // (on a loaded machine the timeout may already hit during connect: any failure will do).
+            await #expect(throws: (any Error).self) {
+                _ = try await H2TestClient.connect(port: f.port, caPEM: f.pki.ca.certificatePEM, timeout: .seconds(3))
             }
-            #expect(ContinuousClock.now - start >= .milliseconds(700))
+            #expect(ContinuousClock.now - start >= .seconds(3))
             // The accept is counted on the server's event loop, which may lag the client's timeout under load.
             let deadline = ContinuousClock.now + .seconds(10)
             while f.simulator.counters.connections < 1 && ContinuousClock.now < deadline {
