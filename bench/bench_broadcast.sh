@@ -89,6 +89,7 @@ H2_RATE=$(sed -n 's/.*finished in [^,]*, \([0-9.]*\) req\/s.*/\1/p' "$WORK/h2loa
 python3 - "$WORK" "$N" "$SMALL" "$CURL_N" "$CURL_OK" "$CURL_RATE" "$AIO_N" "${AIO_RATE:-0}" "${H2_RATE:-0}" "$BIG_JSON" "$SMALL_JSON" "$CURL_CMD" <<'PY' | python3 bench/update_results.py "Sender and broadcast"
 import datetime, json, re, sys
 work, n, small, curl_n, curl_ok, curl_rate, aio_n, aio_rate, h2_rate, big, small_json, curl_cmd = sys.argv[1:]
+n, small = int(n), int(small)
 def tv(name):
     t = open(f"{work}/{name}.time").read()
     get = lambda k: re.search(rf"{k}: ([0-9.:]+)", t).group(1)

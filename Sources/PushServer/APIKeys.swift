@@ -40,13 +40,20 @@ public struct APIKeys: Sendable {
     /// The grant for a presented key, or nil.
     public func grant(for key: String) -> Grant? { grants[Self.hash(key)] }
 
+    /// The grant for a key's ``hash(_:)``, or nil.
+    public func grant(forHash hash: String) -> Grant? { grants[hash] }
+
     /// `sha256:` + lowercase hex SHA-256 of the key string exactly as sent in the header.
     public static func hash(_ key: String) -> String {
         let digest = SHA256.hash(data: Array(key.utf8))
-        return "sha256:" + digest.map { byte in
-            let hex = Array("0123456789abcdef")
-            return String([hex[Int(byte >> 4)], hex[Int(byte & 0x0f)]])
-        }.joined()
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = Array("sha256:".utf8)
+        out.reserveCapacity(71)
+        for byte in digest {
+            out.append(hex[Int(byte >> 4)])
+            out.append(hex[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// A new random key: 32 bytes from the system's secure generator, base64url without padding.

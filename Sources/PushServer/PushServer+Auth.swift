@@ -14,9 +14,9 @@ extension PushServer {
         guard parts.count == 2, parts[0].lowercased() == "bearer", !parts[1].isEmpty else {
             throw unauthorized("Authorization must be 'Bearer <key>'")
         }
-        let key = String(parts[1])
-        guard let grant = keys.grant(for: key) else { throw unauthorized("unknown API key") }
-        if let wait = limiter.acquire(APIKeys.hash(key)) {
+        let hashed = APIKeys.hash(String(parts[1]))  // hashed once: lookup and rate-limit bucket
+        guard let grant = keys.grant(forHash: hashed) else { throw unauthorized("unknown API key") }
+        if let wait = limiter.acquire(hashed) {
             var error = APIError(.tooManyRequests, "rate_limited", "too many requests for this key; retry later")
             error.headers[.retryAfter] = String(Int(wait.rounded(.up)))
             throw error
