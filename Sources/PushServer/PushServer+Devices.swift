@@ -39,7 +39,9 @@ extension PushServer {
             throw APIError.badRequest("channels", error.message)
         case .failure(let error): throw error
         }
-        let device = try registry.device(app: app, token: body.token)
+        // A new device without channels is exactly what was just stored; anything else (carried-over or
+        // normalised channels, an existing environment) is read back.
+        let device = outcome == .created && body.channels == nil ? nil : try registry.device(app: app, token: body.token)
         var fields: [(String, JSONValue)] = [
             ("token", .string(body.token.hex)),
             ("channels", .array((device?.channels ?? body.channels ?? []).map { .string($0) })),
