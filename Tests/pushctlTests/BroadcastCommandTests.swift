@@ -11,7 +11,7 @@ import Testing
         let record: String
         let simulator: Process
 
-        static func make(tokens: Int, delayMs: Int = 0) throws -> World {
+        static func make(tokens: Int, delayMs: Int = 0, simulatorArgs: [String] = [], devices: String? = nil) throws -> World {
             let dir = try CLI.temporaryDirectory()
             let certs = dir.appendingPathComponent("certs").path
             let made = try CLI.run(["cert", "make-dev", "--out", certs, "--topic", "com.example.app"])
@@ -31,11 +31,28 @@ import Testing
             let imported = try CLI.run(["tokens", "import", "--config", config, "--app", "example", "-"], stdin: list)
             guard imported.status == 0 else { throw Failure(imported.stderr) }
             let record = dir.appendingPathComponent("received.jsonl").path
-            var args = ["simulator", "--config", config, "--record", record]
+            var args = ["simulator", "--config", config, "--record", record] + simulatorArgs
             if delayMs > 0 { args += ["--delay-ms", String(delayMs)] }
+            if let devices {
+                let file = dir.appendingPathComponent("devices.json").path
+                try devices.write(toFile: file, atomically: true, encoding: .utf8)
+                args += ["--devices", file]
+            }
             let simulator = try CLI.start(args)
             try CLI.waitForPort(port)
             return World(dir: dir, config: config, record: record, simulator: simulator)
+        }
+
+        /// The simulator's record, one JSON object per accepted request.
+        func records() throws -> [JSONValue] {
+            let text = (try? String(contentsOfFile: record, encoding: .utf8)) ?? ""
+            return try text.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+        }
+
+        /// The n-th imported token (they are imported in this form).
+        static func token(_ i: Int) -> String {
+            let d = String(i, radix: 16)
+            return "cd" + String(repeating: "0", count: 62 - d.count) + d
         }
 
         /// Device tokens in the simulator's record, one entry per accepted request.

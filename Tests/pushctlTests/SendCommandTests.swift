@@ -1,0 +1,77 @@
+import Foundation
+import PushCore
+import PushStore
+import Testing
+
+/// `pushctl send` run as a user would, against a `pushctl simulator` process over real TLS.
+@Suite(.timeLimit(.minutes(3))) struct SendCommandTests {
+    typealias World = BroadcastCommandTests.World
+
+    @Test func deliversAnAlertAndASilentPushWithApplesHeaders() async throws {
+        let w = try World.make(tokens: 3)
+        defer { w.stop() }
+        let t0 = World.token(0), t1 = World.token(1)
+        let alert = try CLI.run(["send", "--config", w.config, "--app", "example", "--token", t0, "--token", t1,
+                                 "--alert", "Hi", "--badge", "1", "--sound", "default", "--json"])
+        #expect(alert.status == 0, "\(alert.stderr)")
+        let lines = try alert.stdout.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+        #expect(lines.count == 2)
+        #expect(!alert.stdout.contains(t0))  // tokens are masked in output
+        let silent = try CLI.run(["send", "--config", w.config, "--app", "example", "--all", "--silent",
+                                  "--data", #"{"photoTitle":"Nebula"}"#])
+        #expect(silent.status == 0, "\(silent.stderr)")
+        try await Task.sleep(for: .milliseconds(200))
+        w.simulator.terminate()  // flushes the record
+        w.simulator.waitUntilExit()
+        let records = try w.records()
+        let alerts = records.filter { $0["pushType"]?.stringValue == "alert" }
+        #expect(Set(alerts.compactMap { $0["token"]?.stringValue }) == [t0, t1])
+        #expect(alerts.allSatisfy { $0["priority"] == .int(10) && $0["topic"]?.stringValue == "com.example.app" })
+        #expect(alerts.first?["payload"] == (try JSONValue(parsing: #"{"aps":{"alert":"Hi","badge":1,"sound":"default"}}"#)))
+        let background = records.filter { $0["pushType"]?.stringValue == "background" }
+        #expect(background.count == 3)
+        #expect(background.allSatisfy { $0["priority"] == .int(5) })
+        #expect(background.first?["payload"] == (try JSONValue(parsing: #"{"aps":{"content-available":1},"photoTitle":"Nebula"}"#)))
+    }
+
+    @Test func aDeadTokenIsPrunedAndTheExitStatusSaysSo() async throws {
+        let later = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
+        let dead = World.token(1)
+        let w = try World.make(tokens: 3, devices: #"[{"token":"\#(dead)","state":"unregistered","timestamp":\#(later)}]"#)
+        defer { w.stop() }
+        let r = try CLI.run(["send", "--config", w.config, "--app", "example", "--all", "--alert", "x"])
+        #expect(r.status == 1)
+        #expect(r.stdout.contains("410"))
+        let registry = try Registry(path: w.dir.appendingPathComponent("registry.sqlite").path)
+        #expect(try registry.count(app: "example") == 2)
+        #expect(try registry.device(app: "example", token: DeviceToken(parsing: dead)) == nil)
+    }
+
+    @Test func badInputSendsNothing() async throws {
+        let w = try World.make(tokens: 1)
+        defer { w.stop() }
+        for args in [
+            ["--token", "zz", "--alert", "x"],
+            ["--alert", "x"],
+            ["--all", "--token", World.token(0), "--alert", "x"],
+            ["--all", "--silent", "--priority", "10"],
+        ] {
+            let r = try CLI.run(["send", "--config", w.config, "--app", "example"] + args)
+            #expect(r.status == 2, "\(args)")
+            #expect(r.stderr.split(separator: "\n").count == 1, "\(args): \(r.stderr)")
+        }
+        let unknownApp = try CLI.run(["send", "--config", w.config, "--app", "nope", "--all", "--alert", "x"])
+        #expect(unknownApp.status == 2)
+        #expect(try w.received().isEmpty)
+    }
+
+    @Test func refusedCredentialsExitThree() async throws {
+        // The dev certificate is for the development environment; a production simulator refuses it.
+        let w = try World.make(tokens: 2, simulatorArgs: ["--environment", "production"])
+        defer { w.stop() }
+        let r = try CLI.run(["send", "--config", w.config, "--app", "example", "--all", "--alert", "x"])
+        #expect(r.status == 3, "\(r.stdout)\(r.stderr)")
+        #expect(r.stderr.contains("BadCertificateEnvironment") || r.stdout.contains("BadCertificateEnvironment"))
+        #expect(try w.received().isEmpty)
+    }
+}
