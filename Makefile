@@ -47,12 +47,12 @@ run: release
 
 ## bench-deps: load generators and the third-party APNs client used by the benchmarks.
 bench-deps: deps
-	@command -v h2load >/dev/null 2>&1 && command -v wrk >/dev/null 2>&1 || \
-	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nghttp2-client wrk >/dev/null; }
+	@command -v h2load >/dev/null 2>&1 && command -v wrk >/dev/null 2>&1 && command -v sqlite3 >/dev/null 2>&1 || \
+	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nghttp2-client wrk sqlite3 >/dev/null; }
 	@python3 -c 'import aioapns' 2>/dev/null || python3 -m pip install -q aioapns
 	@[ -x /usr/bin/time ] || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
 
-## bench: release-build benchmarks; figures go to bench/RESULTS.md (see bench/README.md).
+## bench: release-build benchmarks; each bench/bench_*.sh replaces its section of bench/RESULTS.md.
 bench: release bench-deps
 	bash bench/run.sh
 

@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.build/release/pushctl
 DURATION=${DURATION:-20}
+THREADS=${THREADS:-2}   # wrk threads; they share the 2 cores with the server
 work=$(mktemp -d)
 trap 'kill $server 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 key=bench-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
@@ -20,7 +21,7 @@ JSON
 LOG_LEVEL=warning $BIN serve --config "$work/pushctl.json" > "$work/serve.out" 2> "$work/serve.err" &
 server=$!
 for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
-cmd="wrk -t2 -c50 -d${DURATION}s --latency -s bench/register.lua http://127.0.0.1:$port"
+cmd="wrk -t$THREADS -c50 -d${DURATION}s --latency -s bench/register.lua http://127.0.0.1:$port"
 PUSHCTL_BENCH_KEY=$key wrk -t2 -c50 -d3s -s bench/register.lua "http://127.0.0.1:$port" > /dev/null  # warm-up
 out=$(PUSHCTL_BENCH_KEY=$key $cmd)
 echo "$out"
