@@ -21,17 +21,8 @@ trap cleanup EXIT
 TIME=/usr/bin/time
 
 "$BIN" cert make-dev --out "$WORK/certs" --topic com.example.bench > /dev/null
-start_simulator() {
-  "$BIN" simulator --certificates "$WORK/certs" --port 0 "$@" > "$WORK/sim.log" 2>&1 &
-  SIM_PID=$!
-  for _ in $(seq 100); do
-    PORT=$(sed -n 's/.*listening on https:\/\/[^:]*:\([0-9]*\).*/\1/p' "$WORK/sim.log")
-    [ -n "$PORT" ] && return 0
-    sleep 0.1
-  done
-  cat "$WORK/sim.log"; exit 1
-}
-stop_simulator() { kill -TERM "$SIM_PID"; wait "$SIM_PID" || true; SIM_PID=; }
+CERTS="$WORK/certs"
+. bench/lib.sh
 
 start_simulator --client-auth certificate
 cat > "$WORK/pushctl.json" <<JSON

@@ -36,18 +36,7 @@ if [ ! -f "$CERTS/client.key" ]; then
   fi
 fi
 
-# Starts the simulator with the given flags; sets SIM_PID and PORT.
-start_simulator() {
-  "$BIN" simulator --certificates "$CERTS" --port 0 "$@" > "$WORK/sim.log" 2>&1 &
-  SIM_PID=$!
-  for _ in $(seq 100); do
-    PORT=$(sed -n 's/.*listening on https:\/\/[^:]*:\([0-9]*\).*/\1/p' "$WORK/sim.log")
-    [ -n "$PORT" ] && return 0
-    sleep 0.1
-  done
-  cat "$WORK/sim.log"; exit 1
-}
-stop_simulator() { kill -TERM "$SIM_PID"; wait "$SIM_PID" || true; SIM_PID=; }
+. bench/lib.sh
 
 # 1. h2load: POST a 100-byte payload to /3/device/<64 hex> with apns-topic.
 printf '{"aps":{"alert":"benchmark","sound":"default"},"id":"%s"}' "$(printf 'x%.0s' $(seq 45))" > "$WORK/payload.json"

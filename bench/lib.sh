@@ -1,0 +1,17 @@
+# Shared by the bench scripts (source it). Needs BIN (pushctl), WORK (a scratch dir) and CERTS (ca.pem,
+# server.pem, server.key) to be set.
+
+# Starts `pushctl simulator` with the given flags on a free port; sets SIM_PID and PORT.
+start_simulator() {
+  "$BIN" simulator --certificates "$CERTS" --port 0 "$@" > "$WORK/sim.log" 2>&1 &
+  SIM_PID=$!
+  for _ in $(seq 100); do
+    PORT=$(sed -n 's/.*listening on https:\/\/[^:]*:\([0-9]*\).*/\1/p' "$WORK/sim.log")
+    [ -n "$PORT" ] && return 0
+    sleep 0.1
+  done
+  cat "$WORK/sim.log"; exit 1
+}
+
+# Stops it with SIGTERM (it prints its counters to sim.log).
+stop_simulator() { kill -TERM "$SIM_PID"; wait "$SIM_PID" || true; SIM_PID=; }
