@@ -15,6 +15,14 @@ public struct DeviceToken: Sendable, Hashable, Comparable, CustomStringConvertib
     /// Parses a token, accepting hex in any case or Apple's `NSData` description form.
     /// - Throws: ``DeviceTokenError`` naming the rule that failed.
     public init(parsing input: String) throws(DeviceTokenError) {
+        // Fast path: already canonical (every token the sender and the registry produce). No copy is made.
+        let count = input.utf8.count
+        if count % 2 == 0, count >= 2 * Self.minimumBytes, count <= 2 * Self.maximumBytes,
+            input.utf8.allSatisfy({ ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "f")) })
+        {
+            self.hex = input
+            return
+        }
         var text = Substring(input).trimmingASCIIWhitespace()
         if text.first == "<" || text.last == ">" {
             guard text.first == "<", text.last == ">" else { throw DeviceTokenError(.unbalancedBrackets, input) }
