@@ -133,6 +133,7 @@ extension APNsConnectionHandler {
         // Unique per response: keep them out of the HPACK dynamic table, which they would only churn.
         headers.add(name: "apns-id", value: apnsId, indexing: .nonIndexable)
         needsFlush = true
+        defer { flushEarlyIfDue(context: context) }
         guard let reason else {
             if let uniqueId { headers.add(name: "apns-unique-id", value: uniqueId, indexing: .nonIndexable) }
             context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
@@ -149,6 +150,20 @@ extension APNsConnectionHandler {
         context.write(
             wrapOutboundOut(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer), endStream: true)))),
             promise: nil)
+    }
+
+    /// Sends the answers written so far once ``flushEvery`` have queued up in this read batch.
+    ///
+    /// Flushing only at the end of a read batch makes client and simulator take turns: the client waits
+    /// while a whole batch is processed, then the simulator idles while the client reacts. Sending answers
+    /// in slices lets the client start its next requests while the rest of the batch is still being served.
+    private func flushEarlyIfDue(context: ChannelHandlerContext) {
+        unflushedAnswers += 1
+        if unflushedAnswers >= Self.flushEvery {
+            unflushedAnswers = 0
+            needsFlush = false
+            context.flush()
+        }
     }
 
     static func statusText(_ status: Int) -> String {

@@ -33,6 +33,8 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     @exclusivity(unchecked) var goingAway = false
     @exclusivity(unchecked) var closed = false
     @exclusivity(unchecked) var needsFlush = false
+    /// Answers written since the last flush (see ``flushEarlyIfDue(context:)``).
+    @exclusivity(unchecked) var unflushedAnswers = 0
     /// The connection's inbound flow-control window as NIO last reported it.
     @exclusivity(unchecked) var connectionWindow = 65535
     @exclusivity(unchecked) var rng = FastRandom()
@@ -43,6 +45,10 @@ final class APNsConnectionHandler: ChannelInboundHandler {
 
     /// The inbound connection window we keep topping up to (bytes).
     static let connectionWindowTarget = 1 << 20
+    /// Answers per flush within one read batch: small enough that the client gets work back early, large
+    /// enough that TLS records and write syscalls stay few (measured with h2load `-m 100`).
+    /// (h2load `-c 1 -m 100` on 2 cores: 25–29k req/s flushing per read batch, ~44k at 32 or 50, 35–41k at 8–24.)
+    static let flushEvery = 32
     /// A body this large cannot be valid for any push type: answer 413 without waiting for the rest.
     static let earlyRejectBytes = 32 * 1024
 
@@ -233,6 +239,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     func flushIfNeeded(context: ChannelHandlerContext) {
         if needsFlush {
             needsFlush = false
+            unflushedAnswers = 0
             context.flush()
         }
     }
