@@ -71,10 +71,14 @@ extension PushConfiguration {
             }
             payloadLimit = limit
         }
+        let window = try f.int("window")
+        if let window, !AppSettings.windowRange.contains(window) {
+            throw ConfigurationError("\(at).window must be between 1 and 10000 notifications, not \(window)")
+        }
         try f.finish()
         return AppSettings(
             topic: topic, endpoint: endpoint, caFile: caFile, auth: auth,
-            registrationKeys: registrationKeys, sendKeys: sendKeys, payloadLimit: payloadLimit)
+            registrationKeys: registrationKeys, sendKeys: sendKeys, payloadLimit: payloadLimit, window: window)
     }
 
     private static func decodeAuth(_ value: JSONValue, at: String, base: String) throws(ConfigurationError) -> AuthSettings {

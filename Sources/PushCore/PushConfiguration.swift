@@ -170,12 +170,19 @@ public struct AppSettings: Sendable, Equatable {
     public var sendKeys: [String]
     /// An override of the payload byte limit (e.g. 2048 to mimic older iOS limits).
     public var payloadLimit: Int?
+    /// Notifications in flight at once when sending for this app, or nil for the sender's default (500).
+    /// Raise it when APNs is far away: it must cover rate × round-trip time.
+    public var window: Int?
+
+    /// The accepted range of ``window``.
+    public static let windowRange = 1...10_000
 
     /// Creates app settings.
     public init(
         topic: String, endpoint: Endpoint, caFile: String? = nil, auth: AuthSettings,
-        registrationKeys: [String] = [], sendKeys: [String] = [], payloadLimit: Int? = nil
+        registrationKeys: [String] = [], sendKeys: [String] = [], payloadLimit: Int? = nil, window: Int? = nil
     ) {
+        self.window = window
         self.topic = topic
         self.endpoint = endpoint
         self.caFile = caFile

@@ -3,15 +3,26 @@ import PushCore
 extension Sender {
     /// A sender for one configured app: its credentials (.p12 or .p8), endpoint and, for the simulator, the
     /// simulator's CA. Throws ``CredentialError`` when the credentials cannot be loaded and ``SenderError``
-    /// (`.certificateExpired`) before connecting with an expired certificate.
+    /// (`.certificateExpired`) before connecting with an expired certificate. The app's own settings
+    /// (``SenderConfiguration/applying(_:)``) override `settings`.
     public static func forApp(
         _ app: AppSettings, in configuration: PushConfiguration, sink: DeliverySink?,
         settings: SenderConfiguration = .init()
     ) throws -> Sender {
+        let settings = settings.applying(app)
         let credentials = try makeCredentials(for: app)
         let notAfterMs = (credentials as? CertificateCredentials).map { $0.facts.notAfter * 1000 }
         return try Sender(
             app: app, simulator: configuration.simulator, credentials: credentials, configuration: settings,
             sink: sink, certificateNotAfterMs: notAfterMs)
+    }
+}
+
+extension SenderConfiguration {
+    /// This configuration with an app's overrides from the config file applied (`apps.ID.window`).
+    public func applying(_ app: AppSettings) -> SenderConfiguration {
+        var copy = self
+        if let window = app.window { copy.window = max(1, window) }
+        return copy
     }
 }

@@ -42,10 +42,9 @@ public final class Registry: Sendable {
         let write = try Connection(path: path, busyTimeoutMs: options.busyTimeoutMs, synchronous: "FULL")
         try Schema.migrate(write, path: path)
         try write.execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
-        // Tokens are random, so inserts land all over the (app, token) index: a 32 MB page cache for the
-        // writer keeps most of a million-token index's interior pages hot (import throughput). The reader
-        // keeps SQLite's small default so streaming stays within a few MB.
-        try write.execute("PRAGMA cache_size = -32768")
+        // The writer's page cache (see `RegistryOptions.writerCacheKiB`). The reader keeps SQLite's small
+        // default so streaming stays within a few MB.
+        try write.execute("PRAGMA cache_size = -\(options.writerCacheKiB)")
         // Checkpoint at 16 MB of WAL instead of SQLite's 4 MB: 4× fewer checkpoint fsyncs for registration
         // bursts, while one checkpoint stays short enough not to stall a registration for long.
         try write.execute("PRAGMA wal_autocheckpoint = 4096")

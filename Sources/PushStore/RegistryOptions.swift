@@ -25,10 +25,19 @@ public struct RegistryOptions: Sendable, Equatable {
     public var busyTimeoutMs: Int32
     /// The `synchronous` level for ordinary writes. Default `.normal` (see the type's documentation).
     public var synchronous: Synchronous
+    /// The writer connection's page cache in KiB. Default 32768 (32 MB): tokens are random, so imports and
+    /// registrations land all over the (app, token) index, and a large cache keeps a million-token index's
+    /// interior pages hot. A broadcast writes its outcomes in token order and needs only a few MB
+    /// (``broadcastWriterCacheKiB``), which keeps `pushctl broadcast` small.
+    public var writerCacheKiB: Int
+
+    /// The writer cache a broadcast process uses (2 MB): its writes are sequential.
+    public static let broadcastWriterCacheKiB = 2048
 
     /// Creates options with the documented defaults.
-    public init(busyTimeoutMs: Int32 = 5000, synchronous: Synchronous = .normal) {
+    public init(busyTimeoutMs: Int32 = 5000, synchronous: Synchronous = .normal, writerCacheKiB: Int = 32768) {
         self.busyTimeoutMs = busyTimeoutMs
         self.synchronous = synchronous
+        self.writerCacheKiB = max(64, writerCacheKiB)
     }
 }

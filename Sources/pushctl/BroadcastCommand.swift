@@ -41,7 +41,9 @@ struct BroadcastCommand: AsyncParsableCommand {
             throw CLIError.usage("--id must be 1-64 characters of A-Z a-z 0-9 . _ -")
         }
         let registry: Registry
-        do { registry = try Registry(path: config.database) } catch {
+        // Outcomes are written in token order: a small writer cache is enough and keeps the process small.
+        let options = RegistryOptions(writerCacheKiB: RegistryOptions.broadcastWriterCacheKiB)
+        do { registry = try Registry(path: config.database, options: options) } catch {
             throw CLIError.usage("cannot open the registry \(config.database): \(error.message)")
         }
         if dryRun {

@@ -43,6 +43,17 @@ import Testing
         #expect(throws: ConfigurationError("server: unknown key 'bind'")) { try decode(#"{"server":{"bind":"x"}}"#) }
     }
 
+    @Test func windowIsOptionalAndBounded() throws {
+        #expect(try decode(Self.example).app("example").window == nil)
+        func app(window: Int) -> String {
+            #"{"apps":{"a":{"topic":"t","auth":{"p8":"k.p8","keyId":"K","teamId":"T"},"window":\#(window)}}}"#
+        }
+        #expect(try decode(app(window: 2000)).app("a").window == 2000)
+        #expect(throws: ConfigurationError("apps.a.window must be between 1 and 10000 notifications, not 0")) {
+            try decode(app(window: 0))
+        }
+    }
+
     @Test func inlinePasswordsAreRefused() {
         #expect(throws: ConfigurationError.self) {
             try decode(#"{"apps":{"a":{"topic":"t","auth":{"p12":"c.p12","password":"hunter2"}}}}"#)

@@ -21,6 +21,19 @@ import Testing
         #expect((363...365).contains(health.daysLeft ?? 0))
     }
 
+    @Test func appWindowReplacesTheSendersDefault() async throws {
+        let certs = try CredentialFixture.make()
+        var settings = app(.certificate(p12: certs.path("client.p12"), password: .file(certs.path("client.p12.password"))))
+        let config = PushConfiguration(database: certs.path("unused.sqlite"), simulator: SimulatorSettings(certificates: certs.directory), apps: ["a": settings])
+        let standard = try Sender.forApp(settings, in: config, sink: nil)
+        #expect(standard.configuration.window == SenderConfiguration().window)
+        await standard.shutdown()
+        settings.window = 3000
+        let wide = try Sender.forApp(settings, in: config, sink: nil)
+        #expect(wide.configuration.window == 3000)
+        await wide.shutdown()
+    }
+
     @Test func certificateFromEnvironmentVariable() throws {
         let certs = try CredentialFixture.make()
         let settings = app(.certificate(p12: certs.path("client.p12"), password: .environment("PUSH_P12_PASSWORD")))
