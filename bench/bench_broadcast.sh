@@ -4,7 +4,8 @@
 #      CPU seconds and peak RSS; the same at SMALL (100,000) devices for the RSS comparison;
 #   2. the same payload from curl's CLI (HTTP/2, -Z --parallel-max 1000, client certificate) and from aioapns,
 #      with smaller counts (they are 10-100x slower; rates are what is compared);
-#   3. h2load (the ceiling; it cannot present a client certificate, so against a --client-auth none simulator).
+#   3. bench/curl_ceiling.c: bare libcurl on the same simulator (what libcurl itself allows on this box);
+#   4. h2load (the ceiling; it cannot present a client certificate, so against a --client-auth none simulator).
 # Figures and command lines replace the "## Sender and broadcast" section of bench/RESULTS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,8 +48,11 @@ run_broadcast() {  # app id → prints the JSON summary; time -v output in $WORK
   $TIME -v -o "$WORK/$1.time" "$BIN" broadcast --config "$WORK/pushctl.json" --app "$1" --id "bench-$1" \
     --alert "Benchmark digest" --sound default --json 2> "$WORK/$1.err"
 }
+sim_ticks() { awk '{print $14 + $15}' "/proc/$SIM_PID/stat"; }
 SMALL_JSON=$(run_broadcast small)
+SIM_T0=$(sim_ticks)
 BIG_JSON=$(run_broadcast big)
+SIM_TICKS=$(( $(sim_ticks) - SIM_T0 ))
 echo "$BIG_JSON"
 
 # curl's CLI: the same payload, HTTP/2 multiplexed, client certificate.
@@ -64,6 +68,11 @@ end=$(date +%s.%N)
 CURL_OK=$(grep -c '^200$' "$WORK/curl.out" || true)
 CURL_RATE=$(python3 -c "print(round($CURL_N / ($end - $start)))")
 
+# Bare libcurl, same simulator, same payload: the ceiling for any libcurl-based sender here.
+cc -O2 -o "$WORK/curl_ceiling" bench/curl_ceiling.c -lcurl
+CEILING=$("$WORK/curl_ceiling" "https://localhost:$PORT" "$WORK/certs" "$CURL_N" || true)
+echo "$CEILING"
+
 # aioapns (third-party Python client).
 python3 bench/aioapns_check.py --port "$PORT" --certificates "$WORK/certs" --topic com.example.bench --count "$AIO_N" > "$WORK/aio.txt" || true
 AIO_RATE=$(sed -n 's/.*(\([0-9,]*\)\/s).*/\1/p' "$WORK/aio.txt" | tr -d ,)
@@ -77,9 +86,9 @@ h2load -n "$N" -c 1 -m 100 -d "$WORK/payload.json" -H 'apns-topic: com.example.b
 stop_simulator
 H2_RATE=$(sed -n 's/.*finished in [^,]*, \([0-9.]*\) req\/s.*/\1/p' "$WORK/h2load.txt")
 
-python3 - "$WORK" "$N" "$SMALL" "$CURL_N" "$CURL_OK" "$CURL_RATE" "$AIO_N" "${AIO_RATE:-0}" "${H2_RATE:-0}" "$BIG_JSON" "$SMALL_JSON" "$CURL_CMD" <<'PY' | python3 bench/update_results.py "Sender and broadcast"
+python3 - "$WORK" "$N" "$SMALL" "$CURL_N" "$CURL_OK" "$CURL_RATE" "$AIO_N" "${AIO_RATE:-0}" "${H2_RATE:-0}" "$BIG_JSON" "$SMALL_JSON" "$CURL_CMD" "$CEILING" "$SIM_TICKS" "$(getconf CLK_TCK)" "$(curl --version | head -1 | cut -d' ' -f2)" <<'PY' | python3 bench/update_results.py "Sender and broadcast"
 import datetime, json, re, sys
-work, n, small, curl_n, curl_ok, curl_rate, aio_n, aio_rate, h2_rate, big, small_json, curl_cmd = sys.argv[1:]
+work, n, small, curl_n, curl_ok, curl_rate, aio_n, aio_rate, h2_rate, big, small_json, curl_cmd, ceiling, sim_ticks, hz, curl_version = sys.argv[1:]
 n, small = int(n), int(small)
 def tv(name):
     t = open(f"{work}/{name}.time").read()
@@ -90,6 +99,11 @@ cpu_big, rss_big = tv("big")
 cpu_small, rss_small = tv("small")
 aio = open(f"{work}/aio.txt").read().strip()
 rate = big["rate"]
+m = re.search(r"in ([0-9.]+) s \(([0-9]+)/s\), CPU ([0-9.]+) s \(([0-9.]+) us", ceiling)
+ceil_rate, ceil_us = (int(m.group(2)), float(m.group(4))) if m else (0, 0.0)
+sim_us = int(sim_ticks) / int(hz) / max(1, big["sentThisRun"]) * 1e6
+push_us = cpu_big / max(1, big["sentThisRun"]) * 1e6
+budget = 2 / ((ceil_us + sim_us) / 1e6) if ceil_us else 0
 print(f"""Measured {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC by `bash bench/bench_broadcast.sh` (release build; the
 simulator, the client and SQLite share the 2 cores). One simulator in certificate mode serves pushctl, curl and
 aioapns in the same run; h2load, which cannot present a client certificate, runs against a `--client-auth none` one.
@@ -98,12 +112,16 @@ aioapns in the same run; h2load, which cannot present a client certificate, runs
 |---|---|---|---|
 | `pushctl broadcast` ({n:,} registered devices, one connection) | {big['sentThisRun']:,} | {rate:,.0f} | accepted {big['accepted']:,}; CPU {cpu_big:.1f} s; peak RSS {rss_big:.1f} MB |
 | `pushctl broadcast` ({int(small):,} devices) | {small_json['sentThisRun']:,} | {small_json['rate']:,.0f} | CPU {cpu_small:.1f} s; peak RSS {rss_small:.1f} MB |
-| curl CLI 7.88.1 | {int(curl_n):,} | {int(curl_rate):,} | {int(curl_ok):,} answered 200 |
+| curl CLI {curl_version} | {int(curl_n):,} | {int(curl_rate):,} | {int(curl_ok):,} answered 200 |
+| bare libcurl (`bench/curl_ceiling.c`) | {int(curl_n):,} | {ceil_rate:,} | no registry or bookkeeping; {ceil_us:.0f} µs CPU per request |
 | aioapns | {int(aio_n):,} | {int(aio_rate or 0):,} | |
 | h2load (ceiling) | {int(n):,} | {float(h2_rate):,.0f} | `-c 1 -m 100`, no client certificate |
 
 - pushctl / curl: {rate / max(1, int(curl_rate)):.1f}× (target ≥ 1.5×); pushctl / aioapns: {rate / max(1, int(aio_rate or 1)):.1f}× (target ≥ 15×).
 - Peak RSS {rss_small:.1f} MB at {int(small):,} devices vs {rss_big:.1f} MB at {int(n):,} ({(rss_big / rss_small - 1) * 100:+.1f}%; targets ≤ 64 MB and within 10%).
+- CPU per notification in the {n:,} run: pushctl {push_us:.0f} µs (libcurl's share alone: {ceil_us:.0f} µs in the bare
+  run), simulator {sim_us:.0f} µs. Both share 2 cores, so even bare libcurl cannot exceed 2 / ({ceil_us:.0f} + {sim_us:.0f}) µs
+  ≈ {budget:,.0f}/s here, and one curl thread no more than 1 / {ceil_us:.0f} µs ≈ {1e6 / ceil_us if ceil_us else 0:,.0f}/s.
 
 Commands (in a temporary directory holding `pushctl.json` and `certs/` from `pushctl cert make-dev`):
 
@@ -113,6 +131,7 @@ pushctl tokens import --config pushctl.json --app big big.txt        # {n:,} ran
 /usr/bin/time -v pushctl broadcast --config pushctl.json --app big --id bench-big --alert "Benchmark digest" --sound default --json
 {curl_cmd}          # first {int(curl_n):,} tokens
 python3 bench/aioapns_check.py --port PORT --certificates certs --topic com.example.bench --count {aio_n}
+cc -O2 -o curl_ceiling bench/curl_ceiling.c -lcurl && ./curl_ceiling https://localhost:PORT certs {int(curl_n)}
 h2load -n {n} -c 1 -m 100 -d payload.json -H 'apns-topic: com.example.bench' https://127.0.0.1:PORT/3/device/TOKEN
 ```
 
