@@ -15,7 +15,8 @@ import Testing
               "auth": { "p12": "../Certificates/dev/client.p12", "passwordFile": "../Certificates/dev/client.p12.password" },
               "registrationKeys": [],
               "sendKeys": [],
-              "payloadLimit": null
+              "payloadLimit": null,
+              "window": null
             }
           }
         }
