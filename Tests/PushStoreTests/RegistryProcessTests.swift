@@ -40,7 +40,7 @@ import Testing
             passes += 1
         }
         for process in processes {
-            let result = process.wait()
+            let result = await process.wait()
             #expect(result.status == 0, "pushctl failed: \(result.stderr)")
             #expect(!result.stderr.contains("locked"))
             #expect(result.stdout.contains("imported \(perProcess) tokens"))
@@ -62,11 +62,11 @@ import Testing
             ["tokens", "import", "--app", "example", "--batch-size", "\(batch)", file], config: config)
         let deadline = Date().addingTimeInterval(30)
         while try registry.count(app: "example") < 2 * batch, process.process.isRunning, Date() < deadline {
-            usleep(2_000)
+            try await Task.sleep(for: .milliseconds(2))
         }
         let killedWhileRunning = process.process.isRunning
         kill(process.process.processIdentifier, SIGKILL)
-        let result = process.wait()
+        let result = await process.wait()
         #expect(killedWhileRunning, "the import finished before it could be killed")
         #expect(result.status != 0)
         let reopened = try Registry(path: database)

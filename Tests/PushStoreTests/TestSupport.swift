@@ -97,10 +97,12 @@ final class PushctlProcess {
         }
     }
 
-    /// Waits up to `timeout` seconds (then kills the process and reports status -1).
-    func wait(timeout: Double = 30) -> RunResult {
+    /// Waits up to `timeout` seconds (then kills the process and reports status -1). Polls with
+    /// `Task.sleep`, not `usleep`: suites run in parallel on the cooperative pool (one thread per core), and
+    /// a blocked thread there starves timing-sensitive tests in other suites.
+    func wait(timeout: Double = 30) async -> RunResult {
         let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(5_000) }
+        while process.isRunning && Date() < deadline { try? await Task.sleep(for: .milliseconds(5)) }
         var status: Int32 = -1
         if process.isRunning {
             process.terminate()
@@ -116,6 +118,6 @@ final class PushctlProcess {
 }
 
 /// Runs pushctl to completion.
-func pushctl(_ arguments: [String], config: String, stdin: String? = nil, timeout: Double = 30) throws -> RunResult {
-    try PushctlProcess(arguments, config: config, stdin: stdin).wait(timeout: timeout)
+func pushctl(_ arguments: [String], config: String, stdin: String? = nil, timeout: Double = 30) async throws -> RunResult {
+    try await PushctlProcess(arguments, config: config, stdin: stdin).wait(timeout: timeout)
 }

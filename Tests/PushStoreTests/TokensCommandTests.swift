@@ -13,45 +13,45 @@ import Testing
         (config, database) = writeConfig(in: directory)
     }
 
-    func run(_ arguments: String..., stdin: String? = nil) throws -> RunResult {
-        try pushctl(["tokens"] + arguments, config: config, stdin: stdin)
+    func run(_ arguments: String..., stdin: String? = nil) async throws -> RunResult {
+        try await pushctl(["tokens"] + arguments, config: config, stdin: stdin)
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func acceptanceReplacesNSDataToken() throws {
+    func acceptanceReplacesNSDataToken() async throws {
         let nsData = "<740f4707 bebcf74f 9b7c25d4 8e335894 5f6aa01d a5ddb387 462c7eaf 61bb78ad>"
         let canonical = "740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad"
-        var result = try run("add", "--app", "example", nsData, "--old", "(null)")
+        var result = try await run("add", "--app", "example", nsData, "--old", "(null)")
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(try run("export", "--app", "example").stdout == canonical + "\n")
+        #expect(try await run("export", "--app", "example").stdout == canonical + "\n")
         let new = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
-        result = try run("add", "--app", "example", new, "--old", canonical)
+        result = try await run("add", "--app", "example", new, "--old", canonical)
         #expect(result.status == 0)
         #expect(result.stdout.contains("replaced"))
-        #expect(try run("export", "--app", "example").stdout == new + "\n")
-        #expect(try run("count", "--app", "example").stdout == "1\n")
+        #expect(try await run("export", "--app", "example").stdout == new + "\n")
+        #expect(try await run("count", "--app", "example").stdout == "1\n")
         #expect(try Registry(path: database).list(app: "example").map(\.token.hex) == [new])
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func unknownAppAndBadTokenExitTwo() throws {
-        var result = try run("count", "--app", "nope")
+    func unknownAppAndBadTokenExitTwo() async throws {
+        var result = try await run("count", "--app", "nope")
         #expect(result.status == 2)
         #expect(result.stderr == "pushctl: unknown app 'nope'; configured apps: example\n")
-        result = try run("add", "--app", "example", "xyz")
+        result = try await run("add", "--app", "example", "xyz")
         #expect(result.status == 2)
         #expect(result.stderr.split(separator: "\n").count == 1)
-        result = try run("add", "--app", "example", "00112233445566778899aabbccddeeff", "--environment", "staging")
+        result = try await run("add", "--app", "example", "00112233445566778899aabbccddeeff", "--environment", "staging")
         #expect(result.status == 2)
         #expect(try Registry(path: database).count(app: "example") == 0)
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func listJSONCountChannelRemove() throws {
+    func listJSONCountChannelRemove() async throws {
         let a = testToken(1).hex, b = testToken(2).hex
-        #expect(try run("add", "--app", "example", a, "--channel", "news", "--channel", "sport").status == 0)
-        #expect(try run("add", "--app", "example", b, "--environment", "production").status == 0)
-        let json = try run("list", "--app", "example", "--json")
+        #expect(try await run("add", "--app", "example", a, "--channel", "news", "--channel", "sport").status == 0)
+        #expect(try await run("add", "--app", "example", b, "--environment", "production").status == 0)
+        let json = try await run("list", "--app", "example", "--json")
         #expect(json.status == 0)
         let parsed = try JSONValue(parsing: Array(json.stdout.utf8))
         guard case .array(let items) = parsed else { Issue.record("not an array: \(json.stdout)"); return }
@@ -60,26 +60,26 @@ import Testing
         #expect(byToken[a]?["environment"] == .string("development"))  // the simulator endpoint's default
         #expect(byToken[b]?["environment"] == .string("production"))
         #expect(byToken[b]?["lastSuccessMs"] == .null)
-        #expect(try run("count", "--app", "example", "--channel", "news").stdout == "1\n")
-        #expect(try run("list", "--app", "example", "--channel", "sport").stdout == "\(a) development news,sport\n")
-        #expect(try run("remove", "--app", "example", a).status == 0)
-        #expect(try run("count", "--app", "example").stdout == "1\n")
+        #expect(try await run("count", "--app", "example", "--channel", "news").stdout == "1\n")
+        #expect(try await run("list", "--app", "example", "--channel", "sport").stdout == "\(a) development news,sport\n")
+        #expect(try await run("remove", "--app", "example", a).status == 0)
+        #expect(try await run("count", "--app", "example").stdout == "1\n")
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func importReportsLineNumbersAndExportRoundTrips() throws {
+    func importReportsLineNumbersAndExportRoundTrips() async throws {
         let good = (0..<5).map { testToken($0).hex }
         let input = [good[0], good[1], "", "# comment", good[2], "nothex!", good[3], good[4]].joined(separator: "\n")
-        let result = try run("import", "--app", "example", "--batch-size", "3", "-", stdin: input)
+        let result = try await run("import", "--app", "example", "--batch-size", "3", "-", stdin: input)
         #expect(result.status == 2)
         #expect(result.stderr.contains("line 6:"))
         #expect(result.stdout.contains("imported 3 tokens in 1 batches"))
         // Batch 1 (lines 1,2,5) committed; batch 2 (lines 6,7,8) had the bad line and wrote nothing.
-        let exported = try run("export", "--app", "example")
+        let exported = try await run("export", "--app", "example")
         #expect(exported.stdout == [good[0], good[1], good[2]].sorted().joined(separator: "\n") + "\n")
         let file = directory + "/export.txt"
         _ = FileManager.default.createFile(atPath: file, contents: Data((good.joined(separator: "\n") + "\n").utf8))
-        #expect(try run("import", "--app", "example", file).status == 0)
-        #expect(try run("count", "--app", "example").stdout == "5\n")
+        #expect(try await run("import", "--app", "example", file).status == 0)
+        #expect(try await run("count", "--app", "example").stdout == "5\n")
     }
 }

@@ -11,10 +11,10 @@ import Testing
         let record: String
         let simulator: Process
 
-        static func make(tokens: Int, delayMs: Int = 0, simulatorArgs: [String] = [], devices: String? = nil) throws -> World {
+        static func make(tokens: Int, delayMs: Int = 0, simulatorArgs: [String] = [], devices: String? = nil) async throws -> World {
             let dir = try CLI.temporaryDirectory()
             let certs = dir.appendingPathComponent("certs").path
-            let made = try CLI.run(["cert", "make-dev", "--out", certs, "--topic", "com.example.app"])
+            let made = try await CLI.run(["cert", "make-dev", "--out", certs, "--topic", "com.example.app"])
             guard made.status == 0 else { throw Failure(made.stderr) }
             let port = try freePort()
             let config = dir.appendingPathComponent("pushctl.json").path
@@ -28,7 +28,7 @@ import Testing
                 let d = String(i, radix: 16)
                 return "cd" + String(repeating: "0", count: 62 - d.count) + d
             }.joined(separator: "\n")
-            let imported = try CLI.run(["tokens", "import", "--config", config, "--app", "example", "-"], stdin: list)
+            let imported = try await CLI.run(["tokens", "import", "--config", config, "--app", "example", "-"], stdin: list)
             guard imported.status == 0 else { throw Failure(imported.stderr) }
             let record = dir.appendingPathComponent("received.jsonl").path
             var args = ["simulator", "--config", config, "--record", record] + simulatorArgs
@@ -89,7 +89,7 @@ import Testing
     }
 
     @Test func killMinus9ThenResumeGivesEveryDeviceOneOutcome() async throws {
-        let w = try World.make(tokens: 3000)
+        let w = try await World.make(tokens: 3000)
         defer { w.stop() }
         // --rate paces pages of 1000 devices, so the kill lands while most devices are still to come.
         let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "digest-test", "--alert", "Digest", "--json", "--rate", "300"]
@@ -106,7 +106,7 @@ import Testing
         let beforeKill = try w.received()
 
         // The same cron line again: it takes over the dead run's lease and resumes.
-        let second = try CLI.run(args, timeout: 180)
+        let second = try await CLI.run(args, timeout: 180)
         #expect(second.status == 0, "\(second.stderr)")
         guard second.status == 0 else { return }
         let summary = try JSONValue(parsing: second.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
@@ -126,25 +126,25 @@ import Testing
         #expect(Set(beforeKill).count == beforeKill.count)
 
         // Cron fires again: a completed id is not sent twice.
-        let third = try CLI.run(args)
+        let third = try await CLI.run(args)
         #expect(third.status == 0)
         #expect(third.stderr.contains("already completed"))
         #expect(try w.received().count == all.count)
     }
 
     @Test func aSecondConcurrentRunExitsFour() async throws {
-        let w = try World.make(tokens: 1500, delayMs: 200)
+        let w = try await World.make(tokens: 1500, delayMs: 200)
         defer { w.stop() }
         let first = try CLI.start(["broadcast", "--config", w.config, "--app", "example", "--id", "slow", "--alert", "a", "--rate", "200"])
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, try w.received().isEmpty, first.isRunning { try await Task.sleep(for: .milliseconds(20)) }
-        let second = try CLI.run(["broadcast", "--config", w.config, "--app", "example", "--id", "other", "--alert", "b"])
+        let second = try await CLI.run(["broadcast", "--config", w.config, "--app", "example", "--id", "other", "--alert", "b"])
         #expect(second.status == 4)
         #expect(second.stderr.contains("broadcast slow is running"))
         first.interrupt()  // SIGINT: drain, checkpoint, exit 130
         first.waitUntilExit()
         #expect(first.terminationStatus == 130)
-        let resumed = try CLI.run(["broadcast", "--config", w.config, "--app", "example", "--id", "slow", "--alert", "a", "--rate", "200"], timeout: 180)
+        let resumed = try await CLI.run(["broadcast", "--config", w.config, "--app", "example", "--id", "slow", "--alert", "a", "--rate", "200"], timeout: 180)
         #expect(resumed.status == 0, "\(resumed.stderr)")
         var copies: [String: Int] = [:]
         for token in try w.received() { copies[token, default: 0] += 1 }
@@ -153,14 +153,14 @@ import Testing
     }
 
     @Test func dryRunSendsNothing() async throws {
-        let w = try World.make(tokens: 25)
+        let w = try await World.make(tokens: 25)
         defer { w.stop() }
-        let r = try CLI.run(["broadcast", "--config", w.config, "--app", "example", "--silent", "--data", #"{"photoTitle":"Nebula"}"#, "--dry-run"])
+        let r = try await CLI.run(["broadcast", "--config", w.config, "--app", "example", "--silent", "--data", #"{"photoTitle":"Nebula"}"#, "--dry-run"])
         #expect(r.status == 0)
         #expect(r.stdout.contains("devices: 25"))
         #expect(r.stdout.contains("apns-priority: 5"))
         #expect(try w.received().isEmpty)
-        let bad = try CLI.run(["broadcast", "--config", w.config, "--app", "nope", "--alert", "x"])
+        let bad = try await CLI.run(["broadcast", "--config", w.config, "--app", "nope", "--alert", "x"])
         #expect(bad.status == 2)
         #expect(bad.stderr.contains("configured apps: example"))
     }

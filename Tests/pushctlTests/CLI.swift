@@ -24,9 +24,27 @@ struct CLI {
     }()
 
     /// Runs `pushctl args…` with an optional stdin and extra environment; waits at most `timeout` seconds.
+    ///
+    /// The wait happens on a GCD thread, not on the caller's: Swift Testing runs suites in parallel on the
+    /// cooperative pool (one thread per core), and a test blocked in `waitUntilExit` there starved timing-
+    /// sensitive tests (a broadcast meant to be interrupted finished before its test got a thread again).
     static func run(
         _ args: [String], stdin: String? = nil, environment: [String: String] = [:],
         cwd: URL? = nil, timeout: TimeInterval = 60
+    ) async throws -> Result {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Result, Error>) in
+            DispatchQueue.global().async {
+                do {
+                    c.resume(returning: try runBlocking(args, stdin: stdin, environment: environment, cwd: cwd, timeout: timeout))
+                } catch {
+                    c.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    private static func runBlocking(
+        _ args: [String], stdin: String?, environment: [String: String], cwd: URL?, timeout: TimeInterval
     ) throws -> Result {
         let process = Process()
         process.executableURL = binary

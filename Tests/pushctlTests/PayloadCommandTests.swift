@@ -5,24 +5,24 @@ import Testing
 @Suite struct PayloadCommandTests {
     func firstLine(_ s: String) -> String { String(s.split(separator: "\n", omittingEmptySubsequences: false).first ?? "") }
 
-    @Test func readmeAlertExample() throws {
-        let r = try CLI.run(["payload", "--alert", "Houston, we have a problem.", "--sound", "default"])
+    @Test func readmeAlertExample() async throws {
+        let r = try await CLI.run(["payload", "--alert", "Houston, we have a problem.", "--sound", "default"])
         #expect(r.status == 0)
         #expect(firstLine(r.stdout) == #"{"aps":{"alert":"Houston, we have a problem.","sound":"default"}}"#)
         #expect(r.stdout.contains("apns-push-type: alert"))
         #expect(r.stdout.contains("apns-priority: 10"))
     }
 
-    @Test func readmeSilentExample() throws {
-        let r = try CLI.run(["payload", "--silent", "--data", #"{"photoTitle":"Nebula"}"#])
+    @Test func readmeSilentExample() async throws {
+        let r = try await CLI.run(["payload", "--silent", "--data", #"{"photoTitle":"Nebula"}"#])
         #expect(r.status == 0)
         #expect(firstLine(r.stdout) == #"{"aps":{"content-available":1},"photoTitle":"Nebula"}"#)
         #expect(r.stdout.contains("apns-push-type: background"))
         #expect(r.stdout.contains("apns-priority: 5"))
     }
 
-    @Test func oversizedAlertIsTruncated() throws {
-        let r = try CLI.run(["payload", "--alert", String(repeating: "é", count: 5000)])
+    @Test func oversizedAlertIsTruncated() async throws {
+        let r = try await CLI.run(["payload", "--alert", String(repeating: "é", count: 5000)])
         #expect(r.status == 0)
         let payload = firstLine(r.stdout)
         #expect(payload.utf8.count <= 4096)
@@ -31,8 +31,8 @@ import Testing
         #expect(r.stderr.contains("shortened"))
     }
 
-    @Test func silentWithPriorityTenExitsTwo() throws {
-        let r = try CLI.run(["payload", "--silent", "--priority", "10"])
+    @Test func silentWithPriorityTenExitsTwo() async throws {
+        let r = try await CLI.run(["payload", "--silent", "--priority", "10"])
         #expect(r.status == 2)
         #expect(r.stderr.contains("priority 10"))
         #expect(r.stderr.split(separator: "\n").count == 1)
@@ -50,15 +50,15 @@ import Testing
         ["payload", "--payload", "/nonexistent/file.json"],
         ["no-such-command"],
     ])
-    func invalidInputExitsTwoWithOneLine(args: [String]) throws {
-        let r = try CLI.run(args)
+    func invalidInputExitsTwoWithOneLine(args: [String]) async throws {
+        let r = try await CLI.run(args)
         #expect(r.status == 2)
         #expect(r.stderr.hasPrefix("pushctl: "))
         #expect(r.stderr.split(separator: "\n").count == 1)
     }
 
-    @Test func rawPayloadFromStdinAndJSONOutput() throws {
-        let r = try CLI.run(["payload", "--payload", "-", "--json", "--topic", "com.example.app"],
+    @Test func rawPayloadFromStdinAndJSONOutput() async throws {
+        let r = try await CLI.run(["payload", "--payload", "-", "--json", "--topic", "com.example.app"],
                             stdin: #"{"aps":{"alert":"hi"},"n":1}"#)
         #expect(r.status == 0)
         let out = try JSONValue(parsing: r.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
@@ -67,8 +67,8 @@ import Testing
         #expect(out["truncated"] == .bool(false))
     }
 
-    @Test func helpExitsZero() throws {
-        let r = try CLI.run(["--help"])
+    @Test func helpExitsZero() async throws {
+        let r = try await CLI.run(["--help"])
         #expect(r.status == 0)
         #expect(r.stdout.contains("payload"))
     }

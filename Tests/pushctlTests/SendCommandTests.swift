@@ -8,16 +8,16 @@ import Testing
     typealias World = BroadcastCommandTests.World
 
     @Test func deliversAnAlertAndASilentPushWithApplesHeaders() async throws {
-        let w = try World.make(tokens: 3)
+        let w = try await World.make(tokens: 3)
         defer { w.stop() }
         let t0 = World.token(0), t1 = World.token(1)
-        let alert = try CLI.run(["send", "--config", w.config, "--app", "example", "--token", t0, "--token", t1,
+        let alert = try await CLI.run(["send", "--config", w.config, "--app", "example", "--token", t0, "--token", t1,
                                  "--alert", "Hi", "--badge", "1", "--sound", "default", "--json"])
         #expect(alert.status == 0, "\(alert.stderr)")
         let lines = try alert.stdout.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
         #expect(lines.count == 2)
         #expect(!alert.stdout.contains(t0))  // tokens are masked in output
-        let silent = try CLI.run(["send", "--config", w.config, "--app", "example", "--all", "--silent",
+        let silent = try await CLI.run(["send", "--config", w.config, "--app", "example", "--all", "--silent",
                                   "--data", #"{"photoTitle":"Nebula"}"#])
         #expect(silent.status == 0, "\(silent.stderr)")
         try await Task.sleep(for: .milliseconds(200))
@@ -37,9 +37,9 @@ import Testing
     @Test func aDeadTokenIsPrunedAndTheExitStatusSaysSo() async throws {
         let later = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
         let dead = World.token(1)
-        let w = try World.make(tokens: 3, devices: #"[{"token":"\#(dead)","state":"unregistered","timestamp":\#(later)}]"#)
+        let w = try await World.make(tokens: 3, devices: #"[{"token":"\#(dead)","state":"unregistered","timestamp":\#(later)}]"#)
         defer { w.stop() }
-        let r = try CLI.run(["send", "--config", w.config, "--app", "example", "--all", "--alert", "x"])
+        let r = try await CLI.run(["send", "--config", w.config, "--app", "example", "--all", "--alert", "x"])
         #expect(r.status == 1)
         #expect(r.stdout.contains("410"))
         let registry = try Registry(path: w.dir.appendingPathComponent("registry.sqlite").path)
@@ -48,7 +48,7 @@ import Testing
     }
 
     @Test func badInputSendsNothing() async throws {
-        let w = try World.make(tokens: 1)
+        let w = try await World.make(tokens: 1)
         defer { w.stop() }
         for args in [
             ["--token", "zz", "--alert", "x"],
@@ -56,20 +56,20 @@ import Testing
             ["--all", "--token", World.token(0), "--alert", "x"],
             ["--all", "--silent", "--priority", "10"],
         ] {
-            let r = try CLI.run(["send", "--config", w.config, "--app", "example"] + args)
+            let r = try await CLI.run(["send", "--config", w.config, "--app", "example"] + args)
             #expect(r.status == 2, "\(args)")
             #expect(r.stderr.split(separator: "\n").count == 1, "\(args): \(r.stderr)")
         }
-        let unknownApp = try CLI.run(["send", "--config", w.config, "--app", "nope", "--all", "--alert", "x"])
+        let unknownApp = try await CLI.run(["send", "--config", w.config, "--app", "nope", "--all", "--alert", "x"])
         #expect(unknownApp.status == 2)
         #expect(try w.received().isEmpty)
     }
 
     @Test func refusedCredentialsExitThree() async throws {
         // The dev certificate is for the development environment; a production simulator refuses it.
-        let w = try World.make(tokens: 2, simulatorArgs: ["--environment", "production"])
+        let w = try await World.make(tokens: 2, simulatorArgs: ["--environment", "production"])
         defer { w.stop() }
-        let r = try CLI.run(["send", "--config", w.config, "--app", "example", "--all", "--alert", "x"])
+        let r = try await CLI.run(["send", "--config", w.config, "--app", "example", "--all", "--alert", "x"])
         #expect(r.status == 3, "\(r.stdout)\(r.stderr)")
         #expect(r.stderr.contains("BadCertificateEnvironment") || r.stdout.contains("BadCertificateEnvironment"))
         #expect(try w.received().isEmpty)
