@@ -9,7 +9,6 @@ extension Sender {
         _ app: AppSettings, in configuration: PushConfiguration, sink: DeliverySink?,
         settings: SenderConfiguration = .init()
     ) throws -> Sender {
-        let settings = settings.applying(app)
         let credentials = try makeCredentials(for: app)
         let notAfterMs = (credentials as? CertificateCredentials).map { $0.facts.notAfter * 1000 }
         return try Sender(

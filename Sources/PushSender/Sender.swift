@@ -51,7 +51,8 @@ public final class Sender: @unchecked Sendable {
     }
 
     /// Creates a sender for an app's configured endpoint; with Apple's endpoints, items carrying their
-    /// token's environment go to the production or sandbox host accordingly.
+    /// token's environment go to the production or sandbox host accordingly. The app's own settings
+    /// (``SenderConfiguration/applying(_:)``) override `configuration`.
     public convenience init(
         app: AppSettings, simulator: SimulatorSettings?, credentials: CredentialProvider,
         configuration: SenderConfiguration = .init(), sink: DeliverySink? = nil, certificateNotAfterMs: Int64? = nil,
@@ -64,8 +65,8 @@ public final class Sender: @unchecked Sendable {
             routes[.development] = SenderTarget.forEndpoint(.development, caFile: app.caFile, simulator: nil)
         }
         try self.init(
-            target: target, byEnvironment: routes, credentials: credentials, configuration: configuration, sink: sink,
-            certificateNotAfterMs: certificateNotAfterMs, logger: logger)
+            target: target, byEnvironment: routes, credentials: credentials, configuration: configuration.applying(app),
+            sink: sink, certificateNotAfterMs: certificateNotAfterMs, logger: logger)
     }
 
     /// Sends one notification and waits for its final outcome (retries included).

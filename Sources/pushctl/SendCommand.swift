@@ -52,7 +52,6 @@ struct SendCommand: AsyncParsableCommand {
         do {
             sender = try Sender(
                 app: appSettings, simulator: config.simulator, credentials: credentials,
-                configuration: SenderConfiguration().applying(appSettings),
                 sink: RegistrySink(registry: registry, app: app), certificateNotAfterMs: notAfterMs,
                 logger: Logger(label: "pushctl.send"))
         } catch { throw CLIError(code: 3, message: error.message) }
