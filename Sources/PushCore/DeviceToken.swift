@@ -16,10 +16,7 @@ public struct DeviceToken: Sendable, Hashable, Comparable, CustomStringConvertib
     /// - Throws: ``DeviceTokenError`` naming the rule that failed.
     public init(parsing input: String) throws(DeviceTokenError) {
         // Fast path: already canonical (every token the sender and the registry produce). No copy is made.
-        let count = input.utf8.count
-        if count % 2 == 0, count >= 2 * Self.minimumBytes, count <= 2 * Self.maximumBytes,
-            input.utf8.allSatisfy({ ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "f")) })
-        {
+        if Self.isCanonical(input) {
             self.hex = input
             return
         }
@@ -50,6 +47,13 @@ public struct DeviceToken: Sendable, Hashable, Comparable, CustomStringConvertib
             throw DeviceTokenError(.badLength(bytes: bytes), input)
         }
         self.hex = String(decoding: digits, as: UTF8.self)
+    }
+
+    /// Lowercase hex of an accepted length: exactly what the full parse would produce unchanged.
+    private static func isCanonical(_ text: String) -> Bool {
+        let count = text.utf8.count
+        guard count % 2 == 0, count >= 2 * minimumBytes, count <= 2 * maximumBytes else { return false }
+        return text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
     /// A token read back from storage this library wrote in canonical form. Not validated: use only for
