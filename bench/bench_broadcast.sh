@@ -48,11 +48,10 @@ run_broadcast() {  # app id → prints the JSON summary; time -v output in $WORK
   $TIME -v -o "$WORK/$1.time" "$BIN" broadcast --config "$WORK/pushctl.json" --app "$1" --id "bench-$1" \
     --alert "Benchmark digest" --sound default --json 2> "$WORK/$1.err"
 }
-sim_ticks() { awk '{print $14 + $15}' "/proc/$SIM_PID/stat"; }
 SMALL_JSON=$(run_broadcast small)
-SIM_T0=$(sim_ticks)
+SIM_T0=$(sim_cpu_ticks)
 BIG_JSON=$(run_broadcast big)
-SIM_TICKS=$(( $(sim_ticks) - SIM_T0 ))
+SIM_TICKS=$(( $(sim_cpu_ticks) - SIM_T0 ))
 echo "$BIG_JSON"
 
 # curl's CLI: the same payload, HTTP/2 multiplexed, client certificate.
@@ -84,7 +83,7 @@ TOKEN=$(head -n 1 "$WORK/big.txt")
 h2load -n "$N" -c 1 -m 100 -d "$WORK/payload.json" -H 'apns-topic: com.example.bench' \
   "https://127.0.0.1:$PORT/3/device/$TOKEN" > "$WORK/h2load.txt"
 stop_simulator
-H2_RATE=$(sed -n 's/.*finished in [^,]*, \([0-9.]*\) req\/s.*/\1/p' "$WORK/h2load.txt")
+H2_RATE=$(h2load_rate "$WORK/h2load.txt")
 
 python3 - "$WORK" "$N" "$SMALL" "$CURL_N" "$CURL_OK" "$CURL_RATE" "$AIO_N" "${AIO_RATE:-0}" "${H2_RATE:-0}" "$BIG_JSON" "$SMALL_JSON" "$CURL_CMD" "$CEILING" "$SIM_TICKS" "$(getconf CLK_TCK)" "$(curl --version | head -1 | cut -d' ' -f2)" <<'PY' | python3 bench/update_results.py "Sender and broadcast"
 import datetime, json, re, sys

@@ -49,18 +49,17 @@ H2LOAD="h2load -n $REQUESTS -c 1 -m 100 -d payload.json -H 'apns-topic: com.exam
 # simulator, and the median run is reported with all rates listed.
 RUNS=${SIM_BENCH_RUNS:-3}
 HZ=$(getconf CLK_TCK)
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$SIM_PID/stat"; }
 : > "$WORK/runs.txt"
 for run in $(seq "$RUNS"); do
   start_simulator --client-auth none
-  TICKS0=$(cpu_ticks)
+  TICKS0=$(sim_cpu_ticks)
   h2load -n "$REQUESTS" -c 1 -m 100 -d "$WORK/payload.json" -H 'apns-topic: com.example.app' \
     "https://127.0.0.1:$PORT/3/device/$TOKEN" > "$WORK/h2load-$run.txt"
-  TICKS=$(( $(cpu_ticks) - TICKS0 ))
+  TICKS=$(( $(sim_cpu_ticks) - TICKS0 ))
   RSS_KB=$(ps -o rss= -p "$SIM_PID" | tr -d ' ')
   stop_simulator
   cp "$WORK/sim.log" "$WORK/sim-$run.log"
-  echo "$(sed -n 's/.*finished in [^,]*, \([0-9.]*\) req\/s.*/\1/p' "$WORK/h2load-$run.txt") $run $TICKS $RSS_KB" >> "$WORK/runs.txt"
+  echo "$(h2load_rate "$WORK/h2load-$run.txt") $run $TICKS $RSS_KB" >> "$WORK/runs.txt"
 done
 read -r RATE MID TICKS RSS_KB < <(sort -n "$WORK/runs.txt" | sed -n "$(( (RUNS + 1) / 2 ))p")
 ALL_RATES=$(sort -n "$WORK/runs.txt" | awk '{printf "%s%.0f", (NR > 1 ? ", " : ""), $1}')

@@ -15,3 +15,9 @@ start_simulator() {
 
 # Stops it with SIGTERM (it prints its counters to sim.log).
 stop_simulator() { kill -TERM "$SIM_PID"; wait "$SIM_PID" || true; SIM_PID=; }
+
+# The simulator's CPU time so far in clock ticks (utime + stime; `getconf CLK_TCK` per second).
+sim_cpu_ticks() { awk '{print $14 + $15}' "/proc/$SIM_PID/stat"; }
+
+# The req/s figure of an h2load output file.
+h2load_rate() { sed -n 's/.*finished in [^,]*, \([0-9.]*\) req\/s.*/\1/p' "$1"; }
