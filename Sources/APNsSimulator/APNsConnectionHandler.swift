@@ -31,6 +31,10 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     @exclusivity(unchecked) var limited = false
     @exclusivity(unchecked) var streamsOpened = 0
     @exclusivity(unchecked) var goingAway = false
+    /// The last-stream-id of the GOAWAY this connection sent: later streams are never processed.
+    @exclusivity(unchecked) var goAwayLastStream: HTTP2StreamID?
+    /// Every stream up to the GOAWAY's last-stream-id is answered; waiting for the client to close.
+    @exclusivity(unchecked) var goAwayDrained = false
     @exclusivity(unchecked) var closed = false
     @exclusivity(unchecked) var needsFlush = false
     /// Answers written since the last flush (see ``flushEarlyIfDue(context:)``).
@@ -113,7 +117,14 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         context.fireChannelReadComplete()
     }
 
+    /// Sent through the pipeline by ``APNsSimulator/suspend()``: reset this connection.
+    struct ResetConnection {}
+
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ResetConnection {
+            resetConnection(context: context)
+            return
+        }
         // Without a stream multiplexer nobody else tops up the connection's receive window. Events can be
         // stale (several arrive per read batch), so only note the latest size and top up once per batch.
         if let update = event as? NIOHTTP2WindowUpdatedEvent, update.streamID == .rootStream,
@@ -132,13 +143,20 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        // Protocol errors are answered by NIOHTTP2Handler (GOAWAY); TLS errors close the connection.
+        // A stream-level error (NIOHTTP2Handler answers it with RST_STREAM — e.g. frames of a stream above our
+        // GOAWAY's last-stream-id) and NIO declining to raise that last-stream-id concern one stream, not the
+        // connection: closing would destroy the answers still in flight. Protocol errors are answered by
+        // NIOHTTP2Handler (GOAWAY); TLS and I/O errors close the connection.
+        if error is NIOHTTP2Errors.StreamError || error is NIOHTTP2Errors.RaisedGoawayLastStreamID { return }
         context.close(promise: nil)
     }
 
     // MARK: - Streams
 
     private func open(context: ChannelHandlerContext, id: HTTP2StreamID, headers: HPACKHeaders, endStream: Bool) {
+        // After a GOAWAY, streams above its last-stream-id are discarded unprocessed (RFC 9113 §6.8), so the
+        // client may safely send them again on a new connection.
+        if let last = goAwayLastStream, id > last { return }
         let faults = core.faults
         if let n = faults.resetAfterRequests, streamsOpened >= n {
             resetConnection(context: context)
@@ -159,6 +177,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         streams[id] = PendingStream(head: head)
         if let n = faults.goAwayAfterStreams, streamsOpened == n, !goingAway {
             goingAway = true
+            goAwayLastStream = id
             var debug = context.channel.allocator.buffer(capacity: 32)
             debug.writeString(#"{"reason":"Shutdown"}"#)
             let goAway = HTTP2Frame(
@@ -244,14 +263,22 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         }
     }
 
-    /// After a GOAWAY, close once every stream up to the last-stream-id has its answer.
+    /// After a GOAWAY, once every stream up to the last-stream-id has its answer, wait for the client to close
+    /// (it does once its own streams are done), reading and discarding what it still sends; close ourselves
+    /// only after ``goAwayCloseGraceSeconds``. Closing at once, with the client's late frames unread, would
+    /// make the kernel send a TCP RST, and the RST destroys the GOAWAY and the answers the client has not
+    /// read yet: a graceful APNs shutdown would look like a crash.
     func closeIfDrained(context: ChannelHandlerContext) {
-        if goingAway, !closed, streams.isEmpty, awaiting == 0 {
-            closed = true
+        if goingAway, !goAwayDrained, !closed, streams.isEmpty, awaiting == 0 {
+            goAwayDrained = true
             context.flush()
-            context.close(promise: nil)
+            let channel = context.channel
+            context.eventLoop.scheduleTask(in: .seconds(Self.goAwayCloseGraceSeconds)) { channel.close(promise: nil) }
         }
     }
+
+    /// How long a connection that sent GOAWAY waits for the client to close it.
+    static let goAwayCloseGraceSeconds: Int64 = 5
 
     private func resetConnection(context: ChannelHandlerContext) {
         guard !closed else { return }

@@ -40,6 +40,36 @@ public final class APNsSimulator: Sendable {
     /// - Throws: ``SimulatorError`` for unusable TLS material or when the address cannot be bound.
     @discardableResult
     public func start() async throws -> Int {
+        try await listen(port: configuration.port)
+    }
+
+    /// Plays an APNs outage: stops listening (new connections are refused) and resets every open connection
+    /// (TCP RST, no GOAWAY), as when the APNs process dies. ``resume()`` listens on the same port again.
+    public func suspend() async {
+        let (server, connections) = run.withLock { state -> ((any Channel)?, [any Channel]) in
+            state.stopped = true
+            let result = (state.server, Array(state.connections.values))
+            state.server = nil
+            state.connections = [:]
+            return result
+        }
+        try? await server?.close()
+        for connection in connections {
+            connection.pipeline.fireUserInboundEventTriggered(APNsConnectionHandler.ResetConnection())
+        }
+    }
+
+    /// Listens again on the port of the last ``start()`` after ``suspend()``.
+    /// - Throws: ``SimulatorError`` when the port cannot be bound again.
+    public func resume() async throws {
+        guard let port = run.withLock({ $0.port }) else {
+            throw SimulatorError(.bindFailed, "the simulator was never started")
+        }
+        try await listen(port: port)
+    }
+
+    @discardableResult
+    private func listen(port requestedPort: Int) async throws -> Int {
         let sslContext = try makeSSLContext()
         let core = self.core
         let http2 = Self.http2Configuration(maxConcurrentStreams: configuration.maxConcurrentStreams)
@@ -56,6 +86,11 @@ public final class APNsSimulator: Sendable {
                 core.recorder.count { $0.connections += 1 }
                 // Black hole: no TLS handler, so the client's ClientHello is read and dropped forever.
                 if core.faults.blackHole { return channel.eventLoop.makeSucceededVoidFuture() }
+                if core.shouldResetHandshake() {
+                    return channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(HandshakeResetHandler(core: core))
+                    }
+                }
                 return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(NIOSSLServerHandler(context: sslContext))
@@ -69,11 +104,11 @@ public final class APNsSimulator: Sendable {
             }
         let server: any Channel
         do {
-            server = try await bootstrap.bind(host: configuration.host, port: configuration.port).get()
+            server = try await bootstrap.bind(host: configuration.host, port: requestedPort).get()
         } catch {
-            throw SimulatorError(.bindFailed, "cannot listen on \(configuration.host):\(configuration.port): \(error)")
+            throw SimulatorError(.bindFailed, "cannot listen on \(configuration.host):\(requestedPort): \(error)")
         }
-        let port = server.localAddress?.port ?? configuration.port
+        let port = server.localAddress?.port ?? requestedPort
         run.withLock {
             $0.server = server
             $0.port = port

@@ -68,6 +68,8 @@ public struct SimulatorCounters: Sendable, Equatable {
     public var resets = 0
     /// TCP connections accepted (including black-holed ones).
     public var connections = 0
+    /// TLS handshakes reset by the handshake-reset fault.
+    public var handshakeResets = 0
 
     /// Creates empty counters.
     public init() {}
@@ -81,6 +83,7 @@ public struct SimulatorCounters: Sendable, Equatable {
         if malformedStreams > 0 { lines.append("  malformed streams: \(malformedStreams)") }
         if goAways > 0 { lines.append("  GOAWAYs sent: \(goAways)") }
         if resets > 0 { lines.append("  connections reset: \(resets)") }
+        if handshakeResets > 0 { lines.append("  TLS handshakes reset: \(handshakeResets)") }
         return lines.joined(separator: "\n")
     }
 }

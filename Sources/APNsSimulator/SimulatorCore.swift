@@ -12,6 +12,8 @@ final class SimulatorCore: Sendable {
     private let deviceState: Mutex<[DeviceToken: DeviceBehaviour]>
     /// Lets the hot path skip the device lock entirely while no device is scripted.
     private let hasDevices: Atomic<Bool>
+    /// New connections seen by the handshake-reset fault.
+    private let handshakesSeen = Atomic<Int>(0)
 
     init(configuration: SimulatorConfiguration) throws(SimulatorError) {
         self.configuration = configuration
@@ -44,6 +46,13 @@ final class SimulatorCore: Sendable {
     var devices: [DeviceToken: DeviceBehaviour] { deviceState.withLock { $0 } }
 
     func now() -> Int64 { configuration.clock() }
+
+    /// True when this new connection's TLS handshake must be reset (``SimulatorFaults/resetHandshakes``).
+    func shouldResetHandshake() -> Bool {
+        let budget = faults.resetHandshakes
+        guard budget > 0 else { return false }
+        return handshakesSeen.wrappingAdd(1, ordering: .relaxed).oldValue < budget
+    }
 }
 
 /// A fast non-cryptographic generator (xoshiro256**) for apns-ids and fault dice; the system generator

@@ -24,14 +24,19 @@ public struct SimulatorFaults: Sendable, Equatable {
     public var internalServerErrorFraction: Double
     /// Accept TCP connections but never answer the TLS handshake (applies to new connections).
     public var blackHole: Bool
+    /// Reset (TCP RST) the TLS handshake of this many new connections, counted from the start: the
+    /// connection is accepted, the ClientHello read, then the connection is reset — a load balancer or APNs
+    /// front end dropping connections. Later connections are served normally. Default 0.
+    public var resetHandshakes: Int
 
     /// Creates a fault set; the defaults inject nothing.
     public init(
         goAwayAfterStreams: Int? = nil, dropStreamLimitAfterRejection: Bool = false,
         resetAfterRequests: Int? = nil, responseDelay: Duration = .zero, delayFraction: Double = 1,
         tooManyRequestsFraction: Double = 0, serviceUnavailableFraction: Double = 0,
-        internalServerErrorFraction: Double = 0, blackHole: Bool = false
+        internalServerErrorFraction: Double = 0, blackHole: Bool = false, resetHandshakes: Int = 0
     ) {
+        self.resetHandshakes = max(0, resetHandshakes)
         self.goAwayAfterStreams = goAwayAfterStreams
         self.dropStreamLimitAfterRejection = dropStreamLimitAfterRejection
         self.resetAfterRequests = resetAfterRequests

@@ -27,6 +27,7 @@ extension SimulatorCommand {
         }
         if let n = goawayAfter, n < 1 { throw CLIError.usage("--goaway-after must be at least 1") }
         if let n = resetAfter, n < 0 { throw CLIError.usage("--reset-after must not be negative") }
+        if let n = resetHandshakes, n < 0 { throw CLIError.usage("--reset-handshakes must not be negative") }
         guard delayMs >= 0 else { throw CLIError.usage("--delay-ms must not be negative") }
 
         let directory = certificates.map(absolutePath) ?? settings.certificates
@@ -64,7 +65,8 @@ extension SimulatorCommand {
             goAwayAfterStreams: goawayAfter, dropStreamLimitAfterRejection: dropStreamLimit,
             resetAfterRequests: resetAfter, responseDelay: .milliseconds(delayMs), delayFraction: delayFraction,
             tooManyRequestsFraction: fraction429, serviceUnavailableFraction: fraction503,
-            internalServerErrorFraction: fraction500, blackHole: blackHole)
+            internalServerErrorFraction: fraction500, blackHole: blackHole,
+            resetHandshakes: resetHandshakes ?? 0)
         return SimulatorConfiguration(
             host: host ?? settings.host, port: port, caPEM: pem.ca, serverCertificatePEM: pem.certificate,
             serverKeyPEM: pem.key, clientAuth: auth, jwtKeys: keys, environment: environment,

@@ -53,6 +53,8 @@ struct SimulatorCommand: AsyncParsableCommand {
     var fraction500: Double = 0
     @Flag(help: "Fault: accept TCP connections but never finish the TLS handshake.")
     var blackHole = false
+    @Option(name: .customLong("reset-handshakes"), help: "Fault: reset (TCP RST) the TLS handshake of the first N connections.")
+    var resetHandshakes: Int?
 
     func run() async throws {
         let configuration = try makeConfiguration()
