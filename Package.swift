@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "PushCore", targets: ["PushCore"]),
         .library(name: "PushStore", targets: ["PushStore"]),
         .library(name: "PushSender", targets: ["PushSender"]),
+        .library(name: "PushDelivery", targets: ["PushDelivery"]),
         .library(name: "APNsSimulator", targets: ["APNsSimulator"]),
         .library(name: "PushServer", targets: ["PushServer"]),
     ],
@@ -49,8 +50,17 @@ let package = Package(
         .target(
             name: "PushSender",
             dependencies: [
-                "PushCore", "PushStore", "CCurl", "COpenSSL",
+                "PushCore", "CCurl", "COpenSSL",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+
+        // The delivery engine: broadcasts, send jobs, leases, checkpoints, outcome commits. Storage only through
+        // PushCore's DeliveryStore protocol.
+        .target(
+            name: "PushDelivery",
+            dependencies: [
+                "PushCore", "PushSender",
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
@@ -73,7 +83,7 @@ let package = Package(
         .target(
             name: "PushServer",
             dependencies: [
-                "PushCore", "PushStore", "PushSender",
+                "PushCore", "PushStore", "PushSender", "PushDelivery",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -87,7 +97,7 @@ let package = Package(
         .executableTarget(
             name: "pushctl",
             dependencies: [
-                "PushCore", "PushStore", "PushSender", "APNsSimulator", "PushServer",
+                "PushCore", "PushStore", "PushSender", "PushDelivery", "APNsSimulator", "PushServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -95,11 +105,17 @@ let package = Package(
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore"]),
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore"]),
         .testTarget(name: "APNsSimulatorTests", dependencies: ["APNsSimulator", "PushSender", "PushCore"]),
-        .testTarget(name: "PushSenderTests", dependencies: ["PushSender", "APNsSimulator", "PushStore", "PushCore"]),
+        .testTarget(name: "PushSenderTests", dependencies: ["PushSender", "APNsSimulator", "PushCore"]),
+        .testTarget(
+            name: "PushDeliveryTests",
+            dependencies: [
+                "PushDelivery", "PushSender", "PushStore", "APNsSimulator", "PushCore",
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]),
         .testTarget(
             name: "PushServerTests",
             dependencies: [
-                "PushServer", "PushStore", "PushSender", "APNsSimulator", "PushCore",
+                "PushServer", "PushStore", "PushSender", "PushDelivery", "APNsSimulator", "PushCore", "CSQLite",
                 .product(name: "Yams", package: "Yams"),
             ]),
         .testTarget(name: "pushctlTests", dependencies: ["PushCore", "PushStore"]),

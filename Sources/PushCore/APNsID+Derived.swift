@@ -3,6 +3,11 @@ extension APNsID {
     /// it sent before the interruption without storing an id per device. Two 64-bit FNV-1a hashes with
     /// different seeds give 122 usable bits; ids only need to be unique, not secret.
     public static func derived(broadcast: String, token: DeviceToken) -> String {
+        hashed(broadcast, token.hex)
+    }
+
+    /// A version-4-shaped UUID from two FNV-1a-style hashes of `a`, a separator and `b`.
+    static func hashed(_ a: String, _ b: String) -> String {
         var first: UInt64 = 0xcbf2_9ce4_8422_2325
         var second: UInt64 = 0x8422_2325_cbf2_9ce4
         func mix(_ byte: UInt8) {
@@ -10,14 +15,24 @@ extension APNsID {
             second = (second ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
             second = second &+ (second >> 29)
         }
-        for b in broadcast.utf8 { mix(b) }
+        for byte in a.utf8 { mix(byte) }
         mix(0)
-        for b in token.hex.utf8 { mix(b) }
+        for byte in b.utf8 { mix(byte) }
         var bytes: [UInt8] = []
         for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: first >> UInt64(shift))) }
         for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: second >> UInt64(shift))) }
         bytes[6] = (bytes[6] & 0x0f) | 0x40
         bytes[8] = (bytes[8] & 0x3f) | 0x80
         return format(bytes)
+    }
+}
+
+extension APNsID {
+    /// The default `apns-collapse-id` of a broadcast or send job: its id (ids are at most 64 bytes, APNs'
+    /// limit). A device that receives a copy twice (a resend after a crash) replaces the first instead of
+    /// showing two.
+    public static func collapseId(forJob id: String) -> String {
+        if id.utf8.count <= 64 { return id }
+        return hashed("collapse-id", id)
     }
 }

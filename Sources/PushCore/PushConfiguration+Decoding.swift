@@ -37,8 +37,14 @@ extension PushConfiguration {
                 apps[id] = try Self.decodeApp(appValue, id: id, base: base)
             }
         }
+        let databaseOutage = try top.int("databaseOutageLimitSeconds") ?? Self.defaultDatabaseOutageLimitSeconds
+        guard AppSettings.outageLimitRange.contains(databaseOutage) else {
+            throw ConfigurationError("config.databaseOutageLimitSeconds must be between 1 and 86400 seconds, not \(databaseOutage)")
+        }
         try top.finish()
-        self.init(database: database, server: server, simulator: simulator, apps: apps)
+        self.init(
+            database: database, server: server, simulator: simulator, apps: apps,
+            databaseOutageLimitSeconds: databaseOutage)
     }
 
     /// True for app ids usable in URLs and file names.
@@ -75,10 +81,15 @@ extension PushConfiguration {
         if let window, !AppSettings.windowRange.contains(window) {
             throw ConfigurationError("\(at).window must be between 1 and 10000 notifications, not \(window)")
         }
+        let outageLimit = try f.int("outageLimitSeconds")
+        if let outageLimit, !AppSettings.outageLimitRange.contains(outageLimit) {
+            throw ConfigurationError("\(at).outageLimitSeconds must be between 1 and 86400 seconds, not \(outageLimit)")
+        }
         try f.finish()
         return AppSettings(
             topic: topic, endpoint: endpoint, caFile: caFile, auth: auth,
-            registrationKeys: registrationKeys, sendKeys: sendKeys, payloadLimit: payloadLimit, window: window)
+            registrationKeys: registrationKeys, sendKeys: sendKeys, payloadLimit: payloadLimit, window: window,
+            outageLimitSeconds: outageLimit)
     }
 
     private static func decodeAuth(_ value: JSONValue, at: String, base: String) throws(ConfigurationError) -> AuthSettings {

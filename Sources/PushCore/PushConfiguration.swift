@@ -19,16 +19,23 @@ public struct PushConfiguration: Sendable, Equatable {
     public var simulator: SimulatorSettings
     /// The apps this provider sends for, by app id (the `{app}` in API paths and `--app`).
     public var apps: [String: AppSettings]
+    /// How long a broadcast or send job waits for an unavailable database (locked, I/O errors) before it
+    /// stops as interrupted, in seconds. Default 120.
+    public var databaseOutageLimitSeconds: Int
+
+    /// The default of ``databaseOutageLimitSeconds``.
+    public static let defaultDatabaseOutageLimitSeconds = 120
 
     /// Creates a configuration.
     public init(
         database: String, server: ServerSettings = .init(), simulator: SimulatorSettings,
-        apps: [String: AppSettings]
+        apps: [String: AppSettings], databaseOutageLimitSeconds: Int = PushConfiguration.defaultDatabaseOutageLimitSeconds
     ) {
         self.database = database
         self.server = server
         self.simulator = simulator
         self.apps = apps
+        self.databaseOutageLimitSeconds = databaseOutageLimitSeconds
     }
 
     /// The app with this id, or an error that names the configured apps.
@@ -173,16 +180,24 @@ public struct AppSettings: Sendable, Equatable {
     /// Notifications in flight at once when sending for this app, or nil for the sender's default (500).
     /// Raise it when APNs is far away: it must cover rate × round-trip time.
     public var window: Int?
+    /// How long APNs may stay unreachable (refused or reset connections, DNS or TLS handshake failures)
+    /// before a send or broadcast stops as interrupted, in seconds; nil for the default (600). Until then
+    /// the sender reconnects with backoff and no device's outcome is decided.
+    public var outageLimitSeconds: Int?
 
     /// The accepted range of ``window``.
     public static let windowRange = 1...10_000
+    /// The accepted range of ``outageLimitSeconds`` (one second to one day).
+    public static let outageLimitRange = 1...86_400
 
     /// Creates app settings.
     public init(
         topic: String, endpoint: Endpoint, caFile: String? = nil, auth: AuthSettings,
-        registrationKeys: [String] = [], sendKeys: [String] = [], payloadLimit: Int? = nil, window: Int? = nil
+        registrationKeys: [String] = [], sendKeys: [String] = [], payloadLimit: Int? = nil, window: Int? = nil,
+        outageLimitSeconds: Int? = nil
     ) {
         self.window = window
+        self.outageLimitSeconds = outageLimitSeconds
         self.topic = topic
         self.endpoint = endpoint
         self.caFile = caFile

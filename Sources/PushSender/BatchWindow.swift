@@ -1,75 +1,83 @@
-import Foundation
+import Synchronization
 
-/// Bounds the notifications in flight (sent or waiting for a retry) during a batch run. The producer
-/// suspends when the window is full and resumes once a quarter of it has drained, so it is not woken
-/// once per completed notification.
-final class BatchWindow: @unchecked Sendable {
+/// Bounds the notifications in flight (sent, waiting for a retry, or — in the delivery engine — waiting for
+/// their outcome to be committed). The producer suspends when the window is full and resumes once a quarter
+/// of it has drained, so it is not woken once per completed notification.
+package final class BatchWindow: Sendable {
     private let limit: Int
     private let resumeBelow: Int
-    private let lock = NSLock()
-    private var inFlight = 0
-    private var producer: CheckedContinuation<Void, Never>?
-    private var drainer: CheckedContinuation<Void, Never>?
+    private let state = Mutex(State())
 
-    init(limit: Int) {
+    private struct State {
+        var inFlight = 0
+        var producer: CheckedContinuation<Void, Never>?
+        var drainer: CheckedContinuation<Void, Never>?
+    }
+
+    /// A window of `limit` slots.
+    package init(limit: Int) {
         self.limit = max(1, limit)
         resumeBelow = max(0, self.limit - max(1, self.limit / 4))
     }
 
     /// Takes one slot, suspending while the window is full.
-    func acquire() async {
+    package func acquire() async {
         while !tryTake() {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                lock.lock()
-                if inFlight < limit {
-                    lock.unlock()
-                    c.resume()
-                } else {
-                    producer = c
-                    lock.unlock()
+                let resumeNow = state.withLock { s -> Bool in
+                    if s.inFlight < limit { return true }
+                    s.producer = c
+                    return false
                 }
+                if resumeNow { c.resume() }
             }
         }
     }
 
     private func tryTake() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard inFlight < limit else { return false }
-        inFlight += 1
-        return true
+        state.withLock { s in
+            guard s.inFlight < limit else { return false }
+            s.inFlight += 1
+            return true
+        }
     }
 
-    /// Returns one slot (called on the transport thread when a notification is final).
-    func release() {
-        lock.lock()
-        inFlight -= 1
-        var wake: CheckedContinuation<Void, Never>?
-        if let p = producer, inFlight <= resumeBelow {
-            wake = p
-            producer = nil
+    /// Returns one slot.
+    package func release() { release(1) }
+
+    /// Returns `count` slots at once (the delivery engine releases a committed batch).
+    package func release(_ count: Int) {
+        guard count > 0 else { return }
+        let (wake, drained) = state.withLock { s -> (CheckedContinuation<Void, Never>?, CheckedContinuation<Void, Never>?) in
+            s.inFlight -= count
+            var wake: CheckedContinuation<Void, Never>?
+            if let p = s.producer, s.inFlight <= resumeBelow {
+                wake = p
+                s.producer = nil
+            }
+            var drained: CheckedContinuation<Void, Never>?
+            if s.inFlight == 0, let d = s.drainer {
+                drained = d
+                s.drainer = nil
+            }
+            return (wake, drained)
         }
-        var drained: CheckedContinuation<Void, Never>?
-        if inFlight == 0, let d = drainer {
-            drained = d
-            drainer = nil
-        }
-        lock.unlock()
         wake?.resume()
         drained?.resume()
     }
 
+    /// Slots in use.
+    package var inFlight: Int { state.withLock { $0.inFlight } }
+
     /// Waits until every slot is back.
-    func drain() async {
+    package func drain() async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            lock.lock()
-            if inFlight == 0 {
-                lock.unlock()
-                c.resume()
-            } else {
-                drainer = c
-                lock.unlock()
+            let done = state.withLock { s -> Bool in
+                if s.inFlight == 0 { return true }
+                s.drainer = c
+                return false
             }
+            if done { c.resume() }
         }
     }
 }

@@ -25,23 +25,47 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The per-request timeout (`CURLOPT_TIMEOUT_MS`) or the connect timeout fired.
     public var isTimeout: Bool { code == Int(CURLE_OPERATION_TIMEDOUT.rawValue) }
 
-    /// The TLS handshake failed: untrusted server, hostname mismatch, bad client certificate. Fails closed.
-    public var isTLSFailure: Bool {
-        let tls: [CURLcode] = [
-            CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM,
-            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CIPHER, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
-            CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_CRL_BADFILE,
-        ]
-        return tls.contains { Int($0.rawValue) == code } || code == TransportError.notHTTP2("").code
-    }
+    /// Local TLS problems and verification of the server: never transient.
+    private static let refusedCodes: [CURLcode] = [
+        CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CIPHER,
+        CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS,
+        CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_CRL_BADFILE, CURLE_SSL_CLIENTCERT,
+    ]
 
-    /// No connection could be made at all (DNS or TCP).
-    public var isConnectFailure: Bool {
-        code == Int(CURLE_COULDNT_CONNECT.rawValue) || code == Int(CURLE_COULDNT_RESOLVE_HOST.rawValue)
+    /// How the sender must treat a transfer that ended with this error. `sent` is false when the request
+    /// never reached a connection (libcurl's pre-transfer point).
+    ///
+    /// The codes decide, not the text, with one exception: OpenSSL reports a TLS alert the server sent (it
+    /// refused our client certificate: `alert unknown ca`, `alert bad certificate`, `alert certificate
+    /// required`, …) inside the message of a connect or receive error, and only its text names it.
+    func failure(sent: Bool) -> TransportFailure {
+        if code == TransportError.notHTTP2("").code || code == TransportError.endpointStopped("").code {
+            return .refused
+        }
+        if Self.refusedCodes.contains(where: { Int($0.rawValue) == code }) { return .refused }
+        if message.contains(" alert ") { return .refused }
+        if code == Int(CURLE_SSL_CONNECT_ERROR.rawValue), message.contains("error:"), !message.contains("unexpected eof") {
+            // libcurl quotes OpenSSL's error queue ("error:0A000086:SSL routines::…") when the TLS layer itself
+            // failed (e.g. a server certificate that does not verify against the trust anchor); a handshake cut
+            // short by the network (reset, EOF) leaves the queue empty and names the socket error instead.
+            return .refused
+        }
+        return sent ? .dropped : .unreachable
     }
+}
 
-    /// The server refused the stream before processing it (REFUSED_STREAM, or above a GOAWAY's last stream).
-    public var isRefusedStream: Bool { message.contains("REFUSED_STREAM") }
+/// What a transfer that ended without an HTTP answer means (see ``TransportError/failure(sent:)``).
+enum TransportFailure: Equatable {
+    /// The TLS peer or the configuration refused: untrusted server, hostname mismatch, our certificate
+    /// rejected, no HTTP/2. Never transient: the endpoint stops and the run is interrupted.
+    case refused
+    /// Never sent over a working connection (DNS, refused or reset TCP, a TLS handshake cut short, a connect
+    /// timeout): APNs cannot have processed it, and the endpoint is unreachable.
+    case unreachable
+    /// Sent on a connection that then died (reset, GOAWAY, stream error) or timed out without an answer: APNs
+    /// may have processed it. Streams above a GOAWAY's last-stream-id or refused with REFUSED_STREAM never get
+    /// here: nghttp2 classifies them from the frame and libcurl resends them on a new connection.
+    case dropped
 }
 
 /// Throws ``TransportError`` for a failed easy-interface call.
@@ -178,6 +202,14 @@ final class EasyHandle {
         var v = 0
         _ = pp_curl_easy_getinfo_long(raw, CURLINFO_HTTP_VERSION, &v)
         return v == Int(CURL_HTTP_VERSION_2_0)
+    }
+
+    /// True once the last transfer got past connecting (libcurl's pre-transfer time is set per transfer):
+    /// false means the request was never written to a connection.
+    var reachedConnection: Bool {
+        var v: curl_off_t = 0
+        _ = pp_curl_easy_getinfo_off(raw, CURLINFO_PRETRANSFER_TIME_T, &v)
+        return v > 0
     }
 
     /// Bytes of request body sent: > 0 means the server may have processed the request.

@@ -1,21 +1,22 @@
 import PushCore
 
-/// The final outcome of one notification, after any retries.
+/// The outcome of one notification as the sender decided it, after any retries.
 public struct DeliveryResult: Sendable, Equatable {
-    /// What happened, in the terms the CLI and the delivery log use.
+    /// What happened.
     public enum Kind: String, Sendable, Equatable {
-        /// 200 from APNs.
+        /// 200 from APNs. Final.
         case accepted
-        /// 410 Unregistered/ExpiredToken or 400 BadDeviceToken/DeviceTokenNotForTopic: the token is dead.
+        /// 410 Unregistered/ExpiredToken or 400 BadDeviceToken/DeviceTokenNotForTopic: the token is dead. Final.
         case tokenDead
-        /// A permanent 4xx (BadTopic, PayloadTooLarge, …): never retried.
+        /// A permanent 4xx (BadTopic, PayloadTooLarge, …): never retried. Final.
         case rejected
-        /// Retries exhausted (429/5xx/timeouts/resets), or a transport failure.
-        case failed
-        /// The endpoint refused our credentials; the endpoint was stopped.
-        case credentialFailure
-        /// Never sent: the endpoint had been stopped (credentials, TLS) or the certificate is expired.
-        case notSent
+        /// Transient failures exhausted the attempts (APNs answered 429/5xx ``SenderConfiguration/maxAttempts``
+        /// times, or the connection dropped ``SenderConfiguration/maxDroppedAttempts`` times). Not final: a
+        /// later run retries it.
+        case deferred
+        /// Not sent, or sent without an answer, because the endpoint stopped (``DeliveryResult/stop`` says
+        /// why: refused credentials, APNs unreachable past the outage limit) or the run is stopping. Not final.
+        case unsent
     }
 
     /// The device.
@@ -30,26 +31,32 @@ public struct DeliveryResult: Sendable, Equatable {
     public var reason: APNsReason?
     /// The outcome.
     public var kind: Kind
-    /// True when the token was removed from the registry (or handed to the sink for removal).
+    /// What the pruning policy decided for a dead token.
+    public var prune: PruneDecision
+    /// True once the store removed the token (set by whoever commits the result; the sender never does).
     public var pruned: Bool
-    /// Requests made for this notification.
+    /// Requests APNs answered for this notification (dropped connections are not counted).
     public var attempts: Int
-    /// True when an earlier attempt may have reached the device (sent, then the connection died unanswered).
+    /// True when an attempt may have reached APNs without an answer (sent, then the connection died), so
+    /// the device may see it twice.
     public var possiblyDuplicated: Bool
-    /// The `timestamp` of a 410 answer (ms since epoch): prune only tokens registered before it.
+    /// The `timestamp` of a 410 answer (ms since epoch).
     public var apnsTimestampMs: Int64?
     /// When the first attempt started (ms since epoch).
     public var startedAtMs: Int64
-    /// When the final outcome arrived (ms since epoch).
+    /// When the outcome was decided (ms since epoch).
     public var finishedAtMs: Int64
-    /// A transport or endpoint error, when there was no HTTP answer.
+    /// The transport error of the last attempt, when there was no HTTP answer.
     public var error: String?
+    /// For ``Kind/unsent``: why the endpoint stopped.
+    public var stop: EndpointStop?
 
     /// Creates a result.
     public init(
         token: DeviceToken, apnsId: String, uniqueId: String? = nil, status: Int, reason: APNsReason? = nil,
-        kind: Kind, pruned: Bool = false, attempts: Int, possiblyDuplicated: Bool = false,
-        apnsTimestampMs: Int64? = nil, startedAtMs: Int64, finishedAtMs: Int64, error: String? = nil
+        kind: Kind, prune: PruneDecision = .none, pruned: Bool = false, attempts: Int, possiblyDuplicated: Bool = false,
+        apnsTimestampMs: Int64? = nil, startedAtMs: Int64, finishedAtMs: Int64, error: String? = nil,
+        stop: EndpointStop? = nil
     ) {
         self.token = token
         self.apnsId = apnsId
@@ -57,6 +64,7 @@ public struct DeliveryResult: Sendable, Equatable {
         self.status = status
         self.reason = reason
         self.kind = kind
+        self.prune = prune
         self.pruned = pruned
         self.attempts = attempts
         self.possiblyDuplicated = possiblyDuplicated
@@ -64,33 +72,25 @@ public struct DeliveryResult: Sendable, Equatable {
         self.startedAtMs = startedAtMs
         self.finishedAtMs = finishedAtMs
         self.error = error
+        self.stop = stop
     }
 
     /// True for a 200.
     public var isAccepted: Bool { kind == .accepted }
+    /// True for accepted, dead-token and rejected outcomes: nothing is left to try.
+    public var isFinal: Bool { kind == .accepted || kind == .tokenDead || kind == .rejected }
 }
 
-/// One notification for the batch API, with the environment its token was registered in (used to route
-/// to Apple's production or sandbox host; ignored for the simulator and URL endpoints).
-public struct SendItem: Sendable {
-    /// The notification.
-    public var request: NotificationRequest
-    /// The token's registered environment, when known.
-    public var environment: APNsEnvironment?
-
-    /// Creates an item.
-    public init(_ request: NotificationRequest, environment: APNsEnvironment? = nil) {
-        self.request = request
-        self.environment = environment
-    }
-}
-
-/// Where final outcomes and prunes go (the PushStore registry in production). Called off the send path,
-/// from one background queue, with batches.
-public protocol DeliverySink: Sendable {
-    /// Stores a batch of final outcomes (one transaction).
-    func record(_ results: [DeliveryResult]) throws
-    /// Removes a dead token; a 410 passes its timestamp so a token re-registered after it is kept.
-    /// Returns true when a registration was removed.
-    func prune(token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?) throws -> Bool
+/// The pruning policy's decision for one answer (the sender's breaker decides; the store applies).
+public enum PruneDecision: Sendable, Equatable {
+    /// Nothing to remove.
+    case none
+    /// Remove the token (a 410 only if it was not registered again after `apnsTimestampMs`).
+    case delete(PruneRequest)
+    /// BadDeviceToken while the endpoint has not yet proven healthy: the prune is applied only if the breaker
+    /// becomes confident during this run (the sender then reports it through the submit's `onPruneReleased`),
+    /// else discarded.
+    case held
+    /// BadDeviceToken while the pruning breaker is tripped: the token is kept.
+    case keptByBreaker
 }

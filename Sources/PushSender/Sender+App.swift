@@ -1,27 +1,31 @@
+import Logging
 import PushCore
 
 extension Sender {
     /// A sender for one configured app: its credentials (.p12 or .p8), endpoint and, for the simulator, the
     /// simulator's CA. Throws ``CredentialError`` when the credentials cannot be loaded and ``SenderError``
     /// (`.certificateExpired`) before connecting with an expired certificate. The app's own settings
-    /// (``SenderConfiguration/applying(_:)``) override `settings`.
+    /// (``SenderConfiguration/applying(_:)``) override `settings`; `breakerStates` continues the pruning
+    /// breakers persisted by earlier runs.
     public static func forApp(
-        _ app: AppSettings, in configuration: PushConfiguration, sink: DeliverySink?,
-        settings: SenderConfiguration = .init()
+        _ app: AppSettings, in configuration: PushConfiguration, settings: SenderConfiguration = .init(),
+        breakerStates: [String: PruningBreaker.State] = [:], logger: Logger = Logger(label: "PushSender")
     ) throws -> Sender {
         let credentials = try makeCredentials(for: app)
         let notAfterMs = (credentials as? CertificateCredentials).map { $0.facts.notAfter * 1000 }
         return try Sender(
             app: app, simulator: configuration.simulator, credentials: credentials, configuration: settings,
-            sink: sink, certificateNotAfterMs: notAfterMs)
+            breakerStates: breakerStates, certificateNotAfterMs: notAfterMs, logger: logger)
     }
 }
 
 extension SenderConfiguration {
-    /// This configuration with an app's overrides from the config file applied (`apps.ID.window`).
+    /// This configuration with an app's overrides from the config file applied (`apps.ID.window`,
+    /// `apps.ID.outageLimitSeconds`).
     public func applying(_ app: AppSettings) -> SenderConfiguration {
         var copy = self
         if let window = app.window { copy.window = max(1, window) }
+        if let seconds = app.outageLimitSeconds { copy.outageLimitMs = seconds * 1000 }
         return copy
     }
 }

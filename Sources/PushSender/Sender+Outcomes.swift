@@ -3,16 +3,16 @@ import Logging
 import PushCore
 
 extension Sender {
-    /// Applies Apple's response rules to one attempt's answer. Runs on the endpoint's transport thread.
-    func handle(_ job: TransferJob, _ response: TransferResponse, _ state: EndpointState) {
+    /// Applies Apple's response rules to one attempt's answer. Runs on the endpoint's transport thread (one per
+    /// endpoint, so answers of one endpoint are handled in order).
+    func handle(_ job: TransferJob, _ response: TransferResponse, _ target: SenderTarget) {
         if let error = response.error {
-            handleTransportError(job, error, uploaded: response.uploadedBytes, state)
+            handleTransportError(job, error, response, target)
             return
         }
         guard response.usedHTTP2 else {
-            let error = TransportError.notHTTP2("\(state.target) did not negotiate HTTP/2; APNs requires it")
-            stopEndpoint(state, error.message)
-            finish(job, status: response.status, reason: nil, kind: .notSent, error: error.message)
+            let stop = stopEndpoint(target, .credentials, "\(target) did not negotiate HTTP/2; APNs requires it")
+            finish(job, status: response.status, reason: nil, kind: .unsent, stop: stop)
             return
         }
         var reason: APNsReason?
@@ -22,156 +22,168 @@ extension Sender {
             timestampMs = json["timestamp"]?.intValue
         }
         let outcome = APNsOutcome.classify(status: response.status, reason: reason, timestampMs: timestampMs)
-        lock.lock()
-        let tripped = state.breaker.record(badDeviceToken: reason == .badDeviceToken)
-        let breakerOpen = state.breaker.tripped
-        lock.unlock()
-        if tripped { reportBreaker(state) }
+        job.attempts += 1
+
+        // One lock for everything an answer changes: the endpoint is reachable, the breaker counts it.
+        let (decision, change, released, reconnected) = shared.withLock {
+            s -> (PruneDecision, PruningBreaker.Change?, [TransferJob], [TransferJob]) in
+            guard var e = s.endpoints[target] else { return (.none, nil, [], []) }
+            var reconnected: [TransferJob] = []
+            if e.outage != nil {
+                reconnected = e.parked
+                e.parked.removeAll()
+                e.outage = nil
+            }
+            let change = e.breaker.record(badDeviceToken: reason == .badDeviceToken)
+            var released: [TransferJob] = []
+            switch change {
+            case .tripped:
+                e.held.removeAll()
+                s.summary.breakerTripped.append(target.description)
+            case .healthy:
+                released = e.held
+                e.held.removeAll()
+            case nil:
+                break
+            }
+            var decision = PruneDecision.none
+            if case .tokenDead(let dead, let ts) = outcome {
+                if dead != .badDeviceToken {
+                    decision = .delete(PruneRequest(reason: dead, apnsTimestampMs: ts))
+                } else if e.breaker.tripped {
+                    decision = .keptByBreaker
+                } else if e.breaker.isConfidentlyHealthy {
+                    decision = .delete(PruneRequest(reason: dead))
+                } else {
+                    decision = .held
+                    e.held.append(job)
+                }
+            }
+            s.endpoints[target] = e
+            return (decision, change, released, reconnected)
+        }
+        if !reconnected.isEmpty {
+            logger.notice("APNs reachable again; sending the notifications that waited", metadata: [
+                "endpoint": "\(target)", "waiting": "\(reconnected.count)",
+            ])
+            for waiting in reconnected { dispatch(waiting) }
+        }
+        if change == .tripped { reportBreaker(target, kept: 0) }
+        for held in released { held.onPruneReleased?(held.item.request.token) }
 
         switch outcome {
         case .accepted:
             finish(job, status: 200, reason: nil, kind: .accepted, uniqueId: response.uniqueId)
-        case .tokenDead(let deadReason, let ts):
-            var pruned = false
-            if deadReason == .badDeviceToken {
-                if !breakerOpen {
-                    holdPrune(job.item.request.token, state)
-                    pruned = true
-                }
-            } else {
-                recorder.prune(job.item.request.token, reason: deadReason, timestampMs: ts)
-                pruned = true
-            }
-            finish(
-                job, status: response.status, reason: deadReason, kind: .tokenDead, uniqueId: response.uniqueId,
-                pruned: pruned, timestampMs: ts)
+        case .tokenDead(let dead, let ts):
+            finish(job, status: response.status, reason: dead, kind: .tokenDead, uniqueId: response.uniqueId,
+                   prune: decision, timestampMs: ts)
         case .permanent(let r):
             finish(job, status: response.status, reason: r, kind: .rejected, uniqueId: response.uniqueId)
         case .credentialFailure(let r):
-            stopEndpoint(state, "\(state.target) rejected our credentials: \(r.rawValue) (HTTP \(response.status))")
-            finish(job, status: response.status, reason: r, kind: .credentialFailure, uniqueId: response.uniqueId)
+            let stop = stopEndpoint(target, .credentials, "APNs at \(target) refused the credentials: \(r.rawValue) (HTTP \(response.status))")
+            finish(job, status: response.status, reason: r, kind: .unsent, uniqueId: response.uniqueId, stop: stop)
         case .retryable(let r):
-            if r == .expiredProviderToken, !job.refreshedProviderToken, let header = job.authorization {
-                // Refresh once and retry at once; the credential provider enforces Apple's refresh limits.
-                job.refreshedProviderToken = true
-                credentials.providerTokenExpired(header)
-                start(job)
+            if r == .expiredProviderToken {
+                // About the credentials, not this device: it does not use one of the device's attempts.
+                job.attempts -= 1
+                if !job.refreshedProviderToken, let header = job.authorization {
+                    job.refreshedProviderToken = true
+                    credentials.providerTokenExpired(header)
+                    dispatch(job)
+                    return
+                }
+                let stop = stopEndpoint(
+                    target, .credentials,
+                    "APNs at \(target) answered ExpiredProviderToken again right after the provider token was refreshed: check this server's clock and the .p8 key id and team id")
+                finish(job, status: response.status, reason: r, kind: .unsent, stop: stop)
                 return
             }
-            retryOrFail(job, status: response.status, reason: r, error: nil)
+            retryOrDefer(job, status: response.status, reason: r, error: nil)
         }
     }
 
-    private func handleTransportError(_ job: TransferJob, _ error: TransportError, uploaded: Int64, _ state: EndpointState) {
+    private func handleTransportError(_ job: TransferJob, _ error: TransportError, _ response: TransferResponse, _ target: SenderTarget) {
         if error.code == TransportError.endpointStopped("").code {
-            finish(job, status: 0, reason: nil, kind: .notSent, error: error.message)
-        } else if error.isTLSFailure {
-            // Fail closed and do not retry: an untrusted server or a refused client certificate won't heal.
-            stopEndpoint(state, "TLS with \(state.target) failed: \(error.message)")
-            finish(job, status: 0, reason: nil, kind: .notSent, error: error.message)
-        } else if error.isRefusedStream || error.message.contains("GOAWAY"), job.refusals < 100 {
-            // REFUSED_STREAM, or a stream above a GOAWAY's last-stream-id: the server guarantees it did not
-            // process the request, so resend at once on a (new) connection without using an attempt.
-            job.refusals += 1
-            job.attempts -= 1
-            start(job)
-        } else {
-            // Reset, timeout or GOAWAY: the request may have been processed if its body left us.
-            if uploaded > 0 || error.isTimeout { job.possiblyDuplicated = true }
-            if error.isConnectFailure, job.attempts >= configuration.maxAttempts {
-                stopEndpoint(state, "cannot connect to \(state.target): \(error.message)")
+            let stop = shared.withLock { $0.endpoints[target]?.stop }
+                ?? EndpointStop(.stopping, endpoint: target.description, message: error.message)
+            finish(job, status: 0, reason: nil, kind: .unsent, stop: stop)
+            return
+        }
+        switch error.failure(sent: response.sent) {
+        case .refused:
+            let stop = stopEndpoint(target, .credentials, "TLS with \(target) failed: \(error.message)")
+            finish(job, status: 0, reason: nil, kind: .unsent, error: error.message, stop: stop)
+        case .unreachable:
+            endpointUnreachable(job, target, error.message)
+        case .dropped:
+            // The request may have been processed if its body left us (or if it timed out unanswered).
+            if response.uploadedBytes > 0 || error.isTimeout { job.possiblyDuplicated = true }
+            job.lastError = error.message
+            if isProbe(job, target) {
+                // The probe connected but lost its connection: the endpoint is not back yet.
+                endpointUnreachable(job, target, error.message)
+                return
             }
-            retryOrFail(job, status: 0, reason: nil, error: error.message)
+            job.dropped += 1
+            if job.dropped >= configuration.maxDroppedAttempts {
+                finish(job, status: 0, reason: nil, kind: .deferred,
+                       error: "connection lost \(job.dropped) times: \(error.message)")
+            } else {
+                dispatch(job)  // at once, on a new connection if this one died
+            }
         }
     }
 
-    /// Schedules the next attempt after a full-jitter backoff, or records the final failure.
-    func retryOrFail(_ job: TransferJob, status: Int, reason: APNsReason?, error: String?) {
+    /// Schedules the next attempt after a full-jitter backoff, or defers the notification once its attempts
+    /// are used up. While the run is stopping it comes back unsent instead of waiting.
+    func retryOrDefer(_ job: TransferJob, status: Int, reason: APNsReason?, error: String?) {
         guard job.attempts < configuration.maxAttempts else {
-            finish(job, status: status, reason: reason, kind: .failed, error: error)
+            finish(job, status: status, reason: reason, kind: .deferred, error: error)
             return
         }
         let delay = backoff.delayMs(failedAttempts: job.attempts, random: random())
-        lock.lock()
-        summaryStorage.retried += 1
-        lock.unlock()
+        let id = ObjectIdentifier(job)
+        let stopping = shared.withLock { s -> Bool in
+            if s.stopping { return true }
+            s.summary.retried += 1
+            s.waiting[id] = job
+            return false
+        }
+        if stopping {
+            finish(job, status: status, reason: reason, kind: .unsent,
+                   stop: EndpointStop(.stopping, endpoint: target(for: job.item.environment).description, message: "the run is stopping"))
+            return
+        }
         let sleeper = sleeper
         Task { [self] in
             await sleeper.sleep(milliseconds: delay)
-            start(job)
+            // Still waiting? (``abandonWaiting(_:)`` may have finished it meanwhile.)
+            if shared.withLock({ $0.waiting.removeValue(forKey: id) }) != nil { dispatch(job) }
         }
     }
 
-    /// Records the final outcome and hands it to the caller.
+    /// Builds the result, counts it and hands it to the submitter.
     func finish(
         _ job: TransferJob, status: Int, reason: APNsReason?, kind: DeliveryResult.Kind, uniqueId: String? = nil,
-        pruned: Bool = false, timestampMs: Int64? = nil, error: String? = nil
+        prune: PruneDecision = .none, timestampMs: Int64? = nil, error: String? = nil, stop: EndpointStop? = nil
     ) {
         let request = job.item.request
         let result = DeliveryResult(
             token: request.token, apnsId: request.apnsId, uniqueId: uniqueId, status: status, reason: reason,
-            kind: kind, pruned: pruned, attempts: job.attempts, possiblyDuplicated: job.possiblyDuplicated,
-            apnsTimestampMs: timestampMs, startedAtMs: job.startedAtMs, finishedAtMs: clock.nowMs(), error: error)
-        lock.lock()
-        summaryStorage.finished += 1
-        switch kind {
-        case .accepted: summaryStorage.accepted += 1
-        case .tokenDead: summaryStorage.tokenDead += 1
-        case .rejected: summaryStorage.rejected += 1
-        case .failed: summaryStorage.failed += 1
-        case .credentialFailure, .notSent: summaryStorage.notSent += 1
+            kind: kind, prune: prune, attempts: job.attempts, possiblyDuplicated: job.possiblyDuplicated,
+            apnsTimestampMs: timestampMs, startedAtMs: job.startedAtMs, finishedAtMs: clock.nowMs(),
+            error: error ?? (kind == .deferred || kind == .unsent ? job.lastError : nil), stop: stop)
+        shared.withLock { s in
+            s.summary.finished += 1
+            switch kind {
+            case .accepted: s.summary.accepted += 1
+            case .tokenDead: s.summary.tokenDead += 1
+            case .rejected: s.summary.rejected += 1
+            case .deferred: s.summary.deferred += 1
+            case .unsent: s.summary.unsent += 1
+            }
+            if job.possiblyDuplicated { s.summary.possiblyDuplicated += 1 }
         }
-        if pruned { summaryStorage.pruned += 1 }
-        if job.possiblyDuplicated { summaryStorage.possiblyDuplicated += 1 }
-        lock.unlock()
-        recorder.add(result)
-        job.completion(result)
-    }
-
-    /// Stops an endpoint: queued notifications fail as not sent instead of hammering APNs.
-    func stopEndpoint(_ state: EndpointState, _ message: String) {
-        lock.lock()
-        let first = state.stopped == nil
-        if first {
-            state.stopped = message
-            summaryStorage.stoppedEndpoints.append(message)
-        }
-        lock.unlock()
-        guard first else { return }
-        logger.error("stopping endpoint", metadata: ["endpoint": "\(state.target)", "reason": "\(message)"])
-        state.transport?.cancel(TransportError.endpointStopped(message))
-    }
-
-    private func holdPrune(_ token: DeviceToken, _ state: EndpointState) {
-        lock.lock()
-        state.heldPrunes.append(token)
-        lock.unlock()
-        flushHeldPrunes(state, force: false)
-    }
-
-    /// Applies held BadDeviceToken prunes once the endpoint looks healthy (or at shutdown), never after
-    /// the breaker tripped.
-    func flushHeldPrunes(_ state: EndpointState, force: Bool) {
-        lock.lock()
-        var tokens: [DeviceToken] = []
-        if !state.breaker.tripped, force || state.breaker.isConfidentlyHealthy {
-            swap(&tokens, &state.heldPrunes)
-        } else if state.breaker.tripped {
-            state.heldPrunes.removeAll()
-        }
-        lock.unlock()
-        for token in tokens { recorder.prune(token, reason: .badDeviceToken, timestampMs: nil) }
-    }
-
-    private func reportBreaker(_ state: EndpointState) {
-        lock.lock()
-        let b = state.breaker
-        let kept = state.heldPrunes.count
-        state.heldPrunes.removeAll()
-        summaryStorage.breakerTripped.append("\(state.target)")
-        lock.unlock()
-        logger.critical(
-            "pruning breaker tripped: \(b.badDeviceTokens) BadDeviceToken of \(b.answers) answers (\(b.consecutive) in a row); BadDeviceToken tokens are kept, not deleted. Check the app's endpoint/environment (sandbox vs production).",
-            metadata: ["endpoint": "\(state.target)", "kept": "\(kept)"])
+        job.onResult(result)
     }
 }

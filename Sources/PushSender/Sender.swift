@@ -1,11 +1,21 @@
 import Foundation
 import Logging
 import PushCore
+import Synchronization
 
-/// Sends notifications to APNs over HTTP/2 (libcurl multi, one loop thread per endpoint), applying Apple's
-/// response rules: retries with backoff and the same apns-id, pruning of dead tokens behind a breaker, and
-/// stopping an endpoint that rejects our credentials. Call ``shutdown()`` when done.
-public final class Sender: @unchecked Sendable {
+/// Sends notifications to APNs over HTTP/2 (libcurl multi, one loop thread per endpoint) and applies Apple's
+/// response rules — the one place where "retry or not" and "prune or not" are decided:
+/// - 200, dead tokens and permanent rejections are final;
+/// - 429/5xx answers are retried with backoff and the same apns-id, then deferred (not final);
+/// - a connection that drops mid-request is resent at once (flagged possibly duplicated when the body left);
+/// - an unreachable endpoint parks its notifications and reconnects with backoff; only after the outage
+///   limit do they come back ``DeliveryResult/Kind/unsent`` (never final);
+/// - refused credentials stop the endpoint (``EndpointStop``);
+/// - the pruning breaker decides BadDeviceToken prunes.
+///
+/// One sender can serve many runs one after another (the server keeps one per app); call ``shutdown()`` when
+/// done with it.
+public final class Sender: Sendable {
     /// The settings in use.
     public let configuration: SenderConfiguration
     let credentials: CredentialProvider
@@ -14,21 +24,31 @@ public final class Sender: @unchecked Sendable {
     let random: @Sendable () -> Double
     let logger: Logger
     let backoff: BackoffPolicy
-    let recorder: DeliveryRecorder
-    private let identity: TLSIdentity?
+    let reconnect: BackoffPolicy
+    let identity: TLSIdentity?
     private let primary: SenderTarget
     private let byEnvironment: [APNsEnvironment: SenderTarget]
+    let shared: Mutex<Shared>
 
-    let lock = NSLock()
-    private var endpoints: [SenderTarget: EndpointState] = [:]
-    var summaryStorage = SendSummary()
+    /// Everything mutable, behind one lock. Callbacks never run while it is held.
+    struct Shared {
+        var endpoints: [SenderTarget: EndpointState] = [:]
+        var summary = SendSummary()
+        /// Notifications waiting out a retry backoff.
+        var waiting: [ObjectIdentifier: TransferJob] = [:]
+        /// Set by ``abandonWaiting()``: no new waits (parking, backoff) until the next ``beginRun()``.
+        var stopping = false
+        /// Breaker state persisted by earlier runs, by endpoint URL (used when an endpoint is first needed).
+        var storedBreakers: [String: PruningBreaker.State]
+    }
 
     /// Creates a sender for `target`; `byEnvironment` routes items whose environment is known (Apple's hosts).
+    /// `breakerStates` continues each endpoint's pruning breaker from an earlier run (keyed by endpoint URL).
     /// Refuses an expired client certificate before any connection, naming the expiry date.
     public init(
         target: SenderTarget, byEnvironment: [APNsEnvironment: SenderTarget] = [:],
         credentials: CredentialProvider, configuration: SenderConfiguration = .init(),
-        sink: DeliverySink? = nil, certificateNotAfterMs: Int64? = nil,
+        breakerStates: [String: PruningBreaker.State] = [:], certificateNotAfterMs: Int64? = nil,
         clock: SenderClock = SystemClock(), sleeper: Sleeper = TaskSleeper(),
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
         logger: Logger = Logger(label: "PushSender")
@@ -47,7 +67,8 @@ public final class Sender: @unchecked Sendable {
         self.logger = logger
         self.identity = credentials.tlsIdentity
         backoff = BackoffPolicy(baseMs: configuration.backoffBaseMs, capMs: configuration.backoffCapMs)
-        recorder = DeliveryRecorder(sink: sink, batchSize: configuration.recordBatchSize, logger: logger)
+        reconnect = BackoffPolicy(baseMs: configuration.reconnectBaseMs, capMs: configuration.reconnectCapMs)
+        shared = Mutex(Shared(storedBreakers: breakerStates))
     }
 
     /// Creates a sender for an app's configured endpoint; with Apple's endpoints, items carrying their
@@ -55,8 +76,8 @@ public final class Sender: @unchecked Sendable {
     /// (``SenderConfiguration/applying(_:)``) override `configuration`.
     public convenience init(
         app: AppSettings, simulator: SimulatorSettings?, credentials: CredentialProvider,
-        configuration: SenderConfiguration = .init(), sink: DeliverySink? = nil, certificateNotAfterMs: Int64? = nil,
-        logger: Logger = Logger(label: "PushSender")
+        configuration: SenderConfiguration = .init(), breakerStates: [String: PruningBreaker.State] = [:],
+        certificateNotAfterMs: Int64? = nil, logger: Logger = Logger(label: "PushSender")
     ) throws(SenderError) {
         let target = SenderTarget.forEndpoint(app.endpoint, caFile: app.caFile, simulator: simulator)
         var routes: [APNsEnvironment: SenderTarget] = [:]
@@ -66,30 +87,42 @@ public final class Sender: @unchecked Sendable {
         }
         try self.init(
             target: target, byEnvironment: routes, credentials: credentials, configuration: configuration.applying(app),
-            sink: sink, certificateNotAfterMs: certificateNotAfterMs, logger: logger)
+            breakerStates: breakerStates, certificateNotAfterMs: certificateNotAfterMs, logger: logger)
     }
 
-    /// Sends one notification and waits for its final outcome (retries included).
+    /// Hands one notification to the sender. `onResult` runs once, on a transport thread, when it has its
+    /// result (keep it short). `onPruneReleased` runs later if the result was a held BadDeviceToken prune
+    /// (``PruneDecision/held``) that the breaker then released during this run.
+    public func submit(
+        _ item: SendItem, onResult: @escaping @Sendable (DeliveryResult) -> Void,
+        onPruneReleased: (@Sendable (DeviceToken) -> Void)? = nil
+    ) {
+        let job = TransferJob(item, onResult: onResult, onPruneReleased: onPruneReleased)
+        job.startedAtMs = clock.nowMs()
+        dispatch(job)
+    }
+
+    /// Sends one notification and waits for its result (retries included).
     public func send(_ request: NotificationRequest, environment: APNsEnvironment? = nil) async -> DeliveryResult {
         await withCheckedContinuation { (c: CheckedContinuation<DeliveryResult, Never>) in
-            start(TransferJob(SendItem(request, environment: environment)) { c.resume(returning: $0) })
+            submit(SendItem(request, environment: environment)) { c.resume(returning: $0) }
         }
     }
 
-    /// Sends a stream of notifications with at most ``SenderConfiguration/window`` in flight, so memory
-    /// stays flat for any number of devices. `onResult` runs once per notification on a transport thread:
-    /// keep it short. Returns when every notification has its final outcome.
+    /// Sends a sequence of notifications with at most ``SenderConfiguration/window`` in flight, so memory
+    /// stays flat for any number of devices. `onResult` runs once per notification on a transport thread.
+    /// Returns when every notification has its result. (The delivery engine uses ``submit(_:onResult:onPruneReleased:)``
+    /// with its own window, released only once outcomes are committed.)
     public func run<S: Sequence>(
         _ items: S, onResult: @escaping @Sendable (DeliveryResult) -> Void
     ) async where S.Element == SendItem {
         let window = BatchWindow(limit: configuration.window)
-        let completion: @Sendable (DeliveryResult) -> Void = { result in
-            onResult(result)
-            window.release()
-        }
         for item in items {
             await window.acquire()
-            start(TransferJob(item, completion: completion))
+            submit(item) { result in
+                onResult(result)
+                window.release()
+            }
         }
         await window.drain()
     }
@@ -101,114 +134,84 @@ public final class Sender: @unchecked Sendable {
         await run(requests.lazy.map { SendItem($0) }, onResult: onResult)
     }
 
-    /// ``run(_:onResult:)`` for an asynchronous source (e.g. keyset pages from the registry); the source
-    /// is only asked for the next item when the window has room (back-pressure). Ends early if it throws.
-    public func run<S: AsyncSequence>(
-        stream items: S, onResult: @escaping @Sendable (DeliveryResult) -> Void
-    ) async throws where S.Element == SendItem {
-        let window = BatchWindow(limit: configuration.window)
-        let completion: @Sendable (DeliveryResult) -> Void = { result in
-            onResult(result)
-            window.release()
-        }
-        do {
-            for try await item in items {
-                await window.acquire()
-                start(TransferJob(item, completion: completion))
+    /// Counts so far (over the sender's lifetime).
+    public var summary: SendSummary { shared.withLock { $0.summary } }
+
+    /// Prepares for a new run on a long-lived sender: endpoints stopped by an outage get a fresh chance (one
+    /// probe first), and waiting is allowed again. Credential stops stay: the credentials must change.
+    public func beginRun() {
+        shared.withLock { s in
+            s.stopping = false
+            for (target, var e) in s.endpoints where e.stop?.kind == .outage {
+                e.stop = nil
+                s.endpoints[target] = e
             }
-        } catch {
-            await window.drain()
-            throw error
         }
-        await window.drain()
     }
 
-    /// Counts so far.
-    public var summary: SendSummary {
-        lock.lock()
-        defer { lock.unlock() }
-        return summaryStorage
+    /// The run is stopping: notifications parked for an unreachable endpoint or waiting for a retry come back
+    /// at once as ``DeliveryResult/Kind/unsent`` instead of waiting; requests on the wire still finish.
+    public func abandonWaiting(_ reason: String) {
+        let stop = EndpointStop(.stopping, endpoint: primary.description, message: reason)
+        let jobs = shared.withLock { s -> [TransferJob] in
+            s.stopping = true
+            var jobs = Array(s.waiting.values)
+            s.waiting.removeAll()
+            for (target, var e) in s.endpoints where !e.parked.isEmpty {
+                jobs += e.parked
+                e.parked.removeAll()
+                s.endpoints[target] = e
+            }
+            return jobs
+        }
+        for job in jobs { finish(job, status: 0, reason: nil, kind: .unsent, stop: stop) }
     }
 
-    /// Waits for in-flight work, applies held-back prunes (unless a breaker tripped), flushes the delivery
-    /// log and stops the transport threads.
+    /// Ends a run on a long-lived sender: BadDeviceToken prunes still held are discarded (the endpoint never
+    /// proved healthy). Returns how many were discarded.
+    @discardableResult
+    public func endRun() -> Int {
+        shared.withLock { s in
+            var discarded = 0
+            for (target, var e) in s.endpoints where !e.held.isEmpty {
+                discarded += e.held.count
+                e.held.removeAll()
+                s.endpoints[target] = e
+            }
+            return discarded
+        }
+    }
+
+    /// Each endpoint's pruning-breaker state (keyed by endpoint URL), to persist for the next run.
+    public var breakerStates: [String: PruningBreaker.State] {
+        shared.withLock { s in
+            var states = s.storedBreakers
+            for (target, e) in s.endpoints { states[target.description] = e.breaker.state }
+            return states
+        }
+    }
+
+    /// Endpoints whose pruning breaker is tripped now.
+    public var trippedEndpoints: [String] {
+        shared.withLock { s in s.endpoints.filter { $0.value.breaker.tripped }.map(\.key.description).sorted() }
+    }
+
+    /// Waits for requests on the wire, discards held prunes and stops the transport threads.
     public func shutdown() async {
-        for state in endpointStates() {
-            await state.transport?.stop()
-            flushHeldPrunes(state, force: true)
-        }
-        await recorder.flush()
+        abandonWaiting("the sender is shutting down")
+        let transports = shared.withLock { s in s.endpoints.values.compactMap(\.transport) }
+        for transport in transports { await transport.stop() }
+        endRun()
     }
 
-    private func endpointStates() -> [EndpointState] {
-        lock.lock()
-        defer { lock.unlock() }
-        return Array(endpoints.values)
-    }
-
-    /// The endpoint for an item: its environment's host when routing applies, else the configured one.
-    func endpoint(for environment: APNsEnvironment?) -> EndpointState {
-        let target = environment.flatMap { byEnvironment[$0] } ?? primary
-        lock.lock()
-        defer { lock.unlock() }
-        if let state = endpoints[target] { return state }
-        let state = EndpointState(target: target, configuration: configuration)
-        do {
-            let transport = try Transport(target: target, identity: identity, configuration: configuration) {
-                [unowned self, unowned state] job, response in
-                self.handle(job, response, state)
-            }
-            transport.start()
-            state.transport = transport
-        } catch {
-            state.stopped = "cannot set up curl for \(target): \(error.message)"
-        }
-        endpoints[target] = state
-        return state
-    }
-
-    /// Starts (or restarts, for a retry) one attempt.
-    func start(_ job: TransferJob) {
-        if job.attempts == 0 { job.startedAtMs = clock.nowMs() }
-        let state = endpoint(for: job.item.environment)
-        lock.lock()
-        let stopped = state.stopped
-        lock.unlock()
-        if let stopped {
-            finish(job, status: 0, reason: nil, kind: .notSent, error: stopped)
-            return
-        }
-        do {
-            job.authorization = try credentials.authorizationHeader()
-        } catch {
-            finish(job, status: 0, reason: nil, kind: .notSent, error: "credentials: \(error)")
-            return
-        }
-        job.attempts += 1
-        state.transport?.submit(job)
+    /// The endpoint target for an item: its environment's host when routing applies, else the configured one.
+    func target(for environment: APNsEnvironment?) -> SenderTarget {
+        environment.flatMap { byEnvironment[$0] } ?? primary
     }
 
     static func formatDate(_ ms: Int64) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
         return formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
-    }
-}
-
-/// Per-endpoint state; mutable fields are guarded by the sender's lock.
-final class EndpointState: @unchecked Sendable {
-    let target: SenderTarget
-    var transport: Transport?
-    var breaker: PruningBreaker
-    var breakerReported = false
-    var stopped: String?
-    /// BadDeviceToken prunes held until the breaker is confident the endpoint is healthy.
-    var heldPrunes: [DeviceToken] = []
-
-    init(target: SenderTarget, configuration: SenderConfiguration) {
-        self.target = target
-        breaker = PruningBreaker(
-            consecutive: configuration.breakerConsecutive, ratio: configuration.breakerRatio,
-            minimumAnswers: configuration.breakerMinimumAnswers)
     }
 }

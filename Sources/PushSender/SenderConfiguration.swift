@@ -18,8 +18,20 @@ public struct SenderConfiguration: Sendable {
     public var connectTimeoutMs: Int
     /// Whole-request timeout (`CURLOPT_TIMEOUT_MS`), so a silent server cannot hang a send. Default 30 s.
     public var requestTimeoutMs: Int
-    /// Attempts per notification, the first included. Default 5.
+    /// APNs answers per notification before it is deferred: the first answer plus retries after 429, 500,
+    /// 503 and the like. Default 5. Connection failures do not count.
     public var maxAttempts: Int
+    /// Attempts lost with their connection (reset, GOAWAY, stream error, request timeout) before a notification
+    /// is deferred; guards against one request that never gets an answer on a working connection. Default 10.
+    public var maxDroppedAttempts: Int
+    /// How long APNs may stay unreachable before the endpoint stops and the run is interrupted. While it is,
+    /// notifications wait (in the window) and one probe reconnects with backoff. Default 10 minutes
+    /// (`apps.ID.outageLimitSeconds`, `--outage-limit`).
+    public var outageLimitMs: Int
+    /// Reconnect probes after n failed connects wait uniform in [0, min(cap, base · 2^(n-1))]. Default base 250 ms.
+    public var reconnectBaseMs: Int
+    /// Largest reconnect delay. Default 30 s.
+    public var reconnectCapMs: Int
     /// Backoff before retry n is uniform in [0, min(cap, base · 2^(n-1))] (full jitter). Default base 1 s.
     public var backoffBaseMs: Int
     /// Upper bound of one backoff delay. Default 60 s.
@@ -33,8 +45,6 @@ public struct SenderConfiguration: Sendable {
     public var breakerRatio: Double
     /// Pruning breaker: answers needed before the ratio rule applies. Default 100.
     public var breakerMinimumAnswers: Int
-    /// Delivery records written to the sink per batch (one transaction each). Default 1000.
-    public var recordBatchSize: Int
     /// curl's verbose trace on stderr (debugging only). Default false.
     public var verbose: Bool
 
@@ -42,9 +52,10 @@ public struct SenderConfiguration: Sendable {
     public init(
         connections: Int = 1, maxConcurrentStreams: Int = 1000, window: Int = 500,
         connectTimeoutMs: Int = 10_000, requestTimeoutMs: Int = 30_000, maxAttempts: Int = 5,
-        backoffBaseMs: Int = 1000, backoffCapMs: Int = 60_000, upkeepIntervalMs: Int = 60_000,
-        breakerConsecutive: Int = 50, breakerRatio: Double = 0.2, breakerMinimumAnswers: Int = 100,
-        recordBatchSize: Int = 1000, verbose: Bool = false
+        maxDroppedAttempts: Int = 10, outageLimitMs: Int = 600_000, reconnectBaseMs: Int = 250,
+        reconnectCapMs: Int = 30_000, backoffBaseMs: Int = 1000, backoffCapMs: Int = 60_000,
+        upkeepIntervalMs: Int = 60_000, breakerConsecutive: Int = 50, breakerRatio: Double = 0.2,
+        breakerMinimumAnswers: Int = 100, verbose: Bool = false
     ) {
         self.connections = max(1, connections)
         self.maxConcurrentStreams = min(max(1, maxConcurrentStreams), 1000)
@@ -52,13 +63,16 @@ public struct SenderConfiguration: Sendable {
         self.connectTimeoutMs = connectTimeoutMs
         self.requestTimeoutMs = requestTimeoutMs
         self.maxAttempts = max(1, maxAttempts)
+        self.maxDroppedAttempts = max(1, maxDroppedAttempts)
+        self.outageLimitMs = max(0, outageLimitMs)
+        self.reconnectBaseMs = max(1, reconnectBaseMs)
+        self.reconnectCapMs = max(1, reconnectCapMs)
         self.backoffBaseMs = backoffBaseMs
         self.backoffCapMs = backoffCapMs
         self.upkeepIntervalMs = upkeepIntervalMs
         self.breakerConsecutive = breakerConsecutive
         self.breakerRatio = breakerRatio
         self.breakerMinimumAnswers = breakerMinimumAnswers
-        self.recordBatchSize = max(1, recordBatchSize)
         self.verbose = verbose
     }
 }

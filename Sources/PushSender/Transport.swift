@@ -1,37 +1,6 @@
 import Foundation
 import PushCore
 
-/// One notification moving through the transport, reused across its attempts (same apns-id every time).
-final class TransferJob: @unchecked Sendable {
-    let item: SendItem
-    let completion: @Sendable (DeliveryResult) -> Void
-    /// Requests started so far.
-    var attempts = 0
-    /// Immediate re-sends after REFUSED_STREAM (never processed, so they do not count as attempts).
-    var refusals = 0
-    var startedAtMs: Int64 = 0
-    var possiblyDuplicated = false
-    var refreshedProviderToken = false
-    /// The `authorization` header of the current attempt (token mode).
-    var authorization: String?
-
-    init(_ item: SendItem, completion: @escaping @Sendable (DeliveryResult) -> Void) {
-        self.item = item
-        self.completion = completion
-    }
-}
-
-/// What came back for one attempt.
-struct TransferResponse {
-    var status: Int
-    var apnsId: String?
-    var uniqueId: String?
-    var body: [UInt8]
-    var usedHTTP2: Bool
-    var uploadedBytes: Int64
-    var error: TransportError?
-}
-
 /// One endpoint's curl multi loop on its own thread. Callers hand jobs in with ``submit(_:)``; results
 /// come back through `onComplete` on the transport thread (keep it short: it delays every transfer).
 final class Transport: @unchecked Sendable {
@@ -125,7 +94,7 @@ final class Transport: @unchecked Sendable {
             lock.unlock()
             for job in batch {
                 if let cancelError {
-                    onComplete(job, TransferResponse(status: 0, body: [], usedHTTP2: true, uploadedBytes: 0, error: cancelError))
+                    onComplete(job, TransferResponse(status: 0, body: [], usedHTTP2: true, uploadedBytes: 0, sent: false, error: cancelError))
                     continue
                 }
                 do throws(TransportError) {
@@ -141,7 +110,7 @@ final class Transport: @unchecked Sendable {
                     }
                     active[ObjectIdentifier(handle)] = handle
                 } catch {
-                    onComplete(job, TransferResponse(status: 0, body: [], usedHTTP2: true, uploadedBytes: 0, error: error))
+                    onComplete(job, TransferResponse(status: 0, body: [], usedHTTP2: true, uploadedBytes: 0, sent: false, error: error))
                 }
             }
             batch.removeAll(keepingCapacity: true)
@@ -154,7 +123,8 @@ final class Transport: @unchecked Sendable {
                 handle.job = nil
                 let response = TransferResponse(
                     status: handle.responseCode, apnsId: handle.apnsId, uniqueId: handle.uniqueId, body: handle.body,
-                    usedHTTP2: error != nil || handle.usedHTTP2, uploadedBytes: handle.uploadedBytes, error: error)
+                    usedHTTP2: error != nil || handle.usedHTTP2, uploadedBytes: handle.uploadedBytes,
+                    sent: handle.reachedConnection, error: error)
                 pool.append(handle)
                 onComplete(job, response)
             }

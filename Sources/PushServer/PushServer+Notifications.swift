@@ -1,6 +1,5 @@
 import Hummingbird
 import PushCore
-import PushSender
 import PushStore
 
 extension PushServer {
@@ -36,16 +35,19 @@ extension PushServer {
             priority: body.prepared.priority, expiration: body.prepared.expiration,
             collapseId: body.prepared.collapseId, channel: channel, environment: body.environment)
         if let existing = try registry.broadcast(id: id) {
-            let same = existing.app == app && existing.payload == record.payload && existing.channel == channel
-                && existing.environment == record.environment && existing.pushType == record.pushType
-            guard same else {
+            var wanted = record
+            wanted.explicitTokens = tokens != nil
+            guard existing.describesSameJob(as: wanted) else {
                 throw APIError(.conflict, "id_conflict", "job \(id) exists with a different app, payload or target")
             }
+            // The same request again resumes an interrupted job, or retries a completed job's deferred devices.
+            let deferred = existing.state == .completed ? try registry.broadcastCounts(id: id).deferred : 0
+            if existing.state.isUnfinished || deferred > 0 { jobs.enqueue(id, app: app, retryDeferred: deferred > 0) }
             return JSONResponse.make(.accepted, .object([("id", .string(id)), ("state", .string(existing.state.rawValue))]))
         }
         if let channel, let problem = Registry.channelNameProblem(channel) { throw APIError.badRequest("channel", problem) }
         try registry.createBroadcast(record, tokens: tokens)
-        jobs.enqueue(id)
+        jobs.enqueue(id, app: app)
         return JSONResponse.make(.accepted, .object([("id", .string(id)), ("state", .string("pending"))]))
     }
 
@@ -59,6 +61,7 @@ extension PushServer {
         var fields: [(String, JSONValue)] = [
             ("id", .string(id)), ("state", .string(record.state.rawValue)), ("total", .int(Int64(record.total))),
             ("done", .int(Int64(counts.done))), ("accepted", .int(Int64(counts.accepted))),
+            ("deferred", .int(Int64(counts.deferred))),
             ("notAccepted", .object(counts.notAcceptedByReason.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) })),
             ("pruned", .int(Int64(counts.pruned))), ("retried", .int(Int64(counts.retried))),
             ("possiblyDuplicated", .int(Int64(counts.possiblyDuplicated))), ("createdMs", .int(record.createdMs)),

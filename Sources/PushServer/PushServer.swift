@@ -4,6 +4,8 @@ import Logging
 import Metrics
 import Prometheus
 import PushCore
+import PushDelivery
+import PushSender
 import PushStore
 import ServiceLifecycle
 
@@ -55,7 +57,8 @@ public final class PushServer: Sendable {
     public init(
         configuration: PushConfiguration, registry: Registry, keys: APIKeys,
         credentials: [String: CredentialStatus] = [:], prometheus: PrometheusCollectorRegistry = .init(),
-        limits: Limits = Limits(), logger: Logger = Logger(label: "pushctl.serve")
+        limits: Limits = Limits(), jobSettings: JobRunner.Settings = .init(),
+        logger: Logger = Logger(label: "pushctl.serve")
     ) {
         self.configuration = configuration
         self.registry = registry
@@ -66,7 +69,15 @@ public final class PushServer: Sendable {
         self.credentials = credentials
         self.prometheus = prometheus
         self.metrics = ServerMetrics(registry: prometheus)
-        self.jobs = JobRunner(configuration: configuration, registry: registry, logger: logger)
+        var engine = BroadcastConfiguration()
+        engine.storeOutageLimitMs = configuration.databaseOutageLimitSeconds * 1000
+        self.jobs = JobRunner(
+            store: SQLiteDeliveryStore(registry), topics: configuration.apps.mapValues(\.topic), configuration: engine,
+            settings: jobSettings, logger: logger
+        ) { app, breakers in
+            guard let settings = configuration.apps[app] else { throw APIError(.notFound, "unknown_app", "unknown app \(app)") }
+            return try Sender.forApp(settings, in: configuration, breakerStates: breakers, logger: logger)
+        }
         self.logger = logger
     }
 
@@ -83,7 +94,7 @@ public final class PushServer: Sendable {
 
     /// Starts listening (port 0 picks a free port) and returns once the socket is bound.
     public func start(host: String? = nil, port: Int? = nil) async throws -> RunningServer {
-        jobs.resumeUnfinished()
+        await jobs.resumeUnfinished()
         let bound = AsyncStream<Int>.makeStream()
         let app = Application(
             router: makeRouter(),
@@ -110,7 +121,7 @@ public final class PushServer: Sendable {
     public func run() async throws {
         let checkpoints = try registry.startBackgroundCheckpoints()
         defer { checkpoints.stop() }
-        jobs.resumeUnfinished()
+        await jobs.resumeUnfinished()
         let app = Application(
             router: makeRouter(),
             configuration: .init(address: .hostname(configuration.server.host, port: configuration.server.port), serverName: nil),

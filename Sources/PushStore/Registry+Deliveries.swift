@@ -9,43 +9,46 @@ extension Registry {
 
     /// Inserts delivery-log rows inside the caller's transaction (shared with broadcast checkpoints).
     static func insertDeliveries(_ records: [DeliveryRecord], in db: Connection) throws(StoreError) {
-            let insert = try db.statement(
-                """
-                INSERT INTO delivery_log (app, apns_id, unique_id, token, status, reason, attempts,
-                    possibly_duplicated, first_attempt_ms, finished_ms)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-                """)
-            for record in records {
-                try insert.bind(1, record.app)
-                try insert.bind(2, record.apnsId)
-                try insert.bind(3, record.uniqueId)
-                try insert.bind(4, record.token.hex)
-                try insert.bind(5, Int64(record.status))
-                try insert.bind(6, record.reason)
-                try insert.bind(7, Int64(record.attempts))
-                try insert.bind(8, Int64(record.possiblyDuplicated ? 1 : 0))
-                try insert.bind(9, record.firstAttemptMs)
-                try insert.bind(10, record.finishedMs)
-                try insert.run()
-            }
+        let insert = try db.statement(
+            """
+            INSERT INTO delivery_log (app, apns_id, unique_id, token, status, reason, attempts,
+                possibly_duplicated, first_attempt_ms, finished_ms)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+            """)
+        for record in records {
+            try insert.bind(1, record.app)
+            try insert.bind(2, record.apnsId)
+            try insert.bind(3, record.uniqueId)
+            try insert.bind(4, record.token.hex)
+            try insert.bind(5, Int64(record.status))
+            try insert.bind(6, record.reason)
+            try insert.bind(7, Int64(record.attempts))
+            try insert.bind(8, Int64(record.possiblyDuplicated ? 1 : 0))
+            try insert.bind(9, record.firstAttemptMs)
+            try insert.bind(10, record.finishedMs)
+            try insert.run()
+        }
     }
 
     /// Sets the last-success time of `tokens` (never moving it backwards), in one transaction.
     /// Unknown tokens are ignored.
     public func markSuccess(app: String, tokens: [DeviceToken], atMs: Int64) throws(StoreError) {
         guard !tokens.isEmpty else { return }
-        try write { (db) throws(StoreError) in
-            let update = try db.statement(
-                """
-                UPDATE devices SET last_success_ms = max(coalesce(last_success_ms, 0), ?3)
-                WHERE app = ?1 AND token = ?2
-                """)
-            for token in tokens {
-                try update.bind(1, app)
-                try update.bind(2, token.hex)
-                try update.bind(3, atMs)
-                try update.run()
-            }
+        try write { (db) throws(StoreError) in try Self.markSuccess(app: app, tokens: tokens, atMs: atMs, in: db) }
+    }
+
+    /// The body of ``markSuccess(app:tokens:atMs:)``; the caller owns the transaction.
+    static func markSuccess(app: String, tokens: [DeviceToken], atMs: Int64, in db: Connection) throws(StoreError) {
+        let update = try db.statement(
+            """
+            UPDATE devices SET last_success_ms = max(coalesce(last_success_ms, 0), ?3)
+            WHERE app = ?1 AND token = ?2
+            """)
+        for token in tokens {
+            try update.bind(1, app)
+            try update.bind(2, token.hex)
+            try update.bind(3, atMs)
+            try update.run()
         }
     }
 

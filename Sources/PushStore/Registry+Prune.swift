@@ -38,32 +38,43 @@ extension Registry {
     public func prune(
         app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?
     ) throws(StoreError) -> PruneOutcome {
-        let gated: Bool
-        switch reason {
-        case .unregistered, .expiredToken: gated = true
-        case .badDeviceToken, .deviceTokenNotForTopic: gated = false
-        default: throw StoreError(.invalidInput, "APNs reason \(reason.rawValue) does not prune a token")
-        }
+        guard Self.prunes(reason) else { throw StoreError(.invalidInput, "APNs reason \(reason.rawValue) does not prune a token") }
         let now = nowMs()
         return try write { (db) throws(StoreError) -> PruneOutcome in
-            guard let row = try Self.find(app: app, token: token, in: db) else { return .notFound }
-            let keep = gated && apnsTimestampMs.map { row.lastRegisteredMs >= $0 } == true
-            if !keep { try Self.deleteDevice(id: row.id, in: db) }
-            let log = try db.statement(
-                """
-                INSERT INTO prune_log (app, token, reason, action, apns_timestamp_ms, last_registered_ms, at_ms)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                """)
-            try log.bind(1, app)
-            try log.bind(2, token.hex)
-            try log.bind(3, reason.rawValue)
-            try log.bind(4, keep ? "skipped" : "deleted")
-            try log.bind(5, apnsTimestampMs)
-            try log.bind(6, row.lastRegisteredMs)
-            try log.bind(7, now)
-            try log.run()
-            return keep ? .skippedNewerRegistration : .deleted
+            try Self.prune(app: app, token: token, reason: reason, apnsTimestampMs: apnsTimestampMs, now: now, in: db)
         }
+    }
+
+    /// True for the reasons that remove a token.
+    static func prunes(_ reason: APNsReason) -> Bool {
+        switch reason {
+        case .unregistered, .expiredToken, .badDeviceToken, .deviceTokenNotForTopic: true
+        default: false
+        }
+    }
+
+    /// The body of ``prune(app:token:reason:apnsTimestampMs:)``; the caller owns the transaction.
+    static func prune(
+        app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?, now: Int64, in db: Connection
+    ) throws(StoreError) -> PruneOutcome {
+        let gated = reason == .unregistered || reason == .expiredToken
+        guard let row = try find(app: app, token: token, in: db) else { return .notFound }
+        let keep = gated && apnsTimestampMs.map { row.lastRegisteredMs >= $0 } == true
+        if !keep { try deleteDevice(id: row.id, in: db) }
+        let log = try db.statement(
+            """
+            INSERT INTO prune_log (app, token, reason, action, apns_timestamp_ms, last_registered_ms, at_ms)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            """)
+        try log.bind(1, app)
+        try log.bind(2, token.hex)
+        try log.bind(3, reason.rawValue)
+        try log.bind(4, keep ? "skipped" : "deleted")
+        try log.bind(5, apnsTimestampMs)
+        try log.bind(6, row.lastRegisteredMs)
+        try log.bind(7, now)
+        try log.run()
+        return keep ? .skippedNewerRegistration : .deleted
     }
 
     /// The newest prune-log entries of `app`, newest first.

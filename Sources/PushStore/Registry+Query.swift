@@ -8,24 +8,29 @@ extension Registry {
     ) throws(StoreError) -> Int {
         if let channel { try Channels.validate(channel) }
         return try read { (db) throws(StoreError) -> Int in
-            let sql: String
-            switch (channel, environment) {
-            case (nil, nil): sql = "SELECT count(*) FROM devices WHERE app = ?1"
-            case (nil, _?): sql = "SELECT count(*) FROM devices WHERE app = ?1 AND environment = ?3"
-            case (_?, nil): sql = "SELECT count(*) FROM device_channels WHERE app = ?1 AND channel = ?2"
-            case (_?, _?):
-                sql = """
-                    SELECT count(*) FROM device_channels c JOIN devices d ON d.id = c.device_id
-                    WHERE c.app = ?1 AND c.channel = ?2 AND d.environment = ?3
-                    """
-            }
-            let select = try db.statement(sql)
-            defer { select.reset() }
-            try select.bind(1, app)
-            if let channel { try select.bind(2, channel) }
-            if let environment { try select.bind(3, environment.rawValue) }
-            return try select.step() ? Int(select.int64(0)) : 0
+            try Self.count(app: app, channel: channel, environment: environment, in: db)
         }
+    }
+
+    /// The body of ``count(app:channel:environment:)`` on any connection (a write transaction counts on the writer).
+    static func count(app: String, channel: String?, environment: APNsEnvironment?, in db: Connection) throws(StoreError) -> Int {
+        let sql: String
+        switch (channel, environment) {
+        case (nil, nil): sql = "SELECT count(*) FROM devices WHERE app = ?1"
+        case (nil, _?): sql = "SELECT count(*) FROM devices WHERE app = ?1 AND environment = ?3"
+        case (_?, nil): sql = "SELECT count(*) FROM device_channels WHERE app = ?1 AND channel = ?2"
+        case (_?, _?):
+            sql = """
+                SELECT count(*) FROM device_channels c JOIN devices d ON d.id = c.device_id
+                WHERE c.app = ?1 AND c.channel = ?2 AND d.environment = ?3
+                """
+        }
+        let select = try db.statement(sql)
+        defer { select.reset() }
+        try select.bind(1, app)
+        if let channel { try select.bind(2, channel) }
+        if let environment { try select.bind(3, environment.rawValue) }
+        return try select.step() ? Int(select.int64(0)) : 0
     }
 
     /// Up to `limit` devices of `app` in key (token) order, after `after` if given.

@@ -127,6 +127,37 @@ enum Schema {
             ) WITHOUT ROWID
             """,
         ],
+        // 5: delivery that never loses a device. Fenced leases (the fence only grows, so a lease row is
+        // released, never deleted); run numbers on broadcasts and outcomes (a deferred outcome is retried by a
+        // later run); the retry pass's dispatch mark; the pruning breaker's state per app and endpoint.
+        // Outcomes older versions wrote as final although nothing was delivered ('failed': retries exhausted,
+        // 'notSent' / 'credentialFailure': never sent) become 'deferred', so the same id now retries them
+        // instead of being burned; 'failed' broadcasts become resumable.
+        [
+            "ALTER TABLE broadcast_leases ADD COLUMN fence INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE broadcasts ADD COLUMN run INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE broadcasts ADD COLUMN retry_run INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE broadcasts ADD COLUMN retry_dispatched TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE broadcast_outcomes ADD COLUMN run INTEGER NOT NULL DEFAULT 0",
+            "UPDATE broadcast_outcomes SET kind = 'deferred' WHERE kind IN ('failed', 'notSent', 'credentialFailure')",
+            "UPDATE broadcasts SET state = 'interrupted', finished_ms = NULL WHERE state = 'failed'",
+            """
+            CREATE INDEX broadcast_outcomes_deferred ON broadcast_outcomes (broadcast_id, token)
+            WHERE kind = 'deferred'
+            """,
+            """
+            CREATE TABLE pruning_breakers (
+                app TEXT NOT NULL,
+                endpoint TEXT NOT NULL,
+                answers INTEGER NOT NULL,
+                bad_device_tokens INTEGER NOT NULL,
+                consecutive INTEGER NOT NULL,
+                tripped INTEGER NOT NULL,
+                updated_ms INTEGER NOT NULL,
+                PRIMARY KEY (app, endpoint)
+            ) WITHOUT ROWID
+            """,
+        ],
     ]
 
     /// Brings the database to ``currentVersion`` in one write transaction, so two processes opening a new

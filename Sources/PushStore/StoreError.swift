@@ -17,6 +17,8 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case schemaTooNew
         /// The caller passed an invalid value (bad token, channel, reason, …); nothing was written.
         case invalidInput
+        /// A broadcast write named a lease fence that is no longer current: another owner took over.
+        case leaseLost
         /// Any other SQLite result code.
         case unknown(Int32)
     }

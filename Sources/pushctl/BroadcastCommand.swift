@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import PushCore
-import PushSender
 import PushStore
 
 /// `pushctl broadcast`: one notification to every registered device of an app (or a channel).
@@ -10,10 +9,13 @@ struct BroadcastCommand: AsyncParsableCommand {
         commandName: "broadcast",
         abstract: "Send one notification to every registered device (or a channel); safe to run from cron.",
         discussion: """
-            With --id the broadcast is idempotent: a completed id is not sent again, an interrupted one resumes
-            with the same apns-ids, sending only to devices without a final outcome. One broadcast runs per app
-            at a time. Exit status: 0 completed, 1 completed with failures (retries exhausted, pruning breaker),
-            2 invalid input, 3 credentials refused, 4 another broadcast is running, 130/143 interrupted.
+            With --id the broadcast is idempotent: a completed id is not sent again (except devices it deferred), an \
+            interrupted one resumes with the same apns-ids, sending only to devices without an outcome. One \
+            broadcast runs per app at a time. Exit status: 0 completed; 1 completed with deferred or rejected \
+            devices, or the pruning breaker tripped; 2 invalid input; 3 interrupted: credentials refused; 4 another \
+            broadcast is running (or took this one over); 5 interrupted: APNs unreachable longer than the outage \
+            limit, or the database unavailable; 130/143 interrupted by SIGINT/SIGTERM. Interrupted runs resume \
+            with the same command.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -23,14 +25,22 @@ struct BroadcastCommand: AsyncParsableCommand {
     @Option(help: "Only devices in this environment (development or production).") var environment: String?
     @Option(help: "Broadcast id; the same id resumes, a completed id is not sent again.") var id: String?
     @Option(help: "At most N notifications per second.") var rate: Double?
+    @Option(name: .customLong("outage-limit"), help: "Seconds APNs may stay unreachable before the run stops as interrupted (default: the app's outageLimitSeconds, else 600).")
+    var outageLimit: Int?
     @Flag(name: .customLong("dry-run"), help: "Show the payload and the number of devices; send nothing.") var dryRun = false
     @Flag(help: "Print the summary as JSON.") var json = false
     @Option(name: .customLong("lease-seconds"), help: .hidden) var leaseSeconds: Double = 30
 
     func run() async throws {
         let config = try global.loadConfiguration()
-        let settings: AppSettings
+        var settings: AppSettings
         do { settings = try config.app(app) } catch { throw CLIError.usage(error.message) }
+        if let outageLimit {
+            guard AppSettings.outageLimitRange.contains(outageLimit) else {
+                throw CLIError.usage("--outage-limit must be between 1 and 86400 seconds")
+            }
+            settings.outageLimitSeconds = outageLimit
+        }
         let prepared = try payload.prepare(appLimit: settings.payloadLimit)
         let env = try environment.map { (text) throws -> APNsEnvironment in
             guard let e = APNsEnvironment(rawValue: text) else { throw CLIError.usage("--environment must be development or production") }
@@ -46,6 +56,11 @@ struct BroadcastCommand: AsyncParsableCommand {
         do { registry = try Registry(path: config.database, options: options) } catch {
             throw CLIError.usage("cannot open the registry \(config.database): \(error.message)")
         }
+        let broadcastId = id ?? Self.generatedId()
+        let wanted = BroadcastRecord(
+            id: broadcastId, app: app, payload: prepared.payload, pushType: prepared.pushType,
+            priority: prepared.priority, expiration: prepared.expiration, collapseId: prepared.collapseId,
+            channel: channel, environment: env)
         if dryRun {
             let count: Int
             do { count = try registry.count(app: app, channel: channel, environment: env) } catch {
@@ -55,34 +70,29 @@ struct BroadcastCommand: AsyncParsableCommand {
             print("apns-push-type: \(prepared.pushType.rawValue)")
             print("apns-priority: \(prepared.priority.rawValue)")
             print("apns-topic: \(prepared.topic(for: settings.topic))")
+            print("apns-collapse-id: \(wanted.effectiveCollapseId)")
             print("devices: \(count)")
             return
         }
-        let broadcastId = id ?? Self.generatedId()
-        let wanted = BroadcastRecord(
-            id: broadcastId, app: app, payload: prepared.payload, pushType: prepared.pushType,
-            priority: prepared.priority, expiration: prepared.expiration, collapseId: prepared.collapseId,
-            channel: channel, environment: env)
         if let existing = try registry.broadcast(id: broadcastId) {
-            guard Self.sameJob(existing, wanted) else {
+            guard existing.describesSameJob(as: wanted) else {
                 throw CLIError.usage("broadcast \(broadcastId) exists with a different app, payload or target; use another --id")
             }
             if existing.state == .completed {
-                printError("broadcast \(broadcastId) already completed; nothing sent")
-                return
+                let deferred = try registry.broadcastCounts(id: broadcastId).deferred
+                if deferred == 0 {
+                    printError("broadcast \(broadcastId) already completed; nothing sent")
+                    return
+                }
+                printError("broadcast \(broadcastId): retrying \(deferred) deferred devices")
+            } else {
+                printError("broadcast \(broadcastId): resuming (\(existing.state.rawValue))")
             }
-            printError("broadcast \(broadcastId): resuming (\(existing.state.rawValue))")
         } else {
             try registry.createBroadcast(wanted)
             if id == nil { printError("broadcast id: \(broadcastId)") }
         }
         try await execute(id: broadcastId, config: config, settings: settings, registry: registry)
-    }
-
-    static func sameJob(_ a: BroadcastRecord, _ b: BroadcastRecord) -> Bool {
-        a.app == b.app && a.payload == b.payload && a.pushType == b.pushType && a.priority == b.priority
-            && a.expiration == b.expiration && a.collapseId == b.collapseId && a.channel == b.channel
-            && a.environment == b.environment
     }
 
     static func generatedId() -> String {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import PushCore
+import PushDelivery
 import PushSender
 import PushStore
 
@@ -12,9 +13,12 @@ struct SendCommand: AsyncParsableCommand {
         abstract: "Send a notification to devices now.",
         discussion: """
             Targets: --token (repeatable), --tokens-file (one token per line), --channel, or --all registered \
-            devices of the app. Prints one line per token (masked token, status, reason, apns-id), or JSON lines \
-            with --json. Exit 0 all accepted; 1 some not accepted or the pruning breaker tripped; 2 invalid \
-            input or configuration (nothing sent); 3 nothing could be delivered (connection or credentials).
+            devices of the app. Prints one line per token (masked token, status, reason, apns-id) once its outcome \
+            is recorded, or JSON lines with --json. While APNs is unreachable the send waits and reconnects, up to \
+            --outage-limit. Exit 0 all accepted; 1 some not accepted (dead, rejected, deferred after transient \
+            failures) or the pruning breaker tripped; 2 invalid input or configuration (nothing sent); 3 \
+            credentials refused (e.g. an expired certificate); 5 APNs unreachable longer than the outage limit, or \
+            the database unavailable; 130/143 interrupted.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -24,68 +28,74 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: "Every registered device in this channel.") var channel: String?
     @Flag(help: "Every registered device of the app.") var all = false
     @OptionGroup var payload: PayloadOptions
+    @Option(name: .customLong("outage-limit"), help: "Seconds APNs may stay unreachable before giving up (default: the app's outageLimitSeconds, else 600).")
+    var outageLimit: Int?
     @Flag(help: "JSON lines instead of text.") var json = false
 
     func run() async throws {
         let config = try global.loadConfiguration()
-        let appSettings: AppSettings
+        var appSettings: AppSettings
         do { appSettings = try config.app(app) } catch { throw CLIError.usage(error.message) }
         let selectors = [!tokens.isEmpty, tokensFile != nil, channel != nil, all].filter { $0 }.count
         guard selectors == 1 else {
             throw CLIError.usage("choose exactly one target: --token, --tokens-file, --channel or --all")
         }
+        if let outageLimit {
+            guard AppSettings.outageLimitRange.contains(outageLimit) else {
+                throw CLIError.usage("--outage-limit must be between 1 and 86400 seconds")
+            }
+            appSettings.outageLimitSeconds = outageLimit
+        }
+        if let channel, let problem = Registry.channelNameProblem(channel) { throw CLIError.usage("--channel: \(problem)") }
         let prepared = try payload.prepare(appLimit: appSettings.payloadLimit)
         let explicit = try explicitTokens()
 
-        let credentials: any CredentialProvider
-        do { credentials = try makeCredentials(for: appSettings) } catch {
-            let code: Int32 = error.code == .expired || error.code == .notYetValid ? 3 : 2
-            throw CLIError(code: code, message: error.message)
-        }
         let registry: Registry
         do { registry = try Registry(path: config.database) } catch {
             throw CLIError.usage("cannot open the registry \(config.database): \(error)")
         }
-        // Belt and braces: the sender refuses an expired certificate before connecting, naming the date.
-        let notAfterMs = (credentials as? CertificateCredentials).map { $0.facts.notAfter * 1000 }
-        let sender: Sender
-        do {
-            sender = try Sender(
-                app: appSettings, simulator: config.simulator, credentials: credentials,
-                sink: RegistrySink(registry: registry, app: app), certificateNotAfterMs: notAfterMs,
-                logger: Logger(label: "pushctl.send"))
-        } catch { throw CLIError(code: 3, message: error.message) }
+        let sender = try SenderFactory.make(
+            config: config, settings: appSettings, breakers: (try? registry.breakerStates(app: app)) ?? [:])
 
+        var engine = BroadcastConfiguration()
+        engine.storeOutageLimitMs = config.databaseOutageLimitSeconds * 1000
         let output = ResultPrinter(json: json)
         let bundleId = appSettings.topic
-        let onResult: @Sendable (DeliveryResult) -> Void = { output.print($0) }
-        if let explicit {
-            let items = explicit.lazy.map { SendItem(prepared.request(token: $0, bundleId: bundleId)) }
-            await sender.run(items, onResult: onResult)
-        } else {
-            let stream = registry.batches(app: app, channel: channel)
-            let items = stream.lazy.flatMap { $0 }.map {
-                SendItem(prepared.request(token: $0.token, bundleId: bundleId), environment: $0.environment)
-            }
-            await sender.run(items, onResult: onResult)
-            if let error = stream.error { printError("pushctl: registry: \(error)") }
-        }
+        let stop = StopFlag()
+        let signals = SignalWatcher { stop.raise(signal: $0) }
+        defer { signals.cancel() }
+        let targets: SendRun.Targets = explicit.map { .tokens($0) } ?? .registered(channel: channel)
+        let reason = await SendRun(store: SQLiteDeliveryStore(registry), app: app, configuration: engine, logger: Logger(label: "pushctl.send"))
+            .run(
+                targets, sender: sender, stop: stop,
+                makeRequest: { prepared.request(token: $0, bundleId: bundleId) },
+                onCommitted: { for r in $0 { output.print(r) } },
+                onUnrecorded: { for r in $0 { output.print(r, note: "not recorded: the database is unavailable") } })
+        let breakers = sender.breakerStates
+        try? registry.saveBreakerStates(app: app, breakers)
         await sender.shutdown()
         output.flush()
-        let summary = sender.summary
-        for endpoint in summary.breakerTripped {
+        let counts = output.counts
+        for endpoint in sender.summary.breakerTripped {
             printError("pushctl: pruning breaker tripped for \(endpoint): too many BadDeviceToken answers (sandbox/production mix-up?); those tokens were kept")
         }
-        for stopped in summary.stoppedEndpoints { printError("pushctl: \(stopped)") }
-        if summary.finished == 0 { throw CLIError(code: 1, message: "no devices matched") }
-        if summary.allAccepted { return }
-        if summary.accepted == 0 && summary.finished == summary.notSent + summary.failed
-            && (summary.notSent > 0 || !summary.stoppedEndpoints.isEmpty) {
-            throw CLIError(code: 3, message: "nothing could be delivered")
+        switch reason {
+        case .signal(let n)?:
+            throw CLIError(code: n == SIGTERM ? 143 : 130, message: "interrupted: \(counts.unsent) notifications not sent")
+        case .endpoint(let endpointStop)? where endpointStop.kind == .credentials:
+            throw CLIError(code: 3, message: "\(endpointStop.message); \(counts.unsent) notifications not sent")
+        case .endpoint(let endpointStop)?:
+            throw CLIError(code: 5, message: "\(endpointStop.message); \(counts.unsent) notifications not sent")
+        case .store(let message)?:
+            throw CLIError(code: 5, message: "the database is unavailable: \(message)")
+        case .leaseLost?, nil:
+            break
         }
+        if counts.total == 0 { throw CLIError(code: 1, message: "no devices matched") }
+        if counts.accepted == counts.total && sender.summary.breakerTripped.isEmpty { return }
         throw CLIError(
             code: 1,
-            message: "\(summary.accepted) of \(summary.finished) accepted (\(summary.tokenDead) dead tokens, \(summary.rejected) rejected, \(summary.failed) failed)")
+            message: "\(counts.accepted) of \(counts.total) accepted (\(counts.dead) dead tokens, \(counts.rejected) rejected, \(counts.deferred) deferred)")
     }
 
     /// Tokens from --token / --tokens-file, validated before anything is sent; nil for registry targets.
@@ -113,45 +123,3 @@ struct SendCommand: AsyncParsableCommand {
     }
 }
 
-/// Prints results from the transport thread, buffered, one line each.
-final class ResultPrinter: @unchecked Sendable {
-    private let json: Bool
-    private let lock = NSLock()
-    private var buffer: [UInt8] = []
-
-    init(json: Bool) { self.json = json }
-
-    func print(_ r: DeliveryResult) {
-        var line: String
-        if json {
-            var pairs: [(String, JSONValue)] = [
-                ("token", .string(r.token.masked)), ("status", .int(Int64(r.status))),
-                ("result", .string(r.kind.rawValue)), ("apnsId", .string(r.apnsId)),
-                ("attempts", .int(Int64(r.attempts))),
-            ]
-            if let reason = r.reason { pairs.append(("reason", .string(reason.rawValue))) }
-            if let u = r.uniqueId { pairs.append(("uniqueId", .string(u))) }
-            if r.pruned { pairs.append(("pruned", .bool(true))) }
-            if r.possiblyDuplicated { pairs.append(("possiblyDuplicated", .bool(true))) }
-            if let e = r.error { pairs.append(("error", .string(e))) }
-            line = JSONValue.object(pairs).encodedString
-        } else {
-            line = "\(r.token.masked) \(r.status) \(r.reason?.rawValue ?? (r.isAccepted ? "accepted" : r.kind.rawValue)) \(r.apnsId)"
-            if let e = r.error { line += " (\(e))" }
-        }
-        lock.lock()
-        buffer.append(contentsOf: line.utf8)
-        buffer.append(0x0a)
-        let full = buffer.count > 64 * 1024
-        lock.unlock()
-        if full { flush() }
-    }
-
-    func flush() {
-        lock.lock()
-        let bytes = buffer
-        buffer.removeAll(keepingCapacity: true)
-        lock.unlock()
-        if !bytes.isEmpty { FileHandle.standardOutput.write(Data(bytes)) }
-    }
-}

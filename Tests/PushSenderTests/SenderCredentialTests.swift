@@ -95,9 +95,12 @@ struct SenderCredentialTests {
         await sender.shutdown()
         await sim.stop()
         #expect(box.results.count == 50)
-        #expect(box.results.contains { $0.kind == .credentialFailure && $0.reason == .invalidProviderToken })
-        #expect(box.results.allSatisfy { $0.kind == .credentialFailure || $0.kind == .notSent })
-        #expect(summary.stoppedEndpoints.count == 1)
+        // Refused credentials are never a device's final outcome: every notification comes back unsent, with
+        // the stop naming the real cause.
+        #expect(box.results.contains { $0.kind == .unsent && $0.reason == .invalidProviderToken })
+        #expect(box.results.allSatisfy { $0.kind == .unsent && $0.stop?.kind == .credentials })
+        #expect(box.results.allSatisfy { $0.stop?.message.contains("InvalidProviderToken") == true })
+        #expect(summary.stops.count == 1)
         // Stopped: far fewer requests than notifications reached the server, none retried.
         #expect(sim.simulator.counters.requests <= 50)
     }

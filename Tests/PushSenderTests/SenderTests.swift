@@ -12,18 +12,17 @@ struct SenderTests {
     static let fast = SenderConfiguration(requestTimeoutMs: 10_000, maxAttempts: 4)
 
     private func makeSender(
-        _ sim: SimulatorHarness, configuration: SenderConfiguration = fast, sink: DeliverySink? = nil,
-        sleeper: Sleeper = RecordingSleeper(), target: SenderTarget? = nil, identity: TLSIdentity? = nil
+        _ sim: SimulatorHarness, configuration: SenderConfiguration = fast, sleeper: Sleeper = RecordingSleeper(),
+        target: SenderTarget? = nil, identity: TLSIdentity? = nil
     ) throws -> Sender {
         try Sender(
             target: target ?? sim.target(), credentials: FixedCertificate(tlsIdentity: identity ?? sim.clientIdentity()),
-            configuration: configuration, sink: sink, sleeper: sleeper, random: { 0.5 })
+            configuration: configuration, sleeper: sleeper, random: { 0.5 })
     }
 
     @Test func mutualTLSAcceptsAndRecordsApnsId() async throws {
         let sim = try await SimulatorHarness()
-        let sink = RecordingSink()
-        let sender = try makeSender(sim, sink: sink)
+        let sender = try makeSender(sim)
         let request = sim.request(testToken(1))
         let result = await sender.send(request)
         await sender.shutdown()
@@ -33,10 +32,9 @@ struct SenderTests {
         #expect(result.apnsId == request.apnsId)
         #expect(result.attempts == 1)
         #expect(sim.simulator.received.map(\.request.apnsId) == [request.apnsId])
-        #expect(sink.recorded.map(\.apnsId) == [request.apnsId])
     }
 
-    @Test func untrustedServerFailsClosed() async throws {
+    @Test func untrustedServerFailsClosedAsACredentialStop() async throws {
         let sim = try await SimulatorHarness()
         let other = try await SimulatorHarness()
         let sender = try makeSender(sim, target: sim.target(caFile: other.caFile))
@@ -47,8 +45,10 @@ struct SenderTests {
         await sim.stop()
         await other.stop()
         #expect(results.results.count == 5)
-        #expect(results.results.allSatisfy { $0.kind == .notSent && $0.status == 0 })
-        #expect(summary.stoppedEndpoints.count == 1)
+        // Not a device's fault: nothing is final, the endpoint stops and the stop names TLS.
+        #expect(results.results.allSatisfy { $0.kind == .unsent && $0.status == 0 && $0.stop?.kind == .credentials })
+        #expect(results.results.allSatisfy { $0.stop?.message.contains("TLS") == true })
+        #expect(summary.stops.count == 1)
         #expect(sim.simulator.counters.requests == 0)
     }
 
@@ -58,8 +58,8 @@ struct SenderTests {
         let result = await sender.send(sim.request(testToken(1)))
         await sender.shutdown()
         await sim.stop()
-        #expect(result.kind == .notSent)
-        #expect(result.error?.isEmpty == false)
+        #expect(result.kind == .unsent)
+        #expect(result.stop?.kind == .credentials)
         #expect(sim.simulator.counters.requests == 0)
     }
 
@@ -75,13 +75,12 @@ struct SenderTests {
         }
     }
 
-    @Test func outcomeClassesAndPruning() async throws {
+    @Test func outcomeClassesAndPruneDecisions() async throws {
         let dead = testToken(2), bad = testToken(3), wrongTopic = testToken(4), ok = testToken(1)
         let sim = try await SimulatorHarness(devices: [
             dead: .unregistered(timestampMs: 1_700_000_000_000), bad: .bad, wrongTopic: .topic("com.other.app"),
         ])
-        let sink = RecordingSink()
-        let sender = try makeSender(sim, sink: sink)
+        let sender = try makeSender(sim)
         let accepted = await sender.send(sim.request(ok))
         let unregistered = await sender.send(sim.request(dead))
         let badToken = await sender.send(sim.request(bad))
@@ -94,18 +93,17 @@ struct SenderTests {
         #expect(accepted.kind == .accepted)
         #expect(unregistered.kind == .tokenDead && unregistered.status == 410 && unregistered.reason == .unregistered)
         #expect(unregistered.apnsTimestampMs == 1_700_000_000_000)
-        #expect(badToken.kind == .tokenDead && badToken.reason == .badDeviceToken && badToken.pruned)
-        #expect(notForTopic.kind == .tokenDead && notForTopic.reason == .deviceTokenNotForTopic)
-        #expect(tooLarge.kind == .rejected && tooLarge.status == 413 && tooLarge.attempts == 1)
-        let prunes = Dictionary(uniqueKeysWithValues: sink.pruned.map { ($0.0, ($0.1, $0.2)) })
-        #expect(prunes[dead]?.0 == .unregistered && prunes[dead]?.1 == 1_700_000_000_000)
-        #expect(prunes[bad]?.0 == .badDeviceToken)
-        #expect(prunes[wrongTopic]?.0 == .deviceTokenNotForTopic)
-        #expect(prunes[ok] == nil)
-        #expect(sink.recorded.count == 5)
+        #expect(unregistered.prune == .delete(PruneRequest(reason: .unregistered, apnsTimestampMs: 1_700_000_000_000)))
+        // BadDeviceToken on an endpoint that has not yet proven healthy (5 answers < 100): held, not deleted.
+        #expect(badToken.kind == .tokenDead && badToken.reason == .badDeviceToken && badToken.prune == .held)
+        #expect(notForTopic.kind == .tokenDead && notForTopic.prune == .delete(PruneRequest(reason: .deviceTokenNotForTopic)))
+        #expect(tooLarge.kind == .rejected && tooLarge.status == 413 && tooLarge.attempts == 1 && tooLarge.prune == .none)
+        #expect(accepted.prune == .none)
+        // The sender decides; only the store prunes.
+        #expect([accepted, unregistered, badToken, notForTopic, tooLarge].allSatisfy { !$0.pruned })
     }
 
-    @Test func tooManyRequestsRetriesWithBackoffAndSameApnsId() async throws {
+    @Test func tooManyRequestsRetriesWithBackoffThenDefers() async throws {
         let token = testToken(9)
         let sim = try await SimulatorHarness(devices: [token: .tooManyRequests])
         let sleeper = RecordingSleeper()
@@ -114,7 +112,7 @@ struct SenderTests {
         let result = await sender.send(request)
         await sender.shutdown()
         await sim.stop()
-        #expect(result.kind == .failed && result.status == 429 && result.attempts == 4)
+        #expect(result.kind == .deferred && result.status == 429 && result.attempts == 4)
         // Full jitter with random 0.5: half of min(cap, 1 s · 2^(n-1)).
         #expect(sleeper.delays == [500, 1000, 2000])
         #expect(sim.simulator.counters.requests == 4)
@@ -153,6 +151,9 @@ struct SenderTests {
         #expect(failures.isEmpty, "\(failures.count) not accepted: \(Set(failures.map { "\($0.kind) \($0.status) \($0.reason?.rawValue ?? "") \($0.error ?? "")" }).prefix(3))")
         #expect(Set(sim.simulator.received.map(\.request.apnsId)).isSuperset(of: requests.map(\.apnsId)))
         #expect(sim.simulator.counters.goAways >= 1)
+        // Streams above the GOAWAY's last-stream-id were never processed: resent, not flagged, not counted.
+        #expect(results.allSatisfy { !$0.possiblyDuplicated && $0.attempts == 1 })
+        #expect(sim.simulator.counters.requests == 2000)
     }
 
     @Test func streamLimitDropWithRefusedStreamLosesNothing() async throws {
@@ -178,35 +179,42 @@ struct SenderTests {
         let sim = try await SimulatorHarness(
             faults: SimulatorFaults(resetAfterRequests: 100, responseDelay: .milliseconds(200)))
         let simulator = sim.simulator
-        let sleeper = RecordingSleeper { call in if call == 1 { simulator.faults = SimulatorFaults() } }
-        var config = Self.fast
-        config.maxAttempts = 6
-        let sender = try makeSender(sim, configuration: config, sleeper: sleeper)
+        // Heal once the first reset happened (a server that resets every connection would defer everything).
+        let healer = Task {
+            while simulator.counters.resets == 0 { try? await Task.sleep(for: .milliseconds(5)) }
+            simulator.faults = SimulatorFaults()
+        }
+        let sender = try makeSender(sim)
         let box = ResultBox()
         let requests = (0..<300).map { sim.request(testToken($0)) }
         await sender.run(requests: requests) { box.add($0) }
         await sender.shutdown()
+        healer.cancel()
         await sim.stop()
         let results = box.results
         #expect(results.count == 300)
         let failures = results.filter { $0.kind != .accepted }
         #expect(failures.isEmpty, "\(failures.count) not accepted: \(Set(failures.map { "\($0.kind) \($0.status) \($0.reason?.rawValue ?? "") \($0.error ?? "")" }).prefix(3))")
         #expect(Set(results.map(\.apnsId)).count == 300)
-        #expect(results.contains { $0.attempts > 1 })
+        // Requests lost with the connection were sent (their body left): flagged, resent without using an attempt.
+        #expect(results.contains { $0.possiblyDuplicated })
+        #expect(results.allSatisfy { $0.attempts == 1 })
         #expect(simulator.counters.resets >= 1)
         #expect(Set(simulator.received.map(\.request.apnsId)).isSuperset(of: requests.map(\.apnsId)))
     }
 
-    @Test func slowServerHitsRequestTimeoutWithoutHanging() async throws {
+    @Test func slowServerHitsRequestTimeoutsThenDefersWithoutHanging() async throws {
         let sim = try await SimulatorHarness(faults: SimulatorFaults(responseDelay: .seconds(20)))
-        let config = SenderConfiguration(requestTimeoutMs: 300, maxAttempts: 2)
+        let config = SenderConfiguration(requestTimeoutMs: 300, maxAttempts: 2, maxDroppedAttempts: 3)
         let sender = try makeSender(sim, configuration: config)
         let started = Date()
         let result = await sender.send(sim.request(testToken(1)))
         await sender.shutdown()
         await sim.stop()
-        #expect(result.kind == .failed)
-        #expect(result.attempts == 2)
+        // A timed-out request is not an answer: it does not use an attempt, and after 3 the device is deferred.
+        #expect(result.kind == .deferred)
+        #expect(result.attempts == 0)
+        #expect(sim.simulator.counters.requests == 3)
         #expect(result.possiblyDuplicated)
         #expect(result.error?.isEmpty == false)
         #expect(Date().timeIntervalSince(started) < 15)
@@ -216,8 +224,7 @@ struct SenderTests {
         var devices: [DeviceToken: DeviceBehaviour] = [:]
         for i in 0..<150 { devices[testToken(i)] = .otherEnvironment }
         let sim = try await SimulatorHarness(devices: devices)
-        let sink = RecordingSink()
-        let sender = try makeSender(sim, sink: sink)
+        let sender = try makeSender(sim)
         let box = ResultBox()
         await sender.run(requests: (0..<150).map { sim.request(testToken($0)) }) { box.add($0) }
         let summary = sender.summary
@@ -227,19 +234,9 @@ struct SenderTests {
         #expect(box.results.allSatisfy { $0.reason == .badDeviceToken })
         #expect(summary.breakerTripped.count == 1)
         #expect(!summary.allAccepted)
-        #expect(sink.pruned.isEmpty)
-    }
-
-    @Test func deliveryLogIsWrittenInBatches() async throws {
-        let sim = try await SimulatorHarness()
-        let sink = RecordingSink()
-        var config = Self.fast
-        config.recordBatchSize = 100
-        let sender = try makeSender(sim, configuration: config, sink: sink)
-        await sender.run(requests: (0..<1000).map { sim.request(testToken($0)) }) { _ in }
-        await sender.shutdown()
-        await sim.stop()
-        #expect(sink.recorded.count == 1000)
-        #expect(sink.batchCount == 10)
+        // Nothing is deleted: the first 49 were held (and are discarded at the trip), the rest kept.
+        #expect(box.results.allSatisfy { $0.prune == .held || $0.prune == .keptByBreaker })
+        #expect(box.results.filter { $0.prune == .keptByBreaker }.count == 101)
+        #expect(sender.trippedEndpoints.count == 1)
     }
 }

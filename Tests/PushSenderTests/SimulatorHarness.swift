@@ -74,20 +74,3 @@ func testToken(_ i: Int, salt: UInt8 = 0) -> DeviceToken {
     return try! DeviceToken(bytes: bytes)
 }
 
-/// A sink that keeps what the sender hands it.
-final class RecordingSink: DeliverySink, @unchecked Sendable {
-    private let lock = NSLock()
-    private var records: [DeliveryResult] = []
-    private var prunes: [(DeviceToken, APNsReason, Int64?)] = []
-    private(set) var batches = 0
-    func record(_ results: [DeliveryResult]) throws {
-        lock.lock(); records += results; batches += 1; lock.unlock()
-    }
-    func prune(token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?) throws -> Bool {
-        lock.lock(); prunes.append((token, reason, apnsTimestampMs)); lock.unlock()
-        return true
-    }
-    var recorded: [DeliveryResult] { lock.lock(); defer { lock.unlock() }; return records }
-    var pruned: [(DeviceToken, APNsReason, Int64?)] { lock.lock(); defer { lock.unlock() }; return prunes }
-    var batchCount: Int { lock.lock(); defer { lock.unlock() }; return batches }
-}

@@ -1,5 +1,3 @@
-import PushCore
-
 /// The final result of one notification to one token, written by the sender to the delivery log.
 public struct DeliveryRecord: Sendable, Equatable {
     /// The app id.

@@ -1,0 +1,85 @@
+/// A broadcast or send job: what to send, to whom, and how far it got.
+public struct BroadcastRecord: Sendable, Equatable {
+    /// The id (`--id`, the API's `"id"`, or generated).
+    public var id: String
+    /// The app.
+    public var app: String
+    /// The state.
+    public var state: BroadcastState
+    /// The prepared payload bytes (identical on every resume).
+    public var payload: [UInt8]
+    /// `apns-push-type`.
+    public var pushType: PushType
+    /// `apns-priority`.
+    public var priority: PushPriority
+    /// `apns-expiration`, if any.
+    public var expiration: Int64?
+    /// An explicit `apns-collapse-id`; nil means the default derived from the id
+    /// (``APNsID/collapseId(forJob:)``), so a device that gets a copy twice shows it once.
+    public var collapseId: String?
+    /// Only devices in this channel, if set.
+    public var channel: String?
+    /// Only devices in this environment, if set.
+    public var environment: APNsEnvironment?
+    /// True when the target is an explicit token list rather than the app's registered devices.
+    public var explicitTokens: Bool = false
+    /// Devices targeted: counted when the first run starts, and set to the number of devices with an
+    /// outcome when the broadcast completes (devices registered or removed meanwhile change it).
+    public var total: Int
+    /// Main pass: every token ≤ this (hex) has a committed outcome; "" before the first.
+    public var checkpoint: String
+    /// Main pass: tokens ≤ this (hex) may have been handed to the sender; those without an outcome may have
+    /// reached APNs.
+    public var dispatched: String
+    /// Runs started so far (the current or last run's number).
+    public var run: Int = 0
+    /// The run whose deferred-retry pass wrote ``retryDispatched`` (0: none).
+    public var retryRun: Int = 0
+    /// Retry pass of ``retryRun``: deferred tokens ≤ this may have been handed to the sender.
+    public var retryDispatched: String = ""
+    /// Why the last run stopped early, if it did.
+    public var error: String?
+    /// Created (ms since 1970).
+    public var createdMs: Int64
+    /// Last changed (ms since 1970).
+    public var updatedMs: Int64
+    /// Completed (ms since 1970).
+    public var finishedMs: Int64?
+
+    /// Creates a record for a new broadcast.
+    public init(
+        id: String, app: String, state: BroadcastState = .pending, payload: [UInt8], pushType: PushType,
+        priority: PushPriority, expiration: Int64? = nil, collapseId: String? = nil, channel: String? = nil,
+        environment: APNsEnvironment? = nil, total: Int = 0, checkpoint: String = "", dispatched: String = "",
+        error: String? = nil, createdMs: Int64 = 0, updatedMs: Int64 = 0, finishedMs: Int64? = nil
+    ) {
+        self.id = id
+        self.app = app
+        self.state = state
+        self.payload = payload
+        self.pushType = pushType
+        self.priority = priority
+        self.expiration = expiration
+        self.collapseId = collapseId
+        self.channel = channel
+        self.environment = environment
+        self.total = total
+        self.checkpoint = checkpoint
+        self.dispatched = dispatched
+        self.error = error
+        self.createdMs = createdMs
+        self.updatedMs = updatedMs
+        self.finishedMs = finishedMs
+    }
+
+    /// The `apns-collapse-id` every notification of this broadcast carries.
+    public var effectiveCollapseId: String { collapseId ?? APNsID.collapseId(forJob: id) }
+
+    /// True when `other` asks for the same notification to the same devices (an idempotent retry of the
+    /// same id); state and progress are ignored.
+    public func describesSameJob(as other: BroadcastRecord) -> Bool {
+        app == other.app && payload == other.payload && pushType == other.pushType && priority == other.priority
+            && expiration == other.expiration && collapseId == other.collapseId && channel == other.channel
+            && environment == other.environment && explicitTokens == other.explicitTokens
+    }
+}

@@ -1,0 +1,19 @@
+/// Where a broadcast or send job is in its life.
+public enum BroadcastState: String, Sendable, CaseIterable {
+    /// Accepted (e.g. by the HTTP API) but not started.
+    case pending
+    /// A process holds the app's lease and is sending.
+    case running
+    /// Stopped before every device had an outcome: a signal, a crash, APNs unreachable longer than the
+    /// outage limit, refused credentials or an unavailable database. The same id resumes it.
+    case interrupted
+    /// Every targeted device has a committed outcome (final, or deferred: retried by the next run of the
+    /// same id).
+    case completed
+    /// Written by versions before 2026-11 for runs that stopped on refused credentials; treated like
+    /// ``interrupted`` (a run of the same id resumes it). Never written now.
+    case failed
+
+    /// True when a run of this id still has devices to send to (deferred ones aside).
+    public var isUnfinished: Bool { self != .completed }
+}

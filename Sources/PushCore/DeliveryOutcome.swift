@@ -1,0 +1,77 @@
+/// One device's outcome as the engine commits it: the delivery-log row, the broadcast outcome and any prune
+/// in one value.
+public struct DeliveryOutcome: Sendable, Equatable {
+    /// What the outcome means for the device.
+    public enum Kind: String, Sendable, CaseIterable {
+        /// 200 from APNs. Final.
+        case accepted
+        /// 410 Unregistered/ExpiredToken or 400 BadDeviceToken/DeviceTokenNotForTopic. Final.
+        case tokenDead
+        /// A permanent 4xx (BadTopic, PayloadTooLarge, …). Final.
+        case rejected
+        /// Transient failures (429, 5xx, dropped connections) exhausted the device's attempts. Not final: the
+        /// next run of the same broadcast id retries it.
+        case deferred
+        /// Never answered because the run stopped (refused credentials, APNs unreachable past the outage
+        /// limit, a signal). Kept only so a resume knows whether it may have reached APNs; not counted as done.
+        case pending
+    }
+
+    /// The device.
+    public var token: DeviceToken
+    /// The outcome.
+    public var kind: Kind
+    /// The `apns-id` sent on every attempt.
+    public var apnsId: String
+    /// `apns-unique-id` from APNs (development environment only).
+    public var uniqueId: String?
+    /// The last HTTP status; 0 when no answer arrived.
+    public var status: Int
+    /// APNs' reason, or the transport or stop reason when there was no answer.
+    public var reason: String?
+    /// Requests APNs answered for this device (connection failures are not counted).
+    public var attempts: Int
+    /// An earlier attempt (possibly by an interrupted run) may have reached APNs, so the device may see it twice.
+    public var possiblyDuplicated: Bool
+    /// The prune the sender's policy asks for, applied by the store in the same transaction.
+    public var prune: PruneRequest?
+    /// First attempt (ms since 1970).
+    public var startedMs: Int64
+    /// Final answer (ms since 1970).
+    public var finishedMs: Int64
+
+    /// Creates an outcome.
+    public init(
+        token: DeviceToken, kind: Kind, apnsId: String, uniqueId: String? = nil, status: Int, reason: String? = nil,
+        attempts: Int, possiblyDuplicated: Bool = false, prune: PruneRequest? = nil, startedMs: Int64, finishedMs: Int64
+    ) {
+        self.token = token
+        self.kind = kind
+        self.apnsId = apnsId
+        self.uniqueId = uniqueId
+        self.status = status
+        self.reason = reason
+        self.attempts = attempts
+        self.possiblyDuplicated = possiblyDuplicated
+        self.prune = prune
+        self.startedMs = startedMs
+        self.finishedMs = finishedMs
+    }
+
+    /// True for kinds that count as done (everything but ``Kind/pending``).
+    public var isCommittedOutcome: Bool { kind != .pending }
+}
+
+/// A token removal the sender's policy decided on; the store applies it (410 gated on the timestamp).
+public struct PruneRequest: Sendable, Equatable {
+    /// APNs' reason: Unregistered, ExpiredToken, BadDeviceToken or DeviceTokenNotForTopic.
+    public var reason: APNsReason
+    /// The 410 answer's `timestamp` (ms): a token registered at or after it is kept.
+    public var apnsTimestampMs: Int64?
+
+    /// Creates a request.
+    public init(reason: APNsReason, apnsTimestampMs: Int64? = nil) {
+        self.reason = reason
+        self.apnsTimestampMs = apnsTimestampMs
+    }
+}

@@ -1,0 +1,49 @@
+/// Everything one commit writes, in ONE transaction: delivery-log rows, broadcast outcomes, prunes,
+/// last-success times, BadDeviceToken prunes released by the breaker, and the broadcast checkpoint.
+public struct OutcomeBatch: Sendable {
+    /// The broadcast part of a commit, written only while `fence` still holds the app's lease.
+    public struct Job: Sendable, Equatable {
+        /// The broadcast id.
+        public var id: String
+        /// The lease fence the run holds; a commit under a stale fence fails with ``DeliveryStoreError/Code/leaseLost``.
+        public var fence: Int64
+        /// The run number the outcomes belong to.
+        public var run: Int
+        /// The new main-pass checkpoint, when it moved.
+        public var checkpoint: String?
+
+        /// Creates the job part.
+        public init(id: String, fence: Int64, run: Int, checkpoint: String? = nil) {
+            self.id = id
+            self.fence = fence
+            self.run = run
+            self.checkpoint = checkpoint
+        }
+    }
+
+    /// The app.
+    public var app: String
+    /// The broadcast, for broadcasts and send jobs; nil for `pushctl send` (delivery log only).
+    public var job: Job?
+    /// Outcomes in the order they arrived.
+    public var outcomes: [DeliveryOutcome]
+    /// BadDeviceToken tokens whose prune the breaker released after their outcome was handed over.
+    public var releasedPrunes: [DeviceToken]
+
+    /// Creates a batch.
+    public init(app: String, job: Job? = nil, outcomes: [DeliveryOutcome], releasedPrunes: [DeviceToken] = []) {
+        self.app = app
+        self.job = job
+        self.outcomes = outcomes
+        self.releasedPrunes = releasedPrunes
+    }
+}
+
+/// What a commit changed, as the store decided it.
+public struct CommitReceipt: Sendable, Equatable {
+    /// Tokens the store removed from the registry in this commit.
+    public var pruned: Set<DeviceToken>
+
+    /// Creates a receipt.
+    public init(pruned: Set<DeviceToken> = []) { self.pruned = pruned }
+}

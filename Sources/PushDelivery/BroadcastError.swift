@@ -1,0 +1,24 @@
+/// Why a broadcast could not start.
+public struct BroadcastError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Code: Sendable, Equatable {
+        /// Another process holds the app's lease, running this broadcast.
+        case running(String)
+        /// No broadcast has this id.
+        case notFound
+        /// The database failed (or stayed unavailable past its outage limit).
+        case store
+    }
+    /// The code.
+    public let code: Code
+    /// One line.
+    public let message: String
+    /// The message.
+    public var description: String { message }
+
+    /// Creates an error.
+    public init(code: Code, message: String) {
+        self.code = code
+        self.message = message
+    }
+}

@@ -1,0 +1,28 @@
+import PushCore
+import PushSender
+
+/// How a run ended.
+public struct BroadcastReport: Sendable {
+    /// The broadcast after the run.
+    public var record: BroadcastRecord
+    /// Totals over all runs, as committed in the store.
+    public var counts: BroadcastCounts
+    /// Why the run stopped early, or nil when it went through every device.
+    public var stop: StopReason?
+    /// Endpoints whose pruning breaker tripped during this run or was still tripped at its end.
+    public var breakerTripped: [String]
+    /// BadDeviceToken prunes discarded because the endpoint never proved healthy.
+    public var discardedPrunes: Int
+    /// Outcomes committed in this run.
+    public var sentThisRun: Int
+    /// Retries after 429/5xx answers scheduled in this run.
+    public var retriedThisRun: Int
+    /// Seconds this run took.
+    public var seconds: Double
+
+    /// The signal that interrupted the run, or 0.
+    public var signal: Int32 {
+        if case .signal(let n) = stop { return n }
+        return 0
+    }
+}

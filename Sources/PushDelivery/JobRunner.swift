@@ -1,0 +1,194 @@
+import Logging
+import PushCore
+import PushSender
+import Synchronization
+
+/// Runs the server's send jobs with the broadcast engine: jobs of different apps concurrently, jobs of one
+/// app in order (one lane per app), each with its own stop flag, through one long-lived sender per app (one
+/// connection, one provider token, one pruning breaker). Jobs live in the store: unfinished ones are resumed
+/// when the server starts, and a job interrupted by an APNs or database outage is tried again after
+/// ``Settings/interruptedRetrySeconds``. A job interrupted by refused credentials waits for the operator
+/// (fix the credentials, restart: it resumes).
+public final class JobRunner: Sendable {
+    /// Timing of retries.
+    public struct Settings: Sendable {
+        /// How long to wait before retrying a job whose app lease another process (a cron broadcast) holds.
+        public var leaseRetrySeconds: Double = 5
+        /// How long to wait before resuming a job interrupted by an APNs or database outage.
+        public var interruptedRetrySeconds: Double = 60
+        /// The defaults.
+        public init() {}
+    }
+
+    /// Builds the long-lived sender of an app, continuing its persisted pruning breakers.
+    public typealias SenderFactory = @Sendable (_ app: String, _ breakers: [String: PruningBreaker.State]) throws -> Sender
+
+    private let store: DeliveryStore
+    private let topics: [String: String]
+    private let makeSender: SenderFactory
+    private let configuration: BroadcastConfiguration
+    private let settings: Settings
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    private struct State {
+        var lanes: [String: Lane] = [:]
+        var senders: [String: Sender] = [:]
+        var running: [String: StopFlag] = [:]
+        var shuttingDown = false
+    }
+
+    private struct Lane {
+        let continuation: AsyncStream<Request>.Continuation
+        let task: Task<Void, Never>
+    }
+
+    private struct Request: Sendable {
+        var id: String
+        /// Also run a completed job (its deferred devices are retried).
+        var evenIfCompleted: Bool
+    }
+
+    /// Creates a runner for the apps in `topics` (app id → bundle id).
+    public init(
+        store: DeliveryStore, topics: [String: String], configuration: BroadcastConfiguration = .init(),
+        settings: Settings = .init(), logger: Logger, makeSender: @escaping SenderFactory
+    ) {
+        self.store = store
+        self.topics = topics
+        self.makeSender = makeSender
+        self.configuration = configuration
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// Queues a stored job of `app`. With `retryDeferred`, a completed job runs again for its deferred devices.
+    public func enqueue(_ id: String, app: String, retryDeferred: Bool = false) {
+        guard topics[app] != nil else { return }
+        state.withLock { s in
+            guard !s.shuttingDown else { return }
+            if s.lanes[app] == nil {
+                let (stream, continuation) = AsyncStream<Request>.makeStream()
+                let task = Task { [self] in
+                    for await request in stream {
+                        if state.withLock({ $0.shuttingDown }) { break }
+                        await runJob(request, app: app)
+                    }
+                }
+                s.lanes[app] = Lane(continuation: continuation, task: task)
+            }
+            s.lanes[app]?.continuation.yield(Request(id: id, evenIfCompleted: retryDeferred))
+        }
+    }
+
+    /// Queues every unfinished job of a configured app (after a restart).
+    public func resumeUnfinished() async {
+        let access = StoreAccess(store: store, outageLimitMs: configuration.storeOutageLimitMs, logger: logger)
+        do throws(DeliveryStoreError) {
+            let unfinished = try await access.run("reading unfinished jobs") { store throws(DeliveryStoreError) in
+                try store.unfinishedBroadcasts()
+            }
+            for record in unfinished where topics[record.app] != nil {
+                logger.info("resuming send job \(record.id) (\(record.state.rawValue))")
+                enqueue(record.id, app: record.app)
+            }
+        } catch {
+            logger.error("cannot read unfinished send jobs: \(error.message)")
+        }
+    }
+
+    /// Stops every running job at a checkpoint, waits for them and shuts the senders down.
+    public func shutdown() async {
+        let (lanes, senders) = state.withLock { s -> ([Lane], [Sender]) in
+            s.shuttingDown = true
+            for flag in s.running.values { flag.raise(signal: 15) }
+            for lane in s.lanes.values { lane.continuation.finish() }
+            return (Array(s.lanes.values), Array(s.senders.values))
+        }
+        for lane in lanes { await lane.task.value }
+        for sender in senders { await sender.shutdown() }
+    }
+
+    private func runJob(_ request: Request, app: String) async {
+        guard let topic = topics[app] else { return }
+        let id = request.id
+        let access = StoreAccess(store: store, outageLimitMs: configuration.storeOutageLimitMs, logger: logger)
+        if !request.evenIfCompleted {
+            let record = try? await access.run("reading the job") { store throws(DeliveryStoreError) in try store.broadcast(id: id) }
+            guard let record = record ?? nil, record.state.isUnfinished else { return }
+        }
+        let stop = StopFlag()
+        let accepted = state.withLock { s -> Bool in
+            guard !s.shuttingDown else { return false }
+            s.running[id] = stop
+            return true
+        }
+        guard accepted else { return }
+        defer { _ = state.withLock { $0.running.removeValue(forKey: id) } }
+
+        let sender: Sender
+        do {
+            sender = try await self.sender(for: app, access: access)
+        } catch {
+            logger.error("send job \(id) cannot start: \(error)")
+            try? await access.run("recording the problem") { store throws(DeliveryStoreError) in
+                try store.noteUnstartable(id: id, error: "credentials: \(error)")
+            }
+            return
+        }
+        let broadcaster = Broadcaster(store: store, bundleId: topic, configuration: configuration, logger: logger)
+        let report: BroadcastReport
+        do {
+            report = try await broadcaster.run(id: id, sender: sender, stop: stop)
+        } catch {
+            switch error.code {
+            case .running(let other):
+                logger.info("send job \(id) waits: broadcast \(other) holds the \(app) lease")
+                retry(id, app: app, after: settings.leaseRetrySeconds)
+            case .notFound:
+                logger.error("send job \(id): \(error.message)")
+            case .store:
+                logger.error("send job \(id): \(error.message)")
+                retry(id, app: app, after: settings.interruptedRetrySeconds)
+            }
+            return
+        }
+        let counts = report.counts
+        logger.info("send job \(id) \(report.record.state.rawValue): \(counts.accepted)/\(report.record.total) accepted, \(counts.deferred) deferred")
+        switch report.stop {
+        case .endpoint(let endpointStop) where endpointStop.kind == .outage:
+            logger.error("send job \(id) interrupted: \(endpointStop.message); retrying in \(Int(settings.interruptedRetrySeconds)) s")
+            retry(id, app: app, after: settings.interruptedRetrySeconds)
+        case .store(let message):
+            logger.error("send job \(id) interrupted: the database is unavailable (\(message)); retrying in \(Int(settings.interruptedRetrySeconds)) s")
+            retry(id, app: app, after: settings.interruptedRetrySeconds)
+        case .endpoint(let endpointStop):
+            logger.error("send job \(id) interrupted: \(endpointStop.message); fix the credentials and restart to resume it")
+        case .leaseLost(let message):
+            logger.warning("send job \(id): \(message)")
+        case .signal, nil:
+            break
+        }
+    }
+
+    /// The app's long-lived sender, created on first use with the app's persisted breaker state.
+    private func sender(for app: String, access: StoreAccess) async throws -> Sender {
+        if let existing = state.withLock({ $0.senders[app] }) { return existing }
+        let breakers = (try? await access.run("reading the pruning breaker") { store throws(DeliveryStoreError) in
+            try store.breakerStates(app: app)
+        }) ?? [:]
+        let sender = try makeSender(app, breakers)
+        return state.withLock { s in
+            if let raced = s.senders[app] { return raced }
+            s.senders[app] = sender
+            return sender
+        }
+    }
+
+    private func retry(_ id: String, app: String, after seconds: Double) {
+        Task { [self] in
+            try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+            enqueue(id, app: app)
+        }
+    }
+}

@@ -1,0 +1,185 @@
+import Dispatch
+import Foundation
+import PushCore
+import PushSender
+
+/// Commits results on its own thread, in batches: one transaction at least every `intervalMs` or every
+/// `batchSize` results, holding the delivery-log rows, the broadcast outcomes, the prunes (as the store
+/// decides them) and the checkpoint they cover. Each result's window slot is released only once its batch
+/// is committed, so the window bounds both what is in flight and what a crash could send twice, and a slow
+/// or locked store back-pressures the sender. A write that keeps failing is retried (``StoreAccess``) until
+/// the database outage limit; then the committer fails: nothing more is written, slots are still released
+/// so the run can drain, and the run stops as interrupted.
+final class OutcomeCommitter: @unchecked Sendable {
+    /// The broadcast part of every commit (nil for `pushctl send`: delivery log only).
+    struct Job {
+        var id: String
+        var fence: Int64
+        var run: Int
+    }
+
+    private let access: StoreAccess
+    private let app: String
+    private let job: Job?
+    private let tracker: CheckpointTracker?
+    private let window: BatchWindow?
+    private let batchSize: Int
+    private let intervalNs: UInt64
+    private let onCommitted: @Sendable ([DeliveryResult]) -> Void
+    private let onFailure: @Sendable (DeliveryStoreError) -> Void
+    private let onUnrecorded: @Sendable ([DeliveryResult]) -> Void
+
+    // Guarded by `condition`.
+    private let condition = NSCondition()
+    private var buffer: [DeliveryResult] = []
+    private var released: [DeviceToken] = []
+    private var firstBuffered: UInt64?
+    private var finishing = false
+    private var failure: DeliveryStoreError?
+    private let stopped = DispatchSemaphore(value: 0)
+
+    init(
+        access: StoreAccess, app: String, job: Job?, tracker: CheckpointTracker?, window: BatchWindow?,
+        batchSize: Int, intervalMs: Int, onCommitted: @escaping @Sendable ([DeliveryResult]) -> Void,
+        onFailure: @escaping @Sendable (DeliveryStoreError) -> Void,
+        onUnrecorded: @escaping @Sendable ([DeliveryResult]) -> Void = { _ in }
+    ) {
+        self.onUnrecorded = onUnrecorded
+        self.access = access
+        self.app = app
+        self.job = job
+        self.tracker = tracker
+        self.window = window
+        self.batchSize = max(1, batchSize)
+        self.intervalNs = UInt64(max(1, intervalMs)) * 1_000_000
+        self.onCommitted = onCommitted
+        self.onFailure = onFailure
+        let thread = Thread { [self] in loop() }
+        thread.name = "PushDelivery.committer"
+        thread.start()
+    }
+
+    /// Queues a result (called on a transport thread).
+    func add(_ result: DeliveryResult) {
+        condition.lock()
+        buffer.append(result)
+        // The first result starts the flush timer (the thread may be in an untimed wait), a full batch flushes.
+        if firstBuffered == nil {
+            firstBuffered = DispatchTime.now().uptimeNanoseconds
+            condition.signal()
+        } else if buffer.count >= batchSize {
+            condition.signal()
+        }
+        condition.unlock()
+    }
+
+    /// Queues a BadDeviceToken prune the breaker released (applied with the next batch, after the outcome).
+    func releasePrune(_ token: DeviceToken) {
+        condition.lock()
+        released.append(token)
+        if firstBuffered == nil {
+            firstBuffered = DispatchTime.now().uptimeNanoseconds
+            condition.signal()
+        }
+        condition.unlock()
+    }
+
+    /// Commits what is queued, stops the thread and returns the failure that stopped committing, if any.
+    func finish() async -> DeliveryStoreError? {
+        await withCheckedContinuation { (c: CheckedContinuation<DeliveryStoreError?, Never>) in
+            DispatchQueue.global().async { [self] in c.resume(returning: finishBlocking()) }
+        }
+    }
+
+    private func finishBlocking() -> DeliveryStoreError? {
+        condition.lock()
+        finishing = true
+        condition.signal()
+        condition.unlock()
+        stopped.wait()
+        condition.lock()
+        defer { condition.unlock() }
+        return failure
+    }
+
+    private func loop() {
+        while true {
+            condition.lock()
+            while !finishing {
+                if buffer.count >= batchSize { break }
+                if let first = firstBuffered {
+                    let due = first + intervalNs
+                    let now = DispatchTime.now().uptimeNanoseconds
+                    if now >= due { break }
+                    _ = condition.wait(until: Date(timeIntervalSinceNow: Double(due - now) / 1e9))
+                } else {
+                    condition.wait()
+                }
+            }
+            let batch = buffer
+            let prunes = released
+            buffer.removeAll(keepingCapacity: true)
+            released.removeAll()
+            firstBuffered = nil
+            let failed = failure != nil
+            let last = finishing
+            condition.unlock()
+
+            if !batch.isEmpty || !prunes.isEmpty {
+                if failed { onUnrecorded(batch) } else { commit(batch, prunes) }
+                window?.release(batch.count)
+            }
+            if last {
+                condition.lock()
+                let more = !buffer.isEmpty || !released.isEmpty
+                condition.unlock()
+                if !more { break }
+            }
+        }
+        stopped.signal()
+    }
+
+    private func commit(_ batch: [DeliveryResult], _ prunes: [DeviceToken]) {
+        let outcomes = batch.map(Self.outcome)
+        // The checkpoint covers only outcomes that count as done; a pending marker holds it back.
+        let done = batch.filter { $0.kind != .unsent }.map(\.token.hex)
+        let checkpoint = tracker?.checkpoint(committing: done)
+        let part = job.map { OutcomeBatch.Job(id: $0.id, fence: $0.fence, run: $0.run, checkpoint: checkpoint) }
+        let outcomeBatch = OutcomeBatch(app: app, job: part, outcomes: outcomes, releasedPrunes: prunes)
+        do {
+            let receipt = try access.blocking("recording \(batch.count) outcomes") { store throws(DeliveryStoreError) in
+                try store.commit(outcomeBatch)
+            }
+            tracker?.committed(done)
+            var results = batch
+            if !receipt.pruned.isEmpty {
+                for i in results.indices where receipt.pruned.contains(results[i].token) { results[i].pruned = true }
+            }
+            onCommitted(results)
+        } catch {
+            condition.lock()
+            failure = error
+            condition.unlock()
+            onFailure(error)
+            onUnrecorded(batch)
+        }
+    }
+
+    /// A sender result in the store's terms (an unsent one becomes a pending marker).
+    static func outcome(_ r: DeliveryResult) -> DeliveryOutcome {
+        let kind: DeliveryOutcome.Kind
+        switch r.kind {
+        case .accepted: kind = .accepted
+        case .tokenDead: kind = .tokenDead
+        case .rejected: kind = .rejected
+        case .deferred: kind = .deferred
+        case .unsent: kind = .pending
+        }
+        var prune: PruneRequest?
+        if case .delete(let request) = r.prune { prune = request }
+        return DeliveryOutcome(
+            token: r.token, kind: kind, apnsId: r.apnsId, uniqueId: r.uniqueId, status: r.status,
+            reason: r.reason?.rawValue ?? r.stop?.message ?? r.error, attempts: r.attempts,
+            possiblyDuplicated: r.possiblyDuplicated, prune: prune, startedMs: r.startedAtMs, finishedMs: r.finishedAtMs)
+    }
+}

@@ -1,0 +1,119 @@
+import Logging
+import PushCore
+import PushSender
+
+/// `pushctl send`: one notification to a list of tokens or to registered devices, with every outcome
+/// committed to the delivery log (prunes and last-success times in the same transactions) before it is
+/// reported. Not resumable (no broadcast id); use a broadcast for that.
+public struct SendRun: Sendable {
+    /// Which devices.
+    public enum Targets: Sendable {
+        /// Exactly these tokens.
+        case tokens([DeviceToken])
+        /// The app's registered devices, optionally only a channel (streamed in keyset pages).
+        case registered(channel: String?)
+    }
+
+    let store: DeliveryStore
+    let app: String
+    let configuration: BroadcastConfiguration
+    let logger: Logger
+
+    /// Creates a run for `app`.
+    public init(store: DeliveryStore, app: String, configuration: BroadcastConfiguration = .init(), logger: Logger = Logger(label: "send")) {
+        self.store = store
+        self.app = app
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Sends `makeRequest(token)` to every target through `sender`. `onCommitted` gets each batch of results
+    /// once committed (with the store's pruned flags); `onUnrecorded` gets results the database could not
+    /// take (it stayed unavailable past its outage limit). Returns why the run stopped early, if it did.
+    public func run(
+        _ targets: Targets, sender: Sender, stop: StopFlag,
+        makeRequest: @escaping @Sendable (DeviceToken) -> NotificationRequest,
+        onCommitted: @escaping @Sendable ([DeliveryResult]) -> Void,
+        onUnrecorded: @escaping @Sendable ([DeliveryResult]) -> Void
+    ) async -> StopReason? {
+        let access = StoreAccess(store: store, outageLimitMs: configuration.storeOutageLimitMs, logger: logger)
+        let window = BatchWindow(limit: sender.configuration.window)
+        let committer = OutcomeCommitter(
+            access: access, app: app, job: nil, tracker: nil, window: window, batchSize: configuration.commitBatchSize,
+            intervalMs: configuration.commitIntervalMs, onCommitted: onCommitted,
+            onFailure: { stop.raise(.store($0.message)) }, onUnrecorded: onUnrecorded)
+        sender.beginRun()
+        var pages = TargetPages(targets: targets, app: app, access: access, batchSize: configuration.batchSize)
+        while true {
+            await window.acquire()
+            if stop.isRaised {
+                window.release()
+                break
+            }
+            let target: DeliveryTarget?
+            do throws(DeliveryStoreError) {
+                target = try await pages.next()
+            } catch {
+                stop.raise(.store(error.message))
+                window.release()
+                break
+            }
+            guard let target else {
+                window.release()
+                break
+            }
+            sender.submit(
+                SendItem(makeRequest(target.token), environment: target.environment),
+                onResult: { result in
+                    if result.kind == .unsent, let endpointStop = result.stop, endpointStop.kind != .stopping {
+                        stop.raise(.endpoint(endpointStop))
+                    }
+                    committer.add(result)
+                },
+                onPruneReleased: { committer.releasePrune($0) })
+        }
+        if let reason = stop.reason { sender.abandonWaiting(reason.description) }
+        await window.drain()
+        sender.endRun()
+        if let failure = await committer.finish() { stop.raise(.store(failure.message)) }
+        return stop.reason
+    }
+}
+
+/// Explicit tokens, or the registry's devices in keyset pages read off the cooperative pool.
+struct TargetPages {
+    let targets: SendRun.Targets
+    let app: String
+    let access: StoreAccess
+    let batchSize: Int
+    var page: [DeliveryTarget] = []
+    var index = 0
+    var after = ""
+    var finished = false
+
+    init(targets: SendRun.Targets, app: String, access: StoreAccess, batchSize: Int) {
+        self.targets = targets
+        self.app = app
+        self.access = access
+        self.batchSize = max(1, batchSize)
+        if case .tokens(let tokens) = targets {
+            page = tokens.map { DeliveryTarget(token: $0, environment: nil) }
+            finished = true
+        }
+    }
+
+    mutating func next() async throws(DeliveryStoreError) -> DeliveryTarget? {
+        while index >= page.count {
+            guard !finished, case .registered(let channel) = targets else { return nil }
+            let (app, after, limit) = (app, after, batchSize)
+            page = try await access.run("reading devices") { store throws(DeliveryStoreError) in
+                try store.devices(app: app, channel: channel, environment: nil, after: after, limit: limit)
+            }
+            index = 0
+            if page.count < limit { finished = true }
+            if let last = page.last { self.after = last.token.hex }
+        }
+        defer { index += 1 }
+        return page[index]
+    }
+}

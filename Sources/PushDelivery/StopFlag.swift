@@ -1,0 +1,53 @@
+import PushSender
+import Synchronization
+
+/// Why a run stops before it has gone through every device. The first reason raised wins.
+public enum StopReason: Sendable, Equatable, CustomStringConvertible {
+    /// SIGINT or SIGTERM (or the server shutting down): drain, checkpoint, resume later.
+    case signal(Int32)
+    /// Another process took the broadcast's lease over; this run may not write any more.
+    case leaseLost(String)
+    /// An endpoint stopped: refused credentials, or APNs unreachable past the outage limit.
+    case endpoint(EndpointStop)
+    /// The database stayed unavailable past its outage limit.
+    case store(String)
+
+    /// One line.
+    public var description: String {
+        switch self {
+        case .signal(let number): "interrupted by signal \(number)"
+        case .leaseLost(let message): message
+        case .endpoint(let stop): stop.message
+        case .store(let message): "the database is unavailable: \(message)"
+        }
+    }
+}
+
+/// A flag that stops a run from taking more devices; set by a signal handler, the heartbeat, the outcome
+/// committer or the sender's results.
+public final class StopFlag: Sendable {
+    private let state = Mutex<StopReason?>(nil)
+
+    /// Creates a lowered flag.
+    public init() {}
+
+    /// Raises the flag; a flag already raised keeps its first reason.
+    public func raise(_ reason: StopReason) {
+        state.withLock { if $0 == nil { $0 = reason } }
+    }
+
+    /// Raises the flag for a signal.
+    public func raise(signal: Int32) { raise(.signal(signal)) }
+
+    /// The reason, once raised.
+    public var reason: StopReason? { state.withLock { $0 } }
+
+    /// True once raised.
+    public var isRaised: Bool { reason != nil }
+
+    /// The signal that raised it, or 0.
+    public var signal: Int32 {
+        if case .signal(let n) = reason { return n }
+        return 0
+    }
+}

@@ -1,0 +1,121 @@
+import PushCore
+import PushSender
+
+/// The devices of one pass of a run, in token order, as keyset pages read off the cooperative pool. Before a
+/// device is handed out, the pass's dispatch mark in the store covers it: the mark is written ahead in steps
+/// of `markStep` devices (a quarter of the window), so after a crash the devices that may have been sent are
+/// known without a write per device. On a resumed main pass, devices that already have a final or deferred
+/// outcome are skipped, and those that may have reached APNs before are flagged.
+final class TargetFeed {
+    /// A device to send to, and whether an earlier run may already have reached APNs with it.
+    struct Next {
+        var target: DeliveryTarget
+        var maybeSentBefore: Bool
+    }
+
+    private let pass: DeliveryPass
+    private let record: BroadcastRecord
+    private let fence: Int64
+    private let access: StoreAccess
+    private let batchSize: Int
+    private let markStep: Int
+    private var pacer: Pacer
+    private let sleeper: Sleeper
+    private let clock: SenderClock
+
+    private var page: [Next] = []
+    private var index = 0
+    private var after: String
+    private var finished = false
+    private var markedThrough = ""
+
+    init(
+        pass: DeliveryPass, record: BroadcastRecord, fence: Int64, access: StoreAccess, batchSize: Int,
+        markStep: Int, rate: Double?, sleeper: Sleeper, clock: SenderClock
+    ) {
+        self.pass = pass
+        self.record = record
+        self.fence = fence
+        self.access = access
+        self.batchSize = max(1, batchSize)
+        self.markStep = max(1, markStep)
+        self.pacer = Pacer(perSecond: rate)
+        self.sleeper = sleeper
+        self.clock = clock
+        after = pass == .main ? record.checkpoint : ""
+    }
+
+    /// The next device, or nil at the end of the pass.
+    func next() async throws(DeliveryStoreError) -> Next? {
+        while index >= page.count {
+            if finished { return nil }
+            try await loadPage()
+        }
+        let next = page[index]
+        let hex = next.target.token.hex
+        if hex > markedThrough {
+            let ahead = min(page.count - 1, index + markStep - 1)
+            let through = page[ahead].target.token.hex
+            let (id, fence, pass, run) = (record.id, fence, pass, record.run)
+            try await access.run("marking dispatched devices") { store throws(DeliveryStoreError) in
+                try store.markDispatched(id: id, fence: fence, pass: pass, run: run, through: through)
+            }
+            markedThrough = through
+            let wait = pacer.delay(forNext: ahead - index + 1, now: Double(clock.nowMs()) / 1000)
+            if wait > 0 { await sleeper.sleep(milliseconds: Int((wait * 1000).rounded(.up))) }
+        }
+        index += 1
+        return next
+    }
+
+    private func loadPage() async throws(DeliveryStoreError) {
+        let (record, after, limit) = (record, after, batchSize)
+        page = []
+        index = 0
+        switch pass {
+        case .main:
+            let targets = try await access.run("reading devices") { store throws(DeliveryStoreError) in
+                try store.targets(of: record, after: after, limit: limit)
+            }
+            guard let last = targets.last else {
+                finished = true
+                return
+            }
+            // Resuming: devices up to the old dispatch mark may have an outcome already, or may have been sent.
+            var stored: [String: StoredOutcome] = [:]
+            if !record.dispatched.isEmpty, targets[0].token.hex <= record.dispatched {
+                stored = try await access.run("reading earlier outcomes") { store throws(DeliveryStoreError) in
+                    try store.storedOutcomes(id: record.id, after: after, through: last.token.hex)
+                }
+            }
+            page.reserveCapacity(targets.count)
+            for target in targets {
+                let hex = target.token.hex
+                if let s = stored[hex] {
+                    if s.kind != .pending { continue }  // final or deferred: done for the main pass
+                    page.append(Next(target: target, maybeSentBefore: s.possiblyDuplicated))
+                } else {
+                    page.append(Next(target: target, maybeSentBefore: hex <= record.dispatched))
+                }
+            }
+            self.after = last.token.hex
+            if targets.count < limit { finished = true }
+        case .retry:
+            let rows = try await access.run("reading deferred devices") { store throws(DeliveryStoreError) in
+                try store.deferredTargets(id: record.id, beforeRun: record.run, after: after, limit: limit)
+            }
+            guard let last = rows.last else {
+                finished = true
+                return
+            }
+            // A retry pass of a run that crashed may have sent devices up to its mark without committing them.
+            let crashed = record.retryRun > 0 && record.retryRun < record.run
+            for (target, previous) in rows {
+                let inFlightAtCrash = crashed && previous.run < record.retryRun && target.token.hex <= record.retryDispatched
+                page.append(Next(target: target, maybeSentBefore: previous.possiblyDuplicated || inFlightAtCrash))
+            }
+            self.after = last.target.token.hex
+            if rows.count < limit { finished = true }
+        }
+    }
+}

@@ -1,0 +1,25 @@
+import PushCore
+
+/// One endpoint's state inside ``Sender/Shared`` (only touched under the sender's lock).
+struct EndpointState {
+    let target: SenderTarget
+    let transport: Transport?
+    var breaker: PruningBreaker
+    /// Set once the endpoint stopped: every notification for it comes back unsent.
+    var stop: EndpointStop?
+    /// Set while the endpoint is unreachable.
+    var outage: Outage?
+    /// Notifications waiting for the endpoint to come back.
+    var parked: [TransferJob] = []
+    /// BadDeviceToken results whose prune waits for the breaker to be confident (released or discarded).
+    var held: [TransferJob] = []
+
+    /// An unreachable period: since when, how many probes failed, and the probe in flight.
+    struct Outage {
+        var sinceMs: Int64
+        var failures: Int
+        var lastError: String
+        var probe: TransferJob?
+        var probeScheduled = false
+    }
+}

@@ -1,0 +1,203 @@
+import Logging
+import PushCore
+
+extension Sender {
+    /// Sends `job` (a first attempt or a retry) to its endpoint, parks it while the endpoint is unreachable,
+    /// or finishes it unsent when the endpoint has stopped.
+    func dispatch(_ job: TransferJob) {
+        let target = target(for: job.item.environment)
+        enum Step {
+            case send(Transport)
+            case unsent(EndpointStop)
+            case parked(scheduleProbe: Bool)
+        }
+        let step = shared.withLock { s -> Step in
+            var e = endpointState(target, in: &s)
+            if let stop = e.stop { return .unsent(stop) }
+            if let outage = e.outage, outage.probe !== job {
+                if s.stopping { return .unsent(stoppingStop(target)) }
+                let schedule = park(job, in: &e)
+                s.endpoints[target] = e
+                return .parked(scheduleProbe: schedule)
+            }
+            guard let transport = e.transport else { return .unsent(stoppingStop(target)) }
+            return .send(transport)
+        }
+        switch step {
+        case .send(let transport):
+            do {
+                job.authorization = try credentials.authorizationHeader()
+            } catch {
+                let stop = stopEndpoint(target, .credentials, "credentials for \(target) cannot be used: \(error)")
+                finish(job, status: 0, reason: nil, kind: .unsent, stop: stop)
+                return
+            }
+            transport.submit(job)
+        case .unsent(let stop):
+            finish(job, status: 0, reason: nil, kind: .unsent, stop: stop)
+        case .parked(let schedule):
+            if schedule { scheduleProbe(target) }
+        }
+    }
+
+    /// The endpoint's state, created (with its transport thread) the first time it is needed.
+    private func endpointState(_ target: SenderTarget, in s: inout Shared) -> EndpointState {
+        if let e = s.endpoints[target] { return e }
+        let breaker = PruningBreaker(
+            consecutive: configuration.breakerConsecutive, ratio: configuration.breakerRatio,
+            minimumAnswers: configuration.breakerMinimumAnswers,
+            state: s.storedBreakers[target.description] ?? .init())
+        var stop: EndpointStop?
+        var transport: Transport?
+        do {
+            let t = try Transport(target: target, identity: identity, configuration: configuration) {
+                [unowned self] job, response in
+                self.handle(job, response, target)
+            }
+            t.start()
+            transport = t
+        } catch {
+            stop = EndpointStop(.credentials, endpoint: target.description, message: "cannot set up curl for \(target): \(error.message)")
+        }
+        let e = EndpointState(target: target, transport: transport, breaker: breaker, stop: stop)
+        s.endpoints[target] = e
+        return e
+    }
+
+    /// Parks `job` until the endpoint is back; true when the caller must schedule the reconnect probe.
+    private func park(_ job: TransferJob, in e: inout EndpointState) -> Bool {
+        e.parked.append(job)
+        guard var outage = e.outage, outage.probe == nil, !outage.probeScheduled else { return false }
+        outage.probeScheduled = true
+        e.outage = outage
+        return true
+    }
+
+    private func stoppingStop(_ target: SenderTarget) -> EndpointStop {
+        EndpointStop(.stopping, endpoint: target.description, message: "the run is stopping")
+    }
+
+    /// A request to `target` never reached a working connection (DNS, refused or reset TCP, TLS handshake cut
+    /// short, connect timeout). The endpoint is unreachable: the job waits, one probe reconnects with backoff,
+    /// and only once the outage is older than the limit does the endpoint stop.
+    func endpointUnreachable(_ job: TransferJob, _ target: SenderTarget, _ error: String) {
+        enum Step {
+            case parked(scheduleProbe: Bool, first: Bool)
+            case unsent(EndpointStop)
+            case stopped([TransferJob], EndpointStop)
+        }
+        let now = clock.nowMs()
+        let limitMs = configuration.outageLimitMs
+        let step = shared.withLock { s -> Step in
+            guard var e = s.endpoints[target] else { return .unsent(stoppingStop(target)) }
+            if let stop = e.stop { return .unsent(stop) }
+            var first = false
+            if var outage = e.outage {
+                if outage.probe === job {
+                    outage.probe = nil
+                    outage.failures += 1
+                    outage.lastError = error
+                    if now - outage.sinceMs >= Int64(limitMs) {
+                        let seconds = (now - outage.sinceMs) / 1000
+                        let stop = EndpointStop(
+                            .outage, endpoint: target.description,
+                            message: "APNs at \(target) unreachable for \(seconds) s (outage limit \(limitMs / 1000) s): \(error)")
+                        e.stop = stop
+                        e.outage = nil
+                        let jobs = e.parked + [job]
+                        e.parked.removeAll()
+                        s.summary.stops.append(stop)
+                        s.endpoints[target] = e
+                        return .stopped(jobs, stop)
+                    }
+                }
+                e.outage = outage
+            } else {
+                e.outage = EndpointState.Outage(sinceMs: now, failures: 1, lastError: error)
+                first = true
+            }
+            if s.stopping {
+                s.endpoints[target] = e
+                return .unsent(stoppingStop(target))
+            }
+            let schedule = park(job, in: &e)
+            s.endpoints[target] = e
+            return .parked(scheduleProbe: schedule, first: first)
+        }
+        switch step {
+        case .parked(let schedule, let first):
+            if first {
+                logger.warning(
+                    "APNs unreachable; notifications wait while the sender reconnects with backoff",
+                    metadata: ["endpoint": "\(target)", "error": "\(error)", "outageLimitSeconds": "\(limitMs / 1000)"])
+            }
+            if schedule { scheduleProbe(target) }
+        case .unsent(let stop):
+            finish(job, status: 0, reason: nil, kind: .unsent, error: error, stop: stop)
+        case .stopped(let jobs, let stop):
+            logger.error("stopping endpoint", metadata: ["endpoint": "\(target)", "reason": "\(stop.message)"])
+            for j in jobs { finish(j, status: 0, reason: nil, kind: .unsent, error: j === job ? error : nil, stop: stop) }
+        }
+    }
+
+    /// Sleeps the reconnect backoff (equal jitter: never less than half the ceiling), then sends one parked
+    /// notification as the probe.
+    func scheduleProbe(_ target: SenderTarget) {
+        let failures = shared.withLock { $0.endpoints[target]?.outage?.failures ?? 1 }
+        let ceiling = reconnect.delayMs(failedAttempts: failures, random: 1)
+        let delay = ceiling / 2 + Int(Double(ceiling / 2) * min(max(random(), 0), 1))
+        let sleeper = sleeper
+        Task { [self] in
+            await sleeper.sleep(milliseconds: delay)
+            let probe = shared.withLock { s -> TransferJob? in
+                guard var e = s.endpoints[target], var outage = e.outage, e.stop == nil else { return nil }
+                outage.probeScheduled = false
+                if !e.parked.isEmpty {
+                    outage.probe = e.parked.removeFirst()
+                }
+                e.outage = outage
+                s.endpoints[target] = e
+                return outage.probe
+            }
+            if let probe { dispatch(probe) }
+        }
+    }
+
+    /// True when `job` is the reconnect probe of `target`.
+    func isProbe(_ job: TransferJob, _ target: SenderTarget) -> Bool {
+        shared.withLock { $0.endpoints[target]?.outage?.probe === job }
+    }
+
+    /// Stops an endpoint for good (credentials, TLS): parked and queued notifications come back unsent, and
+    /// so does everything sent to it later. Returns the stop in force (the first one wins).
+    @discardableResult
+    func stopEndpoint(_ target: SenderTarget, _ kind: EndpointStop.Kind, _ message: String) -> EndpointStop {
+        let (stop, first, parked, transport) = shared.withLock { s -> (EndpointStop, Bool, [TransferJob], Transport?) in
+            guard var e = s.endpoints[target] else {
+                return (EndpointStop(kind, endpoint: target.description, message: message), false, [], nil)
+            }
+            if let existing = e.stop { return (existing, false, [], nil) }
+            let stop = EndpointStop(kind, endpoint: target.description, message: message)
+            e.stop = stop
+            e.outage = nil
+            let parked = e.parked
+            e.parked.removeAll()
+            s.summary.stops.append(stop)
+            s.endpoints[target] = e
+            return (stop, true, parked, e.transport)
+        }
+        if first {
+            logger.error("stopping endpoint", metadata: ["endpoint": "\(target)", "reason": "\(message)"])
+            transport?.cancel(TransportError.endpointStopped(message))
+        }
+        for job in parked { finish(job, status: 0, reason: nil, kind: .unsent, stop: stop) }
+        return stop
+    }
+
+    /// Logs a tripped breaker once.
+    func reportBreaker(_ target: SenderTarget, kept: Int) {
+        logger.critical(
+            "pruning breaker tripped: too many BadDeviceToken answers; BadDeviceToken tokens are kept, not deleted. Check the app's endpoint/environment (sandbox vs production).",
+            metadata: ["endpoint": "\(target)", "heldPrunesDiscarded": "\(kept)"])
+    }
+}

@@ -1,0 +1,44 @@
+import PushCore
+
+/// One notification moving through the sender, reused across its attempts (same apns-id every time).
+/// Owned by one stage at a time (the sender's queues, or the transport thread while in flight).
+final class TransferJob: @unchecked Sendable {
+    let item: SendItem
+    let onResult: @Sendable (DeliveryResult) -> Void
+    let onPruneReleased: (@Sendable (DeviceToken) -> Void)?
+    /// Requests APNs answered (429/5xx count; dropped connections do not).
+    var attempts = 0
+    /// Attempts that were sent but lost with their connection (reset, GOAWAY, stream error, timeout).
+    var dropped = 0
+    var startedAtMs: Int64 = 0
+    var possiblyDuplicated = false
+    var refreshedProviderToken = false
+    /// The `authorization` header of the current attempt (token mode).
+    var authorization: String?
+    /// The last transport error, for a deferred result.
+    var lastError: String?
+
+    init(
+        _ item: SendItem, onResult: @escaping @Sendable (DeliveryResult) -> Void,
+        onPruneReleased: (@Sendable (DeviceToken) -> Void)? = nil
+    ) {
+        self.item = item
+        self.onResult = onResult
+        self.onPruneReleased = onPruneReleased
+    }
+}
+
+/// What came back for one attempt.
+struct TransferResponse {
+    var status: Int
+    var apnsId: String?
+    var uniqueId: String?
+    var body: [UInt8]
+    var usedHTTP2: Bool
+    /// Request body bytes handed to the connection.
+    var uploadedBytes: Int64
+    /// True once the request reached a connection (libcurl's pre-transfer point); false means it was never
+    /// sent, so APNs cannot have processed it.
+    var sent: Bool
+    var error: TransportError?
+}

@@ -1,0 +1,201 @@
+import APNsSimulator
+import Foundation
+import PushCore
+import PushDelivery
+import PushSender
+import PushStore
+import Testing
+
+@Suite(.timeLimit(.minutes(3))) struct BroadcasterTests {
+    @Test func sendsOnceToEveryDeviceWithTheDefaultCollapseIdAndCompletes() async throws {
+        let f = try await BroadcastFixture.start()
+        let tokens = try f.seed(1200)
+        try f.create(id: "digest-1")
+        let report = try await f.run("digest-1")
+        #expect(report.record.state == .completed)
+        #expect(report.stop == nil)
+        #expect(report.record.total == 1200)
+        #expect(report.counts.done == 1200)
+        #expect(report.counts.accepted == 1200)
+        #expect(report.record.checkpoint == tokens.last?.hex)
+        let received = f.simulator.received
+        #expect(received.count == 1200)
+        #expect(Set(received.map(\.request.token)) == Set(tokens))
+        for r in received {
+            #expect(r.request.apnsId == APNsID.derived(broadcast: "digest-1", token: r.request.token))
+            #expect(r.request.topic == "com.example.app")
+            #expect(r.request.collapseId == "digest-1")
+        }
+        #expect(try f.registry.recentDeliveries(app: "example", limit: 5000).count == 1200)
+        try await f.stop()
+    }
+
+    @Test func anExplicitCollapseIdWins() async throws {
+        let f = try await BroadcastFixture.start()
+        try f.seed(20)
+        try f.create(id: "digest-c", collapseId: "morning")
+        _ = try await f.run("digest-c")
+        #expect(f.simulator.received.count == 20)
+        #expect(f.simulator.received.allSatisfy { $0.request.collapseId == "morning" })
+        try await f.stop()
+    }
+
+    @Test func resumesAfterAStopWithoutSendingTwice() async throws {
+        let f = try await BroadcastFixture.start()
+        let tokens = try f.seed(3000)
+        try f.create(id: "digest-2")
+        let stop = StopFlag()
+        let first = try await f.run(
+            "digest-2", sender: try f.makeSender(window: 50), stop: stop,
+            progress: { if $0.done >= 500 { stop.raise(signal: SIGTERM) } })
+        #expect(first.record.state == .interrupted)
+        #expect(first.signal == SIGTERM)
+        #expect(first.counts.done < 3000)
+        #expect(first.counts.done == first.sentThisRun)  // in-flight requests were drained and recorded
+        let second = try await f.run("digest-2")
+        #expect(second.record.state == .completed)
+        #expect(second.counts.done == 3000)
+        #expect(second.sentThisRun == 3000 - first.counts.done)
+        #expect(second.counts.possiblyDuplicated == 0)
+        let received = f.simulator.received.map(\.request)
+        #expect(received.count == 3000)
+        #expect(Set(received.map(\.token)) == Set(tokens))
+        #expect(received.allSatisfy { $0.apnsId == APNsID.derived(broadcast: "digest-2", token: $0.token) })
+        try await f.stop()
+    }
+
+    @Test func targetsAChannel() async throws {
+        let f = try await BroadcastFixture.start()
+        let news = try f.seed(300, prefix: "bb", channels: ["news"])
+        try f.seed(300, prefix: "cc", channels: ["sports"])
+        try f.create(id: "news-1", channel: "news")
+        let report = try await f.run("news-1")
+        #expect(report.record.total == 300)
+        #expect(Set(f.simulator.received.map(\.request.token)) == Set(news))
+        try await f.stop()
+    }
+
+    @Test func prunedCountsAreWhatTheStoreDeleted() async throws {
+        let f = try await BroadcastFixture.start()
+        let tokens = try f.seed(1000)
+        let dead = Set(tokens.enumerated().filter { $0.offset % 10 == 0 }.map(\.element))
+        let later = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
+        for token in dead { f.simulator.unregister(token, timestampMs: later) }
+        // One dead token registered again after APNs' 410 timestamp: the store keeps it, and it is not counted.
+        let reRegistered = try #require(dead.min())
+        try f.create(id: "prune-1")
+        try f.registry.register(app: "example", token: reRegistered, environment: .development)
+        f.simulator.unregister(reRegistered, timestampMs: 1)
+        let report = try await f.run("prune-1")
+        #expect(report.record.state == .completed)
+        #expect(report.counts.done == 1000)
+        #expect(report.counts.pruned == 99)
+        #expect(report.counts.notAcceptedByReason == ["Unregistered": 100])
+        #expect(try f.registry.count(app: "example") == 901)
+        #expect(try f.registry.device(app: "example", token: reRegistered) != nil)
+        let accepted = f.simulator.received.map(\.request.token)
+        #expect(Set(accepted) == Set(tokens).subtracting(dead))
+        try await f.stop()
+    }
+
+    @Test func aTrippedBreakerDeletesNothingAndTheSummarySaysSo() async throws {
+        var devices: [DeviceToken: DeviceBehaviour] = [:]
+        for token in BroadcastFixture.tokens(1000) { devices[token] = .otherEnvironment }
+        let f = try await BroadcastFixture.start(devices: devices)
+        try f.seed(1000)
+        try f.create(id: "storm")
+        let report = try await f.run("storm")
+        #expect(report.record.state == .completed)
+        #expect(report.counts.notAcceptedByReason == ["BadDeviceToken": 1000])
+        #expect(report.counts.pruned == 0)  // not the 49 the sender held before it tripped
+        #expect(report.breakerTripped.count == 1)
+        #expect(try f.registry.count(app: "example") == 1000)
+        // The tripped state is persisted: the next run starts tripped.
+        let stored = try f.registry.breakerStates(app: "example")
+        #expect(stored.values.contains { $0.tripped })
+        try await f.stop()
+    }
+
+    @Test func heldBadDeviceTokenPrunesAreAppliedOnlyOnceTheEndpointProvesHealthy() async throws {
+        let bad = BroadcastFixture.tokens(10)  // "aa…0" to "aa…9": the first devices in key order
+        var devices: [DeviceToken: DeviceBehaviour] = [:]
+        for token in bad { devices[token] = .bad }
+        let f = try await BroadcastFixture.start(devices: devices)
+        try f.seed(300)
+        try f.create(id: "held")
+        let report = try await f.run("held", sender: try f.makeSender(window: 20))
+        #expect(report.counts.notAcceptedByReason == ["BadDeviceToken": 10])
+        #expect(report.counts.pruned == 10)  // released after 101 answers, committed, counted by the store
+        #expect(report.discardedPrunes == 0)
+        #expect(try f.registry.count(app: "example") == 290)
+        try await f.stop()
+    }
+
+    @Test func heldPrunesOfAnEndpointThatNeverProvedHealthyAreDiscarded() async throws {
+        let bad = BroadcastFixture.tokens(5)
+        var devices: [DeviceToken: DeviceBehaviour] = [:]
+        for token in bad { devices[token] = .bad }
+        let f = try await BroadcastFixture.start(devices: devices)
+        try f.seed(50)
+        try f.create(id: "small")
+        let report = try await f.run("small")
+        #expect(report.counts.notAcceptedByReason == ["BadDeviceToken": 5])
+        #expect(report.counts.pruned == 0)
+        #expect(report.discardedPrunes == 5)
+        #expect(try f.registry.count(app: "example") == 50)
+        // The breaker's evidence carries over (persisted): the next, bigger run proves the endpoint healthy and
+        // the same BadDeviceToken answers are pruned.
+        try f.seed(200, prefix: "bb")
+        try f.create(id: "later")
+        let later = try await f.run("later", sender: try f.makeSender(breakers: try f.registry.breakerStates(app: "example")))
+        #expect(later.counts.pruned == 5)
+        #expect(try f.registry.count(app: "example") == 245)
+        try await f.stop()
+    }
+
+    @Test func deferredDevicesAreRetriedByTheNextRunOfTheSameId() async throws {
+        let flaky = BroadcastFixture.tokens(300).suffix(10)
+        var devices: [DeviceToken: DeviceBehaviour] = [:]
+        for token in flaky { devices[token] = .tooManyRequests }
+        let f = try await BroadcastFixture.start(devices: devices)
+        try f.seed(300)
+        try f.create(id: "flaky")
+        let first = try await f.run("flaky", sender: try f.makeSender(maxAttempts: 2))
+        #expect(first.record.state == .completed)
+        #expect(first.counts.done == 300 && first.record.total == 300)
+        #expect(first.counts.deferred == 10)
+        #expect(first.counts.notAcceptedByReason == ["TooManyRequests": 10])
+        #expect(f.simulator.counters.accepted == 290)
+        // APNs stops throttling; the same id again sends exactly the deferred ten.
+        for token in flaky { f.simulator.setDevice(token, nil) }
+        let second = try await f.run("flaky")
+        #expect(second.record.state == .completed)
+        #expect(second.sentThisRun == 10)
+        #expect(second.counts.deferred == 0)
+        #expect(second.counts.accepted == 300)
+        #expect(f.simulator.counters.accepted == 300)
+        #expect(Set(f.simulator.received.suffix(10).map(\.request.token)) == Set(flaky))
+        // And a third run has nothing left to do.
+        let third = try await f.run("flaky")
+        #expect(third.sentThisRun == 0)
+        #expect(f.simulator.counters.accepted == 300)
+        try await f.stop()
+    }
+
+    @Test func aSecondRunIsRefusedAndAnExpiredLeaseIsTakenOver() async throws {
+        let f = try await BroadcastFixture.start()
+        try f.seed(50)
+        try f.create(id: "lease-1")
+        // A live process (pid 1) holds the lease.
+        let other = "\(ProcessInfo.processInfo.hostName):1:other"
+        #expect(try f.registry.acquireLease(app: "example", broadcastId: "other-job", owner: other, ttlMs: 60_000) == .acquired(fence: 1))
+        await #expect(throws: BroadcastError.self) { _ = try await f.run("lease-1") }
+        #expect(f.simulator.received.isEmpty)
+        // Its lease runs out (a crashed run stops heart-beating): the next run takes over, under a new fence.
+        #expect(try f.registry.acquireLease(app: "example", broadcastId: "other-job", owner: other, ttlMs: -1) == .acquired(fence: 2))
+        let report = try await f.run("lease-1")
+        #expect(report.record.state == .completed)
+        #expect(f.simulator.received.count == 50)
+        try await f.stop()
+    }
+}
