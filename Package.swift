@@ -109,7 +109,7 @@ let package = Package(
         .testTarget(
             name: "PushDeliveryTests",
             dependencies: [
-                "PushDelivery", "PushSender", "PushStore", "APNsSimulator", "PushCore",
+                "PushDelivery", "PushSender", "PushStore", "APNsSimulator", "PushCore", "CSQLite",
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]),
         .testTarget(

@@ -16,6 +16,9 @@ static inline CURLcode pp_curl_easy_setopt_write_callback(CURL *h, size_t (*cb)(
 static inline CURLcode pp_curl_easy_setopt_header_callback(CURL *h, size_t (*cb)(char *, size_t, size_t, void *)) {
     return curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, cb);
 }
+static inline CURLcode pp_curl_easy_setopt_sockopt_callback(CURL *h, int (*cb)(void *, curl_socket_t, curlsocktype)) {
+    return curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, cb);
+}
 static inline CURLMcode pp_curl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
 static inline CURLcode pp_curl_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode pp_curl_easy_getinfo_pointer(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }

@@ -107,26 +107,37 @@ public final class Broadcaster: Sendable {
         final.elapsed = Self.seconds(since: started)
         progress(final)
 
-        let states = sender.breakerStates
-        try? await access.run("saving the pruning breaker") { store throws(DeliveryStoreError) in try store.saveBreakerStates(app: app, states) }
-
+        // After a database outage stopped the run, the last writes are one attempt each: a database that is still
+        // down cannot take them, and the run is resumable either way.
         let reason = stop.reason
+        var storeDown = false
+        if case .store = reason { storeDown = true }
+        let retry = !storeDown
+        let states = sender.breakerStates
+        try? await access.run("saving the pruning breaker", retry: retry) { store throws(DeliveryStoreError) in
+            try store.saveBreakerStates(app: app, states)
+        }
+
         let state: BroadcastState = reason == nil ? .completed : .interrupted
         if case .leaseLost = reason {
             // Fenced out: the new owner records the state; this run may not write.
         } else {
             do throws(DeliveryStoreError) {
-                try await access.run("finishing the run") { store throws(DeliveryStoreError) in
+                try await access.run("finishing the run", retry: retry) { store throws(DeliveryStoreError) in
                     try store.finishRun(id: id, fence: fence, state: state, error: reason?.description, settledDispatched: settled)
                 }
             } catch {
                 logger.error("could not record the end of broadcast \(id): \(error.message)")
             }
-            try? await access.run("releasing the lease") { store throws(DeliveryStoreError) in try store.releaseLease(app: app, fence: fence) }
+            try? await access.run("releasing the lease", retry: retry) { store throws(DeliveryStoreError) in
+                try store.releaseLease(app: app, fence: fence)
+            }
         }
-        let counts = (try? await access.run("counting outcomes") { store throws(DeliveryStoreError) in try store.counts(id: id) })
+        let counts = (try? await access.run("counting outcomes", retry: retry) { store throws(DeliveryStoreError) in try store.counts(id: id) })
             ?? BroadcastCounts()
-        let latest = (try? await access.run("reading the broadcast") { store throws(DeliveryStoreError) in try store.broadcast(id: id) }) ?? nil
+        let latest = (try? await access.run("reading the broadcast", retry: retry) { store throws(DeliveryStoreError) in
+            try store.broadcast(id: id)
+        }) ?? nil
         let tripped = Set(after.breakerTripped.dropFirst(before.breakerTripped.count)).union(sender.trippedEndpoints)
         return BroadcastReport(
             record: latest ?? record, counts: counts, stop: reason, breakerTripped: tripped.sorted(),

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import PushCore
 import PushSender
@@ -101,7 +102,7 @@ public final class JobRunner: Sendable {
     public func shutdown() async {
         let (lanes, senders) = state.withLock { s -> ([Lane], [Sender]) in
             s.shuttingDown = true
-            for flag in s.running.values { flag.raise(signal: 15) }
+            for flag in s.running.values { flag.raise(signal: SIGTERM) }
             for lane in s.lanes.values { lane.continuation.finish() }
             return (Array(s.lanes.values), Array(s.senders.values))
         }

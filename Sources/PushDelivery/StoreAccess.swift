@@ -4,8 +4,9 @@ import Logging
 import PushCore
 
 /// Runs ``DeliveryStore`` calls off Swift's cooperative thread pool (they block on I/O and locks) and waits
-/// out a transient failure: ``DeliveryStoreError/Code/unavailable`` is retried with capped backoff until the
-/// store has been unavailable for longer than `outageLimitMs`, then thrown. Other errors are thrown at once.
+/// out a transient failure: ``DeliveryStoreError/Code/unavailable`` is retried with capped backoff until
+/// `outageLimitMs` have passed since the call began (a locked SQLite file blocks each attempt for its busy
+/// timeout), then thrown. Other errors are thrown at once.
 final class StoreAccess: Sendable {
     let store: DeliveryStore
     let outageLimitMs: Int
@@ -19,12 +20,15 @@ final class StoreAccess: Sendable {
     }
 
     /// `body` on the store queue, with transient failures retried.
-    func run<T: Sendable>(_ what: String, _ body: @escaping @Sendable (DeliveryStore) throws(DeliveryStoreError) -> T)
-        async throws(DeliveryStoreError) -> T
-    {
+    /// With `retry` false, one attempt only (best-effort writes after the run already stopped).
+    func run<T: Sendable>(
+        _ what: String, retry: Bool = true, _ body: @escaping @Sendable (DeliveryStore) throws(DeliveryStoreError) -> T
+    ) async throws(DeliveryStoreError) -> T {
         let result: Result<T, DeliveryStoreError> = await withCheckedContinuation { continuation in
             queue.async { [self] in
-                continuation.resume(returning: Result { () throws(DeliveryStoreError) -> T in try blocking(what, body) })
+                continuation.resume(returning: Result { () throws(DeliveryStoreError) -> T in
+                    retry ? try blocking(what, body) : try body(store)
+                })
             }
         }
         return try result.get()
@@ -32,7 +36,7 @@ final class StoreAccess: Sendable {
 
     /// `body` on the calling thread (which must not be a cooperative one), with transient failures retried.
     func blocking<T>(_ what: String, _ body: (DeliveryStore) throws(DeliveryStoreError) -> T) throws(DeliveryStoreError) -> T {
-        var firstFailure: DispatchTime?
+        let since = DispatchTime.now()
         var failures = 0
         while true {
             do {
@@ -44,8 +48,6 @@ final class StoreAccess: Sendable {
             } catch {
                 guard error.code == .unavailable else { throw error }
                 let now = DispatchTime.now()
-                let since = firstFailure ?? now
-                firstFailure = since
                 failures += 1
                 let elapsedMs = Int((now.uptimeNanoseconds - since.uptimeNanoseconds) / 1_000_000)
                 if elapsedMs >= outageLimitMs {

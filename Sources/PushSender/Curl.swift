@@ -87,8 +87,17 @@ enum CurlGlobal {
     static let initialized: Bool = curl_global_init(pp_curl_global_all()) == CURLE_OK
 }
 
+/// Counts the TCP connections one transport's handles open (libcurl's socket-options callback runs for each
+/// new socket, on the transport thread).
+final class ConnectionCounter {
+    /// Sockets opened so far.
+    var opened = 0
+}
+
 /// The options every easy handle of one endpoint shares.
 struct EasyOptions {
+    /// Shared by the transport's handles.
+    var connections = ConnectionCounter()
     var connectTimeoutMs: Int
     var requestTimeoutMs: Int
     var upkeepIntervalMs: Int
@@ -113,13 +122,22 @@ final class EasyHandle {
     var uniqueId: String?
     /// The transfer currently carried by this handle (owned by the transport).
     var job: TransferJob?
+    private let options: EasyOptions
+    /// Connections the transport had opened when the current transfer started.
+    private var connectionsAtStart = 0
 
     init(_ options: EasyOptions) throws(TransportError) {
         _ = CurlGlobal.initialized
         guard let raw = curl_easy_init() else { throw TransportError(code: -1, message: "curl_easy_init failed") }
         self.raw = raw
+        self.options = options
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        try configure()
+    }
+
+    /// Sets every option that stays the same from request to request.
+    private func configure() throws(TransportError) {
         let me = Unmanaged.passUnretained(self).toOpaque()
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_NOSIGNAL, 1), "NOSIGNAL")
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_PIPEWAIT, 1), "PIPEWAIT")
@@ -149,13 +167,28 @@ final class EasyHandle {
         try check(pp_curl_easy_setopt_pointer(raw, CURLOPT_WRITEDATA, me), "WRITEDATA")
         try check(pp_curl_easy_setopt_header_callback(raw, easyHeaderCallback), "HEADERFUNCTION")
         try check(pp_curl_easy_setopt_pointer(raw, CURLOPT_HEADERDATA, me), "HEADERDATA")
+        try check(pp_curl_easy_setopt_sockopt_callback(raw, easySocketCallback), "SOCKOPTFUNCTION")
+        try check(
+            pp_curl_easy_setopt_pointer(raw, CURLOPT_SOCKOPTDATA, Unmanaged.passUnretained(options.connections).toOpaque()),
+            "SOCKOPTDATA")
         if let line = options.connectTo {
-            let list = HeaderList()
-            list.append(line)
+            let list = connectTo ?? HeaderList()
+            if connectTo == nil { list.append(line) }
             connectTo = list
             try check(pp_curl_easy_setopt_slist(raw, CURLOPT_CONNECT_TO, list.raw), "CONNECT_TO")
         }
         if options.verbose { try check(pp_curl_easy_setopt_long(raw, CURLOPT_VERBOSE, 1), "VERBOSE") }
+    }
+
+    /// Before the handle goes back to the pool: if a connection was opened while its transfer ran (the old one
+    /// died or sent GOAWAY), libcurl may have resent the transfer internally, and libcurl never lowers a
+    /// handle's count of such resends (after five it fails every transfer with "Connection died"). A reset
+    /// clears that state; the options are set again. False when the handle cannot be used any more.
+    func renewIfConnectionsChanged() -> Bool {
+        guard options.connections.opened != connectionsAtStart else { return true }
+        curl_easy_reset(raw)
+        do { try configure() } catch { return false }
+        return true
     }
 
     private static func setBlob(
@@ -176,6 +209,7 @@ final class EasyHandle {
 
     /// Re-arms the handle for one POST; curl copies the body, the header list lives until the next request.
     func prepare(url: String, headers: HeaderList, body payload: [UInt8]) throws(TransportError) {
+        connectionsAtStart = options.connections.opened
         body.removeAll(keepingCapacity: true)
         apnsId = nil
         uniqueId = nil
@@ -256,6 +290,13 @@ private let easyWriteCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int
         data.withMemoryRebound(to: UInt8.self, capacity: n) { handle.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: n)) }
     }
     return n
+}
+
+/// Counts new sockets (libcurl calls it once per connection it opens); leaves the socket as it is.
+private let easySocketCallback: @convention(c) (UnsafeMutableRawPointer?, curl_socket_t, curlsocktype) -> Int32 = {
+    counter, _, _ in
+    if let counter { Unmanaged<ConnectionCounter>.fromOpaque(counter).takeUnretainedValue().opened += 1 }
+    return 0  // CURL_SOCKOPT_OK
 }
 
 private let easyHeaderCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {

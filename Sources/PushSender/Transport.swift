@@ -125,7 +125,7 @@ final class Transport: @unchecked Sendable {
                     status: handle.responseCode, apnsId: handle.apnsId, uniqueId: handle.uniqueId, body: handle.body,
                     usedHTTP2: error != nil || handle.usedHTTP2, uploadedBytes: handle.uploadedBytes,
                     sent: handle.reachedConnection, error: error)
-                pool.append(handle)
+                if handle.renewIfConnectionsChanged() { pool.append(handle) }
                 onComplete(job, response)
             }
             lock.lock()

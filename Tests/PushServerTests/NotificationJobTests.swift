@@ -1,4 +1,5 @@
 import APNsSimulator
+import CSQLite
 import Foundation
 import PushCore
 import PushSender
@@ -13,7 +14,7 @@ import Testing
         let config: PushConfiguration
         let simulator: APNsSimulator
 
-        static func make(responseDelayMs: Int = 0) async throws -> Setup {
+        static func make(responseDelayMs: Int = 0, secondApp: Bool = false) async throws -> Setup {
             let dir = NSTemporaryDirectory() + "jobs-" + UUID().uuidString
             let certs = dir + "/certs"
             try DevCertificates.make(in: certs, options: .init(topic: "com.example.app"))
@@ -28,9 +29,16 @@ import Testing
                 topic: "com.example.app", endpoint: .simulator,
                 auth: .certificate(p12: certs + "/client.p12", password: .file(certs + "/client.p12.password")),
                 registrationKeys: [APIKeys.hash("reg")], sendKeys: [APIKeys.hash("send")])
+            var apps = ["example": app]
+            if secondApp {
+                var second = app
+                second.sendKeys = [APIKeys.hash("send2")]
+                second.registrationKeys = []
+                apps["second"] = second
+            }
             let config = PushConfiguration(
                 database: dir + "/registry.sqlite", server: ServerSettings(host: "127.0.0.1", port: 0),
-                simulator: SimulatorSettings(host: "127.0.0.1", port: port, certificates: certs), apps: ["example": app])
+                simulator: SimulatorSettings(host: "127.0.0.1", port: port, certificates: certs), apps: apps)
             return Setup(dir: dir, config: config, simulator: simulator)
         }
 
@@ -43,12 +51,12 @@ import Testing
             return (TestServer(running: running, registry: registry, directory: URL(fileURLWithPath: dir + "/unused")), registry)
         }
 
-        func seed(_ registry: Registry, _ count: Int) throws -> [DeviceToken] {
+        func seed(_ registry: Registry, _ count: Int, app: String = "example") throws -> [DeviceToken] {
             let tokens = try (0..<count).map { i -> DeviceToken in
                 let d = String(i, radix: 16)
                 return try DeviceToken(parsing: "ab" + String(repeating: "0", count: 62 - d.count) + d)
             }
-            for r in registry.registerBatch(tokens.map { RegistrationRequest(app: "example", token: $0, environment: .development) }) {
+            for r in registry.registerBatch(tokens.map { RegistrationRequest(app: app, token: $0, environment: .development) }) {
                 _ = try r.get()
             }
             return tokens
@@ -140,6 +148,97 @@ import Testing
         #expect(try registry.broadcasts(states: BroadcastState.allCases).isEmpty)
         let missing = try await s.request("GET", "/v1/apps/example/notifications/nope", key: "send")
         #expect(missing.status == 404)
+        try await s.stop()
+        try await setup.stop()
+    }
+
+    /// Holds SQLite's write lock on `path` for `seconds` from another connection, as another process would
+    /// (a long import, a backup, a migration). Runs on its own thread; returns whether the lock was taken.
+    static func holdWriteLock(_ path: String, seconds: Double) async -> Bool {
+        await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+            Thread.detachNewThread {
+                var db: OpaquePointer?
+                guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let db else {
+                    c.resume(returning: false)
+                    return
+                }
+                defer { sqlite3_close_v2(db) }
+                sqlite3_busy_timeout(db, 10_000)
+                guard sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK else {
+                    c.resume(returning: false)
+                    return
+                }
+                Thread.sleep(forTimeInterval: seconds)
+                let committed = sqlite3_exec(db, "COMMIT", nil, nil, nil) == SQLITE_OK
+                c.resume(returning: committed)
+            }
+        }
+    }
+
+    @Test func aJobWhoseDatabaseIsWriteLockedForTenSecondsDropsNothing() async throws {
+        let setup = try await Setup.make()
+        let (s, registry) = try await setup.server()
+        let tokens = try setup.seed(registry, 5000)
+        let dead = Set(tokens.enumerated().filter { $0.offset % 20 == 7 }.map(\.element))
+        for token in dead { setup.simulator.unregister(token) }
+        let started = Date()
+        let r = try await s.request("POST", "/v1/apps/example/notifications", key: "send", contentType: "application/json",
+                                    body: #"{"id":"locked","all":true,"alert":"Digest"}"#)
+        #expect(r.status == 202)
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, (try registry.broadcastCounts(id: "locked").done) < 1000 {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let doneBeforeLock = try registry.broadcastCounts(id: "locked").done
+        #expect(doneBeforeLock < 5000, "the job finished before the lock was taken")
+        let lockStarted = Date()
+        let locked = await Self.holdWriteLock(setup.config.database, seconds: 10)
+        #expect(locked)
+        #expect(Date().timeIntervalSince(lockStarted) >= 10)
+        let status = try await waitForState(s, "locked", ["completed", "interrupted"], seconds: 120)
+        let seconds = Date().timeIntervalSince(started)
+        #expect(status["state"]?.stringValue == "completed")
+        #expect(status["total"] == .int(5000))
+        #expect(status["done"] == .int(5000))  // nothing dropped: done == total
+        #expect(status["accepted"] == .int(Int64(5000 - dead.count)))
+        #expect(status["pruned"] == .int(Int64(dead.count)))
+        #expect(status["deferred"] == .int(0))
+        var copies: [DeviceToken: Int] = [:]
+        for received in setup.simulator.received { copies[received.request.token, default: 0] += 1 }
+        let live = Set(tokens).subtracting(dead)
+        let lost = live.subtracting(copies.keys)
+        let twice = copies.values.filter { $0 > 1 }.count
+        #expect(lost.isEmpty)
+        #expect(twice <= 500)
+        #expect(try registry.count(app: "example") == live.count)
+        print("FAULT database write-locked for 10 s during a server job: devices 5000, lost \(lost.count), sent twice \(twice) (window 500), done \(status["done"]?.intValue ?? -1) of total \(status["total"]?.intValue ?? -1), duration \(String(format: "%.1f", seconds)) s")
+        try await s.stop()
+        try await setup.stop()
+    }
+
+    @Test func jobsOfDifferentAppsRunAtTheSameTime() async throws {
+        let setup = try await Setup.make(responseDelayMs: 300, secondApp: true)
+        let (s, registry) = try await setup.server()
+        _ = try setup.seed(registry, 400)
+        _ = try setup.seed(registry, 400, app: "second")
+        // A slow job for example, then one for second: second must not wait for example to finish.
+        let first = try await s.request("POST", "/v1/apps/example/notifications", key: "send", contentType: "application/json",
+                                        body: #"{"id":"slow","all":true,"alert":"a"}"#)
+        let other = try await s.request("POST", "/v1/apps/second/notifications", key: "send2", contentType: "application/json",
+                                        body: #"{"id":"other","all":true,"alert":"b"}"#)
+        #expect(first.status == 202 && other.status == 202)
+        let deadline = Date().addingTimeInterval(60)
+        var overlap = false
+        while Date() < deadline {
+            let a = try registry.broadcast(id: "slow")?.state
+            let b = try registry.broadcast(id: "other")?.state
+            if a == .running && b == .running { overlap = true }
+            if a == .completed && b == .completed { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(overlap, "the two apps' jobs never ran at the same time")
+        #expect(try registry.broadcast(id: "slow")?.state == .completed)
+        #expect(try registry.broadcast(id: "other")?.state == .completed)
         try await s.stop()
         try await setup.stop()
     }

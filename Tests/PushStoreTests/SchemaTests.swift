@@ -44,6 +44,44 @@ import Testing
         #expect(try Registry(path: path).schemaVersion() == Schema.currentVersion)
     }
 
+    @Test func versionFiveMakesOutcomesThatWereNeverDeliveredRetryable() throws {
+        let path = makeTempDirectory() + "/v4.sqlite"
+        do {
+            // A version-4 file: migrations 1-4 exactly as they shipped, and what the old engine wrote for a
+            // broadcast APNs never answered ("notSent"), one whose retries ran out ("failed") and a credentials stop.
+            let db = try Connection(path: path, busyTimeoutMs: 1000, synchronous: "FULL")
+            try db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (4)")
+            for sql in Schema.migrations[0..<4].joined() { try db.execute(sql) }
+            try db.execute("""
+                INSERT INTO broadcasts (id, app, state, payload, push_type, priority, total, checkpoint, dispatched,
+                    created_ms, updated_ms, finished_ms, explicit_tokens)
+                VALUES ('burned', 'a', 'completed', '{}', 'alert', 10, 3, 'cc', 'cc', 1, 1, 1, 0),
+                       ('refused', 'a', 'failed', '{}', 'alert', 10, 3, 'cc', 'cc', 1, 1, 1, 0);
+                INSERT INTO broadcast_outcomes VALUES ('burned', 'aa', 'notSent', 0, 'cannot connect', 1, 0, 0),
+                    ('burned', 'bb', 'failed', 429, 'TooManyRequests', 5, 0, 0),
+                    ('burned', 'cc', 'accepted', 200, NULL, 1, 0, 0),
+                    ('refused', 'aa', 'credentialFailure', 403, 'BadCertificate', 1, 0, 0);
+                INSERT INTO broadcast_leases VALUES ('a', 'burned', 'host:1:x', 0);
+                """)
+        }
+        let registry = try Registry(path: path)
+        #expect(try registry.schemaVersion() == 5)
+        #expect(try registry.broadcastCounts(id: "burned").deferred == 2)
+        #expect(try registry.broadcastCounts(id: "burned").accepted == 1)
+        #expect(try registry.broadcast(id: "refused")?.state == .interrupted)
+        #expect(try registry.broadcast(id: "refused")?.finishedMs == nil)
+        // The burned id's never-delivered devices are the next run's targets.
+        let store = SQLiteDeliveryStore(registry)
+        guard case .acquired(let fence) = try store.acquireLease(app: "a", broadcastId: "burned", owner: "me", ttlMs: 1000, ownerIsDead: { _ in false }) else {
+            Issue.record("lease not acquired")
+            return
+        }
+        #expect(fence == 1)
+        let run = try store.beginRun(id: "burned", fence: fence)
+        #expect(try store.deferredTargets(id: "burned", beforeRun: run.run, after: "", limit: 10).map(\.target.token.hex) == ["aa", "bb"])
+        #expect(try registry.integrityCheck() == "ok")
+    }
+
     @Test func refusesNewerDatabase() throws {
         let path = makeTempDirectory() + "/new.sqlite"
         _ = try Registry(path: path)

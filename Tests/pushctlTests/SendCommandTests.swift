@@ -8,7 +8,7 @@ import Testing
     typealias World = BroadcastCommandTests.World
 
     @Test func deliversAnAlertAndASilentPushWithApplesHeaders() async throws {
-        let w = try await World.make(tokens: 3)
+        var w = try await World.make(tokens: 3)
         defer { w.stop() }
         let t0 = World.token(0), t1 = World.token(1)
         let alert = try await CLI.run(["send", "--config", w.config, "--app", "example", "--token", t0, "--token", t1,
@@ -21,8 +21,7 @@ import Testing
                                   "--data", #"{"photoTitle":"Nebula"}"#])
         #expect(silent.status == 0, "\(silent.stderr)")
         try await Task.sleep(for: .milliseconds(200))
-        w.simulator.terminate()  // flushes the record
-        w.simulator.waitUntilExit()
+        w.stopSimulator()  // flushes the record
         let records = try w.records()
         let alerts = records.filter { $0["pushType"]?.stringValue == "alert" }
         #expect(Set(alerts.compactMap { $0["token"]?.stringValue }) == [t0, t1])
@@ -37,18 +36,19 @@ import Testing
     @Test func aDeadTokenIsPrunedAndTheExitStatusSaysSo() async throws {
         let later = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
         let dead = World.token(1)
-        let w = try await World.make(tokens: 3, devices: #"[{"token":"\#(dead)","state":"unregistered","timestamp":\#(later)}]"#)
+        var w = try await World.make(tokens: 3, devices: #"[{"token":"\#(dead)","state":"unregistered","timestamp":\#(later)}]"#)
         defer { w.stop() }
         let r = try await CLI.run(["send", "--config", w.config, "--app", "example", "--all", "--alert", "x"])
         #expect(r.status == 1)
-        #expect(r.stdout.contains("410"))
+        #expect(r.stdout.contains("410 Unregistered"))
+        #expect(r.stdout.contains("pruned"))  // what the store did, printed once committed
         let registry = try Registry(path: w.dir.appendingPathComponent("registry.sqlite").path)
         #expect(try registry.count(app: "example") == 2)
         #expect(try registry.device(app: "example", token: DeviceToken(parsing: dead)) == nil)
     }
 
     @Test func badInputSendsNothing() async throws {
-        let w = try await World.make(tokens: 1)
+        var w = try await World.make(tokens: 1)
         defer { w.stop() }
         for args in [
             ["--token", "zz", "--alert", "x"],
@@ -65,9 +65,19 @@ import Testing
         #expect(try w.received().isEmpty)
     }
 
+    @Test func apnsUnreachablePastTheOutageLimitExitsFiveNamingTheOutage() async throws {
+        var w = try await World.make(tokens: 2, startSimulator: false)
+        defer { w.stop() }
+        let r = try await CLI.run(["send", "--config", w.config, "--app", "example", "--all", "--alert", "x", "--outage-limit", "1"])
+        #expect(r.status == 5, "\(r.stdout)\(r.stderr)")
+        #expect(r.stderr.contains("unreachable"))
+        #expect(r.stderr.contains("2 notifications not sent"))
+        #expect(!r.stderr.contains("credentials"))
+    }
+
     @Test func refusedCredentialsExitThree() async throws {
         // The dev certificate is for the development environment; a production simulator refuses it.
-        let w = try await World.make(tokens: 2, simulatorArgs: ["--environment", "production"])
+        var w = try await World.make(tokens: 2, simulatorArgs: ["--environment", "production"])
         defer { w.stop() }
         let r = try await CLI.run(["send", "--config", w.config, "--app", "example", "--all", "--alert", "x"])
         #expect(r.status == 3, "\(r.stdout)\(r.stderr)")
