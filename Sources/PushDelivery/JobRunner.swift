@@ -8,8 +8,9 @@ import Synchronization
 /// app in order (one lane per app), each with its own stop flag, through one long-lived sender per app (one
 /// connection, one provider token, one pruning breaker). Jobs live in the store: unfinished ones are resumed
 /// when the server starts, and a job interrupted by an APNs or database outage is tried again after
-/// ``Settings/interruptedRetrySeconds``. A job interrupted by refused credentials waits for the operator
-/// (fix the credentials, restart: it resumes).
+/// ``Settings/interruptedRetrySeconds``. A job interrupted by refused credentials waits for the operator: the
+/// app's sender is dropped, so once the credentials files are fixed the same request again (or a restart)
+/// resumes it with credentials read afresh.
 public final class JobRunner: Sendable {
     /// Timing of retries.
     public struct Settings: Sendable {
@@ -164,7 +165,10 @@ public final class JobRunner: Sendable {
             logger.error("send job \(id) interrupted: the database is unavailable (\(message)); retrying in \(Int(settings.interruptedRetrySeconds)) s")
             retry(id, app: app, after: settings.interruptedRetrySeconds)
         case .endpoint(let endpointStop):
-            logger.error("send job \(id) interrupted: \(endpointStop.message); fix the credentials and restart to resume it")
+            // The next job of this app builds a new sender, reading the credentials files again.
+            let stale = state.withLock { $0.senders.removeValue(forKey: app) }
+            if let stale { await stale.shutdown() }
+            logger.error("send job \(id) interrupted: \(endpointStop.message); fix the credentials, then send the same request again (or restart) to resume it")
         case .leaseLost(let message):
             logger.warning("send job \(id): \(message)")
         case .signal, nil:

@@ -243,6 +243,41 @@ import Testing
         try await setup.stop()
     }
 
+    @Test func aJobInterruptedByRefusedCredentialsResumesWithTheSameRequestOnceTheyAreFixed() async throws {
+        let setup = try await Setup.make()
+        // The app's .p12 comes from another CA: the simulator refuses it in the TLS handshake.
+        let certs = setup.dir + "/certs"
+        let other = setup.dir + "/other"
+        try DevCertificates.make(in: other, options: .init(topic: "com.example.app"))
+        let fm = FileManager.default
+        for name in ["client.p12", "client.p12.password"] {
+            try fm.moveItem(atPath: certs + "/" + name, toPath: certs + "/" + name + ".good")
+            try fm.copyItem(atPath: other + "/" + name, toPath: certs + "/" + name)
+        }
+        let (s, registry) = try await setup.server()
+        let tokens = try setup.seed(registry, 200)
+        let body = #"{"id":"creds","all":true,"alert":"Hello"}"#
+        let r = try await s.request("POST", "/v1/apps/example/notifications", key: "send", contentType: "application/json", body: body)
+        #expect(r.status == 202)
+        let interrupted = try await waitForState(s, "creds", ["interrupted", "completed"])
+        #expect(interrupted["state"]?.stringValue == "interrupted")
+        #expect(interrupted["done"] == .int(0))
+        #expect(interrupted["error"]?.stringValue?.contains("TLS") == true)
+        #expect(setup.simulator.received.isEmpty)
+        // The operator puts the right credentials in place and sends the same request again.
+        for name in ["client.p12", "client.p12.password"] {
+            try fm.removeItem(atPath: certs + "/" + name)
+            try fm.moveItem(atPath: certs + "/" + name + ".good", toPath: certs + "/" + name)
+        }
+        let again = try await s.request("POST", "/v1/apps/example/notifications", key: "send", contentType: "application/json", body: body)
+        #expect(again.status == 202)
+        let status = try await waitForState(s, "creds", ["completed"])
+        #expect(status["done"] == .int(200) && status["accepted"] == .int(200))
+        #expect(Set(setup.simulator.received.map(\.request.token)) == Set(tokens))
+        try await s.stop()
+        try await setup.stop()
+    }
+
     @Test func aJobInterruptedByARestartIsFinishedAfterIt() async throws {
         let setup = try await Setup.make(responseDelayMs: 2)
         var (s, registry) = try await setup.server()
