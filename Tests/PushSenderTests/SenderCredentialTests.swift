@@ -79,6 +79,33 @@ struct SenderCredentialTests {
         #expect(credentials.tokensGenerated == 2)
     }
 
+    @Test func aSecondExpiredProviderTokenRightAfterARefreshIsACredentialStopNotARetryLoop() async throws {
+        // APNs' clock runs 61 minutes ahead of ours: every token we make looks expired to it, and ours is too
+        // young (under 20 minutes) to be regenerated.
+        let dev = try CredentialFixture.make(label: "sender-p8-skew")
+        let skewed = OffsetClock()
+        skewed.advance(seconds: 61 * 60)
+        let key = SimulatorJWTKey(
+            keyId: DevCertificates.keyId, teamId: DevCertificates.teamId,
+            publicKeyPEM: try String(contentsOfFile: dev.path("AuthKey_DEVKEY1234.pub.pem"), encoding: .utf8))
+        let sim = try await SimulatorHarness(clientAuth: .token, jwtKeys: [key], dev: dev, clock: { skewed.nowMs() })
+        let credentials = try TokenCredentials(
+            p8Path: dev.path("AuthKey_DEVKEY1234.p8"), keyId: DevCertificates.keyId, teamId: DevCertificates.teamId)
+        let sender = try Sender(
+            target: sim.target(), credentials: credentials, configuration: SenderConfiguration(maxAttempts: 5),
+            sleeper: RecordingSleeper())
+        let result = await sender.send(sim.request(testToken(1)))
+        await sender.shutdown()
+        await sim.stop()
+        #expect(result.kind == .unsent)
+        #expect(result.reason == .expiredProviderToken)
+        #expect(result.stop?.kind == .credentials)
+        #expect(result.stop?.message.contains("ExpiredProviderToken again right after") == true)
+        #expect(sim.simulator.counters.byReason["ExpiredProviderToken"] == 2)  // the request and one resend
+        #expect(credentials.tokensGenerated == 1)
+        #expect(sender.summary.stops.count == 1)
+    }
+
     @Test func unknownSigningKeyIsACredentialFailureThatStopsTheEndpoint() async throws {
         let dev = try CredentialFixture.make(label: "sender-p8-unknown")
         let other = try CredentialFixture.make(label: "sender-p8-other")
