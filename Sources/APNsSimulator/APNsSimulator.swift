@@ -27,6 +27,8 @@ public final class APNsSimulator: Sendable {
         var port: Int?
         var connections: [ObjectIdentifier: any Channel] = [:]
         var stopped = false
+        /// New connections are reset at once (``suspend()``).
+        var suspended = false
     }
 
     /// Creates a simulator; nothing listens until ``start()``.
@@ -43,32 +45,24 @@ public final class APNsSimulator: Sendable {
         try await listen(port: configuration.port)
     }
 
-    /// Plays an APNs outage: stops listening (new connections are refused) and resets every open connection
-    /// (TCP RST, no GOAWAY), as when the APNs process dies. ``resume()`` listens on the same port again.
+    /// Plays an APNs outage: every open connection is reset (TCP RST, no GOAWAY), as when the APNs process
+    /// dies, and new connections are reset as soon as they are accepted (as a load balancer with no healthy
+    /// APNs behind it does) until ``resume()``. The port stays bound, so nothing else can take it meanwhile.
     public func suspend() async {
-        let (server, connections) = run.withLock { state -> ((any Channel)?, [any Channel]) in
-            state.stopped = true
-            let result = (state.server, Array(state.connections.values))
-            state.server = nil
-            state.connections = [:]
-            return result
+        let connections = run.withLock { state -> [any Channel] in
+            state.suspended = true
+            return Array(state.connections.values)
         }
-        try? await server?.close()
         for connection in connections {
             connection.pipeline.fireUserInboundEventTriggered(APNsConnectionHandler.ResetConnection())
         }
     }
 
-    /// Listens again on the port of the last ``start()`` after ``suspend()``.
-    /// - Throws: ``SimulatorError`` when the port cannot be bound again.
+    /// Ends ``suspend()``: new connections are served again.
     public func resume() async throws {
-        guard let port = run.withLock({ $0.port }) else {
-            throw SimulatorError(.bindFailed, "the simulator was never started")
-        }
-        try await listen(port: port)
+        run.withLock { $0.suspended = false }
     }
 
-    @discardableResult
     private func listen(port requestedPort: Int) async throws -> Int {
         let sslContext = try makeSSLContext()
         let core = self.core
@@ -82,8 +76,14 @@ public final class APNsSimulator: Sendable {
             .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 1024, initial: 16384, maximum: 262_144))
             .childChannelOption(.maxMessagesPerRead, value: 8)
             .childChannelInitializer { [weak self] channel in
-                self?.track(channel)
                 core.recorder.count { $0.connections += 1 }
+                guard let self, self.track(channel) else {
+                    // Suspended (or stopped): reset the connection right away.
+                    if let provider = channel as? SocketOptionProvider {
+                        _ = provider.setSoLinger(NIOLinger(l_onoff: 1, l_linger: 0))
+                    }
+                    return channel.close()
+                }
                 // Black hole: no TLS handler, so the client's ClientHello is read and dropped forever.
                 if core.faults.blackHole { return channel.eventLoop.makeSucceededVoidFuture() }
                 if core.shouldResetHandshake() {
@@ -119,18 +119,23 @@ public final class APNsSimulator: Sendable {
 
     /// Stops listening, closes every connection and flushes the record file.
     public func stop() async throws {
-        let (server, connections) = run.withLock { state -> ((any Channel)?, [any Channel]) in
+        let (server, connections) = detach()
+        try? await server?.close()
+        // Close all at once: each TLS close may wait for the peer's close_notify.
+        let closing = connections.map { $0.close() }
+        for future in closing { try? await future.get() }
+        core.recorder.close()
+    }
+
+    /// Marks the simulator stopped and hands back the listener and the open connections (to close or reset).
+    private func detach() -> ((any Channel)?, [any Channel]) {
+        run.withLock { state in
             state.stopped = true
             let result = (state.server, Array(state.connections.values))
             state.server = nil
             state.connections = [:]
             return result
         }
-        try? await server?.close()
-        // Close all at once: each TLS close may wait for the peer's close_notify.
-        let closing = connections.map { $0.close() }
-        for future in closing { try? await future.get() }
-        core.recorder.close()
     }
 
     /// The bound port while running.
@@ -169,19 +174,18 @@ public final class APNsSimulator: Sendable {
         core.updateDevices { $0 = devices }
     }
 
-    private func track(_ channel: any Channel) {
+    /// Registers a new connection; false when the simulator is stopped or suspended (the caller resets it).
+    private func track(_ channel: any Channel) -> Bool {
         let id = ObjectIdentifier(channel)
         let accepted = run.withLock { state -> Bool in
-            guard !state.stopped else { return false }
+            guard !state.stopped, !state.suspended else { return false }
             state.connections[id] = channel
             return true
         }
-        guard accepted else {
-            channel.close(promise: nil)
-            return
-        }
+        guard accepted else { return false }
         channel.closeFuture.whenComplete { [weak self] _ in
             _ = self?.run.withLock { $0.connections.removeValue(forKey: id) }
         }
+        return true
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PushCore
 import PushSender
+import Synchronization
 
 /// Runs broadcasts and send jobs: one notification to every targeted device, safe under cron, crashes and
 /// faults. It reaches storage only through ``DeliveryStore`` and sends through a ``Sender`` it does not own.
@@ -99,7 +100,6 @@ public final class Broadcaster: Sendable {
         if !stop.isRaised {
             _ = await runPass(.retry, run: run, sender: sender, access: access, stop: stop)
         }
-        let discarded = sender.endRun()
         let after = sender.summary
         heartbeat.cancel()
         reporter.cancel()
@@ -141,7 +141,7 @@ public final class Broadcaster: Sendable {
         let tripped = Set(after.breakerTripped.dropFirst(before.breakerTripped.count)).union(sender.trippedEndpoints)
         return BroadcastReport(
             record: latest ?? record, counts: counts, stop: reason, breakerTripped: tripped.sorted(),
-            discardedPrunes: discarded, sentThisRun: final.done, retriedThisRun: after.retried - before.retried,
+            discardedPrunes: run.discardedPrunes, sentThisRun: final.done, retriedThisRun: after.retried - before.retried,
             seconds: final.elapsed)
     }
 
@@ -150,6 +150,11 @@ public final class Broadcaster: Sendable {
         let record: BroadcastRecord
         let fence: Int64
         let live: LiveProgress
+        private let discarded = Mutex(0)
+
+        /// Held BadDeviceToken prunes discarded at the end of the passes.
+        var discardedPrunes: Int { discarded.withLock { $0 } }
+        func discard(_ count: Int) { discarded.withLock { $0 += count } }
 
         init(record: BroadcastRecord, fence: Int64, doneBefore: Int) {
             self.record = record
@@ -172,61 +177,29 @@ public final class Broadcaster: Sendable {
             intervalMs: configuration.commitIntervalMs,
             onCommitted: { live.add($0) },
             onFailure: { error in
-                if error.code == .leaseLost {
-                    stop.raise(.leaseLost(error.message))
-                } else {
+                if error.code != .leaseLost {
                     logger.error("outcomes could not be recorded; stopping the broadcast", metadata: ["error": "\(error.message)"])
-                    stop.raise(.store(error.message))
                 }
+                stop.raise(StopReason(error))
             })
         let feed = TargetFeed(
             pass: pass, record: record, fence: run.fence, access: access, batchSize: configuration.batchSize,
             markStep: max(1, sender.configuration.window / 4), rate: configuration.rate, sleeper: sleeper, clock: clock)
         let topic = bundleTopic(record.pushType)
         let collapseId = record.effectiveCollapseId
-        while true {
-            await window.acquire()
-            if stop.isRaised {
-                window.release()
-                break
-            }
-            let next: TargetFeed.Next?
-            do throws(DeliveryStoreError) {
-                next = try await feed.next()
-            } catch {
-                stop.raise(error.code == .leaseLost ? .leaseLost(error.message) : .store(error.message))
-                window.release()
-                break
-            }
-            guard let next else {
-                window.release()
-                break
-            }
+        await DeliveryPump(sender: sender, window: window, committer: committer, stop: stop).run {
+            () throws(DeliveryStoreError) -> DeliveryPump.Step? in
+            guard let next = try await feed.next() else { return nil }
             let token = next.target.token
             tracker?.dispatch(token.hex)
             let request = NotificationRequest(
                 token: token, topic: topic, pushType: record.pushType, priority: record.priority,
                 expiration: record.expiration, collapseId: collapseId,
                 apnsId: APNsID.derived(broadcast: record.id, token: token), payload: record.payload)
-            let maybeSent = next.maybeSentBefore
-            sender.submit(
-                SendItem(request, environment: next.target.environment),
-                onResult: { result in
-                    var result = result
-                    if maybeSent { result.possiblyDuplicated = true }
-                    if result.kind == .unsent, let endpointStop = result.stop, endpointStop.kind != .stopping {
-                        stop.raise(.endpoint(endpointStop))
-                    }
-                    committer.add(result)
-                },
-                onPruneReleased: { committer.releasePrune($0) })
+            return DeliveryPump.Step(item: SendItem(request, environment: next.target.environment), maybeSentBefore: next.maybeSentBefore)
         }
-        // Stopping: nothing waits for an unreachable endpoint or a backoff; requests on the wire finish.
-        if let reason = stop.reason { sender.abandonWaiting(reason.description) }
-        await window.drain()
-        if let failure = await committer.finish() {
-            stop.raise(failure.code == .leaseLost ? .leaseLost(failure.message) : .store(failure.message))
-        }
+        // Held BadDeviceToken prunes belong to this pass's committer: the breaker released them by now or never will.
+        run.discard(sender.endRun())
         return tracker?.lastDispatched
     }
 
@@ -245,7 +218,7 @@ public final class Broadcaster: Sendable {
                     if !held { stop.raise(.leaseLost("another process took over the \(app) broadcast lease")) }
                 } catch {
                     if error.code == .leaseLost {
-                        stop.raise(.leaseLost(error.message))
+                        stop.raise(StopReason(error))
                     } else {
                         logger.warning("could not renew the broadcast lease; will try again", metadata: ["error": "\(error.message)"])
                     }

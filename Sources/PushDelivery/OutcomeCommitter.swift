@@ -63,13 +63,7 @@ final class OutcomeCommitter: @unchecked Sendable {
     func add(_ result: DeliveryResult) {
         condition.lock()
         buffer.append(result)
-        // The first result starts the flush timer (the thread may be in an untimed wait), a full batch flushes.
-        if firstBuffered == nil {
-            firstBuffered = DispatchTime.now().uptimeNanoseconds
-            condition.signal()
-        } else if buffer.count >= batchSize {
-            condition.signal()
-        }
+        if !startTimerIfIdle() && buffer.count >= batchSize { condition.signal() }
         condition.unlock()
     }
 
@@ -77,11 +71,17 @@ final class OutcomeCommitter: @unchecked Sendable {
     func releasePrune(_ token: DeviceToken) {
         condition.lock()
         released.append(token)
-        if firstBuffered == nil {
-            firstBuffered = DispatchTime.now().uptimeNanoseconds
-            condition.signal()
-        }
+        _ = startTimerIfIdle()
         condition.unlock()
+    }
+
+    /// Under `condition`: the first queued item starts the flush timer and wakes the thread, which may be in an
+    /// untimed wait. True when it did.
+    private func startTimerIfIdle() -> Bool {
+        guard firstBuffered == nil else { return false }
+        firstBuffered = DispatchTime.now().uptimeNanoseconds
+        condition.signal()
+        return true
     }
 
     /// Commits what is queued, stops the thread and returns the failure that stopped committing, if any.

@@ -44,38 +44,12 @@ public struct SendRun: Sendable {
             onFailure: { stop.raise(.store($0.message)) }, onUnrecorded: onUnrecorded)
         sender.beginRun()
         var pages = TargetPages(targets: targets, app: app, access: access, batchSize: configuration.batchSize)
-        while true {
-            await window.acquire()
-            if stop.isRaised {
-                window.release()
-                break
-            }
-            let target: DeliveryTarget?
-            do throws(DeliveryStoreError) {
-                target = try await pages.next()
-            } catch {
-                stop.raise(.store(error.message))
-                window.release()
-                break
-            }
-            guard let target else {
-                window.release()
-                break
-            }
-            sender.submit(
-                SendItem(makeRequest(target.token), environment: target.environment),
-                onResult: { result in
-                    if result.kind == .unsent, let endpointStop = result.stop, endpointStop.kind != .stopping {
-                        stop.raise(.endpoint(endpointStop))
-                    }
-                    committer.add(result)
-                },
-                onPruneReleased: { committer.releasePrune($0) })
+        await DeliveryPump(sender: sender, window: window, committer: committer, stop: stop).run {
+            () throws(DeliveryStoreError) -> DeliveryPump.Step? in
+            guard let target = try await pages.next() else { return nil }
+            return DeliveryPump.Step(item: SendItem(makeRequest(target.token), environment: target.environment), maybeSentBefore: false)
         }
-        if let reason = stop.reason { sender.abandonWaiting(reason.description) }
-        await window.drain()
         sender.endRun()
-        if let failure = await committer.finish() { stop.raise(.store(failure.message)) }
         return stop.reason
     }
 }

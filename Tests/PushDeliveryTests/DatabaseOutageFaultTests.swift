@@ -8,7 +8,7 @@ import Testing
 
 /// A broadcast whose database stays locked longer than its outage limit stops as interrupted — nothing is
 /// recorded as final that was not committed — and the same id then completes.
-@Suite(.timeLimit(.minutes(2))) struct DatabaseOutageTests {
+@Suite(.timeLimit(.minutes(2))) struct DatabaseOutageFaultTests {
     /// Holds SQLite's write lock from another connection (as another process would) until `release` is called.
     final class WriteLock: @unchecked Sendable {
         private let db: OpaquePointer

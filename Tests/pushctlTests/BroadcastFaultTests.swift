@@ -1,0 +1,109 @@
+import Foundation
+import PushCore
+import PushStore
+import Testing
+
+/// The fault suite's `pushctl broadcast` scenarios (5,000 devices each, real processes): kill -9 and resume, an
+/// APNs outage longer than the limit, refused credentials. Run by `make test` after the other suites, one
+/// test at a time (`--filter FaultTests --no-parallel`), so their load does not starve timing-sensitive tests.
+@Suite(.serialized, .timeLimit(.minutes(4))) struct BroadcastFaultTests {
+    typealias World = BroadcastCommandTests.World
+
+    @Test func killMinus9ThenResumeSendsAtMostTheWindowTwiceAllCarryingTheCollapseId() async throws {
+        var w = try await World.make(tokens: 5000)
+        defer { w.stop() }
+        // --rate paces the run, so the kill lands while most devices are still to come.
+        let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "digest-test", "--alert", "Digest", "--json", "--rate", "1000"]
+        let started = Date()
+        let first = try CLI.start(args)
+        // Kill it hard once a good part has been delivered (outcomes are committed as they come back).
+        let registry = try Registry(path: w.dir.appendingPathComponent("registry.sqlite").path)
+        let deadline = Date().addingTimeInterval(120)
+        while Date() < deadline, first.isRunning, ((try? registry.broadcastCounts(id: "digest-test").done) ?? 0) < 1000 {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(first.isRunning, "the broadcast ended (status \(first.isRunning ? -1 : first.terminationStatus)) before it could be killed")
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+        let beforeKill = try w.received()
+
+        // The same cron line again: it takes over the dead run's lease and resumes.
+        let second = try await CLI.run(args, timeout: 180)
+        #expect(second.status == 0, "\(second.stderr)")
+        guard second.status == 0 else { return }
+        let summary = try JSONValue(parsing: second.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(summary["state"]?.stringValue == "completed")
+        #expect(summary["done"] == .int(5000))  // every token ends with exactly one outcome
+        #expect(summary["total"] == .int(5000))
+        #expect(summary["accepted"] == .int(5000))
+
+        let all = try w.received()
+        var copies: [String: Int] = [:]
+        for token in all { copies[token, default: 0] += 1 }
+        #expect(copies.count == 5000)
+        let twice = copies.values.filter { $0 > 1 }.count
+        // Only the in-flight window at the kill (sent, or answered but not yet committed) may repeat, every
+        // repeat is reported as possibly duplicated, and each carries the broadcast's collapse id, so the device
+        // shows it once.
+        let flagged = Int(summary["possiblyDuplicated"]?.intValue ?? 0)
+        #expect(twice <= 500)
+        #expect(twice <= flagged)
+        #expect(Set(beforeKill).count == beforeKill.count)
+        #expect(try w.records().allSatisfy { $0["collapseId"]?.stringValue == "digest-test" })
+        print("FAULT kill -9 then resume (pushctl broadcast): devices 5000, lost \(5000 - copies.count), sent twice \(twice) (window 500), flagged possibly duplicated \(flagged), duration \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+
+        // Cron fires again: a completed id is not sent twice.
+        let third = try await CLI.run(args)
+        #expect(third.status == 0)
+        #expect(third.stderr.contains("already completed"))
+        #expect(try w.received().count == all.count)
+    }
+
+    @Test func anOutageLongerThanTheLimitExitsFiveAndTheSameCommandCompletes() async throws {
+        var w = try await World.make(tokens: 5000, startSimulator: false)
+        defer { w.stop() }
+        let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "outage", "--alert", "a", "--json", "--outage-limit", "2"]
+        let started = Date()
+        let first = try await CLI.run(args, timeout: 60)
+        #expect(first.status == 5, "\(first.stderr)")
+        #expect(first.stderr.contains("unreachable"))
+        #expect(first.stderr.contains("run the same command again to resume"))
+        #expect(!first.stderr.contains("credentials"))
+        let registry = try Registry(path: w.dir.appendingPathComponent("registry.sqlite").path)
+        #expect(try registry.broadcast(id: "outage")?.state == .interrupted)
+        #expect(try registry.broadcastCounts(id: "outage").done == 0)  // nothing final, nothing deferred
+        try w.startSimulator()
+        let second = try await CLI.run(args, timeout: 180)
+        #expect(second.status == 0, "\(second.stderr)")
+        let summary = try JSONValue(parsing: second.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(summary["state"]?.stringValue == "completed")
+        #expect(summary["accepted"] == .int(5000))
+        #expect(summary["possiblyDuplicated"] == .int(0))
+        let received = try w.received()
+        #expect(Set(received).count == 5000 && received.count == 5000)
+        print("FAULT outage longer than the limit (pushctl broadcast, exit 5), then the same command: devices 5000, lost 0, sent twice \(received.count - Set(received).count) (window 500), duration \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+    }
+
+    @Test func refusedCredentialsExitThreeNamingTheCauseAndTheSameCommandCompletesOnceFixed() async throws {
+        // The simulator plays production while the certificate is a development one: 403 BadCertificateEnvironment.
+        var w = try await World.make(tokens: 5000, startSimulator: false)
+        defer { w.stop() }
+        try w.startSimulator(["--environment", "production"])
+        let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "creds", "--alert", "a", "--json"]
+        let first = try await CLI.run(args, timeout: 60)
+        #expect(first.status == 3, "\(first.stderr)")
+        #expect(first.stderr.contains("BadCertificateEnvironment"))
+        #expect(first.stderr.contains("fix the credentials"))
+        let registry = try Registry(path: w.dir.appendingPathComponent("registry.sqlite").path)
+        #expect(try registry.broadcast(id: "creds")?.state == .interrupted)
+        #expect(try registry.broadcastCounts(id: "creds").done == 0)
+        // Fixed (here: APNs and certificate agree on the environment): the same command completes.
+        w.stopSimulator()
+        try w.startSimulator()
+        let second = try await CLI.run(args, timeout: 180)
+        #expect(second.status == 0, "\(second.stderr)")
+        let summary = try JSONValue(parsing: second.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(summary["accepted"] == .int(5000))
+        #expect(Set(try w.received()).count == 5000)
+    }
+}
