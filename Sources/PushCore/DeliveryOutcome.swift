@@ -57,9 +57,6 @@ public struct DeliveryOutcome: Sendable, Equatable {
         self.startedMs = startedMs
         self.finishedMs = finishedMs
     }
-
-    /// True for kinds that count as done (everything but ``Kind/pending``).
-    public var isCommittedOutcome: Bool { kind != .pending }
 }
 
 /// A token removal the sender's policy decided on; the store applies it (410 gated on the timestamp).

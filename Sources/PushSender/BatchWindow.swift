@@ -66,9 +66,6 @@ package final class BatchWindow: Sendable {
         drained?.resume()
     }
 
-    /// Slots in use.
-    package var inFlight: Int { state.withLock { $0.inFlight } }
-
     /// Waits until every slot is back.
     package func drain() async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in

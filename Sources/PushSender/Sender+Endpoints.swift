@@ -195,9 +195,9 @@ extension Sender {
     }
 
     /// Logs a tripped breaker once.
-    func reportBreaker(_ target: SenderTarget, kept: Int) {
+    func reportBreaker(_ target: SenderTarget, discarded: Int) {
         logger.critical(
             "pruning breaker tripped: too many BadDeviceToken answers; BadDeviceToken tokens are kept, not deleted. Check the app's endpoint/environment (sandbox vs production).",
-            metadata: ["endpoint": "\(target)", "heldPrunesDiscarded": "\(kept)"])
+            metadata: ["endpoint": "\(target)", "heldPrunesDiscarded": "\(discarded)"])
     }
 }

@@ -25,9 +25,9 @@ extension Sender {
         job.attempts += 1
 
         // One lock for everything an answer changes: the endpoint is reachable, the breaker counts it.
-        let (decision, change, released, reconnected) = shared.withLock {
-            s -> (PruneDecision, PruningBreaker.Change?, [TransferJob], [TransferJob]) in
-            guard var e = s.endpoints[target] else { return (.none, nil, [], []) }
+        let (decision, change, released, discarded, reconnected) = shared.withLock {
+            s -> (PruneDecision, PruningBreaker.Change?, [TransferJob], Int, [TransferJob]) in
+            guard var e = s.endpoints[target] else { return (.none, nil, [], 0, []) }
             var reconnected: [TransferJob] = []
             if e.outage != nil {
                 reconnected = e.parked
@@ -36,8 +36,10 @@ extension Sender {
             }
             let change = e.breaker.record(badDeviceToken: reason == .badDeviceToken)
             var released: [TransferJob] = []
+            var discarded = 0
             switch change {
             case .tripped:
+                discarded = e.held.count
                 e.held.removeAll()
                 s.summary.breakerTripped.append(target.description)
             case .healthy:
@@ -60,7 +62,7 @@ extension Sender {
                 }
             }
             s.endpoints[target] = e
-            return (decision, change, released, reconnected)
+            return (decision, change, released, discarded, reconnected)
         }
         if !reconnected.isEmpty {
             logger.notice("APNs reachable again; sending the notifications that waited", metadata: [
@@ -68,7 +70,7 @@ extension Sender {
             ])
             for waiting in reconnected { dispatch(waiting) }
         }
-        if change == .tripped { reportBreaker(target, kept: 0) }
+        if change == .tripped { reportBreaker(target, discarded: discarded) }
         for held in released { held.onPruneReleased?(held.item.request.token) }
 
         switch outcome {
