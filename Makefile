@@ -3,19 +3,23 @@ SWIFT   ?= swift
 CONFIG  ?= Config/pushctl.json
 RELEASE := .build/release/pushctl
 SYSLIBS := libcurl4-openssl-dev libssl-dev libsqlite3-dev pkg-config openssl
+# PostgreSQL server and client: the tests start a private server (initdb in a temporary directory).
+PGPKGS  := postgresql postgresql-client
 
 .PHONY: deps build release test run certs bench bench-deps clean
 
-## deps: the system libraries (libcurl, OpenSSL, SQLite); installs them with apt-get when run as root.
+## deps: the system libraries (libcurl, OpenSSL, SQLite) and PostgreSQL (for the tests); installs them with
+## apt-get when run as root.
 deps:
-	@if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libcurl openssl sqlite3 && command -v openssl >/dev/null 2>&1; then \
-	  echo "deps: libcurl, openssl and sqlite3 found"; \
+	@if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libcurl openssl sqlite3 && command -v openssl >/dev/null 2>&1 \
+	    && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v psql >/dev/null 2>&1; then \
+	  echo "deps: libcurl, openssl, sqlite3 and postgresql found"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  echo "deps: installing $(SYSLIBS)"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSLIBS) >/dev/null; \
+	  echo "deps: installing $(SYSLIBS) $(PGPKGS)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSLIBS) $(PGPKGS) >/dev/null; \
 	else \
-	  echo "deps: missing system libraries; install them with:"; \
-	  echo "  sudo apt-get install -y $(SYSLIBS)"; \
+	  echo "deps: missing system packages; install them with:"; \
+	  echo "  sudo apt-get install -y $(SYSLIBS) $(PGPKGS)"; \
 	  exit 1; \
 	fi
 

@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // Pure core: tokens, payloads, requests, APNs reasons, configuration. No I/O, no C.
@@ -43,8 +44,18 @@ let package = Package(
             name: "COpenSSL", pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]),
 
-        // The device registry, broadcast state and delivery log on SQLite.
-        .target(name: "PushStore", dependencies: ["PushCore", "CSQLite"]),
+        // The device registry, broadcast state and delivery log: SQLite (embedded default) and PostgreSQL
+        // (several processes on several hosts), behind the same protocols.
+        .target(
+            name: "PushStore",
+            dependencies: [
+                "PushCore", "CSQLite",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
 
         // HTTP/2 to APNs over libcurl's multi interface; .p12 (OpenSSL) and .p8 credentials.
         .target(
@@ -103,7 +114,9 @@ let package = Package(
             ]),
 
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore"]),
-        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore"]),
+        // Test support: a real PostgreSQL server started once per test process (see PostgresTestServer).
+        .target(name: "PostgresTestSupport", path: "Tests/PostgresTestSupport"),
+        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "PostgresTestSupport"]),
         .testTarget(name: "APNsSimulatorTests", dependencies: ["APNsSimulator", "PushSender", "PushCore"]),
         .testTarget(name: "PushSenderTests", dependencies: ["PushSender", "APNsSimulator", "PushCore"]),
         .testTarget(
@@ -118,6 +131,6 @@ let package = Package(
                 "PushServer", "PushStore", "PushSender", "PushDelivery", "APNsSimulator", "PushCore", "CSQLite",
                 .product(name: "Yams", package: "Yams"),
             ]),
-        .testTarget(name: "pushctlTests", dependencies: ["PushCore", "PushStore"]),
+        .testTarget(name: "pushctlTests", dependencies: ["PushCore", "PushStore", "PostgresTestSupport"]),
     ]
 )

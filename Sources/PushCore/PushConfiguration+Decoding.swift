@@ -6,7 +6,22 @@ extension PushConfiguration {
         do { root = try JSONValue(parsing: bytes) } catch { throw ConfigurationError("config: \(error)") }
         var top = try Fields(root, at: "config")
         let base = baseDirectory
-        let database = Self.resolve(try top.string("database") ?? "../data/pushctl.sqlite", against: base)
+        let databaseText = try top.string("database") ?? "../data/pushctl.sqlite"
+        let database: String
+        if Self.isPostgresURL(databaseText) {
+            try Self.checkPostgresURL(databaseText)
+            database = databaseText
+        } else {
+            database = Self.resolve(databaseText, against: base)
+        }
+        let passwordFile = try top.string("databasePasswordFile").map { Self.resolve($0, against: base) }
+        let passwordEnv = try top.string("databasePasswordEnv")
+        if passwordFile != nil && passwordEnv != nil {
+            throw ConfigurationError("config: give databasePasswordFile or databasePasswordEnv, not both")
+        }
+        if (passwordFile != nil || passwordEnv != nil) && !Self.isPostgresURL(database) {
+            throw ConfigurationError("config: databasePasswordFile / databasePasswordEnv apply to a postgres:// database only")
+        }
 
         var server = ServerSettings()
         if let value = try top.take("server") {
@@ -45,6 +60,25 @@ extension PushConfiguration {
         self.init(
             database: database, server: server, simulator: simulator, apps: apps,
             databaseOutageLimitSeconds: databaseOutage)
+        databasePasswordFile = passwordFile
+        databasePasswordEnv = passwordEnv
+    }
+
+    /// True when `database` names a PostgreSQL database (`postgres://` or `postgresql://`) rather than a
+    /// SQLite file.
+    public static func isPostgresURL(_ database: String) -> Bool {
+        database.hasPrefix("postgres://") || database.hasPrefix("postgresql://")
+    }
+
+    /// Refuses a PostgreSQL URL that carries a password: configuration files get copied, logged and
+    /// committed, so the password comes from `databasePasswordFile` or `databasePasswordEnv` instead.
+    static func checkPostgresURL(_ url: String) throws(ConfigurationError) {
+        let rest = url.drop(while: { $0 != "/" }).dropFirst(2)
+        let authority = rest.prefix(while: { $0 != "/" && $0 != "?" })
+        if let at = authority.lastIndex(of: "@"), authority[..<at].contains(":") {
+            throw ConfigurationError(
+                "config.database: put no password in the URL; use databasePasswordFile or databasePasswordEnv")
+        }
     }
 
     /// True for app ids usable in URLs and file names.

@@ -11,8 +11,13 @@ public enum APNsEnvironment: String, Sendable, CaseIterable, Codable {
 /// Relative paths in the file are resolved against the directory that holds it, so cron and systemd can
 /// run `pushctl` from any working directory.
 public struct PushConfiguration: Sendable, Equatable {
-    /// Path of the SQLite registry. Default `../data/pushctl.sqlite` (beside `Config/`).
+    /// The registry: a SQLite file path (default `../data/pushctl.sqlite`, beside `Config/`) or a PostgreSQL
+    /// URL `postgres://user@host:port/database` (no password in it).
     public var database: String
+    /// A file holding the PostgreSQL password (first line), if the server wants one.
+    public var databasePasswordFile: String?
+    /// The name of an environment variable holding the PostgreSQL password, if the server wants one.
+    public var databasePasswordEnv: String?
     /// Where `pushctl serve` listens. Default `127.0.0.1:8080`.
     public var server: ServerSettings
     /// The built-in simulator. Default `127.0.0.1:2197`, certificates in `../Certificates/dev`.

@@ -42,7 +42,7 @@ public final class PushServer: Sendable {
     }
 
     let configuration: PushConfiguration
-    let registry: Registry
+    let registry: any RegistryStore
     let keys: APIKeys
     let limiter: RateLimiter
     let limits: Limits
@@ -55,7 +55,7 @@ public final class PushServer: Sendable {
 
     /// Creates the server. `keys` usually comes from `APIKeys(apps: configuration.apps)`.
     public init(
-        configuration: PushConfiguration, registry: Registry, keys: APIKeys,
+        configuration: PushConfiguration, registry: any RegistryStore, keys: APIKeys,
         credentials: [String: CredentialStatus] = [:], prometheus: PrometheusCollectorRegistry = .init(),
         limits: Limits = Limits(), jobSettings: JobRunner.Settings = .init(),
         logger: Logger = Logger(label: "pushctl.serve")
@@ -72,7 +72,7 @@ public final class PushServer: Sendable {
         var engine = BroadcastConfiguration()
         engine.storeOutageLimitMs = configuration.databaseOutageLimitSeconds * 1000
         self.jobs = JobRunner(
-            store: SQLiteDeliveryStore(registry), topics: configuration.apps.mapValues(\.topic), configuration: engine,
+            store: registry.deliveryStore, topics: configuration.apps.mapValues(\.topic), configuration: engine,
             settings: jobSettings, logger: logger
         ) { app, breakers in
             guard let settings = configuration.apps[app] else { throw APIError(.notFound, "unknown_app", "unknown app \(app)") }
@@ -119,8 +119,9 @@ public final class PushServer: Sendable {
     /// Runs until SIGTERM or SIGINT, then stops accepting, finishes requests, commits queued registrations
     /// and stops the running send job at a checkpoint (it resumes at the next start).
     public func run() async throws {
-        let checkpoints = try registry.startBackgroundCheckpoints()
-        defer { checkpoints.stop() }
+        // SQLite only: WAL checkpoints off the request path (PostgreSQL checkpoints itself).
+        let checkpoints = try (registry as? Registry)?.startBackgroundCheckpoints()
+        defer { checkpoints?.stop() }
         await jobs.resumeUnfinished()
         let app = Application(
             router: makeRouter(),

@@ -13,7 +13,7 @@ final class RegistrationBatcher: @unchecked Sendable {
         let continuation: CheckedContinuation<Outcome, Never>
     }
 
-    private let registry: Registry
+    private let registry: any RegistryStore
     private let maxBatch: Int
     // `condition` guards `pending` and `stopped`.
     private let condition = NSCondition()
@@ -22,7 +22,7 @@ final class RegistrationBatcher: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     /// Starts the writer thread.
-    init(registry: Registry, maxBatch: Int = 512) {
+    init(registry: any RegistryStore, maxBatch: Int = 512) {
         self.registry = registry
         self.maxBatch = maxBatch
         let thread = Thread { [self] in self.writerLoop() }

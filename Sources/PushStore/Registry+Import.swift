@@ -24,7 +24,7 @@ public struct ImportReport: Sendable, Equatable {
     public var invalidCount = 0
 }
 
-extension Registry {
+extension RegistryStore {
     /// Imports one token per line (hex or `<…>` form; blank lines and `#` comments are skipped) in
     /// batches of `batchSize` tokens, one transaction per batch.
     ///
@@ -41,12 +41,14 @@ extension Registry {
         batchSize: Int = 50_000
     ) throws(StoreError) -> ImportReport {
         let channels = try channels.map { (c) throws(StoreError) in try Channels.normalize(c) }
-        let size = max(1, batchSize)
-        // While importing, checkpoint at 64 MB of WAL instead of SQLite's 4 MB: a page dirtied by several
-        // batches is copied back to the database once. Ordinary writes use 16 MB (see Registry.init): one
-        // 64 MB checkpoint would stall a single registration for half a second.
-        try writer.withLock { (db) throws(StoreError) in try db.execute("PRAGMA wal_autocheckpoint = 16384") }
-        defer { try? writer.withLock { (db) throws(StoreError) in try db.execute("PRAGMA wal_autocheckpoint = 4096") } }
+        return try whileImporting { () throws(StoreError) -> ImportReport in
+            try importBatches(app: app, lines: lines, environment: environment, channels: channels, size: max(1, batchSize))
+        }
+    }
+
+    private func importBatches(
+        app: String, lines: some Sequence<String>, environment: APNsEnvironment, channels: [String]?, size: Int
+    ) throws(StoreError) -> ImportReport {
         var report = ImportReport()
         var tokens: [DeviceToken] = []
         tokens.reserveCapacity(size)
@@ -89,8 +91,20 @@ extension Registry {
         return report
     }
 
+}
+
+extension Registry {
+    /// While importing, checkpoint at 64 MB of WAL instead of SQLite's 4 MB: a page dirtied by several
+    /// batches is copied back to the database once. Ordinary writes use 16 MB (see Registry.init): one
+    /// 64 MB checkpoint would stall a single registration for half a second.
+    public func whileImporting<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try writer.withLock { (db) throws(StoreError) in try db.execute("PRAGMA wal_autocheckpoint = 16384") }
+        defer { try? writer.withLock { (db) throws(StoreError) in try db.execute("PRAGMA wal_autocheckpoint = 4096") } }
+        return try body()
+    }
+
     /// Writes one validated import batch in one transaction.
-    private func writeImportBatch(
+    public func writeImportBatch(
         app: String, tokens: [DeviceToken], environment: APNsEnvironment, channels: [String]?
     ) throws(StoreError) {
         let now = nowMs()

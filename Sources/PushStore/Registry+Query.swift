@@ -33,60 +33,8 @@ extension Registry {
         return try select.step() ? Int(select.int64(0)) : 0
     }
 
-    /// Up to `limit` devices of `app` in key (token) order, after `after` if given.
-    public func list(
-        app: String, channel: String? = nil, environment: APNsEnvironment? = nil, limit: Int = 1000,
-        after: DeviceToken? = nil
-    ) throws(StoreError) -> [RegisteredDevice] {
-        try page(app: app, channel: channel, environment: environment, after: after?.hex ?? "", limit: limit)
-    }
-
-    /// A keyset-paginated stream of `app`'s devices in batches of `batchSize`, in token order, starting
-    /// after `after` (a broadcast checkpoint) if given. Each batch is one short read transaction
-    /// (`WHERE app = ? AND token > ? ORDER BY token LIMIT n`): no OFFSET, never all rows in memory, and
-    /// WAL checkpoints are not starved by a long reader. Devices registered while streaming appear if
-    /// their token sorts after the current position.
-    ///
-    /// A failure ends the iteration and is kept in ``DeviceStream/error``; ``forEachBatch(app:channel:environment:batchSize:after:_:)``
-    /// throws it instead.
-    public func batches(
-        app: String, channel: String? = nil, environment: APNsEnvironment? = nil, batchSize: Int = 1000,
-        after: DeviceToken? = nil
-    ) -> DeviceStream {
-        DeviceStream(
-            registry: self, app: app, channel: channel, environment: environment, batchSize: max(1, batchSize),
-            after: after?.hex ?? "")
-    }
-
-    /// Streams `app`'s devices batch by batch (see ``batches(app:channel:environment:batchSize:after:)``)
-    /// and rethrows any store error or error from `body`.
-    public func forEachBatch(
-        app: String, channel: String? = nil, environment: APNsEnvironment? = nil, batchSize: Int = 1000,
-        after: DeviceToken? = nil, _ body: ([RegisteredDevice]) throws -> Void
-    ) throws {
-        let stream = batches(app: app, channel: channel, environment: environment, batchSize: batchSize, after: after)
-        for batch in stream { try body(batch) }
-        if let error = stream.error { throw error }
-    }
-
-    /// Exports `app`'s tokens in key order as canonical lowercase hex, one call of `body` per token.
-    /// Streams keyset pages of 5000 like ``batches(app:channel:environment:batchSize:after:)`` but reads only
-    /// the token column and skips re-validating what the registry stored canonically (export speed).
-    public func export(
-        app: String, channel: String? = nil, environment: APNsEnvironment? = nil, _ body: (String) throws -> Void
-    ) throws {
-        if let channel { try Channels.validate(channel) }
-        var after = ""
-        while true {
-            let page = try tokenPage(app: app, channel: channel, environment: environment, after: after, limit: 5000)
-            for hex in page { try body(hex) }
-            guard page.count == 5000, let last = page.last else { return }
-            after = last
-        }
-    }
-
     /// One keyset page of token hex strings.
-    func tokenPage(
+    public func tokenPage(
         app: String, channel: String?, environment: APNsEnvironment?, after: String, limit: Int
     ) throws(StoreError) -> [String] {
         try read { (db) throws(StoreError) -> [String] in
@@ -116,7 +64,7 @@ extension Registry {
     }
 
     /// One keyset page: devices with token > `after`, in token order.
-    func page(
+    public func page(
         app: String, channel: String?, environment: APNsEnvironment?, after: String, limit: Int
     ) throws(StoreError) -> [RegisteredDevice] {
         if let channel { try Channels.validate(channel) }
@@ -151,7 +99,7 @@ extension Registry {
 /// Batches of devices in token order, fetched lazily one keyset page at a time.
 /// Iterate once; after the loop check ``error``.
 public final class DeviceStream: Sequence, IteratorProtocol {
-    private let registry: Registry
+    private let registry: any RegistryStore
     private let app: String
     private let channel: String?
     private let environment: APNsEnvironment?
@@ -161,7 +109,7 @@ public final class DeviceStream: Sequence, IteratorProtocol {
     /// The error that ended the stream early, if any.
     public private(set) var error: StoreError?
 
-    init(registry: Registry, app: String, channel: String?, environment: APNsEnvironment?, batchSize: Int, after: String) {
+    init(registry: any RegistryStore, app: String, channel: String?, environment: APNsEnvironment?, batchSize: Int, after: String) {
         self.registry = registry
         self.app = app
         self.channel = channel

@@ -7,7 +7,7 @@ import PushCore
 /// write lock up front (`BEGIN IMMEDIATE`) and wait up to the busy timeout, so `SQLITE_BUSY` does not
 /// escape under ordinary contention. Reads use a second connection, so a broadcast stream never waits for
 /// writers (WAL), and each streamed batch is its own short read transaction so checkpoints are not starved.
-public final class Registry: Sendable {
+public final class Registry: RegistryStore {
     /// The database file.
     public let path: String
     /// The options it was opened with.
@@ -56,6 +56,12 @@ public final class Registry: Sendable {
     }
 
     /// Runs `body` in one write transaction on the writer connection.
+    /// The file path.
+    public var location: String { path }
+
+    /// The delivery engine's view of this file.
+    public var deliveryStore: any DeliveryStore { SQLiteDeliveryStore(self) }
+
     func write<T>(_ body: (Connection) throws(StoreError) -> T) throws(StoreError) -> T {
         try writer.withLock { (db) throws(StoreError) -> T in
             try db.transaction(write: true) { () throws(StoreError) -> T in try body(db) }

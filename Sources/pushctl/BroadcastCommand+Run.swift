@@ -5,13 +5,13 @@ import PushSender
 import PushStore
 
 extension BroadcastCommand {
-    func execute(id: String, config: PushConfiguration, settings: AppSettings, registry: Registry) async throws {
+    func execute(id: String, config: PushConfiguration, settings: AppSettings, registry: any RegistryStore) async throws {
         var engine = BroadcastConfiguration()
         engine.rate = rate
         engine.leaseTtlMs = Int64(leaseSeconds * 1000)
         engine.heartbeatMs = max(200, engine.leaseTtlMs / 6)
         engine.storeOutageLimitMs = config.databaseOutageLimitSeconds * 1000
-        let store = SQLiteDeliveryStore(registry)
+        let store = registry.deliveryStore
         let broadcaster = Broadcaster(store: store, bundleId: settings.topic, configuration: engine)
         let breakers = (try? registry.breakerStates(app: app)) ?? [:]
         let sender: Sender

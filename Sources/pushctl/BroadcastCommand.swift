@@ -50,10 +50,10 @@ struct BroadcastCommand: AsyncParsableCommand {
         if let id, !PushConfiguration.isValidAppId(id) {
             throw CLIError.usage("--id must be 1-64 characters of A-Z a-z 0-9 . _ -")
         }
-        let registry: Registry
+        let registry: any RegistryStore
         // Outcomes are written in token order: a small writer cache is enough and keeps the process small.
         let options = RegistryOptions(writerCacheKiB: RegistryOptions.broadcastWriterCacheKiB)
-        do { registry = try Registry(path: config.database, options: options) } catch {
+        do { registry = try RegistryStores.open(config, options: options) } catch {
             throw CLIError.usage("cannot open the registry \(config.database): \(error.message)")
         }
         let broadcastId = id ?? Self.generatedId()
@@ -89,7 +89,7 @@ struct BroadcastCommand: AsyncParsableCommand {
                 printError("broadcast \(broadcastId): resuming (\(existing.state.rawValue))")
             }
         } else {
-            try registry.createBroadcast(wanted)
+            try registry.createBroadcast(wanted, tokens: nil)
             if id == nil { printError("broadcast id: \(broadcastId)") }
         }
         try await execute(id: broadcastId, config: config, settings: settings, registry: registry)

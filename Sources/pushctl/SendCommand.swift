@@ -50,8 +50,8 @@ struct SendCommand: AsyncParsableCommand {
         let prepared = try payload.prepare(appLimit: appSettings.payloadLimit)
         let explicit = try explicitTokens()
 
-        let registry: Registry
-        do { registry = try Registry(path: config.database) } catch {
+        let registry: any RegistryStore
+        do { registry = try RegistryStores.open(config) } catch {
             throw CLIError.usage("cannot open the registry \(config.database): \(error)")
         }
         let sender = try SenderFactory.make(
@@ -65,7 +65,7 @@ struct SendCommand: AsyncParsableCommand {
         let signals = SignalWatcher { stop.raise(signal: $0) }
         defer { signals.cancel() }
         let targets: SendRun.Targets = explicit.map { .tokens($0) } ?? .registered(channel: channel)
-        let reason = await SendRun(store: SQLiteDeliveryStore(registry), app: app, configuration: engine, logger: Logger(label: "pushctl.send"))
+        let reason = await SendRun(store: registry.deliveryStore, app: app, configuration: engine, logger: Logger(label: "pushctl.send"))
             .run(
                 targets, sender: sender, stop: stop,
                 makeRequest: { prepared.request(token: $0, bundleId: bundleId) },

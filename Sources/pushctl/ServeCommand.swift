@@ -24,8 +24,8 @@ struct ServeCommand: AsyncParsableCommand {
         LogSetup.bootstrapOnce()
         let logger = Logger(label: "pushctl.serve")
 
-        let registry: Registry
-        do { registry = try Registry(path: config.database) } catch {
+        let registry: any RegistryStore
+        do { registry = try RegistryStores.open(config) } catch {
             throw CLIError.usage("cannot open the registry \(config.database): \(error.message)")
         }
 

@@ -73,7 +73,8 @@ extension TokensCommand {
                 if n == 1 && batch <= 1 {
                     _ = try cli { () throws(StoreError) in
                         try registry.register(
-                            app: options.app, token: requests[0].token, environment: settings.defaultEnvironment)
+                            app: options.app, token: requests[0].token, oldToken: nil, channels: nil,
+                            environment: settings.defaultEnvironment)
                     }
                 } else {
                     for result in registry.registerBatch(requests) {

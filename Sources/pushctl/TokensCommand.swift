@@ -19,11 +19,11 @@ struct TokensOptions: ParsableArguments {
     var app: String
 
     /// Loads the configuration, checks the app and opens the registry. Unknown app → exit 2.
-    func open() throws -> (AppSettings, Registry) {
+    func open() throws -> (AppSettings, any RegistryStore) {
         let config = try global.loadConfiguration()
         let settings: AppSettings
         do { settings = try config.app(app) } catch { throw CLIError.usage(error.message) }
-        return (settings, try cli { () throws(StoreError) in try Registry(path: config.database) })
+        return (settings, try cli { () throws(StoreError) in try RegistryStores.open(config) })
     }
 }
 

@@ -8,13 +8,15 @@ import Testing
     struct World {
         let dir: URL
         let config: String
+        let database: String
         let record: String
         let simulatorArgs: [String]
         let port: Int
         var simulator: Process?
 
         static func make(
-            tokens: Int, delayMs: Int = 0, simulatorArgs: [String] = [], devices: String? = nil, startSimulator: Bool = true
+            tokens: Int, delayMs: Int = 0, simulatorArgs: [String] = [], devices: String? = nil, startSimulator: Bool = true,
+            database: String = "registry.sqlite"
         ) async throws -> World {
             let dir = try CLI.temporaryDirectory()
             let certs = dir.appendingPathComponent("certs").path
@@ -23,7 +25,7 @@ import Testing
             let port = try freePort()
             let config = dir.appendingPathComponent("pushctl.json").path
             try """
-                {"database": "registry.sqlite",
+                {"database": "\(database)",
                  "simulator": {"host": "127.0.0.1", "port": \(port), "certificates": "certs"},
                  "apps": {"example": {"topic": "com.example.app", "endpoint": "simulator",
                    "auth": {"p12": "certs/client.p12", "passwordFile": "certs/client.p12.password"}}}}
@@ -42,7 +44,7 @@ import Testing
                 try devices.write(toFile: file, atomically: true, encoding: .utf8)
                 args += ["--devices", file]
             }
-            var world = World(dir: dir, config: config, record: record, simulatorArgs: args, port: port)
+            var world = World(dir: dir, config: config, database: database, record: record, simulatorArgs: args, port: port)
             if startSimulator { try world.startSimulator() }
             return world
         }
@@ -51,6 +53,14 @@ import Testing
         mutating func startSimulator(_ extra: [String] = []) throws {
             simulator = try CLI.start(simulatorArgs + extra)
             try CLI.waitForPort(port)
+        }
+
+        /// The registry the config names (SQLite file or PostgreSQL database), opened by the test.
+        func openRegistry() throws -> any RegistryStore {
+            if database.hasPrefix("postgres://") {
+                return try PostgresRegistry(url: PostgresURL(parsing: database), password: nil, connections: 1)
+            }
+            return try Registry(path: dir.appendingPathComponent(database).path)
         }
 
         /// Stops the simulator process.

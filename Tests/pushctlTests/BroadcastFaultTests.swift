@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PostgresTestSupport
 import PushStore
 import Testing
 
@@ -9,15 +10,17 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(4))) struct BroadcastFaultTests {
     typealias World = BroadcastCommandTests.World
 
-    @Test func killMinus9ThenResumeSendsAtMostTheWindowTwiceAllCarryingTheCollapseId() async throws {
-        var w = try await World.make(tokens: 5000)
+    @Test(arguments: ["sqlite", "postgres"])
+    func killMinus9ThenResumeSendsAtMostTheWindowTwiceAllCarryingTheCollapseId(_ backend: String) async throws {
+        let database = backend == "postgres" ? try PostgresTestServer.shared().makeDatabase("kill") : "registry.sqlite"
+        var w = try await World.make(tokens: 5000, database: database)
         defer { w.stop() }
         // --rate paces the run, so the kill lands while most devices are still to come.
         let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "digest-test", "--alert", "Digest", "--json", "--rate", "1000"]
         let started = Date()
         let first = try CLI.start(args)
         // Kill it hard once a good part has been delivered (outcomes are committed as they come back).
-        let registry = try Registry(path: w.dir.appendingPathComponent("registry.sqlite").path)
+        let registry = try w.openRegistry()
         let deadline = Date().addingTimeInterval(120)
         while Date() < deadline, first.isRunning, ((try? registry.broadcastCounts(id: "digest-test").done) ?? 0) < 1000 {
             try await Task.sleep(for: .milliseconds(20))
@@ -50,7 +53,7 @@ import Testing
         #expect(twice <= flagged)
         #expect(Set(beforeKill).count == beforeKill.count)
         #expect(try w.records().allSatisfy { $0["collapseId"]?.stringValue == "digest-test" })
-        print("FAULT kill -9 then resume (pushctl broadcast): devices 5000, lost \(5000 - copies.count), sent twice \(twice) (window 500), flagged possibly duplicated \(flagged), duration \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+        print("FAULT kill -9 then resume (pushctl broadcast, \(backend)): devices 5000, lost \(5000 - copies.count), sent twice \(twice) (window 500), flagged possibly duplicated \(flagged), duration \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
 
         // Cron fires again: a completed id is not sent twice.
         let third = try await CLI.run(args)

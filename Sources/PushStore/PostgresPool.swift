@@ -1,0 +1,185 @@
+import Dispatch
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PostgresNIO
+import Synchronization
+
+/// The one place PushStore talks to postgres-nio: a small pool of connections used synchronously, like the
+/// SQLite registry, by threads that are not event-loop threads (the engine's store queue, CLI commands,
+/// the server's registration batcher). Each call waits on a future; the I/O runs on the pool's own event
+/// loop, never on Swift's cooperative pool, so a caller blocking here cannot starve the queries it waits for.
+///
+/// Every failure becomes a ``StoreError``: lost connections, refused connections, serialization failures,
+/// deadlocks and lock timeouts are transient (`.ioError` / `.busy`, which the engine retries), a unique
+/// violation is `.constraint`, the rest `.unknown`. A connection that failed is closed, never reused.
+final class PostgresPool: Sendable {
+    let url: PostgresURL
+    private let configuration: PostgresConnection.Configuration
+    private let group: MultiThreadedEventLoopGroup
+    private let idle = Mutex<[PostgresConnection]>([])
+    private let permits: DispatchSemaphore
+    private let nextId = Atomic<Int>(1)
+    let logger: Logger
+
+    /// A pool of at most `size` connections to `url`.
+    init(url: PostgresURL, password: String?, size: Int, logger: Logger) throws(StoreError) {
+        self.url = url
+        self.logger = logger
+        var tls = PostgresConnection.Configuration.TLS.disable
+        if url.requireTLS {
+            do {
+                tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            } catch {
+                throw StoreError(.cannotOpen, "cannot set up TLS for \(url): \(error)")
+            }
+        }
+        var configuration = PostgresConnection.Configuration(
+            host: url.host, port: url.port, username: url.user, password: password, database: url.database, tls: tls)
+        configuration.options.connectTimeout = .seconds(10)
+        self.configuration = configuration
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        permits = DispatchSemaphore(value: max(1, size))
+    }
+
+    deinit {
+        let connections = idle.withLock { c in
+            let all = c
+            c.removeAll()
+            return all
+        }
+        for connection in connections { _ = try? connection.close().wait() }
+        try? group.syncShutdownGracefully()
+    }
+
+    /// Runs `body` on a pooled connection (opened if none is idle).
+    func withConnection<T>(_ body: (PostgresSession) throws(StoreError) -> T) throws(StoreError) -> T {
+        permits.wait()
+        defer { permits.signal() }
+        let pooled = idle.withLock { $0.popLast() }
+        let connection: PostgresConnection
+        if let pooled { connection = pooled } else { connection = try connect() }
+        let session = PostgresSession(connection: connection, logger: logger)
+        do throws(StoreError) {
+            let value = try body(session)
+            if !session.broken { idle.withLock { $0.append(connection) } }
+            return value
+        } catch {
+            if session.broken { _ = try? connection.close().wait() } else { idle.withLock { $0.append(connection) } }
+            throw error
+        }
+    }
+
+    /// Runs `body` in one transaction (READ COMMITTED): committed when it returns, rolled back when it throws.
+    func transaction<T>(_ body: (PostgresSession) throws(StoreError) -> T) throws(StoreError) -> T {
+        try withConnection { (session) throws(StoreError) -> T in
+            try session.execute("BEGIN")
+            do throws(StoreError) {
+                let value = try body(session)
+                try session.execute("COMMIT")
+                return value
+            } catch {
+                if !session.broken { try? session.execute("ROLLBACK") }
+                throw error
+            }
+        }
+    }
+
+    private func connect() throws(StoreError) -> PostgresConnection {
+        let id = nextId.wrappingAdd(1, ordering: .relaxed).oldValue
+        do {
+            return try PostgresConnection.connect(
+                on: group.next(), configuration: configuration, id: id, logger: logger
+            ).wait()
+        } catch {
+            throw PostgresSession.mapped(error, url: url.description)
+        }
+    }
+}
+
+/// One connection lent by ``PostgresPool`` for the length of a call.
+final class PostgresSession {
+    let connection: PostgresConnection
+    let logger: Logger
+    /// True once the connection failed: the pool closes it instead of reusing it.
+    private(set) var broken = false
+
+    init(connection: PostgresConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+    }
+
+    /// Runs `query` and returns its rows.
+    @discardableResult
+    func query(_ query: PostgresQuery) throws(StoreError) -> PostgresQueryResult {
+        do {
+            return try connection.query(query, logger: logger).wait()
+        } catch {
+            let mapped = Self.mapped(error, url: nil)
+            if mapped.code == .ioError || connection.isClosed { broken = true }
+            throw mapped
+        }
+    }
+
+    /// Runs a statement with no parameters.
+    func execute(_ sql: String) throws(StoreError) {
+        try query(PostgresQuery(unsafeSQL: sql))
+    }
+
+    /// Rows of `query` decoded as `T` (a tuple of column types).
+    func rows<each C: PostgresDecodable>(_ query: PostgresQuery, as: (repeat each C).Type) throws(StoreError) -> [(repeat each C)] {
+        let result = try self.query(query)
+        var out: [(repeat each C)] = []
+        do {
+            for row in result { out.append(try row.decode((repeat each C).self)) }
+        } catch {
+            throw StoreError(.corrupt, "unreadable row: \(String(reflecting: error))")
+        }
+        return out
+    }
+
+    /// The first row of `query`, or nil.
+    func row<each C: PostgresDecodable>(_ query: PostgresQuery, as: (repeat each C).Type) throws(StoreError) -> (repeat each C)? {
+        try rows(query, as: (repeat each C).self).first
+    }
+
+    /// The number of rows a statement changed.
+    func changes(_ query: PostgresQuery) throws(StoreError) -> Int {
+        try self.query(query).metadata.rows ?? 0
+    }
+
+    /// Translates postgres-nio's errors into ``StoreError``.
+    static func mapped(_ error: any Error, url: String?) -> StoreError {
+        let place = url.map { " (\($0))" } ?? ""
+        guard let psql = error as? PSQLError else {
+            // Connection refused, DNS, timeouts: the database is unreachable for now.
+            return StoreError(.ioError, "cannot reach PostgreSQL\(place): \(error)")
+        }
+        switch psql.code {
+        case .server:
+            let state = psql.serverInfo?[.sqlState] ?? ""
+            let message = psql.serverInfo?[.message] ?? "\(psql)"
+            let detail = psql.serverInfo?[.detail].map { " (\($0))" } ?? ""
+            let text = "PostgreSQL\(place): \(message)\(detail) [\(state)]"
+            switch state {
+            case "23505": return StoreError(.constraint, text)
+            case "40001", "40P01", "55P03", "57014": return StoreError(.busy, text)  // serialization, deadlock, lock timeout, cancelled
+            case let s where s.hasPrefix("08") || s.hasPrefix("57P") || s.hasPrefix("53"):
+                return StoreError(.ioError, text)  // connection, shutdown, out of resources
+            case let s where s.hasPrefix("28"): return StoreError(.cannotOpen, text)  // authentication
+            case "3D000": return StoreError(.cannotOpen, text)  // no such database
+            case let s where s.hasPrefix("22") || s.hasPrefix("23"): return StoreError(.invalidInput, text)
+            default: return StoreError(.unknown(0), text)
+            }
+        case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown:
+            return StoreError(.ioError, "lost the PostgreSQL connection\(place): \(psql.underlying.map { "\($0)" } ?? "\(psql.code)")")
+        case .authMechanismRequiresPassword:
+            return StoreError(.cannotOpen, "PostgreSQL\(place) wants a password: set databasePasswordFile or databasePasswordEnv")
+        case .sslUnsupported:
+            return StoreError(.cannotOpen, "PostgreSQL\(place) does not offer TLS but the URL says sslmode=require")
+        default:
+            return StoreError(.unknown(0), "PostgreSQL\(place): \(String(reflecting: psql))")
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import PostgresNIO
+
+/// The PostgreSQL registry's schema as numbered migrations, like ``Schema`` for SQLite (same tables and
+/// meaning; tokens sort bytewise with `COLLATE "C"` so keyset pages match SQLite's order). Version N is
+/// reached by running migrations 1…N in order, in one transaction under an advisory lock, so several
+/// processes starting at once on a new database migrate it exactly once. Never edit a shipped migration.
+enum PostgresSchema {
+    /// The version this build writes. A database with a higher version is refused.
+    static var currentVersion: Int64 { Int64(migrations.count) }
+
+    /// The advisory lock key migrations hold (`'PushProvider'` as a number).
+    static let lockKey: Int64 = 0x5075_7368_5072_6f76
+
+    /// Migration `i` (0-based) takes the schema from version `i` to `i + 1`.
+    static let migrations: [[String]] = [
+        // 1: everything SQLite's schema 5 holds.
+        [
+            // The database's clock in ms since 1970: lease expiry and every stored time, so hosts with
+            // different clocks agree.
+            """
+            CREATE FUNCTION pp_now_ms() RETURNS bigint LANGUAGE sql VOLATILE
+            AS $$ SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint $$
+            """,
+            """
+            CREATE TABLE devices (
+                app text NOT NULL,
+                token text COLLATE "C" NOT NULL,
+                id bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+                environment text NOT NULL CHECK (environment IN ('development', 'production')),
+                channels text NOT NULL DEFAULT '',
+                created_ms bigint NOT NULL,
+                last_registered_ms bigint NOT NULL,
+                last_success_ms bigint,
+                PRIMARY KEY (app, token)
+            )
+            """,
+            """
+            CREATE TABLE device_channels (
+                app text NOT NULL,
+                channel text NOT NULL,
+                token text COLLATE "C" NOT NULL,
+                device_id bigint NOT NULL REFERENCES devices (id) ON DELETE CASCADE,
+                PRIMARY KEY (app, channel, token)
+            )
+            """,
+            "CREATE INDEX device_channels_device ON device_channels (device_id)",
+            """
+            CREATE TABLE prune_log (
+                id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                app text NOT NULL,
+                token text NOT NULL,
+                reason text NOT NULL,
+                action text NOT NULL CHECK (action IN ('deleted', 'skipped')),
+                apns_timestamp_ms bigint,
+                last_registered_ms bigint,
+                at_ms bigint NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE delivery_log (
+                id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                app text NOT NULL,
+                apns_id text NOT NULL,
+                unique_id text,
+                token text NOT NULL,
+                status integer NOT NULL,
+                reason text,
+                attempts integer NOT NULL,
+                possibly_duplicated boolean NOT NULL,
+                first_attempt_ms bigint NOT NULL,
+                finished_ms bigint NOT NULL
+            )
+            """,
+            "CREATE INDEX delivery_log_app_finished ON delivery_log (app, finished_ms)",
+            """
+            CREATE TABLE broadcasts (
+                id text PRIMARY KEY,
+                app text NOT NULL,
+                state text NOT NULL CHECK (state IN ('pending', 'running', 'interrupted', 'completed', 'failed')),
+                payload bytea NOT NULL,
+                push_type text NOT NULL,
+                priority integer NOT NULL,
+                expiration bigint,
+                collapse_id text,
+                channel text,
+                environment text,
+                explicit_tokens boolean NOT NULL DEFAULT false,
+                total bigint NOT NULL DEFAULT 0,
+                checkpoint text COLLATE "C" NOT NULL DEFAULT '',
+                dispatched text COLLATE "C" NOT NULL DEFAULT '',
+                run integer NOT NULL DEFAULT 0,
+                retry_run integer NOT NULL DEFAULT 0,
+                retry_dispatched text COLLATE "C" NOT NULL DEFAULT '',
+                error text,
+                created_ms bigint NOT NULL,
+                updated_ms bigint NOT NULL,
+                finished_ms bigint
+            )
+            """,
+            "CREATE INDEX broadcasts_app_state ON broadcasts (app, state)",
+            """
+            CREATE TABLE broadcast_outcomes (
+                broadcast_id text NOT NULL,
+                token text COLLATE "C" NOT NULL,
+                kind text NOT NULL,
+                status integer NOT NULL,
+                reason text,
+                attempts integer NOT NULL,
+                pruned boolean NOT NULL,
+                possibly_duplicated boolean NOT NULL,
+                run integer NOT NULL,
+                PRIMARY KEY (broadcast_id, token)
+            )
+            """,
+            "CREATE INDEX broadcast_outcomes_deferred ON broadcast_outcomes (broadcast_id, token) WHERE kind = 'deferred'",
+            """
+            CREATE TABLE broadcast_tokens (
+                broadcast_id text NOT NULL,
+                token text COLLATE "C" NOT NULL,
+                PRIMARY KEY (broadcast_id, token)
+            )
+            """,
+            // One row per app, released (owner '') but never deleted, so its fence only grows.
+            """
+            CREATE TABLE broadcast_leases (
+                app text PRIMARY KEY,
+                broadcast_id text NOT NULL,
+                owner text NOT NULL,
+                expires_ms bigint NOT NULL,
+                fence bigint NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE pruning_breakers (
+                app text NOT NULL,
+                endpoint text NOT NULL,
+                answers bigint NOT NULL,
+                bad_device_tokens bigint NOT NULL,
+                consecutive bigint NOT NULL,
+                tripped boolean NOT NULL,
+                updated_ms bigint NOT NULL,
+                PRIMARY KEY (app, endpoint)
+            )
+            """,
+        ]
+    ]
+
+    /// Brings the database to ``currentVersion``. Throws `.schemaTooNew` for a database from a newer build.
+    static func migrate(_ pool: PostgresPool) throws(StoreError) {
+        try pool.transaction { (db) throws(StoreError) in
+            try db.query("SELECT pg_advisory_xact_lock(\(lockKey))")
+            try db.execute("CREATE TABLE IF NOT EXISTS schema_version (version bigint NOT NULL)")
+            let stored: Int64? = try db.row("SELECT coalesce(max(version), 0)::bigint FROM schema_version", as: (Int64).self)
+            let version = stored ?? 0
+            if version > currentVersion {
+                throw StoreError(
+                    .schemaTooNew,
+                    "database \(pool.url) has schema version \(version), newer than this build's \(currentVersion); "
+                        + "upgrade PushProvider or use another database")
+            }
+            guard version < currentVersion else { return }
+            for index in Int(version)..<migrations.count {
+                for sql in migrations[index] { try db.execute(sql) }
+            }
+            try db.execute("DELETE FROM schema_version")
+            try db.query("INSERT INTO schema_version (version) VALUES (\(currentVersion))")
+        }
+    }
+}

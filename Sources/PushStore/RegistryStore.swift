@@ -1,0 +1,148 @@
+import PushCore
+
+/// The device registry and broadcast records as `pushctl serve`, `pushctl tokens` and the commands that
+/// create broadcasts see them, on either backend: ``Registry`` (SQLite, the embedded default) or
+/// ``PostgresRegistry`` (several processes on several hosts). ``RegistryConformanceTests`` runs the same
+/// checks on both.
+///
+/// Every method may block on I/O: call them off Swift's cooperative thread pool where that matters.
+public protocol RegistryStore: AnyObject, Sendable {
+    /// Where the registry lives, fit for messages (a file path, or a PostgreSQL URL without password).
+    var location: String { get }
+
+    /// The delivery engine's view of the same database.
+    var deliveryStore: any DeliveryStore { get }
+
+    /// The schema version of the database.
+    func schemaVersion() throws(StoreError) -> Int64
+
+    /// Registers (or refreshes) `token` for `app`; with `oldToken` the old registration is replaced and its
+    /// channels carried over when `channels` is nil.
+    @discardableResult
+    func register(
+        app: String, token: DeviceToken, oldToken: DeviceToken?, channels: [String]?, environment: APNsEnvironment?
+    ) throws(StoreError) -> RegistrationOutcome
+
+    /// Registers many requests in one transaction (group commit); each gets its own result.
+    func registerBatch(_ requests: [RegistrationRequest]) -> [Result<RegistrationOutcome, StoreError>]
+
+    /// Removes `token` from `app`; false when it was not registered.
+    @discardableResult
+    func unregister(app: String, token: DeviceToken) throws(StoreError) -> Bool
+
+    /// One device, or nil when `token` is not registered for `app`.
+    func device(app: String, token: DeviceToken) throws(StoreError) -> RegisteredDevice?
+
+    /// How many devices `app` has, optionally only those in `channel` and/or `environment`.
+    func count(app: String, channel: String?, environment: APNsEnvironment?) throws(StoreError) -> Int
+
+    /// One keyset page: devices with token > `after` (hex), in token order.
+    func page(app: String, channel: String?, environment: APNsEnvironment?, after: String, limit: Int)
+        throws(StoreError) -> [RegisteredDevice]
+
+    /// One keyset page of token hex strings (export: the token column only).
+    func tokenPage(app: String, channel: String?, environment: APNsEnvironment?, after: String, limit: Int)
+        throws(StoreError) -> [String]
+
+    /// Removes a token APNs reported dead, unless (for Unregistered/ExpiredToken) it registered again after
+    /// APNs' timestamp; logs what was done.
+    @discardableResult
+    func prune(app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?) throws(StoreError) -> PruneOutcome
+
+    /// The newest prune-log entries of `app`.
+    func pruneLog(app: String, limit: Int) throws(StoreError) -> [PruneLogEntry]
+
+    /// Appends to the delivery log.
+    func recordDeliveries(_ records: [DeliveryRecord]) throws(StoreError)
+
+    /// The newest delivery-log entries of `app`.
+    func recentDeliveries(app: String, limit: Int) throws(StoreError) -> [DeliveryRecord]
+
+    /// Final delivery outcomes grouped by app, status and reason.
+    func deliveryCounts() throws(StoreError) -> [DeliveryCount]
+
+    /// Prune-log entries grouped by app, reason and action.
+    func pruneCounts() throws(StoreError) -> [PruneCount]
+
+    /// Stores a new broadcast (with `tokens`: exactly those). Fails with `.constraint` when the id exists.
+    func createBroadcast(_ record: BroadcastRecord, tokens: [DeviceToken]?) throws(StoreError)
+
+    /// The broadcast with this id, or nil.
+    func broadcast(id: String) throws(StoreError) -> BroadcastRecord?
+
+    /// Broadcasts of `app` (any app when nil) in the given states, oldest first.
+    func broadcasts(app: String?, states: [BroadcastState]) throws(StoreError) -> [BroadcastRecord]
+
+    /// Totals over a broadcast's committed outcomes.
+    func broadcastCounts(id: String) throws(StoreError) -> BroadcastCounts
+
+    /// The persisted pruning-breaker state of `app`'s endpoints.
+    func breakerStates(app: String) throws(StoreError) -> [String: PruningBreaker.State]
+
+    /// Persists the pruning-breaker state of `app`'s endpoints.
+    func saveBreakerStates(app: String, _ states: [String: PruningBreaker.State]) throws(StoreError)
+
+    /// Writes one validated import batch in one transaction (see ``importTokens(app:lines:environment:channels:batchSize:)``).
+    func writeImportBatch(app: String, tokens: [DeviceToken], environment: APNsEnvironment, channels: [String]?)
+        throws(StoreError)
+
+    /// Runs a whole import; a backend may tune itself around it (SQLite widens its WAL checkpoints).
+    func whileImporting<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T
+}
+
+extension RegistryStore {
+    /// The default: no tuning.
+    public func whileImporting<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T { try body() }
+
+    /// Up to `limit` devices of `app` in key (token) order, after `after` if given.
+    public func list(
+        app: String, channel: String? = nil, environment: APNsEnvironment? = nil, limit: Int = 1000,
+        after: DeviceToken? = nil
+    ) throws(StoreError) -> [RegisteredDevice] {
+        if let channel { try Channels.validate(channel) }
+        return try page(app: app, channel: channel, environment: environment, after: after?.hex ?? "", limit: limit)
+    }
+
+    /// A keyset-paginated stream of `app`'s devices in batches of `batchSize`, in token order, starting
+    /// after `after` if given: one short read per batch, no OFFSET, never all rows in memory. Devices
+    /// registered while streaming appear if their token sorts after the current position.
+    ///
+    /// A failure ends the iteration and is kept in ``DeviceStream/error``;
+    /// ``forEachBatch(app:channel:environment:batchSize:after:_:)`` throws it instead.
+    public func batches(
+        app: String, channel: String? = nil, environment: APNsEnvironment? = nil, batchSize: Int = 1000,
+        after: DeviceToken? = nil
+    ) -> DeviceStream {
+        DeviceStream(
+            registry: self, app: app, channel: channel, environment: environment, batchSize: max(1, batchSize),
+            after: after?.hex ?? "")
+    }
+
+    /// Streams `app`'s devices batch by batch and rethrows any store error or error from `body`.
+    public func forEachBatch(
+        app: String, channel: String? = nil, environment: APNsEnvironment? = nil, batchSize: Int = 1000,
+        after: DeviceToken? = nil, _ body: ([RegisteredDevice]) throws -> Void
+    ) throws {
+        if let channel { try Channels.validate(channel) }
+        let stream = batches(app: app, channel: channel, environment: environment, batchSize: batchSize, after: after)
+        for batch in stream { try body(batch) }
+        if let error = stream.error { throw error }
+    }
+
+    /// Exports `app`'s tokens in key order as canonical lowercase hex, one call of `body` per token.
+    /// Streams keyset pages of 5000 like ``batches(app:channel:environment:batchSize:after:)`` but reads only
+    /// the token column and skips re-validating what the registry stored canonically (export speed).
+    public func export(
+        app: String, channel: String? = nil, environment: APNsEnvironment? = nil, _ body: (String) throws -> Void
+    ) throws {
+        if let channel { try Channels.validate(channel) }
+        var after = ""
+        while true {
+            let page = try tokenPage(app: app, channel: channel, environment: environment, after: after, limit: 5000)
+            for hex in page { try body(hex) }
+            guard page.count == 5000, let last = page.last else { return }
+            after = last
+        }
+    }
+
+}

@@ -1,0 +1,41 @@
+import Foundation
+import PostgresTestSupport
+import PushCore
+import Testing
+
+@testable import PushStore
+
+/// The registry backends the conformance suites run on: the same test, the same assertions, on SQLite and on
+/// a real PostgreSQL server (``PostgresTestServer``).
+enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case sqlite
+    case postgres
+
+    var testDescription: String { rawValue }
+
+    /// A new empty registry on this backend, on `clock` when given (the database's or system clock otherwise).
+    func open(clock: ManualClock? = nil) throws -> any RegistryStore {
+        switch self {
+        case .sqlite:
+            return try Registry(path: makeTempDirectory() + "/registry.sqlite", nowMs: clock?.function ?? Registry.systemNowMs)
+        case .postgres:
+            let url = try PostgresTestServer.shared().makeDatabase()
+            return try PostgresRegistry(url: PostgresURL(parsing: url), password: nil, connections: 3, nowMs: clock?.function)
+        }
+    }
+}
+
+/// The protocol's requirements with the defaults the concrete types have.
+extension RegistryStore {
+    @discardableResult
+    func add(
+        app: String, token: DeviceToken, oldToken: DeviceToken? = nil, channels: [String]? = nil,
+        environment: APNsEnvironment? = nil
+    ) throws(StoreError) -> RegistrationOutcome {
+        try register(app: app, token: token, oldToken: oldToken, channels: channels, environment: environment)
+    }
+
+    func devices(_ app: String, channel: String? = nil, environment: APNsEnvironment? = nil) throws(StoreError) -> Int {
+        try count(app: app, channel: channel, environment: environment)
+    }
+}

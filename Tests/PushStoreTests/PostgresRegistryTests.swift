@@ -1,0 +1,86 @@
+import Foundation
+import PostgresTestSupport
+import PushCore
+import Testing
+
+@testable import PushStore
+
+/// PostgreSQL-only behaviour: the URL (never a password), reaching the server, and what the engine sees when
+/// the database is down. The shared contract is in the conformance suites.
+@Suite struct PostgresRegistryTests {
+    @Test func aURLNamesUserHostPortAndDatabaseAndNeverAPassword() throws {
+        let url = try PostgresURL(parsing: "postgres://push@db.internal:6432/registry?sslmode=require")
+        #expect(url.user == "push" && url.host == "db.internal" && url.port == 6432 && url.database == "registry" && url.requireTLS)
+        #expect(try PostgresURL(parsing: "postgresql://push@[::1]/r").host == "::1")
+        #expect(try PostgresURL(parsing: "postgresql://push@[::1]/r").port == 5432)
+        for bad in ["postgres://push:secret@db/registry", "postgres://db/registry", "postgres://push@db", "mysql://push@db/r",
+                    "postgres://push@db:99999/r", "postgres://push@db/r?sslmode=allow", "postgres://push@db/r?password=x"] {
+            #expect { _ = try PostgresURL(parsing: bad) } throws: { error in
+                guard let e = error as? StoreError, e.code == .invalidInput else { return false }
+                return !e.message.contains("secret")
+            }
+        }
+    }
+
+    @Test func theConfigurationRefusesAPasswordInTheURLAndTakesItFromAFileOrTheEnvironment() throws {
+        func config(_ extra: String) throws(ConfigurationError) -> PushConfiguration {
+            try PushConfiguration(json: Array("{\(extra)}".utf8), baseDirectory: "/etc/push")
+        }
+        #expect(throws: ConfigurationError.self) { try config(#""database": "postgres://push:secret@db/r""#) }
+        let fromFile = try config(#""database": "postgres://push@db/r", "databasePasswordFile": "db.password""#)
+        #expect(fromFile.database == "postgres://push@db/r" && fromFile.databasePasswordFile == "/etc/push/db.password")
+        let fromEnv = try config(#""database": "postgres://push@db/r", "databasePasswordEnv": "PUSH_DB_PASSWORD""#)
+        #expect(fromEnv.databasePasswordEnv == "PUSH_DB_PASSWORD" && fromEnv.databasePasswordFile == nil)
+        #expect(throws: ConfigurationError.self) {
+            try config(#""database": "postgres://push@db/r", "databasePasswordFile": "f", "databasePasswordEnv": "E""#)
+        }
+        #expect(throws: ConfigurationError.self) { try config(#""database": "data/x.sqlite", "databasePasswordEnv": "E""#) }
+    }
+
+    @Test func aPasswordIsReadFromItsFileAndAMissingOneIsAClearError() throws {
+        let server = try PostgresTestServer.shared()
+        let url = try server.makeDatabase()
+        let file = makeTempDirectory() + "/password"
+        try "unused-by-a-trusting-server\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let registry = try PostgresRegistry.open(url: url, passwordFile: file, passwordEnv: nil, connections: 1)
+        #expect(try registry.schemaVersion() == PostgresSchema.currentVersion)
+        #expect { _ = try PostgresRegistry.open(url: url, passwordFile: file + ".missing", passwordEnv: nil) } throws: {
+            ($0 as? StoreError)?.message.contains("password file") == true
+        }
+        #expect { _ = try PostgresRegistry.open(url: url, passwordFile: nil, passwordEnv: "PUSHPROVIDER_TEST_UNSET_VARIABLE") } throws: {
+            ($0 as? StoreError)?.message.contains("PUSHPROVIDER_TEST_UNSET_VARIABLE") == true
+        }
+    }
+
+    @Test func aDatabaseThatStopsAnsweringIsUnavailableToTheEngineAndComesBack() throws {
+        let server = try PostgresTestServer.shared()
+        let url = try server.makeDatabase("gone")
+        let registry = try PostgresRegistry(url: PostgresURL(parsing: url), password: nil, connections: 1)
+        let store = registry.deliveryStore
+        try registry.register(app: "a", token: testToken(1))
+        // Every connection of this database is killed by the server (as a failover or restart does).
+        let name = try PostgresURL(parsing: url).database
+        try server.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)' AND pid <> pg_backend_pid()")
+        #expect { _ = try store.counts(id: "x") } throws: { ($0 as? DeliveryStoreError)?.code == .unavailable }
+        // The broken connection was dropped: the next call opens a new one.
+        #expect(try store.devices(app: "a", channel: nil, environment: nil, after: "", limit: 10).count == 1)
+        // Nothing listening at all is unavailable too, not a crash or a hang.
+        let port = try freeLoopbackPort()
+        let nowhere = try PostgresURL(parsing: "postgres://postgres@127.0.0.1:\(port)/none")
+        #expect { _ = try PostgresRegistry(url: nowhere, password: nil) } throws: { ($0 as? StoreError)?.code == .ioError }
+    }
+}
+
+/// A loopback port nothing listens on.
+func freeLoopbackPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
+    }
+    return Int(UInt16(bigEndian: addr.sin_port))
+}

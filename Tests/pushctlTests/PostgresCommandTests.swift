@@ -1,0 +1,47 @@
+import Foundation
+import PostgresTestSupport
+import PushCore
+import PushStore
+import Testing
+
+/// The CLI on a PostgreSQL registry (`"database": "postgres://…"`): the same commands, the same results as on
+/// SQLite, run as a user runs them.
+@Suite(.timeLimit(.minutes(4))) struct PostgresCommandTests {
+    typealias World = BroadcastCommandTests.World
+
+    @Test func aBroadcastOnPostgreSQLReachesEveryDeviceOnceAndTheSameIdAgainSendsNothing() async throws {
+        let database = try PostgresTestServer.shared().makeDatabase("cli")
+        var w = try await World.make(tokens: 1200, database: database)
+        defer { w.stop() }
+        let count = try await CLI.run(["tokens", "count", "--config", w.config, "--app", "example"])
+        #expect(count.status == 0 && count.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1200", "\(count.stderr)")
+        let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "pg-1", "--alert", "Hello", "--json"]
+        let run = try await CLI.run(args, timeout: 120)
+        #expect(run.status == 0, "\(run.stderr)")
+        let summary = try JSONValue(parsing: run.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(summary["state"]?.stringValue == "completed")
+        #expect(summary["accepted"] == .int(1200) && summary["total"] == .int(1200))
+        var copies: [String: Int] = [:]
+        for token in try w.received() { copies[token, default: 0] += 1 }
+        #expect(copies.count == 1200 && copies.values.allSatisfy { $0 == 1 })
+        // What the database holds, read back through the store.
+        let registry = try w.openRegistry()
+        let record = try #require(try registry.broadcast(id: "pg-1"))
+        #expect(record.state == .completed && record.checkpoint == World.token(1199))
+        #expect(try registry.broadcastCounts(id: "pg-1").accepted == 1200)
+        #expect(try registry.recentDeliveries(app: "example", limit: 5).count == 5)
+        let again = try await CLI.run(args)
+        #expect(again.status == 0 && again.stderr.contains("already completed"))
+        #expect(try w.received().count == 1200)
+    }
+
+    @Test func aPasswordInTheDatabaseURLIsRefusedWithOneLineAndExitTwo() async throws {
+        let dir = try CLI.temporaryDirectory()
+        let config = dir.appendingPathComponent("pushctl.json").path
+        try #"{"database": "postgres://push:secret@127.0.0.1:1/db", "apps": {}}"#.write(toFile: config, atomically: true, encoding: .utf8)
+        let result = try await CLI.run(["tokens", "count", "--config", config, "--app", "example"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("databasePasswordFile"))
+        #expect(!result.stderr.contains("secret") && !result.stdout.contains("secret"))
+    }
+}
