@@ -129,6 +129,7 @@ let package = Package(
             name: "PushServerTests",
             dependencies: [
                 "PushServer", "PushStore", "PushSender", "PushDelivery", "APNsSimulator", "PushCore", "CSQLite",
+                "PostgresTestSupport",
                 .product(name: "Yams", package: "Yams"),
             ]),
         .testTarget(name: "pushctlTests", dependencies: ["PushCore", "PushStore", "PostgresTestSupport"]),

@@ -47,7 +47,7 @@ import Testing
                 configuration: config, registry: registry, keys: APIKeys(apps: config.apps),
                 credentials: ["example": .init(loaded: true, kind: "certificate", daysLeft: 365)])
             let running = try await server.start(host: "127.0.0.1", port: 0)
-            return (TestServer(running: running, registry: registry, directory: URL(fileURLWithPath: dir + "/unused")), registry)
+            return (TestServer(running: running, store: registry, directory: URL(fileURLWithPath: dir + "/unused")), registry)
         }
 
         func seed(_ registry: Registry, _ count: Int, app: String = "example") throws -> [DeviceToken] {

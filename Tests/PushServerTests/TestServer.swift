@@ -6,18 +6,20 @@ import PushCore
 import PushServer
 import PushStore
 
-/// A real server on a loopback port with a real SQLite registry in a temp directory.
+/// A real server on a loopback port with a real SQLite registry in a temp directory (or the given store).
 struct TestServer {
     static let registrationKey = "reg-key-example"
     static let sendKey = "send-key-example"
     static let otherSendKey = "send-key-other"
 
     let running: RunningServer
-    let registry: Registry
+    let store: any RegistryStore
+    /// The SQLite registry of a server started without a store.
+    var registry: Registry { store as! Registry }
     let directory: URL
     var base: String { "http://127.0.0.1:\(running.port)" }
 
-    static func start(rate: Double = 10_000, burst: Double = 10_000) async throws -> TestServer {
+    static func start(rate: Double = 10_000, burst: Double = 10_000, store: (any RegistryStore)? = nil) async throws -> TestServer {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushserver-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let auth = AuthSettings.certificate(p12: "/nonexistent.p12", password: .environment("UNUSED"))
@@ -33,12 +35,12 @@ struct TestServer {
                     topic: "com.example.other", endpoint: .production, auth: auth,
                     sendKeys: [APIKeys.hash(otherSendKey)]),
             ])
-        let registry = try Registry(path: config.database)
+        let registry = try store ?? Registry(path: config.database)
         let server = PushServer(
             configuration: config, registry: registry, keys: APIKeys(apps: config.apps),
             credentials: ["example": .init(loaded: true, kind: "certificate", daysLeft: 300)])
         let running = try await server.start(host: "127.0.0.1", port: 0)
-        return TestServer(running: running, registry: registry, directory: dir)
+        return TestServer(running: running, store: registry, directory: dir)
     }
 
     func stop() async throws {
