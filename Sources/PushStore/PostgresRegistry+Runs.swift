@@ -1,7 +1,7 @@
 import PostgresNIO
 import PushCore
 
-/// The PostgreSQL side of a broadcast run (see ``PostgresDeliveryStore``). Fences work across hosts: a write
+/// The PostgreSQL side of a broadcast run (see ``BackendDeliveryStore``). Fences work across hosts: a write
 /// under a fence first takes a share lock on the lease row (`FOR SHARE`), so a takeover (`FOR UPDATE`) waits
 /// for it, and a write after a takeover finds the new fence and fails with `.leaseLost`. Lease expiry is on
 /// the database's clock.

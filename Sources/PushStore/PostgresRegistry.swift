@@ -51,7 +51,7 @@ public final class PostgresRegistry: RegistryStore {
     public var location: String { url.description }
 
     /// The delivery engine's view of this database.
-    public var deliveryStore: any DeliveryStore { PostgresDeliveryStore(self) }
+    public var deliveryStore: any DeliveryStore { BackendDeliveryStore(self) }
 
     /// The injected clock's time, or nil for the database's (`coalesce(\(now), pp_now_ms())` in SQL).
     var now: Int64? { clock?() }

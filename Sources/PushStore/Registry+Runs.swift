@@ -1,6 +1,6 @@
 import PushCore
 
-/// The SQLite side of a broadcast run (see ``SQLiteDeliveryStore``): every write checks the lease fence in
+/// The SQLite side of a broadcast run (see ``BackendDeliveryStore``): every write checks the lease fence in
 /// its own transaction.
 extension Registry {
     /// Starts a run under `fence`: state running, the run number incremented, `total` counted when never counted.

@@ -60,7 +60,7 @@ public final class Registry: RegistryStore {
     public var location: String { path }
 
     /// The delivery engine's view of this file.
-    public var deliveryStore: any DeliveryStore { SQLiteDeliveryStore(self) }
+    public var deliveryStore: any DeliveryStore { BackendDeliveryStore(self) }
 
     func write<T>(_ body: (Connection) throws(StoreError) -> T) throws(StoreError) -> T {
         try writer.withLock { (db) throws(StoreError) -> T in

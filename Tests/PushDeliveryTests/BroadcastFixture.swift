@@ -11,7 +11,7 @@ import PushStore
 struct BroadcastFixture {
     let dir: String
     let registry: Registry
-    let store: SQLiteDeliveryStore
+    let store: any DeliveryStore
     let simulator: APNsSimulator
     let group: MultiThreadedEventLoopGroup
     let config: PushConfiguration
@@ -36,7 +36,7 @@ struct BroadcastFixture {
             apps: ["example": settings])
         let registry = try Registry(path: config.database)
         return BroadcastFixture(
-            dir: dir, registry: registry, store: SQLiteDeliveryStore(registry), simulator: simulator, group: group,
+            dir: dir, registry: registry, store: registry.deliveryStore, simulator: simulator, group: group,
             config: config, settings: settings)
     }
 

@@ -7,13 +7,13 @@ import Testing
 /// The ``DeliveryStore`` contract on SQLite: fenced leases on the store's clock, outcomes and checkpoint in one
 /// transaction, pending markers that do not count, deferred devices for the next run, breaker state. (The
 /// PostgreSQL backend is to pass the same cases.)
-/// SQLite-only behaviour of ``SQLiteDeliveryStore`` (the shared contract is in ``DeliveryStoreConformanceTests``).
+/// SQLite-only behaviour of the registry's delivery store (the shared contract is in ``DeliveryStoreConformanceTests``).
 @Suite struct SQLiteDeliveryStoreTests {
     @Test func aLockedDatabaseIsReportedAsUnavailable() throws {
         let clock = ManualClock()
         let registry = try Registry(path: makeTempDirectory() + "/store.sqlite", nowMs: clock.function)
         let token = testToken(1)
-        let fast = SQLiteDeliveryStore(try Registry(path: registry.path, options: RegistryOptions(busyTimeoutMs: 50), nowMs: clock.function))
+        let fast = try Registry(path: registry.path, options: RegistryOptions(busyTimeoutMs: 50), nowMs: clock.function).deliveryStore
         let other = try Connection(path: registry.path, busyTimeoutMs: 100, synchronous: "NORMAL")
         try other.execute("BEGIN IMMEDIATE")
         defer { try? other.execute("ROLLBACK") }

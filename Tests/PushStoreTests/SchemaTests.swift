@@ -71,7 +71,7 @@ import Testing
         #expect(try registry.broadcast(id: "refused")?.state == .interrupted)
         #expect(try registry.broadcast(id: "refused")?.finishedMs == nil)
         // The burned id's never-delivered devices are the next run's targets.
-        let store = SQLiteDeliveryStore(registry)
+        let store = registry.deliveryStore
         guard case .acquired(let fence) = try store.acquireLease(app: "a", broadcastId: "burned", owner: "me", ttlMs: 1000, ownerIsDead: { _ in false }) else {
             Issue.record("lease not acquired")
             return
