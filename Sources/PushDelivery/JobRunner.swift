@@ -18,6 +18,8 @@ public final class JobRunner: Sendable {
         public var leaseRetrySeconds: Double = 5
         /// How long to wait before resuming a job interrupted by an APNs or database outage.
         public var interruptedRetrySeconds: Double = 60
+        /// How often the runner looks for unfinished jobs it is not handling (see ``JobRunner/adoptUnfinished()``).
+        public var adoptionIntervalSeconds: Double = 30
         /// The defaults.
         public init() {}
     }
@@ -37,6 +39,9 @@ public final class JobRunner: Sendable {
         var lanes: [String: Lane] = [:]
         var senders: [String: Sender] = [:]
         var running: [String: StopFlag] = [:]
+        /// Jobs queued, running or waiting to be retried here (``adoptUnfinished()`` leaves them alone).
+        var tracked: Set<String> = []
+        var adopter: Task<Void, Never>?
         var shuttingDown = false
     }
 
@@ -74,11 +79,13 @@ public final class JobRunner: Sendable {
                 let task = Task { [self] in
                     for await request in stream {
                         if state.withLock({ $0.shuttingDown }) { break }
-                        await runJob(request, app: app)
+                        let retrying = await runJob(request, app: app)
+                        if !retrying { _ = state.withLock { $0.tracked.remove(request.id) } }
                     }
                 }
                 s.lanes[app] = Lane(continuation: continuation, task: task)
             }
+            s.tracked.insert(id)
             s.lanes[app]?.continuation.yield(Request(id: id, evenIfCompleted: retryDeferred))
         }
     }
@@ -99,10 +106,43 @@ public final class JobRunner: Sendable {
         }
     }
 
+    /// Queues the unfinished jobs of configured apps that this runner is not already handling: with several
+    /// servers on one database, a job another instance was running when it stopped (or died, once its lease
+    /// expired) is finished here. The server calls it periodically.
+    public func adoptUnfinished() async {
+        let access = StoreAccess(store: store, outageLimitMs: configuration.storeOutageLimitMs, logger: logger)
+        guard let unfinished = try? await access.run("reading unfinished jobs", retry: false, { store throws(DeliveryStoreError) in
+            try store.unfinishedBroadcasts()
+        }) else { return }
+        for record in unfinished where topics[record.app] != nil {
+            let known = state.withLock { $0.tracked.contains(record.id) || $0.shuttingDown }
+            if known { continue }
+            logger.info("adopting send job \(record.id) (\(record.state.rawValue))")
+            enqueue(record.id, app: record.app)
+        }
+    }
+
+    /// Calls ``adoptUnfinished()`` every ``Settings/adoptionIntervalSeconds`` until ``shutdown()``.
+    public func startAdopting() {
+        let interval = Int64(settings.adoptionIntervalSeconds * 1000)
+        let task = Task { [self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(interval))
+                if Task.isCancelled { break }
+                await adoptUnfinished()
+            }
+        }
+        state.withLock { s in
+            s.adopter?.cancel()
+            s.adopter = task
+        }
+    }
+
     /// Stops every running job at a checkpoint, waits for them and shuts the senders down.
     public func shutdown() async {
         let (lanes, senders) = state.withLock { s -> ([Lane], [Sender]) in
             s.shuttingDown = true
+            s.adopter?.cancel()
             for flag in s.running.values { flag.raise(signal: SIGTERM) }
             for lane in s.lanes.values { lane.continuation.finish() }
             return (Array(s.lanes.values), Array(s.senders.values))
@@ -111,13 +151,14 @@ public final class JobRunner: Sendable {
         for sender in senders { await sender.shutdown() }
     }
 
-    private func runJob(_ request: Request, app: String) async {
-        guard let topic = topics[app] else { return }
+    /// Runs one job; true when it scheduled a retry of itself.
+    private func runJob(_ request: Request, app: String) async -> Bool {
+        guard let topic = topics[app] else { return false }
         let id = request.id
         let access = StoreAccess(store: store, outageLimitMs: configuration.storeOutageLimitMs, logger: logger)
         if !request.evenIfCompleted {
             let record = try? await access.run("reading the job") { store throws(DeliveryStoreError) in try store.broadcast(id: id) }
-            guard let record = record ?? nil, record.state.isUnfinished else { return }
+            guard let record = record ?? nil, record.state.isUnfinished else { return false }
         }
         let stop = StopFlag()
         let accepted = state.withLock { s -> Bool in
@@ -125,7 +166,7 @@ public final class JobRunner: Sendable {
             s.running[id] = stop
             return true
         }
-        guard accepted else { return }
+        guard accepted else { return false }
         defer { _ = state.withLock { $0.running.removeValue(forKey: id) } }
 
         let sender: Sender
@@ -136,7 +177,7 @@ public final class JobRunner: Sendable {
             try? await access.run("recording the problem") { store throws(DeliveryStoreError) in
                 try store.noteUnstartable(id: id, error: "credentials: \(error)")
             }
-            return
+            return false
         }
         let broadcaster = Broadcaster(store: store, bundleId: topic, configuration: configuration, logger: logger)
         let report: BroadcastReport
@@ -147,13 +188,15 @@ public final class JobRunner: Sendable {
             case .running(let other):
                 logger.info("send job \(id) waits: broadcast \(other) holds the \(app) lease")
                 retry(id, app: app, after: settings.leaseRetrySeconds)
+                return true
             case .notFound:
                 logger.error("send job \(id): \(error.message)")
+                return false
             case .store:
                 logger.error("send job \(id): \(error.message)")
                 retry(id, app: app, after: settings.interruptedRetrySeconds)
+                return true
             }
-            return
         }
         let counts = report.counts
         logger.info("send job \(id) \(report.record.state.rawValue): \(counts.accepted)/\(report.record.total) accepted, \(counts.deferred) deferred")
@@ -161,9 +204,11 @@ public final class JobRunner: Sendable {
         case .endpoint(let endpointStop) where endpointStop.kind == .outage:
             logger.error("send job \(id) interrupted: \(endpointStop.message); retrying in \(Int(settings.interruptedRetrySeconds)) s")
             retry(id, app: app, after: settings.interruptedRetrySeconds)
+            return true
         case .store(let message):
             logger.error("send job \(id) interrupted: the database is unavailable (\(message)); retrying in \(Int(settings.interruptedRetrySeconds)) s")
             retry(id, app: app, after: settings.interruptedRetrySeconds)
+            return true
         case .endpoint(let endpointStop):
             // The next job of this app builds a new sender, reading the credentials files again.
             let stale = state.withLock { $0.senders.removeValue(forKey: app) }
@@ -174,6 +219,7 @@ public final class JobRunner: Sendable {
         case .signal, nil:
             break
         }
+        return false
     }
 
     /// The app's long-lived sender, created on first use with the app's persisted breaker state.

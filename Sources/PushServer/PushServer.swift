@@ -95,6 +95,7 @@ public final class PushServer: Sendable {
     /// Starts listening (port 0 picks a free port) and returns once the socket is bound.
     public func start(host: String? = nil, port: Int? = nil) async throws -> RunningServer {
         await jobs.resumeUnfinished()
+        jobs.startAdopting()
         let bound = AsyncStream<Int>.makeStream()
         let app = Application(
             router: makeRouter(),
@@ -123,6 +124,7 @@ public final class PushServer: Sendable {
         let checkpoints = try (registry as? Registry)?.startBackgroundCheckpoints()
         defer { checkpoints?.stop() }
         await jobs.resumeUnfinished()
+        jobs.startAdopting()
         let app = Application(
             router: makeRouter(),
             configuration: .init(address: .hostname(configuration.server.host, port: configuration.server.port), serverName: nil),

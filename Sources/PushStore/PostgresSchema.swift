@@ -32,7 +32,7 @@ enum PostgresSchema {
                 last_registered_ms bigint NOT NULL,
                 last_success_ms bigint,
                 PRIMARY KEY (app, token)
-            )
+            ) WITH (fillfactor = 85)
             """,
             """
             CREATE TABLE device_channels (

@@ -1,6 +1,8 @@
 import Foundation
 import PostgresTestSupport
 import PushCore
+import PushDelivery
+import PushServer
 import PushStore
 import Testing
 
@@ -43,5 +45,59 @@ import Testing
         let removed = try await a.request("DELETE", "/v1/apps/example/devices/\(Self.token(1000))", key: TestServer.registrationKey)
         #expect(removed.status == 204)
         #expect(try b.store.count(app: "example", channel: nil, environment: nil) == 299)
+    }
+}
+
+/// A send job survives the server that took it: another server on the same PostgreSQL database adopts it.
+@Suite(.timeLimit(.minutes(3))) struct JobAdoptionOnPostgresTests {
+    @Test func aJobLeftByAServerThatStoppedIsFinishedByAnotherOnTheSameDatabase() async throws {
+        // 200 ms per answer and a window of 500: at most ~2,500 notifications/s, so the job is mid-run when
+        // the first server stops.
+        let setup = try await NotificationJobTests.Setup.make(responseDelayMs: 200)
+        var config = setup.config
+        config.database = try PostgresTestServer.shared().makeDatabase("adopt")
+        let url = try PostgresURL(parsing: config.database)
+        func server(adoptEvery seconds: Double) async throws -> (TestServer, PostgresRegistry) {
+            let registry = try PostgresRegistry(url: url, password: nil, connections: 4)
+            var settings = JobRunner.Settings()
+            settings.adoptionIntervalSeconds = seconds
+            settings.leaseRetrySeconds = 0.5
+            let server = PushServer(
+                configuration: config, registry: registry, keys: APIKeys(apps: config.apps),
+                credentials: ["example": .init(loaded: true, kind: "certificate", daysLeft: 365)], jobSettings: settings)
+            let running = try await server.start(host: "127.0.0.1", port: 0)
+            return (TestServer(running: running, store: registry, directory: URL(fileURLWithPath: setup.dir + "/unused")), registry)
+        }
+        let (a, registry) = try await server(adoptEvery: 3600)
+        let tokens = (0..<6000).map { i in try! DeviceToken(parsing: String(format: "ef%062x", i)) }
+        for r in registry.registerBatch(tokens.map { RegistrationRequest(app: "example", token: $0, environment: .development) }) {
+            _ = try r.get()
+        }
+        let (b, _) = try await server(adoptEvery: 0.5)
+        let posted = try await a.request(
+            "POST", "/v1/apps/example/notifications", key: "send", contentType: "application/json",
+            body: #"{"id":"adopt-1","all":true,"alert":"Hello"}"#)
+        #expect(posted.status == 202)
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, setup.simulator.received.count < 600 { try await Task.sleep(for: .milliseconds(20)) }
+        // The first server goes away mid-job (a deploy): it stops the job at a checkpoint and releases the lease.
+        try await a.stop()
+        let atStop = setup.simulator.received.count
+        #expect(atStop < tokens.count, "the job finished before the first server stopped")
+        // The second one adopts it and finishes it.
+        var state = ""
+        while Date() < deadline.addingTimeInterval(60) {
+            state = try registry.broadcast(id: "adopt-1")?.state.rawValue ?? ""
+            if state == "completed" { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(state == "completed")
+        var copies: [DeviceToken: Int] = [:]
+        for r in setup.simulator.received { copies[r.request.token, default: 0] += 1 }
+        #expect(copies.count == tokens.count)
+        #expect(copies.values.allSatisfy { $0 == 1 })  // a graceful stop drains: nobody gets it twice
+        #expect(try registry.broadcastCounts(id: "adopt-1").accepted == tokens.count)
+        try await b.stop()
+        try await setup.stop()
     }
 }
