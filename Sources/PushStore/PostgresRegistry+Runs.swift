@@ -181,12 +181,7 @@ extension PostgresRegistry {
                     accepted.append(o.token.hex)
                     lastAcceptedMs = max(lastAcceptedMs, o.finishedMs)
                 }
-                if o.kind != .pending {
-                    deliveries.append(DeliveryRecord(
-                        app: batch.app, apnsId: o.apnsId, uniqueId: o.uniqueId, token: o.token, status: o.status,
-                        reason: o.reason, attempts: o.attempts, possiblyDuplicated: o.possiblyDuplicated,
-                        firstAttemptMs: o.startedMs, finishedMs: o.finishedMs))
-                }
+                if let record = o.logRecord(app: batch.app) { deliveries.append(record) }
                 rows.append((o.token.hex, o.kind.rawValue, Int64(o.status), o.reason ?? "", Int64(o.attempts), pruned, o.possiblyDuplicated))
             }
             try insertDeliveries(deliveries, in: db)

@@ -163,12 +163,9 @@ public final class PostgresRegistry: RegistryStore {
             replaced = row
         }
         let existing = try find(app: app, token: request.token, lock: true, in: db)
-        var channels = given
-        if channels == nil, let replaced, !replaced.channels.isEmpty {
-            channels = Array(Set(replaced.channels).union(existing?.channels ?? [])).sorted()
-        }
-        let environment = request.environment?.rawValue ?? existing?.environment ?? replaced?.environment
-            ?? APNsEnvironment.production.rawValue
+        let (channels, environment) = request.resolved(
+            channels: given, existing: existing.map { ($0.environment, $0.channels) },
+            replaced: replaced.map { ($0.environment, $0.channels) })
         let id: Int64
         var created = false
         if let existing {

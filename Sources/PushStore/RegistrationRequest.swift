@@ -54,3 +54,24 @@ extension String {
         return String(s)
     }
 }
+
+extension RegistrationRequest {
+    /// The channels and environment a registration leaves the device with — the one rule both backends apply.
+    /// `given` are the request's normalized channels; `existing` is the device already stored under the new
+    /// token and `replaced` the old token's device this request removes, each as (environment, channels).
+    /// Channels: the given ones; otherwise the old token's carried over (merged with the device's own); nil
+    /// means keep what the device has. Environment: the request's, else the device's, else the old token's,
+    /// else production.
+    func resolved(
+        channels given: [String]?, existing: (environment: String, channels: [String])?,
+        replaced: (environment: String, channels: [String])?
+    ) -> (channels: [String]?, environment: String) {
+        var channels = given
+        if channels == nil, let replaced, !replaced.channels.isEmpty {
+            channels = Array(Set(replaced.channels).union(existing?.channels ?? [])).sorted()
+        }
+        let environment = environment?.rawValue ?? existing?.environment ?? replaced?.environment
+            ?? APNsEnvironment.production.rawValue
+        return (channels, environment)
+    }
+}

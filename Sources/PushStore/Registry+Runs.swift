@@ -165,12 +165,7 @@ extension Registry {
                     accepted.append(o.token)
                     lastAcceptedMs = max(lastAcceptedMs, o.finishedMs)
                 }
-                if o.kind != .pending {
-                    deliveries.append(DeliveryRecord(
-                        app: batch.app, apnsId: o.apnsId, uniqueId: o.uniqueId, token: o.token, status: o.status,
-                        reason: o.reason, attempts: o.attempts, possiblyDuplicated: o.possiblyDuplicated,
-                        firstAttemptMs: o.startedMs, finishedMs: o.finishedMs))
-                }
+                if let record = o.logRecord(app: batch.app) { deliveries.append(record) }
                 if let insert, let job = batch.job {
                     try insert.bind(1, job.id)
                     try insert.bind(2, o.token.hex)

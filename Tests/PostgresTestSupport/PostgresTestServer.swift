@@ -117,8 +117,8 @@ public final class PostgresTestServer: Sendable {
         return nil
     }
 
-    /// A port nothing listens on now (bound to 0 and released).
-    static func freePort() throws -> Int {
+    /// A loopback port nothing listens on now (bound to 0 and released).
+    public static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestServerError("socket() failed") }
         defer { close(fd) }

@@ -65,22 +65,8 @@ import Testing
         // The broken connection was dropped: the next call opens a new one.
         #expect(try store.devices(app: "a", channel: nil, environment: nil, after: "", limit: 10).count == 1)
         // Nothing listening at all is unavailable too, not a crash or a hang.
-        let port = try freeLoopbackPort()
+        let port = try PostgresTestServer.freePort()
         let nowhere = try PostgresURL(parsing: "postgres://postgres@127.0.0.1:\(port)/none")
         #expect { _ = try PostgresRegistry(url: nowhere, password: nil) } throws: { ($0 as? StoreError)?.code == .ioError }
     }
-}
-
-/// A loopback port nothing listens on.
-func freeLoopbackPort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &addr) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
-    }
-    return Int(UInt16(bigEndian: addr.sin_port))
 }

@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PostgresTestSupport
 import PushStore
 import Testing
 
@@ -101,18 +102,7 @@ import Testing
         init(_ d: String) { description = d }
     }
 
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = 0
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        return Int(UInt16(bigEndian: addr.sin_port))
-    }
+    static func freePort() throws -> Int { try PostgresTestServer.freePort() }
 
     @Test func aSecondConcurrentRunExitsFour() async throws {
         var w = try await World.make(tokens: 1500, delayMs: 200)
