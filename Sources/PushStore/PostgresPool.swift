@@ -22,11 +22,14 @@ final class PostgresPool: Sendable {
     private let permits: DispatchSemaphore
     private let nextId = Atomic<Int>(1)
     let logger: Logger
+    /// How long one statement may go unanswered before its connection is given up (see ``PostgresSession``).
+    let queryTimeout: TimeAmount
 
     /// A pool of at most `size` connections to `url`.
-    init(url: PostgresURL, password: String?, size: Int, logger: Logger) throws(StoreError) {
+    init(url: PostgresURL, password: String?, size: Int, queryTimeout: TimeAmount, logger: Logger) throws(StoreError) {
         self.url = url
         self.logger = logger
+        self.queryTimeout = queryTimeout
         var tls = PostgresConnection.Configuration.TLS.disable
         if url.requireTLS {
             do {
@@ -60,7 +63,7 @@ final class PostgresPool: Sendable {
         let pooled = idle.withLock { $0.popLast() }
         let connection: PostgresConnection
         if let pooled { connection = pooled } else { connection = try connect() }
-        let session = PostgresSession(connection: connection, logger: logger)
+        let session = PostgresSession(connection: connection, timeout: queryTimeout, logger: logger)
         do throws(StoreError) {
             let value = try body(session)
             if !session.broken { idle.withLock { $0.append(connection) } }
@@ -99,27 +102,52 @@ final class PostgresPool: Sendable {
 }
 
 /// One connection lent by ``PostgresPool`` for the length of a call.
+///
+/// Every statement has a deadline: a connection whose server vanished without closing it (a cut link, a
+/// host gone) or that the server closed while a statement was on its way can otherwise leave the caller
+/// waiting forever. Past the deadline the statement fails as `.ioError` (transient: the engine retries it
+/// on a new connection) and this connection is closed.
 final class PostgresSession {
     let connection: PostgresConnection
     let logger: Logger
+    let timeout: TimeAmount
     /// True once the connection failed: the pool closes it instead of reusing it.
     private(set) var broken = false
 
-    init(connection: PostgresConnection, logger: Logger) {
+    init(connection: PostgresConnection, timeout: TimeAmount, logger: Logger) {
         self.connection = connection
+        self.timeout = timeout
         self.logger = logger
     }
 
     /// Runs `query` and returns its rows.
     @discardableResult
     func query(_ query: PostgresQuery) throws(StoreError) -> PostgresQueryResult {
+        let loop = connection.eventLoop
+        let promise = loop.makePromise(of: PostgresQueryResult.self)
+        let timeout = self.timeout
+        let deadline = loop.scheduleTask(in: timeout) {
+            promise.fail(QueryTimeout(seconds: Int(timeout.nanoseconds / 1_000_000_000)))
+        }
+        connection.query(query, logger: logger).cascade(to: promise)
         do {
-            return try connection.query(query, logger: logger).wait()
+            let result = try promise.futureResult.wait()
+            deadline.cancel()
+            return result
+        } catch let timedOut as QueryTimeout {
+            broken = true
+            let _: EventLoopFuture<Void> = connection.close()
+            throw StoreError(.ioError, "PostgreSQL did not answer within \(timedOut.seconds) s; the connection was dropped")
         } catch {
+            deadline.cancel()
             let mapped = Self.mapped(error, url: nil)
             if mapped.code == .ioError || connection.isClosed { broken = true }
             throw mapped
         }
+    }
+
+    private struct QueryTimeout: Error {
+        let seconds: Int
     }
 
     /// Runs a statement with no parameters.

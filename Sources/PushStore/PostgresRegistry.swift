@@ -15,14 +15,16 @@ public final class PostgresRegistry: RegistryStore {
     let clock: (@Sendable () -> Int64)?
 
     /// Opens (and migrates) the database at `url` with a pool of `connections` connections. `password` is
-    /// sent only if the server asks for one. `nowMs` replaces the database's clock (tests only).
+    /// sent only if the server asks for one. A statement unanswered for `queryTimeoutSeconds` fails as
+    /// unavailable and its connection is dropped. `nowMs` replaces the database's clock (tests only).
     public init(
-        url: PostgresURL, password: String?, connections: Int = 4, nowMs: (@Sendable () -> Int64)? = nil,
-        logger: Logger = Logger(label: "postgres")
+        url: PostgresURL, password: String?, connections: Int = 4, queryTimeoutSeconds: Int = 60,
+        nowMs: (@Sendable () -> Int64)? = nil, logger: Logger = Logger(label: "postgres")
     ) throws(StoreError) {
         self.url = url
         clock = nowMs
-        pool = try PostgresPool(url: url, password: password, size: connections, logger: logger)
+        pool = try PostgresPool(
+            url: url, password: password, size: connections, queryTimeout: .seconds(Int64(queryTimeoutSeconds)), logger: logger)
         try PostgresSchema.migrate(pool)
     }
 

@@ -55,7 +55,7 @@ import Testing
     @Test func aDatabaseThatStopsAnsweringIsUnavailableToTheEngineAndComesBack() throws {
         let server = try PostgresTestServer.shared()
         let url = try server.makeDatabase("gone")
-        let registry = try PostgresRegistry(url: PostgresURL(parsing: url), password: nil, connections: 1)
+        let registry = try PostgresRegistry(url: PostgresURL(parsing: url), password: nil, connections: 1, queryTimeoutSeconds: 5)
         let store = registry.deliveryStore
         try registry.register(app: "a", token: testToken(1))
         // Every connection of this database is killed by the server (as a failover or restart does).
