@@ -23,20 +23,12 @@ public struct BroadcastRecord: Sendable, Equatable {
     public var environment: APNsEnvironment?
     /// True when the target is an explicit token list rather than the app's registered devices.
     public var explicitTokens: Bool = false
-    /// Devices targeted: counted when the first run starts, and set to the number of devices with an
+    /// Devices targeted: counted when it first starts, and set to the number of devices with an
     /// outcome when the broadcast completes (devices registered or removed meanwhile change it).
     public var total: Int
-    /// Main pass: every token ≤ this (hex) has a committed outcome; "" before the first.
-    public var checkpoint: String
-    /// Main pass: tokens ≤ this (hex) may have been handed to the sender; those without an outcome may have
-    /// reached APNs.
-    public var dispatched: String
-    /// Runs started so far (the current or last run's number).
+    /// Rounds started so far: 1 when it first starts, one more each time a completed broadcast is run again
+    /// for its deferred devices.
     public var run: Int = 0
-    /// The run whose deferred-retry pass wrote ``retryDispatched`` (0: none).
-    public var retryRun: Int = 0
-    /// Retry pass of ``retryRun``: deferred tokens ≤ this may have been handed to the sender.
-    public var retryDispatched: String = ""
     /// Why the last run stopped early, if it did.
     public var error: String?
     /// Created (ms since 1970).
@@ -50,7 +42,7 @@ public struct BroadcastRecord: Sendable, Equatable {
     public init(
         id: String, app: String, state: BroadcastState = .pending, payload: [UInt8], pushType: PushType,
         priority: PushPriority, expiration: Int64? = nil, collapseId: String? = nil, channel: String? = nil,
-        environment: APNsEnvironment? = nil, total: Int = 0, checkpoint: String = "", dispatched: String = "",
+        environment: APNsEnvironment? = nil, total: Int = 0,
         error: String? = nil, createdMs: Int64 = 0, updatedMs: Int64 = 0, finishedMs: Int64? = nil
     ) {
         self.id = id
@@ -64,8 +56,6 @@ public struct BroadcastRecord: Sendable, Equatable {
         self.channel = channel
         self.environment = environment
         self.total = total
-        self.checkpoint = checkpoint
-        self.dispatched = dispatched
         self.error = error
         self.createdMs = createdMs
         self.updatedMs = updatedMs

@@ -2,10 +2,11 @@
 public enum BroadcastState: String, Sendable, CaseIterable {
     /// Accepted (e.g. by the HTTP API) but not started.
     case pending
-    /// A process holds the app's lease and is sending.
+    /// Started and split into shards, which workers claim and send.
     case running
-    /// Stopped before every device had an outcome: a signal, a crash, APNs unreachable longer than the
-    /// outage limit, refused credentials or an unavailable database. The same id resumes it.
+    /// Stopped before every device had an outcome, with no live worker left on it: a signal, a crash, APNs
+    /// unreachable longer than the outage limit, refused credentials or an unavailable database. The same id
+    /// (or any worker) resumes it.
     case interrupted
     /// Every targeted device has a committed outcome (final, or deferred: retried by the next run of the
     /// same id).

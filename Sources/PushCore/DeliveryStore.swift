@@ -1,9 +1,9 @@
-/// The storage the delivery engine (`PushDelivery`) needs, and nothing more: leases with fences, pages of
-/// targets, one transaction per batch of outcomes (with prunes and the checkpoint), the end of a run, and
-/// the pruning breaker's state. `PushStore` implements it on SQLite; another backend implements the same
+/// The storage the delivery engine (`PushDelivery`) needs, and nothing more: broadcasts split into range
+/// shards claimed under fenced leases, pages of targets, one transaction per batch of outcomes (with prunes
+/// and the shard's checkpoint), the end of a claim, and the pruning breaker's state. `PushStore` implements it on SQLite; another backend implements the same
 /// operations for several processes on several hosts, so nothing here assumes one process:
 /// - times (lease expiry) are the store's clock, never the caller's;
-/// - every write a run makes names its lease fence and fails with ``DeliveryStoreError/Code/leaseLost``
+/// - every write a claim makes names its shard's fence and fails with ``DeliveryStoreError/Code/leaseLost``
 ///   once another owner has taken the lease, so a stale run can neither move a checkpoint nor record outcomes;
 /// - a transient failure is ``DeliveryStoreError/Code/unavailable`` and the engine retries it.
 ///
@@ -15,24 +15,42 @@ public protocol DeliveryStore: Sendable {
     /// Broadcasts that still have devices to send to (pending, running, interrupted), oldest first.
     func unfinishedBroadcasts() throws(DeliveryStoreError) -> [BroadcastRecord]
 
-    /// Takes `app`'s lease for `owner` until the store's now + `ttlMs`. Another owner's lease is taken over
-    /// only when it has expired or `ownerIsDead` says its process is gone.
-    func acquireLease(
-        app: String, broadcastId: String, owner: String, ttlMs: Int64, ownerIsDead: @Sendable (String) -> Bool
-    ) throws(DeliveryStoreError) -> LeaseResult
+    /// Makes broadcast `id` workable: a pending one is counted and split into shards of about `shardSize`
+    /// devices and becomes running; an interrupted one becomes running again, and its shards given back after
+    /// a failure are claimable at once. With `newRound`, a completed one
+    /// starts a new round (its shards reopen, and their devices deferred by earlier rounds are retried).
+    /// Returns the record.
+    func startBroadcast(id: String, shardSize: Int, newRound: Bool) throws(DeliveryStoreError) -> BroadcastRecord
 
-    /// Extends the lease held under `fence`; false when another owner has taken it.
-    func renewLease(app: String, fence: Int64, ttlMs: Int64) throws(DeliveryStoreError) -> Bool
+    /// Claims one shard for `owner` until the store's now + `ttlMs`, under a new fence and run number: a
+    /// pending one whose retry time has come, or one whose claim expired or whose owner `ownerIsDead` says is
+    /// gone. Only shards of broadcast `broadcastId` if set, of `apps` if set. Claims never wait on each other
+    /// (PostgreSQL: `FOR UPDATE SKIP LOCKED`). Nil when none is claimable now.
+    func claimShard(
+        broadcastId: String?, apps: [String]?, owner: String, ttlMs: Int64, ownerIsDead: @Sendable (String) -> Bool
+    ) throws(DeliveryStoreError) -> BroadcastShard?
 
-    /// Gives the lease up, if `fence` still holds it.
-    func releaseLease(app: String, fence: Int64) throws(DeliveryStoreError)
+    /// Extends the claim held under `fence`; false when another owner has taken the shard.
+    func renewShard(id: String, index: Int, fence: Int64, ttlMs: Int64) throws(DeliveryStoreError) -> Bool
 
-    /// Starts a run under `fence`: state running, the run number incremented, `total` counted if never
-    /// counted. Returns the record as the run sees it.
-    func beginRun(id: String, fence: Int64) throws(DeliveryStoreError) -> BroadcastRecord
+    /// Ends the claim held under `fence` (see ``ShardEnd``). The last shard finished completes the broadcast
+    /// (`total` becomes the number of devices with an outcome); a shard given back while no other live
+    /// claim works on the broadcast makes it interrupted. Returns the broadcast's state after.
+    func finishShard(id: String, index: Int, fence: Int64, end: ShardEnd) throws(DeliveryStoreError) -> BroadcastState
 
-    /// One keyset page of the main pass: the targeted devices after `after` (hex), in token order.
-    func targets(of record: BroadcastRecord, after: String, limit: Int) throws(DeliveryStoreError) -> [DeliveryTarget]
+    /// Blocks until shards may have become claimable or a broadcast finished (another process's notice, where
+    /// the backend has them: PostgreSQL `LISTEN`/`NOTIFY`) or `timeoutMs` pass. Callers wait in a loop and
+    /// poll, so a missed notice only delays.
+    func waitForWork(timeoutMs: Int)
+
+    /// The broadcast's shards in key order.
+    func shards(id: String) throws(DeliveryStoreError) -> [BroadcastShard]
+
+    /// Notifications each worker committed for the broadcast (outcomes other than pending markers), by owner.
+    func workers(id: String) throws(DeliveryStoreError) -> [String: Int]
+
+    /// One keyset page of the main pass: the targeted devices in (`after`, `through`] (hex), in token order.
+    func targets(of record: BroadcastRecord, after: String, through: String, limit: Int) throws(DeliveryStoreError) -> [DeliveryTarget]
 
     /// One keyset page of `app`'s registered devices after `after` (hex), optionally in `channel` and/or
     /// `environment`, in token order (`pushctl send --all` / `--channel`).
@@ -43,21 +61,18 @@ public protocol DeliveryStore: Sendable {
     /// final ones).
     func storedOutcomes(id: String, after: String, through: String) throws(DeliveryStoreError) -> [String: StoredOutcome]
 
-    /// One keyset page of the retry pass: tokens after `after` whose outcome is deferred by a run before `run`.
-    func deferredTargets(id: String, beforeRun run: Int, after: String, limit: Int)
+    /// One keyset page of the retry pass: tokens in (`after`, `through`] whose outcome is deferred by a run
+    /// before `run`.
+    func deferredTargets(id: String, beforeRun run: Int, after: String, through: String, limit: Int)
         throws(DeliveryStoreError) -> [(target: DeliveryTarget, previous: StoredOutcome)]
 
-    /// Records, before they are sent, that the pass's tokens up to `through` may be handed to the sender.
-    func markDispatched(id: String, fence: Int64, pass: DeliveryPass, run: Int, through: String) throws(DeliveryStoreError)
+    /// Records, before they are sent, that the pass's tokens of shard `index` up to `through` may be handed
+    /// to the sender.
+    func markDispatched(id: String, index: Int, fence: Int64, pass: DeliveryPass, run: Int, through: String)
+        throws(DeliveryStoreError)
 
     /// Writes a batch in one transaction (see ``OutcomeBatch``) and says what it pruned.
     func commit(_ batch: OutcomeBatch) throws(DeliveryStoreError) -> CommitReceipt
-
-    /// Ends a run under `fence`: the new state and error; on completion `total` becomes the number of devices
-    /// with an outcome. `settledDispatched`, after a graceful stop, lowers the main-pass dispatch mark to
-    /// what was really handed over.
-    func finishRun(id: String, fence: Int64, state: BroadcastState, error: String?, settledDispatched: String?)
-        throws(DeliveryStoreError)
 
     /// Records why a broadcast could not start (e.g. unreadable credentials); it stays resumable.
     func noteUnstartable(id: String, error: String) throws(DeliveryStoreError)

@@ -1,20 +1,23 @@
 /// Everything one commit writes, in ONE transaction: delivery-log rows, broadcast outcomes, prunes,
-/// last-success times, BadDeviceToken prunes released by the breaker, and the broadcast checkpoint.
+/// last-success times, BadDeviceToken prunes released by the breaker, and the shard's checkpoint.
 public struct OutcomeBatch: Sendable {
-    /// The broadcast part of a commit, written only while `fence` still holds the app's lease.
+    /// The broadcast part of a commit, written only while `fence` still holds shard `shard`.
     public struct Job: Sendable, Equatable {
         /// The broadcast id.
         public var id: String
-        /// The lease fence the run holds; a commit under a stale fence fails with ``DeliveryStoreError/Code/leaseLost``.
+        /// The shard the outcomes belong to.
+        public var shard: Int
+        /// The shard's fence the claim holds; a commit under a stale fence fails with ``DeliveryStoreError/Code/leaseLost``.
         public var fence: Int64
-        /// The run number the outcomes belong to.
+        /// The claim's run number the outcomes belong to.
         public var run: Int
-        /// The new main-pass checkpoint, when it moved.
+        /// The shard's new main-pass checkpoint, when it moved.
         public var checkpoint: String?
 
         /// Creates the job part.
-        public init(id: String, fence: Int64, run: Int, checkpoint: String? = nil) {
+        public init(id: String, shard: Int, fence: Int64, run: Int, checkpoint: String? = nil) {
             self.id = id
+            self.shard = shard
             self.fence = fence
             self.run = run
             self.checkpoint = checkpoint

@@ -56,10 +56,20 @@ extension PushConfiguration {
         guard AppSettings.outageLimitRange.contains(databaseOutage) else {
             throw ConfigurationError("config.databaseOutageLimitSeconds must be between 1 and 86400 seconds, not \(databaseOutage)")
         }
+        let shardSize = try top.int("shardSize") ?? BroadcastShard.defaultSize
+        guard (100...10_000_000).contains(shardSize) else {
+            throw ConfigurationError("config.shardSize must be between 100 and 10000000 devices, not \(shardSize)")
+        }
+        let shardLease = try top.int("shardLeaseSeconds") ?? Self.defaultShardLeaseSeconds
+        guard (2...3600).contains(shardLease) else {
+            throw ConfigurationError("config.shardLeaseSeconds must be between 2 and 3600 seconds, not \(shardLease)")
+        }
         try top.finish()
         self.init(
             database: database, server: server, simulator: simulator, apps: apps,
             databaseOutageLimitSeconds: databaseOutage)
+        self.shardSize = shardSize
+        shardLeaseSeconds = shardLease
         databasePasswordFile = passwordFile
         databasePasswordEnv = passwordEnv
     }

@@ -30,6 +30,13 @@ public struct PushConfiguration: Sendable, Equatable {
 
     /// The default of ``databaseOutageLimitSeconds``.
     public static let defaultDatabaseOutageLimitSeconds = 120
+    /// Devices per shard when a broadcast or send job starts (100–10,000,000). Default 25,000.
+    public var shardSize = BroadcastShard.defaultSize
+    /// How long a worker's claim on a shard lasts without a heartbeat (renewed every sixth of it): a worker
+    /// that dies holds its shards this long at most. 2–3600 s, default 30.
+    public var shardLeaseSeconds = PushConfiguration.defaultShardLeaseSeconds
+    /// The default of ``shardLeaseSeconds``.
+    public static let defaultShardLeaseSeconds = 30
 
     /// Creates a configuration.
     public init(

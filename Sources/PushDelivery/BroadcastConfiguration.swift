@@ -5,10 +5,18 @@ import PushCore
 public struct BroadcastConfiguration: Sendable {
     /// Devices per keyset page (one short read each). Default 1000.
     public var batchSize = 1000
-    /// How long a lease lasts without a heartbeat (the store's clock). Default 30 s.
+    /// Devices per shard when a broadcast starts (`shardSize`). Default 25,000.
+    public var shardSize = BroadcastShard.defaultSize
+    /// How long a shard's claim lasts without a heartbeat (the store's clock); a worker that dies holds its
+    /// shards this long at most. Default 30 s.
     public var leaseTtlMs: Int64 = 30_000
-    /// How often the lease is renewed. Default 5 s.
+    /// How often a claim is renewed. Default 5 s.
     public var heartbeatMs: Int64 = 5_000
+    /// A shard given back after APNs or the database failed is claimable again after this long. Default 30 s.
+    public var shardRetryMs: Int64 = 30_000
+    /// How often a run waiting for other workers' shards, or an idle worker, looks again (a PostgreSQL notice
+    /// wakes it sooner). Default 1 s.
+    public var pollMs = 1000
     /// At most this many notifications per second (`--rate`); nil = as fast as APNs takes them.
     public var rate: Double?
     /// Outcomes are committed at least this often… Default 100 ms.
@@ -18,11 +26,19 @@ public struct BroadcastConfiguration: Sendable {
     /// How long the database may stay unavailable before the run stops as interrupted. Default 120 s
     /// (`databaseOutageLimitSeconds`).
     public var storeOutageLimitMs = PushConfiguration.defaultDatabaseOutageLimitSeconds * 1000
-    /// This process's lease owner id: `host:pid:nonce`.
+    /// This process's worker id, the owner of its claims: `host:pid:nonce`.
     public var owner = BroadcastConfiguration.defaultOwner()
 
     /// The defaults.
     public init() {}
+
+    /// The settings `config` gives (database outage limit, shard size, claim lease), defaults for the rest.
+    public init(_ config: PushConfiguration) {
+        storeOutageLimitMs = config.databaseOutageLimitSeconds * 1000
+        shardSize = config.shardSize
+        leaseTtlMs = Int64(config.shardLeaseSeconds) * 1000
+        heartbeatMs = max(200, leaseTtlMs / 6)
+    }
 
     /// `host:pid:nonce` for this process.
     public static func defaultOwner() -> String {
@@ -30,7 +46,7 @@ public struct BroadcastConfiguration: Sendable {
     }
 
     /// True when `owner` names a process on this host that no longer exists (a crashed or killed run), so its
-    /// lease can be taken over without waiting for it to expire.
+    /// claims can be taken over without waiting for them to expire.
     @Sendable public static func ownerIsDead(_ owner: String) -> Bool {
         let parts = owner.split(separator: ":")
         guard parts.count == 3, String(parts[0]) == ProcessInfo.processInfo.hostName, let pid = Int32(parts[1]) else {

@@ -2,8 +2,6 @@
 public struct BroadcastError: Error, Sendable, CustomStringConvertible {
     /// What went wrong.
     public enum Code: Sendable, Equatable {
-        /// Another process holds the app's lease, running this broadcast.
-        case running(String)
         /// No broadcast has this id.
         case notFound
         /// The database failed (or stayed unavailable past its outage limit).

@@ -17,6 +17,9 @@ public struct BroadcastReport: Sendable {
     public var sentThisRun: Int
     /// Retries after 429/5xx answers scheduled in this run.
     public var retriedThisRun: Int
+    /// Notifications each worker committed for this broadcast over all its runs, by worker id (this process's
+    /// is ``BroadcastConfiguration/owner``).
+    public var workers: [String: Int] = [:]
     /// Seconds this run took.
     public var seconds: Double
 

@@ -15,7 +15,8 @@ import Synchronization
 /// - after a crash, only devices in the in-flight window (sent, or answered but not yet committed) are sent
 ///   again, with the same apns-id and collapse id, and only those that may have reached APNs are flagged
 ///   possibly duplicated;
-/// - one run per app at a time, by a fenced lease on the store's clock.
+/// - a broadcast is split into range shards of the token key space; each is worked on by one worker at a time,
+///   under a fenced claim on the store's clock, so several processes on several hosts share a broadcast.
 public final class Broadcaster: Sendable {
     let store: DeliveryStore
     let bundleId: String
@@ -37,12 +38,15 @@ public final class Broadcaster: Sendable {
         self.logger = logger
     }
 
-    /// Runs or resumes broadcast `id` with `sender`: the main pass from the checkpoint (unless the broadcast
-    /// completed before), then a retry pass over devices deferred by earlier runs. Stops early when `stop` is
-    /// raised (signal), the lease is lost, an endpoint stops (credentials, outage) or the database stays
-    /// unavailable. `progress` is called about every `progressInterval` seconds.
+    /// Runs or resumes broadcast `id` with `sender`: starts it (a pending one is split into shards; a
+    /// completed one starts a new round for its deferred devices), then claims its shards one after another —
+    /// alongside any other process doing the same — and works on each (see ``work(on:of:sender:stop:live:)``),
+    /// and returns once every shard is done by anyone, or early when `stop` is raised (signal), an endpoint
+    /// stops (credentials, outage) or the database stays unavailable. While other workers hold the last shards
+    /// it waits for them (and takes over those whose claim expires). `progress` is called about every
+    /// `progressInterval` seconds with this process's work.
     ///
-    /// Throws ``BroadcastError`` when the run cannot start (another owner's lease, unknown id, database).
+    /// Throws ``BroadcastError`` when the run cannot start (unknown id, database).
     public func run(
         id: String, sender: Sender, stop: StopFlag, progressInterval: Double = 1,
         progress: @escaping @Sendable (BroadcastProgress) -> Void = { _ in }
@@ -54,101 +58,155 @@ public final class Broadcaster: Sendable {
         do throws(DeliveryStoreError) {
             found = try await access.run("reading the broadcast") { store throws(DeliveryStoreError) in try store.broadcast(id: id) }
         } catch { throw storeError(error) }
-        guard let existing = found else { throw BroadcastError(code: .notFound, message: "broadcast \(id) does not exist") }
-
-        let app = existing.app
-        let (owner, ttl) = (configuration.owner, configuration.leaseTtlMs)
-        let lease: LeaseResult
-        do throws(DeliveryStoreError) {
-            lease = try await access.run("taking the broadcast lease") { store throws(DeliveryStoreError) in
-                try store.acquireLease(app: app, broadcastId: id, owner: owner, ttlMs: ttl, ownerIsDead: BroadcastConfiguration.ownerIsDead)
-            }
-        } catch { throw storeError(error) }
-        let fence: Int64
-        switch lease {
-        case .held(let other): throw BroadcastError(code: .running(other), message: "broadcast \(other) is running")
-        case .acquired(let f): fence = f
-        }
+        guard found != nil else { throw BroadcastError(code: .notFound, message: "broadcast \(id) does not exist") }
 
         let record: BroadcastRecord
         let doneBefore: Int
+        let shardSize = configuration.shardSize
         do throws(DeliveryStoreError) {
-            record = try await access.run("starting the run") { store throws(DeliveryStoreError) in try store.beginRun(id: id, fence: fence) }
+            record = try await access.run("starting the broadcast") { store throws(DeliveryStoreError) in
+                try store.startBroadcast(id: id, shardSize: shardSize, newRound: true)
+            }
             doneBefore = try await access.run("counting outcomes") { store throws(DeliveryStoreError) in try store.counts(id: id).done }
-        } catch {
-            try? await access.run("releasing the lease") { store throws(DeliveryStoreError) in try store.releaseLease(app: app, fence: fence) }
-            throw storeError(error)
-        }
+        } catch { throw storeError(error) }
 
         let started = ContinuousClock.now
-        let run = RunState(record: record, fence: fence, doneBefore: doneBefore)
-        let heartbeat = startHeartbeat(app: app, fence: fence, access: access, stop: stop)
+        let live = LiveProgress(total: record.total, doneBefore: doneBefore)
         let reporter = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(Int64(progressInterval * 1000)))
                 if Task.isCancelled { break }
-                var p = run.live.snapshot
+                var p = live.snapshot
                 p.elapsed = Self.seconds(since: started)
                 progress(p)
             }
         }
 
-        sender.beginRun()
         let before = sender.summary
-        let settled = existing.state.isUnfinished
-            ? await runPass(.main, run: run, sender: sender, access: access, stop: stop) : nil
-        if !stop.isRaised {
-            _ = await runPass(.retry, run: run, sender: sender, access: access, stop: stop)
+        let (owner, ttl, pollMs) = (configuration.owner, configuration.leaseTtlMs, configuration.pollMs)
+        var discarded = 0
+        while !stop.isRaised {
+            let claimed: BroadcastShard?
+            do throws(DeliveryStoreError) {
+                claimed = try await access.run("claiming a shard") { store throws(DeliveryStoreError) in
+                    try store.claimShard(broadcastId: id, apps: nil, owner: owner, ttlMs: ttl, ownerIsDead: BroadcastConfiguration.ownerIsDead)
+                }
+            } catch {
+                stop.raise(StopReason(error))
+                break
+            }
+            if let shard = claimed {
+                let result = await work(on: shard, of: record, sender: sender, stop: stop, live: live)
+                discarded += result.discardedPrunes
+                // A shard taken over is the new owner's: go on with the others. Any other stop of the claim
+                // (endpoint, database) ends the run.
+                if let reason = result.stop, !stop.isRaised {
+                    if case .leaseLost = reason { continue }
+                    stop.raise(reason)
+                }
+                continue
+            }
+            // Nothing to claim: finished, or other workers hold the remaining shards.
+            let latest = try? await access.run("reading the broadcast", retry: false) { store throws(DeliveryStoreError) in
+                try store.broadcast(id: id)
+            }
+            if let latest = latest ?? nil, latest.state == .completed { break }
+            await access.waitForWork(timeoutMs: pollMs)
         }
         let after = sender.summary
-        heartbeat.cancel()
         reporter.cancel()
-        var final = run.live.snapshot
+        var final = live.snapshot
         final.elapsed = Self.seconds(since: started)
         progress(final)
 
-        // After a database outage stopped the run, the last writes are one attempt each: a database that is still
-        // down cannot take them, and the run is resumable either way.
+        // After a database outage stopped the run, the last reads and writes are one attempt each: a database
+        // that is still down cannot take them, and the run is resumable either way.
         let reason = stop.reason
-        var storeDown = false
-        if case .store = reason { storeDown = true }
-        let retry = !storeDown
+        var retry = true
+        if case .store = reason { retry = false }
         let states = sender.breakerStates
+        let app = record.app
         try? await access.run("saving the pruning breaker", retry: retry) { store throws(DeliveryStoreError) in
             try store.saveBreakerStates(app: app, states)
-        }
-
-        let state: BroadcastState = reason == nil ? .completed : .interrupted
-        if case .leaseLost = reason {
-            // Fenced out: the new owner records the state; this run may not write.
-        } else {
-            do throws(DeliveryStoreError) {
-                try await access.run("finishing the run", retry: retry) { store throws(DeliveryStoreError) in
-                    try store.finishRun(id: id, fence: fence, state: state, error: reason?.description, settledDispatched: settled)
-                }
-            } catch {
-                logger.error("could not record the end of broadcast \(id): \(error.message)")
-            }
-            try? await access.run("releasing the lease", retry: retry) { store throws(DeliveryStoreError) in
-                try store.releaseLease(app: app, fence: fence)
-            }
         }
         let counts = (try? await access.run("counting outcomes", retry: retry) { store throws(DeliveryStoreError) in try store.counts(id: id) })
             ?? BroadcastCounts()
         let latest = (try? await access.run("reading the broadcast", retry: retry) { store throws(DeliveryStoreError) in
             try store.broadcast(id: id)
         }) ?? nil
+        let workers = (try? await access.run("reading the workers", retry: retry) { store throws(DeliveryStoreError) in
+            try store.workers(id: id)
+        }) ?? [:]
         let tripped = Set(after.breakerTripped.dropFirst(before.breakerTripped.count)).union(sender.trippedEndpoints)
         return BroadcastReport(
             record: latest ?? record, counts: counts, stop: reason, breakerTripped: tripped.sorted(),
-            discardedPrunes: run.discardedPrunes, sentThisRun: final.done, retriedThisRun: after.retried - before.retried,
-            seconds: final.elapsed)
+            discardedPrunes: discarded, sentThisRun: final.done, retriedThisRun: after.retried - before.retried,
+            workers: workers, seconds: final.elapsed)
     }
 
-    /// What one run shares between its passes.
-    final class RunState: Sendable {
+    /// What a claim of a shard ended with.
+    struct ShardResult: Sendable {
+        /// Why the claim stopped early (its own reason, or the run's), or nil when the shard is done.
+        var stop: StopReason?
+        /// Held BadDeviceToken prunes discarded at the end of its passes.
+        var discardedPrunes: Int
+    }
+
+    /// Works on a claimed shard of `record` with `sender`: the main pass from the shard's checkpoint (unless an
+    /// earlier claim went through it), then a retry pass over the shard's devices deferred by earlier claims;
+    /// the claim is renewed meanwhile. Then gives the shard back: finished, or released when the claim stopped
+    /// early (claimable again at once after a signal, after ``BroadcastConfiguration/shardRetryMs`` after an APNs
+    /// or database failure). A claim fenced out (taken over) writes nothing more. Raising `stop` stops the claim;
+    /// the claim's own stops (lease lost, endpoint, database) do not raise `stop`.
+    func work(on shard: BroadcastShard, of record: BroadcastRecord, sender: Sender, stop outer: StopFlag, live: LiveProgress)
+        async -> ShardResult
+    {
+        let access = StoreAccess(store: store, outageLimitMs: configuration.storeOutageLimitMs, logger: logger)
+        let stop = StopFlag(parent: outer)
+        let claim = ClaimState(record: record, shard: shard, live: live)
+        sender.beginRun()
+        let heartbeat = startHeartbeat(shard: shard, access: access, stop: stop)
+        var settled: String?
+        var mainDone = shard.mainDone
+        if !shard.mainDone {
+            settled = await runPass(.main, claim: claim, sender: sender, access: access, stop: stop)
+            mainDone = !stop.isRaised
+        }
+        if !stop.isRaised {
+            _ = await runPass(.retry, claim: claim, sender: sender, access: access, stop: stop)
+        }
+        heartbeat.cancel()
+
+        let reason = stop.reason
+        var retry = true
+        var retryAfterMs: Int64 = 0
+        switch reason {
+        case .store: (retry, retryAfterMs) = (false, configuration.shardRetryMs)
+        case .endpoint(let endpointStop) where endpointStop.kind != .stopping: retryAfterMs = configuration.shardRetryMs
+        default: break
+        }
+        if case .leaseLost = reason {
+            // Fenced out: the new owner has the shard; this claim may not write.
+        } else {
+            let end: ShardEnd = reason.map {
+                .released(error: $0.description, retryAfterMs: retryAfterMs, mainDone: mainDone, settledDispatched: settled)
+            } ?? .finished
+            let (id, index, fence) = (shard.broadcastId, shard.index, shard.fence)
+            do throws(DeliveryStoreError) {
+                _ = try await access.run("finishing shard \(index)", retry: retry) { store throws(DeliveryStoreError) in
+                    try store.finishShard(id: id, index: index, fence: fence, end: end)
+                }
+            } catch {
+                logger.error("could not record the end of shard \(index) of broadcast \(id): \(error.message)")
+            }
+        }
+        return ShardResult(stop: reason, discardedPrunes: claim.discardedPrunes)
+    }
+
+    /// What one claim shares between its passes.
+    final class ClaimState: Sendable {
         let record: BroadcastRecord
-        let fence: Int64
+        let shard: BroadcastShard
         let live: LiveProgress
         private let discarded = Mutex(0)
 
@@ -156,23 +214,23 @@ public final class Broadcaster: Sendable {
         var discardedPrunes: Int { discarded.withLock { $0 } }
         func discard(_ count: Int) { discarded.withLock { $0 += count } }
 
-        init(record: BroadcastRecord, fence: Int64, doneBefore: Int) {
+        init(record: BroadcastRecord, shard: BroadcastShard, live: LiveProgress) {
             self.record = record
-            self.fence = fence
-            live = LiveProgress(total: record.total, doneBefore: doneBefore)
+            self.shard = shard
+            self.live = live
         }
     }
 
     /// Sends one pass through the window and waits until every outcome is committed. Returns, for the main
     /// pass, the last token handed to the sender (the dispatch mark settles to it).
-    private func runPass(_ pass: DeliveryPass, run: RunState, sender: Sender, access: StoreAccess, stop: StopFlag) async -> String? {
-        let record = run.record
+    private func runPass(_ pass: DeliveryPass, claim: ClaimState, sender: Sender, access: StoreAccess, stop: StopFlag) async -> String? {
+        let (record, shard) = (claim.record, claim.shard)
         let window = BatchWindow(limit: sender.configuration.window)
         let tracker = pass == .main ? CheckpointTracker() : nil
-        let live = run.live
+        let live = claim.live
         let logger = logger
         let committer = OutcomeCommitter(
-            access: access, app: record.app, job: .init(id: record.id, fence: run.fence, run: record.run),
+            access: access, app: record.app, job: .init(id: record.id, shard: shard.index, fence: shard.fence, run: shard.run),
             tracker: tracker, window: window, batchSize: configuration.commitBatchSize,
             intervalMs: configuration.commitIntervalMs,
             onCommitted: { live.add($0) },
@@ -183,7 +241,7 @@ public final class Broadcaster: Sendable {
                 stop.raise(StopReason(error))
             })
         let feed = TargetFeed(
-            pass: pass, record: record, fence: run.fence, access: access, batchSize: configuration.batchSize,
+            pass: pass, record: record, shard: shard, access: access, batchSize: configuration.batchSize,
             markStep: max(1, sender.configuration.window / 4), rate: configuration.rate, sleeper: sleeper, clock: clock)
         let topic = bundleTopic(record.pushType)
         let collapseId = record.effectiveCollapseId
@@ -199,28 +257,29 @@ public final class Broadcaster: Sendable {
             return DeliveryPump.Step(item: SendItem(request, environment: next.target.environment), maybeSentBefore: next.maybeSentBefore)
         }
         // Held BadDeviceToken prunes belong to this pass's committer: the breaker released them by now or never will.
-        run.discard(sender.endRun())
+        claim.discard(sender.endRun())
         return tracker?.lastDispatched
     }
 
-    /// Renews the lease every heartbeat. A busy or unavailable store is waited out (the run keeps its
-    /// lease until the TTL); only another owner taking the lease stops the run.
-    private func startHeartbeat(app: String, fence: Int64, access: StoreAccess, stop: StopFlag) -> Task<Void, Never> {
+    /// Renews the claim every heartbeat. A busy or unavailable store is waited out (the claim holds until its
+    /// TTL); only another worker taking the shard over stops the claim.
+    private func startHeartbeat(shard: BroadcastShard, access: StoreAccess, stop: StopFlag) -> Task<Void, Never> {
         let (interval, ttl, logger) = (configuration.heartbeatMs, configuration.leaseTtlMs, logger)
+        let (id, index, fence) = (shard.broadcastId, shard.index, shard.fence)
         return Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(interval))
                 if Task.isCancelled { break }
                 do throws(DeliveryStoreError) {
-                    let held = try await access.run("renewing the lease") { store throws(DeliveryStoreError) in
-                        try store.renewLease(app: app, fence: fence, ttlMs: ttl)
+                    let held = try await access.run("renewing the claim") { store throws(DeliveryStoreError) in
+                        try store.renewShard(id: id, index: index, fence: fence, ttlMs: ttl)
                     }
-                    if !held { stop.raise(.leaseLost("another process took over the \(app) broadcast lease")) }
+                    if !held { stop.raise(.leaseLost("another worker took over shard \(index) of broadcast \(id)")) }
                 } catch {
                     if error.code == .leaseLost {
                         stop.raise(StopReason(error))
                     } else {
-                        logger.warning("could not renew the broadcast lease; will try again", metadata: ["error": "\(error.message)"])
+                        logger.warning("could not renew the claim of a shard; will try again", metadata: ["error": "\(error.message)"])
                     }
                 }
             }

@@ -14,8 +14,6 @@ import Synchronization
 public final class JobRunner: Sendable {
     /// Timing of retries.
     public struct Settings: Sendable {
-        /// How long to wait before retrying a job whose app lease another process (a cron broadcast) holds.
-        public var leaseRetrySeconds: Double = 5
         /// How long to wait before resuming a job interrupted by an APNs or database outage.
         public var interruptedRetrySeconds: Double = 60
         /// How often the runner looks for unfinished jobs it is not handling (see ``JobRunner/adoptUnfinished()``).
@@ -185,10 +183,6 @@ public final class JobRunner: Sendable {
             report = try await broadcaster.run(id: id, sender: sender, stop: stop)
         } catch {
             switch error.code {
-            case .running(let other):
-                logger.info("send job \(id) waits: broadcast \(other) holds the \(app) lease")
-                retry(id, app: app, after: settings.leaseRetrySeconds)
-                return true
             case .notFound:
                 logger.error("send job \(id): \(error.message)")
                 return false
@@ -214,9 +208,7 @@ public final class JobRunner: Sendable {
             let stale = state.withLock { $0.senders.removeValue(forKey: app) }
             if let stale { await stale.shutdown() }
             logger.error("send job \(id) interrupted: \(endpointStop.message); fix the credentials, then send the same request again (or restart) to resume it")
-        case .leaseLost(let message):
-            logger.warning("send job \(id): \(message)")
-        case .signal, nil:
+        case .leaseLost, .signal, nil:
             break
         }
         return false

@@ -14,6 +14,7 @@ final class OutcomeCommitter: @unchecked Sendable {
     /// The broadcast part of every commit (nil for `pushctl send`: delivery log only).
     struct Job {
         var id: String
+        var shard: Int
         var fence: Int64
         var run: Int
     }
@@ -144,7 +145,7 @@ final class OutcomeCommitter: @unchecked Sendable {
         // The checkpoint covers only outcomes that count as done; a pending marker holds it back.
         let done = batch.filter { $0.kind != .unsent }.map(\.token.hex)
         let checkpoint = tracker?.checkpoint(committing: done)
-        let part = job.map { OutcomeBatch.Job(id: $0.id, fence: $0.fence, run: $0.run, checkpoint: checkpoint) }
+        let part = job.map { OutcomeBatch.Job(id: $0.id, shard: $0.shard, fence: $0.fence, run: $0.run, checkpoint: checkpoint) }
         let outcomeBatch = OutcomeBatch(app: app, job: part, outcomes: outcomes, releasedPrunes: prunes)
         do {
             let receipt = try access.blocking("recording \(batch.count) outcomes") { store throws(DeliveryStoreError) in

@@ -5,7 +5,7 @@ import Synchronization
 public enum StopReason: Sendable, Equatable, CustomStringConvertible {
     /// SIGINT or SIGTERM (or the server shutting down): drain, checkpoint, resume later.
     case signal(Int32)
-    /// Another process took the broadcast's lease over; this run may not write any more.
+    /// Another worker took the shard over (its claim expired); this claim may not write any more.
     case leaseLost(String)
     /// An endpoint stopped: refused credentials, or APNs unreachable past the outage limit.
     case endpoint(EndpointStop)
@@ -27,9 +27,13 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
 /// committer or the sender's results.
 public final class StopFlag: Sendable {
     private let state = Mutex<StopReason?>(nil)
+    private let parent: StopFlag?
 
-    /// Creates a lowered flag.
-    public init() {}
+    /// Creates a lowered flag. A flag with a `parent` is also raised while the parent is (a shard's claim
+    /// stops when the whole run does; the run goes on when only the claim stopped).
+    public init(parent: StopFlag? = nil) {
+        self.parent = parent
+    }
 
     /// Raises the flag; a flag already raised keeps its first reason.
     public func raise(_ reason: StopReason) {
@@ -39,8 +43,8 @@ public final class StopFlag: Sendable {
     /// Raises the flag for a signal.
     public func raise(signal: Int32) { raise(.signal(signal)) }
 
-    /// The reason, once raised.
-    public var reason: StopReason? { state.withLock { $0 } }
+    /// The reason, once raised (its own first, else its parent's).
+    public var reason: StopReason? { state.withLock { $0 } ?? parent?.reason }
 
     /// True once raised.
     public var isRaised: Bool { reason != nil }

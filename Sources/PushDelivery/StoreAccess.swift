@@ -34,6 +34,16 @@ final class StoreAccess: Sendable {
         return try result.get()
     }
 
+    /// Waits on the store queue until shards may be claimable or `timeoutMs` pass (see ``DeliveryStore/waitForWork(timeoutMs:)``).
+    func waitForWork(timeoutMs: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async { [self] in
+                store.waitForWork(timeoutMs: timeoutMs)
+                continuation.resume()
+            }
+        }
+    }
+
     /// `body` on the calling thread (which must not be a cooperative one), with transient failures retried.
     func blocking<T>(_ what: String, _ body: (DeliveryStore) throws(DeliveryStoreError) -> T) throws(DeliveryStoreError) -> T {
         let since = DispatchTime.now()

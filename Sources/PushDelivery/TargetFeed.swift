@@ -1,7 +1,7 @@
 import PushCore
 import PushSender
 
-/// The devices of one pass of a run, in token order, as keyset pages read off the cooperative pool. Before a
+/// The devices of one pass of a shard's claim, in token order, as keyset pages read off the cooperative pool. Before a
 /// device is handed out, the pass's dispatch mark in the store covers it: the mark is written ahead in steps
 /// of `markStep` devices (a quarter of the window), so after a crash the devices that may have been sent are
 /// known without a write per device. On a resumed main pass, devices that already have a final or deferred
@@ -15,7 +15,7 @@ final class TargetFeed {
 
     private let pass: DeliveryPass
     private let record: BroadcastRecord
-    private let fence: Int64
+    private let shard: BroadcastShard
     private let access: StoreAccess
     private let batchSize: Int
     private let markStep: Int
@@ -30,19 +30,19 @@ final class TargetFeed {
     private var markedThrough = ""
 
     init(
-        pass: DeliveryPass, record: BroadcastRecord, fence: Int64, access: StoreAccess, batchSize: Int,
+        pass: DeliveryPass, record: BroadcastRecord, shard: BroadcastShard, access: StoreAccess, batchSize: Int,
         markStep: Int, rate: Double?, sleeper: Sleeper, clock: SenderClock
     ) {
         self.pass = pass
         self.record = record
-        self.fence = fence
+        self.shard = shard
         self.access = access
         self.batchSize = max(1, batchSize)
         self.markStep = max(1, markStep)
         self.pacer = Pacer(perSecond: rate)
         self.sleeper = sleeper
         self.clock = clock
-        after = pass == .main ? record.checkpoint : ""
+        after = pass == .main ? max(shard.lo, shard.checkpoint) : shard.lo
     }
 
     /// The next device, or nil at the end of the pass.
@@ -56,9 +56,9 @@ final class TargetFeed {
         if hex > markedThrough {
             let ahead = min(page.count - 1, index + markStep - 1)
             let through = page[ahead].target.token.hex
-            let (id, fence, pass, run) = (record.id, fence, pass, record.run)
+            let (id, index, fence, pass, run) = (record.id, shard.index, shard.fence, pass, shard.run)
             try await access.run("marking dispatched devices") { store throws(DeliveryStoreError) in
-                try store.markDispatched(id: id, fence: fence, pass: pass, run: run, through: through)
+                try store.markDispatched(id: id, index: index, fence: fence, pass: pass, run: run, through: through)
             }
             markedThrough = through
             let wait = pacer.delay(forNext: ahead - index + 1, now: Double(clock.nowMs()) / 1000)
@@ -69,13 +69,13 @@ final class TargetFeed {
     }
 
     private func loadPage() async throws(DeliveryStoreError) {
-        let (record, after, limit) = (record, after, batchSize)
+        let (record, shard, after, limit) = (record, shard, after, batchSize)
         page = []
         index = 0
         switch pass {
         case .main:
             let targets = try await access.run("reading devices") { store throws(DeliveryStoreError) in
-                try store.targets(of: record, after: after, limit: limit)
+                try store.targets(of: record, after: after, through: shard.hi, limit: limit)
             }
             guard let last = targets.last else {
                 finished = true
@@ -83,7 +83,7 @@ final class TargetFeed {
             }
             // Resuming: devices up to the old dispatch mark may have an outcome already, or may have been sent.
             var stored: [String: StoredOutcome] = [:]
-            if !record.dispatched.isEmpty, targets[0].token.hex <= record.dispatched {
+            if !shard.dispatched.isEmpty, targets[0].token.hex <= shard.dispatched {
                 stored = try await access.run("reading earlier outcomes") { store throws(DeliveryStoreError) in
                     try store.storedOutcomes(id: record.id, after: after, through: last.token.hex)
                 }
@@ -95,23 +95,23 @@ final class TargetFeed {
                     if s.kind != .pending { continue }  // final or deferred: done for the main pass
                     page.append(Next(target: target, maybeSentBefore: s.possiblyDuplicated))
                 } else {
-                    page.append(Next(target: target, maybeSentBefore: hex <= record.dispatched))
+                    page.append(Next(target: target, maybeSentBefore: hex <= shard.dispatched))
                 }
             }
             self.after = last.token.hex
             if targets.count < limit { finished = true }
         case .retry:
             let rows = try await access.run("reading deferred devices") { store throws(DeliveryStoreError) in
-                try store.deferredTargets(id: record.id, beforeRun: record.run, after: after, limit: limit)
+                try store.deferredTargets(id: record.id, beforeRun: shard.run, after: after, through: shard.hi, limit: limit)
             }
             guard let last = rows.last else {
                 finished = true
                 return
             }
-            // A retry pass of a run that crashed may have sent devices up to its mark without committing them.
-            let crashed = record.retryRun > 0 && record.retryRun < record.run
+            // A retry pass of a claim that crashed may have sent devices up to its mark without committing them.
+            let crashed = shard.retryRun > 0 && shard.retryRun < shard.run
             for (target, previous) in rows {
-                let inFlightAtCrash = crashed && previous.run < record.retryRun && target.token.hex <= record.retryDispatched
+                let inFlightAtCrash = crashed && previous.run < shard.retryRun && target.token.hex <= shard.retryDispatched
                 page.append(Next(target: target, maybeSentBefore: previous.possiblyDuplicated || inFlightAtCrash))
             }
             self.after = last.target.token.hex

@@ -69,8 +69,7 @@ public final class PushServer: Sendable {
         self.credentials = credentials
         self.prometheus = prometheus
         self.metrics = ServerMetrics(registry: prometheus)
-        var engine = BroadcastConfiguration()
-        engine.storeOutageLimitMs = configuration.databaseOutageLimitSeconds * 1000
+        let engine = BroadcastConfiguration(configuration)
         self.jobs = JobRunner(
             store: registry.deliveryStore, topics: configuration.apps.mapValues(\.topic), configuration: engine,
             settings: jobSettings, logger: logger

@@ -1,3 +1,4 @@
+import Foundation
 import PushCore
 
 /// What a registry backend implements so ``BackendDeliveryStore`` can offer it to the delivery engine as a
@@ -5,31 +6,39 @@ import PushCore
 protocol DeliveryBackend: Sendable {
     func broadcast(id: String) throws(StoreError) -> BroadcastRecord?
     func broadcasts(app: String?, states: [BroadcastState]) throws(StoreError) -> [BroadcastRecord]
-    func acquireLease(app: String, broadcastId: String, owner: String, ttlMs: Int64, ownerIsDead: (String) -> Bool)
-        throws(StoreError) -> LeaseResult
-    func renewLease(app: String, fence: Int64, ttlMs: Int64) throws(StoreError) -> Bool
-    func releaseLease(app: String, fence: Int64) throws(StoreError)
-    func beginRun(id: String, fence: Int64) throws(StoreError) -> BroadcastRecord
-    func explicitTargets(id: String, after: String, limit: Int) throws(StoreError) -> [DeliveryTarget]
-    func page(app: String, channel: String?, environment: APNsEnvironment?, after: String, limit: Int)
-        throws(StoreError) -> [RegisteredDevice]
+    func startBroadcast(id: String, shardSize: Int, newRound: Bool) throws(StoreError) -> BroadcastRecord
+    func claimShard(broadcastId: String?, apps: [String]?, owner: String, ttlMs: Int64, ownerIsDead: (String) -> Bool)
+        throws(StoreError) -> BroadcastShard?
+    func renewShard(id: String, index: Int, fence: Int64, ttlMs: Int64) throws(StoreError) -> Bool
+    func finishShard(id: String, index: Int, fence: Int64, end: ShardEnd) throws(StoreError) -> BroadcastState
+    func shards(id: String) throws(StoreError) -> [BroadcastShard]
+    func workers(id: String) throws(StoreError) -> [String: Int]
+    func waitForWork(timeoutMs: Int)
+    func explicitTargets(id: String, after: String, through: String, limit: Int) throws(StoreError) -> [DeliveryTarget]
+    func targetPage(app: String, channel: String?, environment: APNsEnvironment?, after: String, through: String, limit: Int)
+        throws(StoreError) -> [DeliveryTarget]
     func storedOutcomes(id: String, after: String, through: String) throws(StoreError) -> [String: StoredOutcome]
-    func deferredTargets(id: String, beforeRun run: Int, after: String, limit: Int)
+    func deferredTargets(id: String, beforeRun run: Int, after: String, through: String, limit: Int)
         throws(StoreError) -> [(target: DeliveryTarget, previous: StoredOutcome)]
-    func markDispatched(id: String, fence: Int64, pass: DeliveryPass, run: Int, through: String) throws(StoreError)
+    func markDispatched(id: String, index: Int, fence: Int64, pass: DeliveryPass, run: Int, through: String) throws(StoreError)
     func commit(_ batch: OutcomeBatch) throws(StoreError) -> CommitReceipt
-    func finishRun(id: String, fence: Int64, state: BroadcastState, error: String?, settledDispatched: String?) throws(StoreError)
     func noteUnstartable(id: String, error: String) throws(StoreError)
     func broadcastCounts(id: String) throws(StoreError) -> BroadcastCounts
     func breakerStates(app: String) throws(StoreError) -> [String: PruningBreaker.State]
     func saveBreakerStates(app: String, _ states: [String: PruningBreaker.State]) throws(StoreError)
 }
 
-extension Registry: DeliveryBackend {}
-extension PostgresRegistry: DeliveryBackend {}
+extension Registry: DeliveryBackend {
+    /// SQLite has no notices between processes: waiting is polling.
+    func waitForWork(timeoutMs: Int) { Thread.sleep(forTimeInterval: Double(max(1, timeoutMs)) / 1000) }
+}
 
-/// The delivery engine's storage (``DeliveryStore``) on a registry backend. Every write of a run checks the
-/// run's lease fence inside its transaction; times come from the backend's clock. Failures are translated
+extension PostgresRegistry: DeliveryBackend {
+    func waitForWork(timeoutMs: Int) { wakeups.wait(timeoutMs: timeoutMs) }
+}
+
+/// The delivery engine's storage (``DeliveryStore``) on a registry backend. Every write of a claim checks the
+/// shard's fence inside its transaction; times come from the backend's clock. Failures are translated
 /// into the engine's terms: busy/locked databases, lost connections and I/O errors are transient
 /// (``DeliveryStoreError/Code/unavailable``), a stale fence is ``DeliveryStoreError/Code/leaseLost``.
 struct BackendDeliveryStore<Backend: DeliveryBackend>: DeliveryStore {
@@ -45,31 +54,41 @@ struct BackendDeliveryStore<Backend: DeliveryBackend>: DeliveryStore {
         try mapped { () throws(StoreError) in try backend.broadcasts(app: nil, states: [.pending, .running, .interrupted, .failed]) }
     }
 
-    func acquireLease(
-        app: String, broadcastId: String, owner: String, ttlMs: Int64, ownerIsDead: @Sendable (String) -> Bool
-    ) throws(DeliveryStoreError) -> LeaseResult {
+    func startBroadcast(id: String, shardSize: Int, newRound: Bool) throws(DeliveryStoreError) -> BroadcastRecord {
+        try mapped { () throws(StoreError) in try backend.startBroadcast(id: id, shardSize: shardSize, newRound: newRound) }
+    }
+
+    func claimShard(
+        broadcastId: String?, apps: [String]?, owner: String, ttlMs: Int64, ownerIsDead: @Sendable (String) -> Bool
+    ) throws(DeliveryStoreError) -> BroadcastShard? {
         try mapped { () throws(StoreError) in
-            try backend.acquireLease(app: app, broadcastId: broadcastId, owner: owner, ttlMs: ttlMs, ownerIsDead: ownerIsDead)
+            try backend.claimShard(broadcastId: broadcastId, apps: apps, owner: owner, ttlMs: ttlMs, ownerIsDead: ownerIsDead)
         }
     }
 
-    func renewLease(app: String, fence: Int64, ttlMs: Int64) throws(DeliveryStoreError) -> Bool {
-        try mapped { () throws(StoreError) in try backend.renewLease(app: app, fence: fence, ttlMs: ttlMs) }
+    func renewShard(id: String, index: Int, fence: Int64, ttlMs: Int64) throws(DeliveryStoreError) -> Bool {
+        try mapped { () throws(StoreError) in try backend.renewShard(id: id, index: index, fence: fence, ttlMs: ttlMs) }
     }
 
-    func releaseLease(app: String, fence: Int64) throws(DeliveryStoreError) {
-        try mapped { () throws(StoreError) in try backend.releaseLease(app: app, fence: fence) }
+    func finishShard(id: String, index: Int, fence: Int64, end: ShardEnd) throws(DeliveryStoreError) -> BroadcastState {
+        try mapped { () throws(StoreError) in try backend.finishShard(id: id, index: index, fence: fence, end: end) }
     }
 
-    func beginRun(id: String, fence: Int64) throws(DeliveryStoreError) -> BroadcastRecord {
-        try mapped { () throws(StoreError) in try backend.beginRun(id: id, fence: fence) }
+    func shards(id: String) throws(DeliveryStoreError) -> [BroadcastShard] {
+        try mapped { () throws(StoreError) in try backend.shards(id: id) }
     }
 
-    func targets(of record: BroadcastRecord, after: String, limit: Int) throws(DeliveryStoreError) -> [DeliveryTarget] {
+    func workers(id: String) throws(DeliveryStoreError) -> [String: Int] {
+        try mapped { () throws(StoreError) in try backend.workers(id: id) }
+    }
+
+    func waitForWork(timeoutMs: Int) { backend.waitForWork(timeoutMs: timeoutMs) }
+
+    func targets(of record: BroadcastRecord, after: String, through: String, limit: Int) throws(DeliveryStoreError) -> [DeliveryTarget] {
         try mapped { () throws(StoreError) in
-            if record.explicitTokens { return try backend.explicitTargets(id: record.id, after: after, limit: limit) }
-            return try backend.page(app: record.app, channel: record.channel, environment: record.environment, after: after, limit: limit)
-                .map { DeliveryTarget(token: $0.token, environment: $0.environment) }
+            if record.explicitTokens { return try backend.explicitTargets(id: record.id, after: after, through: through, limit: limit) }
+            return try backend.targetPage(
+                app: record.app, channel: record.channel, environment: record.environment, after: after, through: through, limit: limit)
         }
     }
 
@@ -77,8 +96,8 @@ struct BackendDeliveryStore<Backend: DeliveryBackend>: DeliveryStore {
         throws(DeliveryStoreError) -> [DeliveryTarget]
     {
         try mapped { () throws(StoreError) in
-            try backend.page(app: app, channel: channel, environment: environment, after: after, limit: limit)
-                .map { DeliveryTarget(token: $0.token, environment: $0.environment) }
+            try backend.targetPage(
+                app: app, channel: channel, environment: environment, after: after, through: BroadcastShard.keySpaceEnd, limit: limit)
         }
     }
 
@@ -86,26 +105,24 @@ struct BackendDeliveryStore<Backend: DeliveryBackend>: DeliveryStore {
         try mapped { () throws(StoreError) in try backend.storedOutcomes(id: id, after: after, through: through) }
     }
 
-    func deferredTargets(id: String, beforeRun run: Int, after: String, limit: Int)
+    func deferredTargets(id: String, beforeRun run: Int, after: String, through: String, limit: Int)
         throws(DeliveryStoreError) -> [(target: DeliveryTarget, previous: StoredOutcome)]
     {
-        try mapped { () throws(StoreError) in try backend.deferredTargets(id: id, beforeRun: run, after: after, limit: limit) }
+        try mapped { () throws(StoreError) in
+            try backend.deferredTargets(id: id, beforeRun: run, after: after, through: through, limit: limit)
+        }
     }
 
-    func markDispatched(id: String, fence: Int64, pass: DeliveryPass, run: Int, through: String) throws(DeliveryStoreError) {
-        try mapped { () throws(StoreError) in try backend.markDispatched(id: id, fence: fence, pass: pass, run: run, through: through) }
+    func markDispatched(id: String, index: Int, fence: Int64, pass: DeliveryPass, run: Int, through: String)
+        throws(DeliveryStoreError)
+    {
+        try mapped { () throws(StoreError) in
+            try backend.markDispatched(id: id, index: index, fence: fence, pass: pass, run: run, through: through)
+        }
     }
 
     func commit(_ batch: OutcomeBatch) throws(DeliveryStoreError) -> CommitReceipt {
         try mapped { () throws(StoreError) in try backend.commit(batch) }
-    }
-
-    func finishRun(id: String, fence: Int64, state: BroadcastState, error: String?, settledDispatched: String?)
-        throws(DeliveryStoreError)
-    {
-        try mapped { () throws(StoreError) in
-            try backend.finishRun(id: id, fence: fence, state: state, error: error, settledDispatched: settledDispatched)
-        }
     }
 
     func noteUnstartable(id: String, error: String) throws(DeliveryStoreError) {

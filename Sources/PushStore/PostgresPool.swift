@@ -62,7 +62,7 @@ final class PostgresPool: Sendable {
         defer { permits.signal() }
         let pooled = idle.withLock { $0.popLast() }
         let connection: PostgresConnection
-        if let pooled { connection = pooled } else { connection = try connect() }
+        if let pooled { connection = pooled } else { connection = try openConnection() }
         let session = PostgresSession(connection: connection, timeout: queryTimeout, logger: logger)
         do throws(StoreError) {
             let value = try body(session)
@@ -89,7 +89,8 @@ final class PostgresPool: Sendable {
         }
     }
 
-    private func connect() throws(StoreError) -> PostgresConnection {
+    /// A new connection outside the pool (the caller closes it).
+    func openConnection() throws(StoreError) -> PostgresConnection {
         let id = nextId.wrappingAdd(1, ordering: .relaxed).oldValue
         do {
             return try PostgresConnection.connect(

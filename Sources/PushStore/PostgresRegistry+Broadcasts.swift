@@ -5,13 +5,12 @@ import PushCore
 extension PostgresRegistry {
     static let broadcastColumns = """
         id, app, state, payload, push_type, priority::bigint, expiration, collapse_id, channel, environment, total,
-        checkpoint, dispatched, error, created_ms, updated_ms, finished_ms, explicit_tokens, run::bigint,
-        retry_run::bigint, retry_dispatched
+        error, created_ms, updated_ms, finished_ms, explicit_tokens, run::bigint
         """
 
     typealias BroadcastRow = (
         String, String, String, ByteBuffer, String, Int64, Int64?, String?, String?, String?, Int64,
-        String, String, String?, Int64, Int64, Int64?, Bool, Int64, Int64, String
+        String?, Int64, Int64, Int64?, Bool, Int64
     )
 
     static func broadcast(_ row: BroadcastRow) throws(StoreError) -> BroadcastRecord {
@@ -21,12 +20,9 @@ extension PostgresRegistry {
         var record = BroadcastRecord(
             id: row.0, app: row.1, state: state, payload: Array(row.3.readableBytesView), pushType: pushType, priority: priority,
             expiration: row.6, collapseId: row.7, channel: row.8, environment: row.9.flatMap(APNsEnvironment.init(rawValue:)),
-            total: Int(row.10), checkpoint: row.11, dispatched: row.12, error: row.13, createdMs: row.14,
-            updatedMs: row.15, finishedMs: row.16)
-        record.explicitTokens = row.17
-        record.run = Int(row.18)
-        record.retryRun = Int(row.19)
-        record.retryDispatched = row.20
+            total: Int(row.10), error: row.11, createdMs: row.12, updatedMs: row.13, finishedMs: row.14)
+        record.explicitTokens = row.15
+        record.run = Int(row.16)
         return record
     }
 

@@ -13,6 +13,8 @@ public final class PostgresRegistry: RegistryStore {
     public let url: PostgresURL
     let pool: PostgresPool
     let clock: (@Sendable () -> Int64)?
+    /// Wakes workers waiting for shards (``DeliveryStore/waitForWork(timeoutMs:)``).
+    let wakeups: PostgresWakeups
 
     /// Opens (and migrates) the database at `url` with a pool of `connections` connections. `password` is
     /// sent only if the server asks for one. A statement unanswered for `queryTimeoutSeconds` fails as
@@ -25,6 +27,7 @@ public final class PostgresRegistry: RegistryStore {
         clock = nowMs
         pool = try PostgresPool(
             url: url, password: password, size: connections, queryTimeout: .seconds(Int64(queryTimeoutSeconds)), logger: logger)
+        wakeups = PostgresWakeups(pool: pool, channel: Self.shardChannel)
         try PostgresSchema.migrate(pool)
     }
 

@@ -142,7 +142,57 @@ enum PostgresSchema {
                 PRIMARY KEY (app, endpoint)
             )
             """,
-        ]
+        ],
+        // 2: broadcasts split into range shards of the token key space, each claimed by one worker at a time
+        // under its own fence (claims with FOR UPDATE SKIP LOCKED), with its own checkpoint; the claim log
+        // (who held which shard when, and what each claim sent). The per-app lease is gone: several workers
+        // share a broadcast. Broadcasts started before are carried over as one shard with their progress.
+        [
+            """
+            CREATE TABLE broadcast_shards (
+                broadcast_id text NOT NULL REFERENCES broadcasts (id) ON DELETE CASCADE,
+                shard integer NOT NULL,
+                lo text COLLATE "C" NOT NULL,
+                hi text COLLATE "C" NOT NULL,
+                state text NOT NULL CHECK (state IN ('pending', 'claimed', 'done')),
+                owner text NOT NULL DEFAULT '',
+                fence bigint NOT NULL DEFAULT 0,
+                expires_ms bigint NOT NULL DEFAULT 0,
+                available_ms bigint NOT NULL DEFAULT 0,
+                run integer NOT NULL DEFAULT 0,
+                checkpoint text COLLATE "C" NOT NULL DEFAULT '',
+                dispatched text COLLATE "C" NOT NULL DEFAULT '',
+                main_done boolean NOT NULL DEFAULT false,
+                retry_run integer NOT NULL DEFAULT 0,
+                retry_dispatched text COLLATE "C" NOT NULL DEFAULT '',
+                PRIMARY KEY (broadcast_id, shard)
+            ) WITH (fillfactor = 70)
+            """,
+            "CREATE INDEX broadcast_shards_open ON broadcast_shards (broadcast_id, shard) WHERE state <> 'done'",
+            """
+            CREATE TABLE broadcast_claims (
+                broadcast_id text NOT NULL REFERENCES broadcasts (id) ON DELETE CASCADE,
+                shard integer NOT NULL,
+                fence bigint NOT NULL,
+                owner text NOT NULL,
+                claimed_ms bigint NOT NULL,
+                ended_ms bigint,
+                ending text,
+                sent bigint NOT NULL DEFAULT 0,
+                PRIMARY KEY (broadcast_id, shard, fence)
+            )
+            """,
+            """
+            INSERT INTO broadcast_shards (broadcast_id, shard, lo, hi, state, run, checkpoint, dispatched, main_done,
+                retry_run, retry_dispatched)
+            SELECT id, 0, '', 'g', CASE WHEN state = 'completed' THEN 'done' ELSE 'pending' END, run, checkpoint,
+                dispatched, state = 'completed', retry_run, retry_dispatched
+            FROM broadcasts WHERE state <> 'pending'
+            """,
+            "UPDATE broadcasts SET run = 1 WHERE run > 0",
+            "DROP TABLE broadcast_leases",
+            "ALTER TABLE broadcasts DROP COLUMN checkpoint, DROP COLUMN dispatched, DROP COLUMN retry_run, DROP COLUMN retry_dispatched",
+        ],
     ]
 
     /// Brings the database to ``currentVersion``. Throws `.schemaTooNew` for a database from a newer build.

@@ -45,8 +45,8 @@ extension Registry {
             }
             let insert = try db.statement("""
                 INSERT INTO broadcasts (id, app, state, payload, push_type, priority, expiration, collapse_id,
-                    channel, environment, total, checkpoint, dispatched, created_ms, updated_ms, explicit_tokens)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, '', '', ?12, ?12, ?13)
+                    channel, environment, total, created_ms, updated_ms, explicit_tokens)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13)
                 """)
             try insert.bind(1, record.id)
             try insert.bind(2, record.app)
@@ -105,8 +105,7 @@ extension Registry {
 
     static let broadcastColumns = """
         id, app, state, payload, push_type, priority, expiration, collapse_id, channel, environment, total,
-        checkpoint, dispatched, error, created_ms, updated_ms, finished_ms, explicit_tokens, run, retry_run,
-        retry_dispatched
+        error, created_ms, updated_ms, finished_ms, explicit_tokens, run
         """
 
     static func broadcast(from row: Statement) throws(StoreError) -> BroadcastRecord {
@@ -117,12 +116,10 @@ extension Registry {
             id: row.text(0), app: row.text(1), state: state, payload: Array(row.text(3).utf8), pushType: pushType,
             priority: priority, expiration: row.optionalInt64(6), collapseId: row.optionalText(7),
             channel: row.optionalText(8), environment: row.optionalText(9).flatMap(APNsEnvironment.init(rawValue:)),
-            total: Int(row.int64(10)), checkpoint: row.text(11), dispatched: row.text(12), error: row.optionalText(13),
-            createdMs: row.int64(14), updatedMs: row.int64(15), finishedMs: row.optionalInt64(16))
-        record.explicitTokens = row.int64(17) != 0
-        record.run = Int(row.int64(18))
-        record.retryRun = Int(row.int64(19))
-        record.retryDispatched = row.text(20)
+            total: Int(row.int64(10)), error: row.optionalText(11),
+            createdMs: row.int64(12), updatedMs: row.int64(13), finishedMs: row.optionalInt64(14))
+        record.explicitTokens = row.int64(15) != 0
+        record.run = Int(row.int64(16))
         return record
     }
 }

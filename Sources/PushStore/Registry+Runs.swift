@@ -1,56 +1,23 @@
 import PushCore
 
-/// The SQLite side of a broadcast run (see ``BackendDeliveryStore``): every write checks the lease fence in
+/// The SQLite side of a claim's work (see ``BackendDeliveryStore``): every write checks the shard's fence in
 /// its own transaction.
 extension Registry {
-    /// Starts a run under `fence`: state running, the run number incremented, `total` counted when never counted.
-    func beginRun(id: String, fence: Int64) throws(StoreError) -> BroadcastRecord {
-        let now = nowMs()
-        return try write { (db) throws(StoreError) -> BroadcastRecord in
-            guard let record = try Self.broadcast(id: id, in: db) else {
-                throw StoreError(.invalidInput, "broadcast \(id) does not exist")
-            }
-            try Self.requireLease(app: record.app, fence: fence, in: db)
-            var total = record.total
-            if record.state == .pending || total == 0 {
-                if record.explicitTokens {
-                    let select = try db.statement("SELECT count(*) FROM broadcast_tokens WHERE broadcast_id = ?1")
-                    defer { select.reset() }
-                    try select.bind(1, id)
-                    total = try select.step() ? Int(select.int64(0)) : 0
-                } else {
-                    total = try Self.count(app: record.app, channel: record.channel, environment: record.environment, in: db)
-                }
-            }
-            let update = try db.statement("""
-                UPDATE broadcasts SET state = 'running', run = run + 1, total = ?2, error = NULL, updated_ms = ?3,
-                    finished_ms = NULL
-                WHERE id = ?1
-                """)
-            try update.bind(1, id)
-            try update.bind(2, Int64(total))
-            try update.bind(3, now)
-            try update.run()
-            guard let started = try Self.broadcast(id: id, in: db) else {
-                throw StoreError(.corrupt, "broadcast \(id) vanished")
-            }
-            return started
-        }
-    }
-
-    /// One keyset page of an explicit-token broadcast, with each token's registered environment if any.
-    func explicitTargets(id: String, after: String, limit: Int) throws(StoreError) -> [DeliveryTarget] {
+    /// One keyset page of an explicit-token broadcast in (`after`, `through`], with each token's registered
+    /// environment if any.
+    func explicitTargets(id: String, after: String, through: String, limit: Int) throws(StoreError) -> [DeliveryTarget] {
         try read { (db) throws(StoreError) -> [DeliveryTarget] in
             let select = try db.statement("""
                 SELECT t.token, d.environment FROM broadcast_tokens t
                 JOIN broadcasts b ON b.id = t.broadcast_id
                 LEFT JOIN devices d ON d.app = b.app AND d.token = t.token
-                WHERE t.broadcast_id = ?1 AND t.token > ?2 ORDER BY t.token LIMIT ?3
+                WHERE t.broadcast_id = ?1 AND t.token > ?2 AND t.token <= ?4 ORDER BY t.token LIMIT ?3
                 """)
             defer { select.reset() }
             try select.bind(1, id)
             try select.bind(2, after)
             try select.bind(3, Int64(limit))
+            try select.bind(4, through)
             var out: [DeliveryTarget] = []
             while try select.step() {
                 out.append(DeliveryTarget(
@@ -84,8 +51,44 @@ extension Registry {
         }
     }
 
-    /// One keyset page of tokens deferred by a run before `run`.
-    func deferredTargets(id: String, beforeRun run: Int, after: String, limit: Int)
+    /// One keyset page of registered devices in (`after`, `through`] (token and environment only).
+    func targetPage(app: String, channel: String?, environment: APNsEnvironment?, after: String, through: String, limit: Int)
+        throws(StoreError) -> [DeliveryTarget]
+    {
+        if let channel { try Channels.validate(channel) }
+        return try read { (db) throws(StoreError) -> [DeliveryTarget] in
+            let sql = channel == nil
+                ? """
+                SELECT d.token, d.environment FROM devices d
+                WHERE d.app = ?1 AND d.token > ?2 AND d.token <= ?6 AND (?3 IS NULL OR d.environment = ?3)
+                ORDER BY d.token LIMIT ?4
+                """
+                : """
+                SELECT c.token, d.environment FROM device_channels c JOIN devices d ON d.id = c.device_id
+                WHERE c.app = ?1 AND c.channel = ?5 AND c.token > ?2 AND c.token <= ?6 AND (?3 IS NULL OR d.environment = ?3)
+                ORDER BY c.token LIMIT ?4
+                """
+            let select = try db.statement(sql)
+            defer { select.reset() }
+            try select.bind(1, app)
+            try select.bind(2, after)
+            try select.bind(3, environment?.rawValue)
+            try select.bind(4, Int64(limit))
+            if let channel { try select.bind(5, channel) }
+            try select.bind(6, through)
+            var out: [DeliveryTarget] = []
+            out.reserveCapacity(limit)
+            while try select.step() {
+                out.append(DeliveryTarget(
+                    token: DeviceToken(trustedCanonicalHex: select.text(0)),
+                    environment: APNsEnvironment(rawValue: select.text(1))))
+            }
+            return out
+        }
+    }
+
+    /// One keyset page of tokens in (`after`, `through`] deferred by a run before `run`.
+    func deferredTargets(id: String, beforeRun run: Int, after: String, through: String, limit: Int)
         throws(StoreError) -> [(target: DeliveryTarget, previous: StoredOutcome)]
     {
         try read { (db) throws(StoreError) -> [(target: DeliveryTarget, previous: StoredOutcome)] in
@@ -93,7 +96,7 @@ extension Registry {
                 SELECT o.token, d.environment, o.possibly_duplicated, o.run FROM broadcast_outcomes o
                 JOIN broadcasts b ON b.id = o.broadcast_id
                 LEFT JOIN devices d ON d.app = b.app AND d.token = o.token
-                WHERE o.broadcast_id = ?1 AND o.kind = 'deferred' AND o.run < ?2 AND o.token > ?3
+                WHERE o.broadcast_id = ?1 AND o.kind = 'deferred' AND o.run < ?2 AND o.token > ?3 AND o.token <= ?5
                 ORDER BY o.token LIMIT ?4
                 """)
             defer { select.reset() }
@@ -101,6 +104,7 @@ extension Registry {
             try select.bind(2, Int64(run))
             try select.bind(3, after)
             try select.bind(4, Int64(limit))
+            try select.bind(5, through)
             var out: [(target: DeliveryTarget, previous: StoredOutcome)] = []
             while try select.step() {
                 out.append((
@@ -113,36 +117,40 @@ extension Registry {
         }
     }
 
-    /// Raises the pass's dispatch mark to `through`, under `fence`.
-    func markDispatched(id: String, fence: Int64, pass: DeliveryPass, run: Int, through: String) throws(StoreError) {
+    /// Raises the pass's dispatch mark of shard `index` to `through`, under `fence`.
+    func markDispatched(id: String, index: Int, fence: Int64, pass: DeliveryPass, run: Int, through: String) throws(StoreError) {
         try write { (db) throws(StoreError) in
             let sql: String
             switch pass {
             case .main:
-                sql = "UPDATE broadcasts SET dispatched = max(dispatched, ?2) WHERE id = ?1"
+                sql = "UPDATE broadcast_shards SET dispatched = max(dispatched, ?4)"
             case .retry:
                 sql = """
-                    UPDATE broadcasts SET retry_dispatched = CASE WHEN retry_run = ?3 THEN max(retry_dispatched, ?2) ELSE ?2 END,
-                        retry_run = ?3
-                    WHERE id = ?1
+                    UPDATE broadcast_shards SET retry_dispatched = CASE WHEN retry_run = ?5 THEN max(retry_dispatched, ?4) ELSE ?4 END,
+                        retry_run = ?5
                     """
             }
-            try Self.requireLease(forBroadcast: id, fence: fence, in: db)
-            let update = try db.statement(sql)
+            let update = try db.statement(sql + " WHERE broadcast_id = ?1 AND shard = ?2 AND fence = ?3 AND state = 'claimed'")
             try update.bind(1, id)
-            try update.bind(2, through)
-            if pass == .retry { try update.bind(3, Int64(run)) }
+            try update.bind(2, Int64(index))
+            try update.bind(3, fence)
+            try update.bind(4, through)
+            if pass == .retry { try update.bind(5, Int64(run)) }
             try update.run()
+            guard db.changes == 1 else { throw Self.lostShard(id: id, index: index, fence: fence) }
         }
     }
 
     /// Writes a batch of outcomes in ONE transaction: prunes (as the store decides them), delivery-log rows,
     /// broadcast outcomes with the store's pruned flags, last-success times, released BadDeviceToken prunes
-    /// and the checkpoint. A job's batch is written only while its fence holds the lease.
+    /// and the shard's checkpoint. A job's batch is written only while its fence holds the shard.
     func commit(_ batch: OutcomeBatch) throws(StoreError) -> CommitReceipt {
         let now = nowMs()
         return try write { (db) throws(StoreError) -> CommitReceipt in
-            if let job = batch.job { try Self.requireLease(forBroadcast: job.id, fence: job.fence, in: db) }
+            if let job = batch.job {
+                let sent = batch.outcomes.reduce(0) { $0 + ($1.kind == .pending ? 0 : 1) }
+                try Self.requireShard(id: job.id, index: job.shard, fence: job.fence, checkpoint: job.checkpoint, sent: sent, in: db)
+            }
             var receipt = CommitReceipt()
             var deliveries: [DeliveryRecord] = []
             deliveries.reserveCapacity(batch.outcomes.count)
@@ -196,38 +204,7 @@ extension Registry {
                     }
                 }
             }
-            if let job = batch.job, let checkpoint = job.checkpoint {
-                let update = try db.statement(
-                    "UPDATE broadcasts SET checkpoint = max(checkpoint, ?2), updated_ms = ?3 WHERE id = ?1")
-                try update.bind(1, job.id)
-                try update.bind(2, checkpoint)
-                try update.bind(3, now)
-                try update.run()
-            }
             return receipt
-        }
-    }
-
-    /// Ends a run under `fence` (see ``DeliveryStore/finishRun(id:fence:state:error:settledDispatched:)``).
-    func finishRun(id: String, fence: Int64, state: BroadcastState, error: String?, settledDispatched: String?) throws(StoreError) {
-        let now = nowMs()
-        try write { (db) throws(StoreError) in
-            try Self.requireLease(forBroadcast: id, fence: fence, in: db)
-            let update = try db.statement("""
-                UPDATE broadcasts SET state = ?2, error = ?3, updated_ms = ?4,
-                    finished_ms = CASE WHEN ?2 = 'completed' THEN ?4 ELSE NULL END,
-                    total = CASE WHEN ?2 = 'completed'
-                        THEN (SELECT count(*) FROM broadcast_outcomes o WHERE o.broadcast_id = ?1 AND o.kind <> 'pending')
-                        ELSE total END,
-                    dispatched = CASE WHEN ?5 IS NULL THEN dispatched ELSE max(checkpoint, ?5) END
-                WHERE id = ?1
-                """)
-            try update.bind(1, id)
-            try update.bind(2, state.rawValue)
-            try update.bind(3, error)
-            try update.bind(4, now)
-            try update.bind(5, settledDispatched)
-            try update.run()
         }
     }
 
@@ -245,18 +222,5 @@ extension Registry {
             try update.bind(3, now)
             try update.run()
         }
-    }
-
-    /// Inside a write transaction: throws `.leaseLost` unless `fence` still holds the lease of the broadcast's app.
-    static func requireLease(forBroadcast id: String, fence: Int64, in db: Connection) throws(StoreError) {
-        let select = try db.statement("SELECT app FROM broadcasts WHERE id = ?1")
-        try select.bind(1, id)
-        guard try select.step() else {
-            select.reset()
-            throw StoreError(.invalidInput, "broadcast \(id) does not exist")
-        }
-        let app = select.text(0)
-        select.reset()
-        try requireLease(app: app, fence: fence, in: db)
     }
 }

@@ -158,6 +158,54 @@ enum Schema {
             ) WITHOUT ROWID
             """,
         ],
+        // 6: broadcasts split into range shards of the token key space, each claimed by one worker at a time
+        // under its own fence, with its own checkpoint; the claim log (who held which shard when, and what each
+        // claim sent). The per-app lease is gone: several workers share a broadcast. Broadcasts started before
+        // are carried over as one shard with their progress; the old progress columns stay, unused.
+        [
+            """
+            CREATE TABLE broadcast_shards (
+                broadcast_id TEXT NOT NULL,
+                shard INTEGER NOT NULL,
+                lo TEXT NOT NULL,
+                hi TEXT NOT NULL,
+                state TEXT NOT NULL CHECK (state IN ('pending', 'claimed', 'done')),
+                owner TEXT NOT NULL DEFAULT '',
+                fence INTEGER NOT NULL DEFAULT 0,
+                expires_ms INTEGER NOT NULL DEFAULT 0,
+                available_ms INTEGER NOT NULL DEFAULT 0,
+                run INTEGER NOT NULL DEFAULT 0,
+                checkpoint TEXT NOT NULL DEFAULT '',
+                dispatched TEXT NOT NULL DEFAULT '',
+                main_done INTEGER NOT NULL DEFAULT 0,
+                retry_run INTEGER NOT NULL DEFAULT 0,
+                retry_dispatched TEXT NOT NULL DEFAULT '',
+                PRIMARY KEY (broadcast_id, shard)
+            ) WITHOUT ROWID
+            """,
+            """
+            CREATE TABLE broadcast_claims (
+                broadcast_id TEXT NOT NULL,
+                shard INTEGER NOT NULL,
+                fence INTEGER NOT NULL,
+                owner TEXT NOT NULL,
+                claimed_ms INTEGER NOT NULL,
+                ended_ms INTEGER,
+                ending TEXT,
+                sent INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (broadcast_id, shard, fence)
+            ) WITHOUT ROWID
+            """,
+            """
+            INSERT INTO broadcast_shards (broadcast_id, shard, lo, hi, state, run, checkpoint, dispatched, main_done,
+                retry_run, retry_dispatched)
+            SELECT id, 0, '', 'g', CASE WHEN state = 'completed' THEN 'done' ELSE 'pending' END, run, checkpoint,
+                dispatched, state = 'completed', retry_run, retry_dispatched
+            FROM broadcasts WHERE state <> 'pending'
+            """,
+            "UPDATE broadcasts SET run = 1 WHERE run > 0",
+            "DROP TABLE broadcast_leases",
+        ],
     ]
 
     /// Brings the database to ``currentVersion`` in one write transaction, so two processes opening a new

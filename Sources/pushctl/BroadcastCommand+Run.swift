@@ -6,11 +6,8 @@ import PushStore
 
 extension BroadcastCommand {
     func execute(id: String, config: PushConfiguration, settings: AppSettings, registry: any RegistryStore) async throws {
-        var engine = BroadcastConfiguration()
+        var engine = BroadcastConfiguration(config)
         engine.rate = rate
-        engine.leaseTtlMs = Int64(leaseSeconds * 1000)
-        engine.heartbeatMs = max(200, engine.leaseTtlMs / 6)
-        engine.storeOutageLimitMs = config.databaseOutageLimitSeconds * 1000
         let store = registry.deliveryStore
         let broadcaster = Broadcaster(store: store, bundleId: settings.topic, configuration: engine)
         let breakers = (try? registry.breakerStates(app: app)) ?? [:]
@@ -32,7 +29,6 @@ extension BroadcastCommand {
                 progress: { Self.showProgress($0, tty: tty) })
         } catch {
             await sender.shutdown()
-            if case .running = error.code { throw CLIError(code: 4, message: error.message) }
             throw CLIError(code: 5, message: error.message)
         }
         await sender.shutdown()
@@ -42,7 +38,7 @@ extension BroadcastCommand {
             let resume = "; run the same command again to resume"
             switch stop {
             case .signal(let n): throw CLIError(code: n == SIGTERM ? 143 : 130, message: "broadcast \(id) interrupted\(resume)")
-            case .leaseLost(let message): throw CLIError(code: 4, message: "broadcast \(id) stopped: \(message)")
+            case .leaseLost(let message): throw CLIError(code: 5, message: "broadcast \(id) stopped: \(message)")
             case .endpoint(let endpointStop) where endpointStop.kind == .credentials:
                 throw CLIError(code: 3, message: "broadcast \(id) interrupted: \(endpointStop.message); fix the credentials, then\(resume.dropFirst(1))")
             case .endpoint(let endpointStop):
@@ -92,6 +88,7 @@ extension BroadcastCommand {
                 ("possiblyDuplicated", .int(Int64(r.counts.possiblyDuplicated))),
                 ("seconds", .double((r.seconds * 1000).rounded() / 1000)), ("rate", .double(rate.rounded())),
                 ("breakerTripped", .array(r.breakerTripped.map { .string($0) })),
+                ("workers", .object(r.workers.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.int(Int64($0.value))) })),
             ]
             if let stop = r.stop { fields.append(("interruption", .string(stop.description))) }
             print(JSONValue.object(fields).encodedString)
@@ -101,6 +98,9 @@ extension BroadcastCommand {
         print("  devices \(r.record.total), finished \(r.counts.done), accepted \(r.counts.accepted), not accepted \(r.counts.notAccepted), deferred \(r.counts.deferred)")
         if !rejected.isEmpty { print("  not accepted by reason: " + rejected.map { "\($0.key) \($0.value)" }.joined(separator: ", ")) }
         print("  pruned \(r.counts.pruned), retried \(r.counts.retried), possibly duplicated \(r.counts.possiblyDuplicated)")
+        if r.workers.count > 1 {
+            print("  workers: " + r.workers.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        }
         if let stop = r.stop { print("  interrupted: \(stop.description)") }
         for endpoint in r.breakerTripped { print("  PRUNING BREAKER TRIPPED for \(endpoint): BadDeviceToken tokens were kept") }
     }

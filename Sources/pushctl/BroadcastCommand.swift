@@ -10,12 +10,13 @@ struct BroadcastCommand: AsyncParsableCommand {
         abstract: "Send one notification to every registered device (or a channel); safe to run from cron.",
         discussion: """
             With --id the broadcast is idempotent: a completed id is not sent again (except devices it deferred), an \
-            interrupted one resumes with the same apns-ids, sending only to devices without an outcome. One \
-            broadcast runs per app at a time. Exit status: 0 completed; 1 completed with deferred or rejected \
-            devices, or the pruning breaker tripped; 2 invalid input; 3 interrupted: credentials refused; 4 another \
-            broadcast is running (or took this one over); 5 interrupted: APNs unreachable longer than the outage \
-            limit, or the database unavailable; 130/143 interrupted by SIGINT/SIGTERM. Interrupted runs resume \
-            with the same command.
+            interrupted one resumes with the same apns-ids, sending only to devices without an outcome. The devices \
+            are split into shards (shardSize); this command works on them alongside any `pushctl worker` (or a \
+            second run of the same id) and returns when every shard is finished by anyone; with --detach it only \
+            starts the broadcast for the workers. Exit status: 0 completed; 1 completed with deferred or rejected \
+            devices, or the pruning breaker tripped; 2 invalid input; 3 interrupted: credentials refused; \
+            5 interrupted: APNs unreachable longer than the outage limit, or the database unavailable; 130/143 \
+            interrupted by SIGINT/SIGTERM. Interrupted runs resume with the same command.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -29,7 +30,7 @@ struct BroadcastCommand: AsyncParsableCommand {
     var outageLimit: Int?
     @Flag(name: .customLong("dry-run"), help: "Show the payload and the number of devices; send nothing.") var dryRun = false
     @Flag(help: "Print the summary as JSON.") var json = false
-    @Option(name: .customLong("lease-seconds"), help: .hidden) var leaseSeconds: Double = 30
+    @Flag(help: "Start the broadcast for `pushctl worker` processes, print its id and exit.") var detach = false
 
     func run() async throws {
         let config = try global.loadConfiguration()
@@ -82,6 +83,7 @@ struct BroadcastCommand: AsyncParsableCommand {
                 let deferred = try registry.broadcastCounts(id: broadcastId).deferred
                 if deferred == 0 {
                     printError("broadcast \(broadcastId) already completed; nothing sent")
+                    if detach { print(broadcastId) }
                     return
                 }
                 printError("broadcast \(broadcastId): retrying \(deferred) deferred devices")
@@ -90,7 +92,18 @@ struct BroadcastCommand: AsyncParsableCommand {
             }
         } else {
             try registry.createBroadcast(wanted, tokens: nil)
-            if id == nil { printError("broadcast id: \(broadcastId)") }
+            if id == nil && !detach { printError("broadcast id: \(broadcastId)") }
+        }
+        if detach {
+            do {
+                let record = try registry.deliveryStore.startBroadcast(id: broadcastId, shardSize: config.shardSize, newRound: true)
+                let shards = try registry.deliveryStore.shards(id: broadcastId).count
+                printError("broadcast \(broadcastId) started for the workers: \(record.total) devices in \(shards) shards")
+            } catch {
+                throw CLIError(code: 5, message: "cannot start broadcast \(broadcastId): \(error.message)")
+            }
+            print(broadcastId)
+            return
         }
         try await execute(id: broadcastId, config: config, settings: settings, registry: registry)
     }

@@ -17,7 +17,8 @@ import Testing
         #expect(report.record.total == 1200)
         #expect(report.counts.done == 1200)
         #expect(report.counts.accepted == 1200)
-        #expect(report.record.checkpoint == tokens.last?.hex)
+        #expect(try f.registry.deliveryStore.shards(id: "digest-1").map(\.checkpoint) == [tokens.last?.hex])
+        #expect(report.workers.count == 1 && report.workers.values.first == 1200)
         let received = f.simulator.received
         #expect(received.count == 1200)
         #expect(Set(received.map(\.request.token)) == Set(tokens))
@@ -182,20 +183,24 @@ import Testing
         try await f.stop()
     }
 
-    @Test func aSecondRunIsRefusedAndAnExpiredLeaseIsTakenOver() async throws {
+    @Test func aShardAnotherLiveWorkerHoldsIsWaitedForAndTakenOverWhenItsClaimExpires() async throws {
         let f = try await BroadcastFixture.start()
         try f.seed(50)
         try f.create(id: "lease-1")
-        // A live process (pid 1) holds the lease.
+        let store = f.registry.deliveryStore
+        _ = try store.startBroadcast(id: "lease-1", shardSize: 1000, newRound: true)
+        // A live process (pid 1) claims the only shard, then stops heart-beating.
         let other = "\(ProcessInfo.processInfo.hostName):1:other"
-        #expect(try f.registry.acquireLease(app: "example", broadcastId: "other-job", owner: other, ttlMs: 60_000) == .acquired(fence: 1))
-        await #expect(throws: BroadcastError.self) { _ = try await f.run("lease-1") }
-        #expect(f.simulator.received.isEmpty)
-        // Its lease runs out (a crashed run stops heart-beating): the next run takes over, under a new fence.
-        #expect(try f.registry.acquireLease(app: "example", broadcastId: "other-job", owner: other, ttlMs: -1) == .acquired(fence: 2))
+        let held = try #require(try store.claimShard(
+            broadcastId: "lease-1", apps: nil, owner: other, ttlMs: 1500, ownerIsDead: { _ in false }))
         let report = try await f.run("lease-1")
         #expect(report.record.state == .completed)
         #expect(f.simulator.received.count == 50)
+        #expect(report.workers.count == 1 && report.workers[other] == nil)
+        // The run took the shard over under a new fence; the stale claim can no longer write.
+        #expect(try store.shards(id: "lease-1").map(\.fence) == [held.fence + 1])
+        let stale = OutcomeBatch(app: "example", job: .init(id: "lease-1", shard: 0, fence: held.fence, run: held.run), outcomes: [])
+        #expect { _ = try store.commit(stale) } throws: { ($0 as? DeliveryStoreError)?.code == .leaseLost }
         try await f.stop()
     }
 }

@@ -61,7 +61,6 @@ import Testing
             let registry = try PostgresRegistry(url: url, password: nil, connections: 4)
             var settings = JobRunner.Settings()
             settings.adoptionIntervalSeconds = seconds
-            settings.leaseRetrySeconds = 0.5
             let server = PushServer(
                 configuration: config, registry: registry, keys: APIKeys(apps: config.apps),
                 credentials: ["example": .init(loaded: true, kind: "certificate", daysLeft: 365)], jobSettings: settings)

@@ -4,8 +4,9 @@ import Testing
 
 @testable import PushStore
 
-/// The ``DeliveryStore`` contract on both backends: fenced leases on the store's clock, outcomes and checkpoint
-/// in one transaction, pending markers that do not count, deferred devices for the next run, breaker state.
+/// The ``DeliveryStore`` contract on both backends: broadcasts split into shards, claims fenced on the store's
+/// clock, outcomes and the shard checkpoint in one transaction, pending markers that do not count, deferred
+/// devices for the next claim, completion by the last shard, per-worker counts, breaker state.
 @Suite struct DeliveryStoreConformanceTests {
     struct World {
         let registry: any RegistryStore
@@ -13,7 +14,7 @@ import Testing
         let clock: ManualClock
         let tokens: [DeviceToken]
 
-        init(_ backend: Backend, devices: Int = 10) throws {
+        init(_ backend: Backend, devices: Int = 10, shardSize: Int = 1000) throws {
             clock = ManualClock()
             registry = try backend.open(clock: clock)
             store = registry.deliveryStore
@@ -24,13 +25,15 @@ import Testing
             try registry.createBroadcast(BroadcastRecord(
                 id: "b", app: "a", payload: Array(#"{"aps":{"alert":"x"}}"#.utf8), pushType: .alert, priority: .immediate),
                 tokens: nil)
+            _ = try store.startBroadcast(id: "b", shardSize: shardSize, newRound: true)
         }
 
-        func lease(_ owner: String = "o1", ttlMs: Int64 = 30_000) throws -> Int64 {
-            guard case .acquired(let fence) = try store.acquireLease(app: "a", broadcastId: "b", owner: owner, ttlMs: ttlMs, ownerIsDead: { _ in false }) else {
-                throw StoreError(.unknown(0), "lease held")
-            }
-            return fence
+        func claim(_ owner: String = "o1", ttlMs: Int64 = 30_000) throws -> BroadcastShard? {
+            try store.claimShard(broadcastId: "b", apps: nil, owner: owner, ttlMs: ttlMs, ownerIsDead: { _ in false })
+        }
+
+        func job(_ shard: BroadcastShard, checkpoint: String? = nil) -> OutcomeBatch.Job {
+            .init(id: "b", shard: shard.index, fence: shard.fence, run: shard.run, checkpoint: checkpoint)
         }
 
         func outcome(_ token: DeviceToken, _ kind: DeliveryOutcome.Kind, prune: PruneRequest? = nil, duplicated: Bool = false) -> DeliveryOutcome {
@@ -41,43 +44,70 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.allCases) func aTakenOverLeaseFencesTheOldRunOut(_ backend: Backend) throws {
+    @Test(arguments: Backend.allCases) func aTakenOverShardFencesTheOldClaimOut(_ backend: Backend) throws {
         let w = try World(backend)
-        let first = try w.lease("o1", ttlMs: 1000)
-        _ = try w.store.beginRun(id: "b", fence: first)
-        // A live other owner is refused while the lease is fresh (on the store's clock)…
-        #expect(try w.store.acquireLease(app: "a", broadcastId: "b", owner: "o2", ttlMs: 1000, ownerIsDead: { _ in false }) == .held(broadcastId: "b"))
-        // …and takes it over once it expired, under a higher fence.
+        let first = try #require(try w.claim("o1", ttlMs: 1000))
+        #expect(first.index == 0 && first.fence == 1 && first.run == 1 && first.lo == "" && first.hi == BroadcastShard.keySpaceEnd)
+        // Another live worker finds nothing to claim while the claim is fresh (on the store's clock)…
+        #expect(try w.claim("o2") == nil)
+        // …and takes the shard over once the claim expired, under a higher fence and a new run.
         w.clock.advance(1001)
-        let second = try w.lease("o2")
-        #expect(second > first)
-        // The old run can no longer renew, mark, commit or finish.
-        #expect(try w.store.renewLease(app: "a", fence: first, ttlMs: 1000) == false)
-        let batch = OutcomeBatch(app: "a", job: .init(id: "b", fence: first, run: 1, checkpoint: w.tokens[0].hex),
-                                 outcomes: [w.outcome(w.tokens[0], .accepted)])
+        let second = try #require(try w.claim("o2"))
+        #expect(second.index == 0 && second.fence > first.fence && second.run == 2 && second.owner == "o2")
+        // The old claim can no longer renew, mark, commit or finish.
+        #expect(try w.store.renewShard(id: "b", index: 0, fence: first.fence, ttlMs: 1000) == false)
+        let batch = OutcomeBatch(app: "a", job: w.job(first, checkpoint: w.tokens[0].hex), outcomes: [w.outcome(w.tokens[0], .accepted)])
         for attempt in [
             { _ = try w.store.commit(batch) },
-            { try w.store.markDispatched(id: "b", fence: first, pass: .main, run: 1, through: w.tokens[3].hex) },
-            { try w.store.finishRun(id: "b", fence: first, state: .completed, error: nil, settledDispatched: nil) },
+            { try w.store.markDispatched(id: "b", index: 0, fence: first.fence, pass: .main, run: 1, through: w.tokens[3].hex) },
+            { _ = try w.store.finishShard(id: "b", index: 0, fence: first.fence, end: .finished) },
         ] as [() throws -> Void] {
             #expect { try attempt() } throws: { ($0 as? DeliveryStoreError)?.code == .leaseLost }
         }
-        let record = try #require(try w.store.broadcast(id: "b"))
-        #expect(record.checkpoint == "" && record.dispatched == "" && record.state == .running)
+        let shard = try #require(try w.store.shards(id: "b").first)
+        #expect(shard.checkpoint == "" && shard.dispatched == "" && shard.state == .claimed && shard.owner == "o2")
         #expect(try w.store.counts(id: "b").done == 0)
-        // Releasing keeps the fence growing: a later owner never reuses an old fence.
-        try w.store.releaseLease(app: "a", fence: second)
-        #expect(try w.lease("o3") > second)
+        #expect(try w.store.broadcast(id: "b")?.state == .running)
+        // The new owner finishes it: the last shard completes the broadcast.
+        #expect(try w.store.finishShard(id: "b", index: 0, fence: second.fence, end: .finished) == .completed)
+        #expect(try w.claim("o3") == nil)
+    }
+
+    @Test(arguments: Backend.allCases) func shardsSplitTheKeySpaceAndEachIsClaimedByOneWorker(_ backend: Backend) throws {
+        let w = try World(backend, devices: 50, shardSize: 10)
+        let record = try #require(try w.store.broadcast(id: "b"))
+        #expect(record.total == 50 && record.state == .running && record.run == 1)
+        let shards = try w.store.shards(id: "b")
+        #expect(shards.count == 5 && shards.allSatisfy { $0.state == .pending })
+        #expect(shards.first?.lo == "" && shards.last?.hi == BroadcastShard.keySpaceEnd)
+        #expect(zip(shards, shards.dropFirst()).allSatisfy { $0.hi == $1.lo && $0.hi < $1.hi })
+        // Five workers claim five different shards; a sixth finds none.
+        var claimed: [BroadcastShard] = []
+        for n in 1...5 { claimed.append(try #require(try w.claim("o\(n)"))) }
+        #expect(Set(claimed.map(\.index)) == Set(0..<5))
+        #expect(try w.claim("o6") == nil)
+        // Their targets partition the devices: every device in exactly one shard.
+        var seen: [DeviceToken] = []
+        for shard in claimed.sorted(by: { $0.index < $1.index }) {
+            seen += try w.store.targets(of: record, after: shard.lo, through: shard.hi, limit: 1000).map(\.token)
+        }
+        #expect(seen == w.tokens)
+        // Finishing all but one leaves the broadcast running; the last completes it.
+        for shard in claimed.dropLast() {
+            #expect(try w.store.finishShard(id: "b", index: shard.index, fence: shard.fence, end: .finished) == .running)
+        }
+        let last = try #require(claimed.last)
+        #expect(try w.store.finishShard(id: "b", index: last.index, fence: last.fence, end: .finished) == .completed)
     }
 
     @Test(arguments: Backend.allCases) func aCommitWritesOutcomesPrunesAndCheckpointTogetherAndCountsWhatTheStoreDid(_ backend: Backend) throws {
         let w = try World(backend)
-        let fence = try w.lease()
-        let run = try w.store.beginRun(id: "b", fence: fence)
-        #expect(run.total == 10 && run.run == 1 && run.state == .running)
+        let record = try #require(try w.store.broadcast(id: "b"))
+        #expect(record.total == 10 && record.run == 1 && record.state == .running)
+        let shard = try #require(try w.claim())
         let t = w.tokens
         let receipt = try w.store.commit(OutcomeBatch(
-            app: "a", job: .init(id: "b", fence: fence, run: 1, checkpoint: t[3].hex),
+            app: "a", job: w.job(shard, checkpoint: t[3].hex),
             outcomes: [
                 w.outcome(t[0], .accepted), w.outcome(t[1], .tokenDead, prune: PruneRequest(reason: .unregistered)),
                 w.outcome(t[2], .deferred), w.outcome(t[3], .accepted, duplicated: true), w.outcome(t[4], .pending),
@@ -87,60 +117,103 @@ import Testing
         #expect(counts.done == 4)  // the pending marker is not an outcome
         #expect(counts.accepted == 2 && counts.deferred == 1 && counts.pruned == 1 && counts.possiblyDuplicated == 1)
         #expect(try w.registry.devices("a") == 9)
-        #expect(try w.store.broadcast(id: "b")?.checkpoint == t[3].hex)
+        #expect(try w.store.shards(id: "b").first?.checkpoint == t[3].hex)
         #expect(try w.registry.recentDeliveries(app: "a", limit: 100).count == 4)  // pending markers are not delivery-log rows
         let stored = try w.store.storedOutcomes(id: "b", after: "", through: t[9].hex)
         #expect(stored[t[4].hex]?.kind == .pending)
         #expect(stored[t[2].hex] == StoredOutcome(kind: .deferred, possiblyDuplicated: false, run: 1))
         // A prune the breaker released later marks the outcome row pruned, in the store's count.
         let released = try w.store.commit(OutcomeBatch(
-            app: "a", job: .init(id: "b", fence: fence, run: 1), outcomes: [w.outcome(t[5], .tokenDead)], releasedPrunes: [t[5]]))
+            app: "a", job: w.job(shard), outcomes: [w.outcome(t[5], .tokenDead)], releasedPrunes: [t[5]]))
         #expect(released.pruned == [t[5]])
         #expect(try w.store.counts(id: "b").pruned == 2)
+        // The worker is credited with what it committed (pending markers aside).
+        #expect(try w.store.workers(id: "b") == ["o1": 5])
         // Completing sets total to the devices with an outcome.
-        try w.store.finishRun(id: "b", fence: fence, state: .completed, error: nil, settledDispatched: nil)
+        #expect(try w.store.finishShard(id: "b", index: shard.index, fence: shard.fence, end: .finished) == .completed)
         let done = try #require(try w.store.broadcast(id: "b"))
         #expect(done.state == .completed && done.total == 5 && done.finishedMs != nil)
     }
 
-    @Test(arguments: Backend.allCases) func deferredDevicesAreTheNextRunsTargetsAndOnlyTheirs(_ backend: Backend) throws {
+    @Test(arguments: Backend.allCases) func deferredDevicesAreTheNextClaimsTargetsAndOnlyTheirs(_ backend: Backend) throws {
         let w = try World(backend)
         let t = w.tokens
-        let fence = try w.lease()
-        _ = try w.store.beginRun(id: "b", fence: fence)
+        let first = try #require(try w.claim())
         _ = try w.store.commit(OutcomeBatch(
-            app: "a", job: .init(id: "b", fence: fence, run: 1),
+            app: "a", job: w.job(first),
             outcomes: [w.outcome(t[1], .deferred), w.outcome(t[2], .accepted), w.outcome(t[6], .deferred, duplicated: true)]))
-        #expect(try w.store.deferredTargets(id: "b", beforeRun: 1, after: "", limit: 10).isEmpty)  // not this run's own
-        try w.store.finishRun(id: "b", fence: fence, state: .completed, error: nil, settledDispatched: nil)
-        let next = try w.store.beginRun(id: "b", fence: fence)
-        #expect(next.run == 2)
-        let page = try w.store.deferredTargets(id: "b", beforeRun: next.run, after: "", limit: 1)
+        #expect(try w.store.deferredTargets(id: "b", beforeRun: first.run, after: "", through: first.hi, limit: 10).isEmpty)
+        #expect(try w.store.finishShard(id: "b", index: 0, fence: first.fence, end: .finished) == .completed)
+        // A completed broadcast stays so for workers; started again, a new round reopens its shards.
+        #expect(try w.claim() == nil)
+        let round = try w.store.startBroadcast(id: "b", shardSize: 1000, newRound: true)
+        #expect(round.run == 2 && round.state == .running)
+        let next = try #require(try w.claim())
+        #expect(next.run == 2 && next.mainDone)
+        let page = try w.store.deferredTargets(id: "b", beforeRun: next.run, after: "", through: next.hi, limit: 1)
         #expect(page.map(\.target.token) == [t[1]])
-        let rest = try w.store.deferredTargets(id: "b", beforeRun: next.run, after: t[1].hex, limit: 10)
+        let rest = try w.store.deferredTargets(id: "b", beforeRun: next.run, after: t[1].hex, through: next.hi, limit: 10)
         #expect(rest.map(\.target.token) == [t[6]])
         #expect(rest.first?.previous.possiblyDuplicated == true)
         #expect(rest.first?.target.environment == .production)
+        // Bounded by the shard's range.
+        #expect(try w.store.deferredTargets(id: "b", beforeRun: next.run, after: "", through: t[5].hex, limit: 10).map(\.target.token) == [t[1]])
         // Retried in run 2: no longer a target of run 2's pass.
-        _ = try w.store.commit(OutcomeBatch(app: "a", job: .init(id: "b", fence: fence, run: 2), outcomes: [w.outcome(t[1], .accepted)]))
-        #expect(try w.store.deferredTargets(id: "b", beforeRun: 2, after: "", limit: 10).map(\.target.token) == [t[6]])
-        try w.store.markDispatched(id: "b", fence: fence, pass: .retry, run: 2, through: t[6].hex)
-        let marked = try #require(try w.store.broadcast(id: "b"))
+        _ = try w.store.commit(OutcomeBatch(app: "a", job: w.job(next), outcomes: [w.outcome(t[1], .accepted)]))
+        #expect(try w.store.deferredTargets(id: "b", beforeRun: 2, after: "", through: next.hi, limit: 10).map(\.target.token) == [t[6]])
+        try w.store.markDispatched(id: "b", index: 0, fence: next.fence, pass: .retry, run: 2, through: t[6].hex)
+        let marked = try #require(try w.store.shards(id: "b").first)
         #expect(marked.retryRun == 2 && marked.retryDispatched == t[6].hex)
     }
 
-    @Test(arguments: Backend.allCases) func dispatchMarksOnlyRiseAndSettleBackAfterAGracefulStop(_ backend: Backend) throws {
-        let w = try World(backend)
+    @Test(arguments: Backend.allCases) func aShardGivenBackSettlesItsDispatchMarkAndInterruptsTheBroadcastWhenNoWorkerIsLeft(_ backend: Backend) throws {
+        let w = try World(backend, devices: 10, shardSize: 5)
         let t = w.tokens
-        let fence = try w.lease()
-        _ = try w.store.beginRun(id: "b", fence: fence)
-        try w.store.markDispatched(id: "b", fence: fence, pass: .main, run: 1, through: t[7].hex)
-        try w.store.markDispatched(id: "b", fence: fence, pass: .main, run: 1, through: t[3].hex)
-        #expect(try w.store.broadcast(id: "b")?.dispatched == t[7].hex)
-        try w.store.finishRun(id: "b", fence: fence, state: .interrupted, error: "interrupted by signal 15", settledDispatched: t[4].hex)
+        let (a, b) = (try #require(try w.claim("o1")), try #require(try w.claim("o2")))
+        try w.store.markDispatched(id: "b", index: a.index, fence: a.fence, pass: .main, run: a.run, through: t[7].hex)
+        try w.store.markDispatched(id: "b", index: a.index, fence: a.fence, pass: .main, run: a.run, through: t[3].hex)
+        #expect(try w.store.shards(id: "b")[a.index].dispatched == t[7].hex)
+        // Given back while o2 still works: the broadcast stays running.
+        let end = ShardEnd.released(error: "interrupted by signal 15", retryAfterMs: 0, mainDone: false, settledDispatched: t[4].hex)
+        #expect(try w.store.finishShard(id: "b", index: a.index, fence: a.fence, end: end) == .running)
+        let shard = try w.store.shards(id: "b")[a.index]
+        #expect(shard.dispatched == t[4].hex && shard.state == .pending && shard.owner == "")
+        // Given back after an APNs failure with a retry delay: not claimable before it…
+        let again = try #require(try w.claim("o3"))
+        #expect(again.index == a.index && again.fence == a.fence + 1)
+        let failed = ShardEnd.released(error: "APNs unreachable", retryAfterMs: 30_000, mainDone: false, settledDispatched: nil)
+        #expect(try w.store.finishShard(id: "b", index: again.index, fence: again.fence, end: failed) == .running)
+        #expect(try w.claim("o4") == nil)
+        // …and the last worker leaving makes it interrupted, with the reason.
+        #expect(try w.store.finishShard(id: "b", index: b.index, fence: b.fence, end: end) == .interrupted)
         let record = try #require(try w.store.broadcast(id: "b"))
-        #expect(record.dispatched == t[4].hex && record.state == .interrupted && record.error == "interrupted by signal 15")
+        #expect(record.state == .interrupted && record.error != nil)
         #expect(try w.store.unfinishedBroadcasts().map(\.id) == ["b"])
+        // Workers still claim an interrupted broadcast's shards (b's at once, a's after the delay)…
+        #expect(try w.claim("o5")?.index == b.index)
+        w.clock.advance(30_001)
+        #expect(try w.claim("o6")?.index == a.index)
+        #expect(try w.store.broadcast(id: "b")?.state == .running)
+    }
+
+    @Test(arguments: Backend.allCases) func startingAnInterruptedBroadcastAgainMakesItsShardsClaimableAtOnce(_ backend: Backend) throws {
+        let w = try World(backend)
+        let shard = try #require(try w.claim())
+        let failed = ShardEnd.released(error: "APNs unreachable", retryAfterMs: 60_000, mainDone: false, settledDispatched: nil)
+        #expect(try w.store.finishShard(id: "b", index: shard.index, fence: shard.fence, end: failed) == .interrupted)
+        #expect(try w.claim() == nil)
+        #expect(try w.store.startBroadcast(id: "b", shardSize: 1000, newRound: true).state == .running)
+        #expect(try w.claim()?.run == 2)
+    }
+
+    @Test(arguments: Backend.allCases) func aClaimOfADeadOwnerIsTakenOverBeforeItExpires(_ backend: Backend) throws {
+        let w = try World(backend)
+        let first = try #require(try w.claim("host:1:dead"))
+        let second = try w.store.claimShard(
+            broadcastId: "b", apps: nil, owner: "host:2:alive", ttlMs: 30_000, ownerIsDead: { $0 == "host:1:dead" })
+        #expect(second?.index == first.index && second?.fence == first.fence + 1)
+        // Only the apps asked for.
+        #expect(try w.store.claimShard(broadcastId: nil, apps: ["other"], owner: "x", ttlMs: 1, ownerIsDead: { _ in true }) == nil)
     }
 
     @Test(arguments: Backend.allCases) func pagesOfDevicesComeInTokenOrder(_ backend: Backend) throws {
@@ -155,7 +228,10 @@ import Testing
         }
         #expect(seen == w.tokens)
         let record = try #require(try w.store.broadcast(id: "b"))
-        #expect(try w.store.targets(of: record, after: w.tokens[19].hex, limit: 100).map(\.token) == Array(w.tokens[20...]))
+        #expect(try w.store.targets(of: record, after: w.tokens[19].hex, through: BroadcastShard.keySpaceEnd, limit: 100).map(\.token)
+            == Array(w.tokens[20...]))
+        #expect(try w.store.targets(of: record, after: w.tokens[19].hex, through: w.tokens[21].hex, limit: 100).map(\.token)
+            == Array(w.tokens[20...21]))
     }
 
     @Test(arguments: Backend.allCases) func breakerStateIsKeptPerEndpoint(_ backend: Backend) throws {

@@ -221,7 +221,7 @@ import Testing
         #expect(try registry.broadcasts(app: "other", states: [.pending]).map(\.id) == ["b2"])
         #expect(try registry.broadcasts(app: nil, states: [.completed]).isEmpty)
         #expect(try registry.broadcast(id: "nope") == nil)
-        let targets = try registry.deliveryStore.targets(of: try #require(try registry.broadcast(id: "b2")), after: "", limit: 10)
+        let targets = try registry.deliveryStore.targets(of: try #require(try registry.broadcast(id: "b2")), after: "", through: BroadcastShard.keySpaceEnd, limit: 10)
         #expect(targets.map(\.token) == [testToken(1), testToken(2)].sorted())
     }
 

@@ -17,7 +17,7 @@ import Testing
 
         static func make(
             tokens: Int, delayMs: Int = 0, simulatorArgs: [String] = [], devices: String? = nil, startSimulator: Bool = true,
-            database: String = "registry.sqlite"
+            database: String = "registry.sqlite", shardSize: Int? = nil
         ) async throws -> World {
             let dir = try CLI.temporaryDirectory()
             let certs = dir.appendingPathComponent("certs").path
@@ -26,7 +26,7 @@ import Testing
             let port = try freePort()
             let config = dir.appendingPathComponent("pushctl.json").path
             try """
-                {"database": "\(database)",
+                {"database": "\(database)",\(shardSize.map { " \"shardSize\": \($0)," } ?? "")
                  "simulator": {"host": "127.0.0.1", "port": \(port), "certificates": "certs"},
                  "apps": {"example": {"topic": "com.example.app", "endpoint": "simulator",
                    "auth": {"p12": "certs/client.p12", "passwordFile": "certs/client.p12.password"}}}}
@@ -104,24 +104,56 @@ import Testing
 
     static func freePort() throws -> Int { try PostgresTestServer.freePort() }
 
-    @Test func aSecondConcurrentRunExitsFour() async throws {
-        var w = try await World.make(tokens: 1500, delayMs: 200)
+    @Test func aSecondRunOfTheSameIdSharesTheShardsAndTakesOverWhenTheFirstIsInterrupted() async throws {
+        var w = try await World.make(tokens: 1500, delayMs: 200, shardSize: 100)
         defer { w.stop() }
-        let first = try CLI.start(["broadcast", "--config", w.config, "--app", "example", "--id", "slow", "--alert", "a", "--rate", "200"])
+        let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "slow", "--alert", "a", "--rate", "200"]
+        let first = try CLI.start(args)
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, try w.received().isEmpty, first.isRunning { try await Task.sleep(for: .milliseconds(20)) }
-        let second = try await CLI.run(["broadcast", "--config", w.config, "--app", "example", "--id", "other", "--alert", "b"])
-        #expect(second.status == 4)
-        #expect(second.stderr.contains("broadcast slow is running"))
-        first.interrupt()  // SIGINT: drain, checkpoint, exit 130
+        // A second run of the same id (an overlapping cron run, or a second host) claims other shards…
+        let second = try CLI.startCapturing(args + ["--json"])
+        while Date() < deadline, try w.received().count < 400, first.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        first.interrupt()  // SIGINT: drain, give the shard back, exit 130
         first.waitUntilExit()
         #expect(first.terminationStatus == 130)
-        let resumed = try await CLI.run(["broadcast", "--config", w.config, "--app", "example", "--id", "slow", "--alert", "a", "--rate", "200"], timeout: 180)
-        #expect(resumed.status == 0, "\(resumed.stderr)")
+        // …and finishes what the first gave back.
+        second.waitUntilExit()
+        #expect(second.terminationStatus == 0, "\(second.stderrText)")
+        let summary = try JSONValue(parsing: second.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(summary["state"]?.stringValue == "completed" && summary["accepted"] == .int(1500))
+        let workers = try #require(summary["workers"]?.objectPairs)
+        #expect(workers.count == 2)
+        #expect(workers.reduce(0) { $0 + ($1.1.intValue ?? 0) } == 1500)
         var copies: [String: Int] = [:]
         for token in try w.received() { copies[token, default: 0] += 1 }
         #expect(copies.count == 1500)
-        #expect(copies.values.allSatisfy { $0 == 1 })  // a graceful stop drains: nobody gets it twice
+        #expect(copies.values.allSatisfy { $0 == 1 })  // shards are exclusive and a graceful stop drains: nobody gets it twice
+    }
+
+    @Test func aDetachedBroadcastIsStartedForTheWorkersAndAWorkerSendsIt() async throws {
+        var w = try await World.make(tokens: 300, shardSize: 100)
+        defer { w.stop() }
+        let started = try await CLI.run(["broadcast", "--config", w.config, "--app", "example", "--id", "later", "--alert", "a", "--detach"])
+        #expect(started.status == 0, "\(started.stderr)")
+        #expect(started.stdout == "later\n")
+        #expect(started.stderr.contains("300 devices in 3 shards"))
+        #expect(try w.received().isEmpty)
+        let worker = try CLI.startCapturing(["worker", "--config", w.config, "--concurrency", "2"])
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, try w.received().count < 300, worker.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        let registry = try w.openRegistry()
+        while Date() < deadline, try registry.broadcast(id: "later")?.state != .completed { try await Task.sleep(for: .milliseconds(50)) }
+        worker.terminate()  // SIGTERM: drain and exit 0
+        worker.waitUntilExit()
+        #expect(worker.terminationStatus == 0, "\(worker.stderrText)")
+        #expect(worker.stderrText.contains("worker stopped: 3 shards finished"))
+        #expect(try registry.broadcast(id: "later")?.state == .completed)
+        let received = try w.received()
+        #expect(Set(received).count == 300 && received.count == 300)
+        // Starting it again changes nothing.
+        let again = try await CLI.run(["broadcast", "--config", w.config, "--app", "example", "--id", "later", "--alert", "a", "--detach"])
+        #expect(again.status == 0 && again.stderr.contains("already completed"))
     }
 
     @Test func dryRunSendsNothing() async throws {

@@ -105,6 +105,40 @@ extension CLI {
         return process
     }
 
+    /// A `pushctl` started in the background whose output goes to files.
+    struct Background {
+        let process: Process
+        let stdoutPath: String
+        let stderrPath: String
+        var isRunning: Bool { process.isRunning }
+        var terminationStatus: Int32 { process.terminationStatus }
+        var stdoutText: String { (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "" }
+        var stderrText: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+        func interrupt() { process.interrupt() }
+        func terminate() { process.terminate() }
+        func waitUntilExit() { process.waitUntilExit() }
+    }
+
+    /// Starts `pushctl args…` in the background with its output in files under a new temporary directory.
+    static func startCapturing(_ args: [String]) throws -> Background {
+        let dir = try temporaryDirectory()
+        let (outPath, errPath) = (dir.appendingPathComponent("stdout").path, dir.appendingPathComponent("stderr").path)
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = args
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "PUSHCTL_CONFIG")
+        process.environment = env
+        process.currentDirectoryURL = packageRoot
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return Background(process: process, stdoutPath: outPath, stderrPath: errPath)
+    }
+
     /// Waits until something accepts TCP connections on 127.0.0.1:`port`.
     static func waitForPort(_ port: Int, seconds: Double = 60) throws {
         let deadline = Date().addingTimeInterval(seconds)

@@ -1,0 +1,147 @@
+import Foundation
+import Logging
+import PushCore
+import PushSender
+import Synchronization
+
+/// `pushctl worker`: claims shards of any running broadcast or send job of its apps — started by
+/// `pushctl broadcast`, the HTTP API or cron, on this host or another — and works on them, `concurrency`
+/// shards at a time, until stopped. Each slot has its own sender per app (its own APNs connection). An idle
+/// slot waits for a PostgreSQL notice or polls. When `stop` is raised the claims in progress drain and give
+/// their shards back (claimable by others at once).
+public final class Worker: Sendable {
+    /// Builds a sender for an app, continuing its persisted pruning breakers.
+    public typealias SenderFactory = @Sendable (_ app: String, _ breakers: [String: PruningBreaker.State]) throws -> Sender
+
+    /// What a worker did before it stopped.
+    public struct Report: Sendable, Equatable {
+        /// Shards it finished.
+        public var shardsFinished = 0
+        /// Shards it gave back unfinished (stopped, or APNs/database failures).
+        public var shardsReleased = 0
+        /// Notifications with a committed outcome.
+        public var sent = 0
+    }
+
+    private let store: DeliveryStore
+    private let topics: [String: String]
+    private let configuration: BroadcastConfiguration
+    private let concurrency: Int
+    private let makeSender: SenderFactory
+    private let logger: Logger
+    private let report = Mutex(Report())
+
+    /// A worker for the apps in `topics` (app id → bundle id).
+    public init(
+        store: DeliveryStore, topics: [String: String], configuration: BroadcastConfiguration = .init(), concurrency: Int = 1,
+        logger: Logger = Logger(label: "worker"), makeSender: @escaping SenderFactory
+    ) {
+        self.store = store
+        self.topics = topics
+        self.configuration = configuration
+        self.concurrency = max(1, concurrency)
+        self.makeSender = makeSender
+        self.logger = logger
+    }
+
+    /// Works until `stop` is raised, then drains and returns what it did.
+    public func run(stop: StopFlag) async -> Report {
+        logger.info("worker \(configuration.owner) started", metadata: [
+            "apps": "\(topics.keys.sorted().joined(separator: ","))", "concurrency": "\(concurrency)",
+        ])
+        await withTaskGroup(of: Void.self) { group in
+            for slot in 0..<concurrency {
+                group.addTask { await self.slot(slot, stop: stop) }
+            }
+        }
+        let done = report.withLock { $0 }
+        logger.info("worker \(configuration.owner) stopped", metadata: [
+            "finished": "\(done.shardsFinished)", "released": "\(done.shardsReleased)", "sent": "\(done.sent)",
+        ])
+        return done
+    }
+
+    private func slot(_ slot: Int, stop: StopFlag) async {
+        let access = StoreAccess(store: store, outageLimitMs: configuration.storeOutageLimitMs, logger: logger)
+        let apps = topics.keys.sorted()
+        let (owner, ttl, pollMs) = (configuration.owner, configuration.leaseTtlMs, configuration.pollMs)
+        var senders: [String: Sender] = [:]
+        var records: [String: BroadcastRecord] = [:]
+        while !stop.isRaised {
+            let claimed: BroadcastShard?
+            do throws(DeliveryStoreError) {
+                claimed = try await access.run("claiming a shard") { store throws(DeliveryStoreError) in
+                    try store.claimShard(broadcastId: nil, apps: apps, owner: owner, ttlMs: ttl, ownerIsDead: BroadcastConfiguration.ownerIsDead)
+                }
+            } catch {
+                logger.error("cannot claim shards: \(error.message)")
+                await access.waitForWork(timeoutMs: pollMs)
+                continue
+            }
+            guard let shard = claimed else {
+                await access.waitForWork(timeoutMs: pollMs)
+                continue
+            }
+            let id = shard.broadcastId
+            var record = records[id]
+            if record == nil {
+                record = (try? await access.run("reading the broadcast") { store throws(DeliveryStoreError) in try store.broadcast(id: id) }) ?? nil
+                records[id] = record
+            }
+            guard let record, let topic = topics[record.app] else {
+                await give(back: shard, error: "broadcast \(id) is not readable here", access: access)
+                continue
+            }
+            let sender: Sender
+            if let existing = senders[record.app] {
+                sender = existing
+            } else {
+                do {
+                    let app = record.app
+                    let breakers = (try? await access.run("reading the pruning breaker") { store throws(DeliveryStoreError) in
+                        try store.breakerStates(app: app)
+                    }) ?? [:]
+                    sender = try makeSender(app, breakers)
+                    senders[app] = sender
+                } catch {
+                    logger.error("cannot send for \(record.app): \(error)")
+                    await give(back: shard, error: "credentials: \(error)", access: access)
+                    continue
+                }
+            }
+            let broadcaster = Broadcaster(store: store, bundleId: topic, configuration: configuration, logger: logger)
+            let live = LiveProgress(total: 0, doneBefore: 0)
+            let result = await broadcaster.work(on: shard, of: record, sender: sender, stop: stop, live: live)
+            let sent = live.snapshot.done
+            report.withLock { r in
+                r.sent += sent
+                if result.stop == nil { r.shardsFinished += 1 } else { r.shardsReleased += 1 }
+            }
+            logger.info(
+                "shard \(shard.index) of broadcast \(id) \(result.stop == nil ? "finished" : "given back: \(result.stop!.description)")",
+                metadata: ["slot": "\(slot)", "sent": "\(sent)", "run": "\(shard.run)"])
+            if case .endpoint(let endpointStop) = result.stop, endpointStop.kind == .credentials {
+                // Read the credentials files again for the next shard of this app.
+                await senders.removeValue(forKey: record.app)?.shutdown()
+            }
+            let app = record.app
+            let states = sender.breakerStates
+            try? await access.run("saving the pruning breaker", retry: false) { store throws(DeliveryStoreError) in
+                try store.saveBreakerStates(app: app, states)
+            }
+        }
+        for sender in senders.values { await sender.shutdown() }
+    }
+
+    /// Gives a claimed shard back unworked, claimable again after the retry delay.
+    private func give(back shard: BroadcastShard, error: String, access: StoreAccess) async {
+        let retryMs = configuration.shardRetryMs
+        let (id, index, fence) = (shard.broadcastId, shard.index, shard.fence)
+        _ = try? await access.run("giving shard \(index) back") { store throws(DeliveryStoreError) in
+            try store.finishShard(
+                id: id, index: index, fence: fence,
+                end: .released(error: error, retryAfterMs: retryMs, mainDone: shard.mainDone, settledDispatched: nil))
+        }
+        report.withLock { $0.shardsReleased += 1 }
+    }
+}
