@@ -33,11 +33,13 @@ release: deps
 
 ## test: the whole test suite, then the release build (Swift 6 reports some concurrency errors only there).
 ## The fault suites (5,000-device broadcasts under APNs and database faults, suites named *FaultTests) run
-## after the others, one test at a time, so their load does not starve the timing-sensitive tests.
+## after the others, one test at a time, so their load does not starve the timing-sensitive tests; then the
+## multi-host test (network namespaces: a database host, an APNs host, three workers, one killed).
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip FaultTests
 	$(SWIFT) test --skip-build --filter FaultTests --no-parallel
+	bash Tests/multihost/multihost.sh .build/debug/pushctl
 	$(SWIFT) build -c release
 
 ## certs: development PKI in Certificates/dev (CA, simulator server certificate, client .p12) if missing.

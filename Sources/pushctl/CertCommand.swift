@@ -35,6 +35,9 @@ extension CertCommand {
         @Option(name: .long, help: "Client certificate environment: development, production or universal.")
         var environment: String = "development"
 
+        @Option(name: .customLong("server-name"), help: "A DNS name or IP address of the simulator's certificate (repeatable; default localhost, 127.0.0.1, ::1).")
+        var serverNames: [String] = []
+
         @Flag(name: .long, help: "Overwrite existing files.")
         var force = false
 
@@ -46,7 +49,9 @@ extension CertCommand {
             do {
                 let made = try DevCertificates.make(
                     in: directory,
-                    options: .init(topic: topic, days: days, environment: environment, force: force))
+                    options: .init(
+                        topic: topic, days: days, environment: environment, force: force,
+                        serverNames: serverNames.isEmpty ? ["localhost", "127.0.0.1", "::1"] : serverNames))
                 for name in DevCertificates.fileNames { print(made.path(name)) }
             } catch {
                 throw CLIError.usage(error.message)

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Multi-host test of scale-out (make test runs it): a database host (PostgreSQL), an APNs host (the simulator)
+# and three worker hosts, each a network namespace on a private bridge with its own host name; a 50,000-device
+# broadcast started with --detach; one worker killed with SIGKILL mid-run. Checks, from the simulator's record
+# and the database: every device accepted once, duplicates at most the killed worker's window, its shards
+# finished by the others, no shard ever taken from a live worker, claims of one shard never overlapping.
+# Without root or `ip netns` it runs the same processes on loopback and says so.
+set -euo pipefail
+PUSHCTL=$(realpath "${1:-.build/debug/pushctl}")
+DEVICES=${DEVICES:-50000}
+WINDOW=50
+ID=$$
+WORK=$(mktemp -d /tmp/pp-multihost.XXXXXX)
+chmod 755 "$WORK"
+NETNS=0
+HOSTS=(db apns w1 w2 w3)
+PIDS=()
+say() { echo "multihost: $*"; }
+fail() { say "FAIL: $*"; for h in w1 w2 w3; do [ -f "$WORK/$h.log" ] && { echo "--- $h.log"; tail -20 "$WORK/$h.log"; }; done; exit 1; }
+
+on() { # on HOST cmd... : run as that host (its namespace, its host name)
+  local host=$1; shift
+  if [ "$NETNS" = 1 ]; then ip netns exec "pp$host$ID" unshare --uts sh -c 'hostname "$0" && exec "$@"' "$host" "$@"; else "$@"; fi
+}
+
+cleanup() {
+  set +e
+  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+  [ -n "${PGBIN:-}" ] && on db runuser -u postgres -- "$PGBIN/pg_ctl" -D "$WORK/pg/data" -m immediate -w stop >/dev/null 2>&1
+  if [ "$NETNS" = 1 ]; then
+    for h in "${HOSTS[@]}"; do ip netns del "pp$h$ID" 2>/dev/null; rm -rf "/etc/netns/pp$h$ID"; done
+    ip link del "ppbr$ID" 2>/dev/null
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+if [ "$(id -u)" = 0 ] && ip netns add "ppdb$ID" 2>/dev/null; then
+  NETNS=1
+  ip link add "ppbr$ID" type bridge && ip link set "ppbr$ID" up
+  i=1
+  for h in "${HOSTS[@]}"; do
+    [ "$h" = db ] || ip netns add "pp$h$ID"
+    ip link add "v$h$ID" type veth peer name "e$h$ID"
+    ip link set "e$h$ID" netns "pp$h$ID"
+    ip link set "v$h$ID" master "ppbr$ID" up
+    ip -n "pp$h$ID" addr add "10.77.$((ID % 200)).$i/24" dev "e$h$ID"
+    ip -n "pp$h$ID" link set "e$h$ID" up
+    ip -n "pp$h$ID" link set lo up
+    mkdir -p "/etc/netns/pp$h$ID"
+    i=$((i + 1))
+  done
+  NET="10.77.$((ID % 200))"
+  for h in "${HOSTS[@]}"; do
+    printf '127.0.0.1 localhost\n%s.1 db\n%s.2 apns\n%s.3 w1\n%s.4 w2\n%s.5 w3\n' "$NET" "$NET" "$NET" "$NET" "$NET" > "/etc/netns/pp$h$ID/hosts"
+    : > "/etc/netns/pp$h$ID/resolv.conf"
+  done
+  DBHOST=db; APNSHOST=apns; PGPORT=5432; LISTEN="$NET.1"; SIMPORT=2197
+  say "hosts: db $NET.1, apns $NET.2, workers $NET.3-5 (network namespaces on bridge ppbr$ID)"
+else
+  DBHOST=127.0.0.1; APNSHOST=127.0.0.1; LISTEN=127.0.0.1
+  PGPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  SIMPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  say "network namespaces unavailable (needs root and ip netns): running the hosts as processes on loopback"
+fi
+
+# Database host.
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+mkdir -p "$WORK/pg" && chown postgres:postgres "$WORK/pg" 2>/dev/null || true
+AS=(); [ "$(id -u)" = 0 ] && AS=(runuser -u postgres --)
+"${AS[@]}" "$PGBIN/initdb" -D "$WORK/pg/data" -A trust -U postgres -E UTF8 --locale=C.UTF-8 > "$WORK/pg/initdb.log"
+echo "host all all 0.0.0.0/0 trust" >> "$WORK/pg/data/pg_hba.conf"
+on db "${AS[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -l "$WORK/pg/log" -w -o "-p $PGPORT -k $WORK/pg -c listen_addresses=$LISTEN -c fsync=off" start > /dev/null
+psql_db() { on db psql -X -q -t -A -h "$LISTEN" -p "$PGPORT" -U postgres "$@"; }
+psql_db -c "CREATE DATABASE pp" postgres
+
+# Credentials, configuration, devices.
+"$PUSHCTL" cert make-dev --out "$WORK/certs" --topic com.example.app --server-name apns --server-name localhost --server-name 127.0.0.1 > /dev/null
+cat > "$WORK/pushctl.json" <<JSON
+{"database": "postgres://postgres@$DBHOST:$PGPORT/pp", "shardSize": 1000, "shardLeaseSeconds": 6,
+ "simulator": {"host": "$APNSHOST", "port": $SIMPORT, "certificates": "certs"},
+ "apps": {"example": {"topic": "com.example.app", "endpoint": "simulator", "window": $WINDOW,
+   "auth": {"p12": "certs/client.p12", "passwordFile": "certs/client.p12.password"}}}}
+JSON
+for h in w1 w2 w3; do cp "$WORK/pushctl.json" "$WORK/$h.json"; done
+python3 -c "import secrets; print('\n'.join(secrets.token_hex(32) for _ in range($DEVICES)))" > "$WORK/tokens.txt"
+on w1 "$PUSHCTL" tokens import --config "$WORK/w1.json" --app example "$WORK/tokens.txt" > /dev/null
+
+# APNs host: the simulator, answering after 50 ms (so the run lasts long enough to kill a worker in it).
+on apns "$PUSHCTL" simulator --config "$WORK/pushctl.json" --record "$WORK/received.jsonl" --delay-ms 50 > "$WORK/apns.log" 2>&1 &
+SIMPID=$!
+PIDS+=($SIMPID)
+for _ in $(seq 1 300); do grep -q "listening on" "$WORK/apns.log" 2>/dev/null && break; sleep 0.1; done
+grep -q "listening on" "$WORK/apns.log" || fail "the simulator did not start: $(cat "$WORK/apns.log")"
+
+# Worker hosts.
+for h in w1 w2 w3; do
+  on "$h" "$PUSHCTL" worker --config "$WORK/$h.json" > "$WORK/$h.log" 2>&1 &
+  PIDS+=($!)
+done
+on w1 "$PUSHCTL" broadcast --config "$WORK/w1.json" --app example --id mh --alert "hello from three hosts" --detach > "$WORK/detach.out" 2> "$WORK/detach.err" || fail "broadcast --detach: $(cat "$WORK/detach.err")"
+[ "$(cat "$WORK/detach.out")" = mh ] || fail "--detach printed $(cat "$WORK/detach.out")"
+say "$(cat "$WORK/detach.err")"
+
+received() { [ -f "$WORK/received.jsonl" ] && wc -l < "$WORK/received.jsonl" || echo 0; }
+deadline=$((SECONDS + 300))
+while [ "$(received)" -lt $((DEVICES / 3)) ]; do [ $SECONDS -lt $deadline ] || fail "no progress: $(received) received"; sleep 0.2; done
+W2PID=$(pgrep -f -- "worker --config $WORK/w2.json" | head -1)
+[ -n "$W2PID" ] || fail "worker w2 is not running"
+held=$(psql_db -c "SELECT count(*) FROM broadcast_shards WHERE state = 'claimed' AND owner LIKE 'w2:%'" pp)
+kill -9 "$W2PID"
+KILLED_AT=$(psql_db -c "SELECT pp_now_ms()" pp)
+say "killed worker w2 (pid $W2PID, holding $held shards) at $(received) notifications received"
+
+while [ "$(psql_db -c "SELECT state FROM broadcasts WHERE id = 'mh'" pp)" != completed ]; do
+  [ $SECONDS -lt $deadline ] || fail "broadcast not completed: $(psql_db -c "SELECT state, error FROM broadcasts WHERE id = 'mh'" pp)"
+  sleep 0.5
+done
+
+# Every device accepted once; duplicates only from the killed worker's window (the simulator flushes its
+# record when it stops).
+kill -INT "$SIMPID"
+for _ in $(seq 1 100); do kill -0 "$SIMPID" 2>/dev/null || break; sleep 0.1; done
+total=$(received)
+unique=$(python3 -c "import json,sys; print(len({json.loads(l)['token'] for l in open('$WORK/received.jsonl')}))")
+accepted=$(psql_db -c "SELECT count(*) FROM broadcast_outcomes WHERE broadcast_id = 'mh' AND kind = 'accepted'" pp)
+say "received $total notifications for $unique devices; $accepted accepted outcomes"
+[ "$unique" = "$DEVICES" ] || fail "$unique of $DEVICES devices received"
+[ "$accepted" = "$DEVICES" ] || fail "$accepted of $DEVICES outcomes accepted"
+[ $((total - unique)) -le $WINDOW ] || fail "$((total - unique)) duplicates, more than the killed worker's window $WINDOW"
+# Its shards were finished by the others.
+[ "$held" -ge 1 ] || fail "w2 held no shard when killed"
+orphans=$(psql_db -c "SELECT count(*) FROM broadcast_claims c WHERE broadcast_id = 'mh' AND owner LIKE 'w2:%' AND ended_ms IS NULL" pp)
+[ "$orphans" = 0 ] || fail "$orphans claims of w2 never taken over"
+[ "$(psql_db -c "SELECT count(*) FROM broadcast_shards WHERE broadcast_id = 'mh' AND state <> 'done'" pp)" = 0 ] || fail "unfinished shards"
+# No shard ever taken from a live worker, and no two claims of a shard overlapping.
+stolen=$(psql_db -c "SELECT count(*) FROM broadcast_claims WHERE broadcast_id = 'mh' AND ending = 'taken over' AND (owner NOT LIKE 'w2:%' OR ended_ms < $KILLED_AT)" pp)
+[ "$stolen" = 0 ] || fail "$stolen shards taken from a live worker"
+overlaps=$(psql_db -c "SELECT count(*) FROM broadcast_claims a JOIN broadcast_claims b ON a.broadcast_id = b.broadcast_id AND a.shard = b.shard AND b.fence > a.fence WHERE a.broadcast_id = 'mh' AND (a.ended_ms IS NULL OR a.ended_ms > b.claimed_ms)" pp)
+[ "$overlaps" = 0 ] || fail "$overlaps overlapping claims"
+takeovers=$(psql_db -c "SELECT count(*) FROM broadcast_claims WHERE broadcast_id = 'mh' AND ending = 'taken over'" pp)
+say "shards: $(psql_db -c "SELECT count(*) FROM broadcast_shards WHERE broadcast_id = 'mh'" pp), taken over from w2: $takeovers; per worker: $(psql_db -c "SELECT string_agg(split_part(owner, ':', 1) || ' ' || s, ', ') FROM (SELECT owner, sum(sent) s FROM broadcast_claims WHERE broadcast_id = 'mh' GROUP BY owner) x" pp)"
+
+# The live workers drain and exit 0 on SIGTERM.
+for h in w1 w3; do
+  pid=$(pgrep -f -- "worker --config $WORK/$h.json" | head -1)
+  kill -TERM "$pid"
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null && fail "worker $h did not stop on SIGTERM"
+  grep -q "worker stopped" "$WORK/$h.log" || fail "worker $h did not report its stop"
+done
+say "PASS"
