@@ -2,7 +2,7 @@ import PostgresNIO
 import PushCore
 
 /// The PostgreSQL side of a claim's work (see ``BackendDeliveryStore``): every fenced write names its shard's
-/// fence (see ``requireShard(id:index:fence:checkpoint:sent:in:)``).
+/// fence (the commit: ``commit(_:)``).
 extension PostgresRegistry {
     func explicitTargets(id: String, after: String, through: String, limit: Int) throws(StoreError) -> [DeliveryTarget] {
         let limit = Int64(limit)
@@ -98,74 +98,6 @@ extension PostgresRegistry {
             }
         }
         guard changed == 1 else { throw Registry.lostShard(id: id, index: index, fence: fence) }
-    }
-
-    /// One transaction: the shard's fence and checkpoint first, prunes (per token, as the store decides them),
-    /// then delivery-log rows, outcomes and last-success times as multi-row statements.
-    func commit(_ batch: OutcomeBatch) throws(StoreError) -> CommitReceipt {
-        try pool.transaction { (db) throws(StoreError) -> CommitReceipt in
-            if let job = batch.job {
-                let sent = batch.outcomes.reduce(0) { $0 + ($1.kind == .pending ? 0 : 1) }
-                try requireShard(id: job.id, index: job.shard, fence: job.fence, checkpoint: job.checkpoint, sent: sent, in: db)
-            }
-            var receipt = CommitReceipt()
-            var deliveries: [DeliveryRecord] = []
-            deliveries.reserveCapacity(batch.outcomes.count)
-            var accepted: [String] = []
-            var lastAcceptedMs: Int64 = 0
-            var rows: [(token: String, kind: String, status: Int64, reason: String, attempts: Int64, pruned: Bool, dup: Bool)] = []
-            rows.reserveCapacity(batch.outcomes.count)
-            for o in batch.outcomes {
-                var pruned = false
-                if let prune = o.prune, o.kind == .tokenDead, Registry.prunes(prune.reason) {
-                    pruned = try self.prune(
-                        app: batch.app, token: o.token, reason: prune.reason, apnsTimestampMs: prune.apnsTimestampMs, in: db) == .deleted
-                    if pruned { receipt.pruned.insert(o.token) }
-                }
-                if o.kind == .accepted {
-                    accepted.append(o.token.hex)
-                    lastAcceptedMs = max(lastAcceptedMs, o.finishedMs)
-                }
-                if let record = o.logRecord(app: batch.app) { deliveries.append(record) }
-                rows.append((o.token.hex, o.kind.rawValue, Int64(o.status), o.reason ?? "", Int64(o.attempts), pruned, o.possiblyDuplicated))
-            }
-            try insertDeliveries(deliveries, in: db)
-            if !accepted.isEmpty {
-                let app = batch.app
-                try db.query("""
-                    UPDATE devices SET last_success_ms = greatest(coalesce(last_success_ms, 0), \(lastAcceptedMs))
-                    WHERE app = \(app) AND token = ANY(\(accepted.sorted())::text[])
-                    """)
-            }
-            if let job = batch.job, !rows.isEmpty {
-                // The last outcome of a token in the batch wins, as with SQLite's INSERT OR REPLACE.
-                var last: [String: Int] = [:]
-                for (i, r) in rows.enumerated() { last[r.token] = i }
-                let kept = last.values.sorted().map { rows[$0] }.sorted { $0.token < $1.token }
-                let (id, run) = (job.id, Int64(job.run))
-                try db.query("""
-                    INSERT INTO broadcast_outcomes (broadcast_id, token, kind, status, reason, attempts, pruned,
-                        possibly_duplicated, run)
-                    SELECT \(id), t, k, s, nullif(r, ''), a, p, d, \(run)
-                    FROM unnest(\(kept.map(\.token))::text[], \(kept.map(\.kind))::text[], \(kept.map(\.status))::bigint[],
-                        \(kept.map(\.reason))::text[], \(kept.map(\.attempts))::bigint[], \(kept.map(\.pruned))::boolean[],
-                        \(kept.map(\.dup))::boolean[]) AS x (t, k, s, r, a, p, d)
-                    ON CONFLICT (broadcast_id, token) DO UPDATE SET kind = excluded.kind, status = excluded.status,
-                        reason = excluded.reason, attempts = excluded.attempts, pruned = excluded.pruned,
-                        possibly_duplicated = excluded.possibly_duplicated, run = excluded.run
-                    """)
-            }
-            for token in batch.releasedPrunes {
-                let outcome = try self.prune(app: batch.app, token: token, reason: .badDeviceToken, apnsTimestampMs: nil, in: db)
-                guard outcome == .deleted else { continue }
-                receipt.pruned.insert(token)
-                if let job = batch.job {
-                    let (id, hex) = (job.id, token.hex)
-                    try db.query("UPDATE broadcast_outcomes SET pruned = true WHERE broadcast_id = \(id) AND token = \(hex)")
-                }
-            }
-            return receipt
-        }
     }
 
     func noteUnstartable(id: String, error: String) throws(StoreError) {

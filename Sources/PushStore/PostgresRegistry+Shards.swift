@@ -231,24 +231,6 @@ extension PostgresRegistry {
         }
     }
 
-    /// Inside a transaction: moves the shard's checkpoint (if any) and adds `sent` to its claim, only while
-    /// `fence` holds it (`.leaseLost` otherwise). The row stays locked until the transaction ends.
-    func requireShard(id: String, index: Int, fence: Int64, checkpoint: String?, sent: Int, in db: PostgresSession) throws(StoreError) {
-        let (shard, sent) = (Int64(index), Int64(sent))
-        let changed = try db.changes("""
-            UPDATE broadcast_shards SET checkpoint = CASE WHEN \(checkpoint)::text IS NULL THEN checkpoint
-                ELSE greatest(checkpoint, \(checkpoint)) END
-            WHERE broadcast_id = \(id) AND shard = \(shard) AND fence = \(fence) AND state = 'claimed'
-            """)
-        guard changed == 1 else { throw Registry.lostShard(id: id, index: index, fence: fence) }
-        if sent > 0 {
-            try db.query("""
-                UPDATE broadcast_claims SET sent = sent + \(sent)
-                WHERE broadcast_id = \(id) AND shard = \(shard) AND fence = \(fence)
-                """)
-        }
-    }
-
     private func notify(_ id: String, in db: PostgresSession) throws(StoreError) {
         try db.query("SELECT pg_notify(\(Self.shardChannel), \(id))")
     }

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Scale-out on one box (release build): N devices (default 1,000,000) broadcast through the simulator by
+# 1, 2 and 4 `pushctl worker` processes sharing one PostgreSQL database, against the single-process SQLite
+# `pushctl broadcast` of the same run. Per run: notifications/s, CPU per notification of the workers and of
+# the database server, and each worker's share (from the claim log). Everything shares this box's 2 cores,
+# so the figure that carries over to several hosts is CPU per notification, not the rate.
+# Writes the "Scale-out workers" section of bench/RESULTS.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=$PWD/.build/release/pushctl
+N=${N:-1000000}
+WORKER_COUNTS=${WORKER_COUNTS:-"1 2 4"}
+[ -x "$BIN" ] || swift build -c release --product pushctl
+WORK=$(mktemp -d)
+SIM_PID=; WORKER_PIDS=()
+cleanup() {
+  [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null || true
+  for p in "${WORKER_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  pg_stop; rm -rf "$WORK"
+}
+trap cleanup EXIT
+HZ=$(getconf CLK_TCK)
+"$BIN" cert make-dev --out "$WORK/certs" --topic com.example.bench > /dev/null
+CERTS="$WORK/certs"
+. bench/lib.sh
+. bench/pg.sh
+pg_start
+pg_createdb bench
+start_simulator --client-auth certificate
+psql_bench() { psql -X -q -t -A -h 127.0.0.1 -p "$PG_PORT" -U postgres -d bench "$@"; }
+
+config() {  # config NAME DATABASE
+  cat > "$WORK/$1.json" <<JSON
+{ "database": "$2",
+  "simulator": { "host": "127.0.0.1", "port": $PORT, "certificates": "certs" },
+  "apps": { "bench": { "topic": "com.example.bench", "endpoint": "simulator",
+    "auth": { "p12": "certs/client.p12", "passwordFile": "certs/client.p12.password" } } } }
+JSON
+}
+config sqlite registry.sqlite
+config pg "$PG_URL_BASE/bench"
+python3 - "$WORK/tokens.txt" "$N" <<'PY'
+import os, sys
+with open(sys.argv[1], "w") as f:
+    for _ in range(int(sys.argv[2])):
+        f.write(os.urandom(32).hex() + "\n")
+PY
+"$BIN" tokens import --config "$WORK/sqlite.json" --app bench "$WORK/tokens.txt" > /dev/null
+"$BIN" tokens import --config "$WORK/pg.json" --app bench "$WORK/tokens.txt" > /dev/null
+# What an operator does after a bulk load; otherwise the first run pays for autovacuum of the import.
+psql_bench -c "VACUUM ANALYZE"
+
+cpu_s() {  # user + system seconds of a /usr/bin/time -v file
+  python3 - "$1" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+g = lambda k: float(re.search(rf"{k}: ([0-9.]+)", t).group(1))
+print(g("User time \\(seconds\\)") + g("System time \\(seconds\\)"))
+PY
+}
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# The single-process baseline: one `pushctl broadcast` on SQLite.
+SQLITE_JSON=$(/usr/bin/time -v -o "$WORK/sqlite.time" "$BIN" broadcast --config "$WORK/sqlite.json" --app bench \
+  --id bench-sqlite --alert "Benchmark digest" --json 2> "$WORK/sqlite.err")
+SQLITE_CPU=$(cpu_s "$WORK/sqlite.time")
+echo "sqlite: $SQLITE_JSON (CPU ${SQLITE_CPU} s)"
+
+# PostgreSQL: W workers started first and idle, then `broadcast --detach`; the run ends when the database
+# says the broadcast is completed. Worker CPU is read from /proc over exactly that span.
+RESULTS=()
+for w in $WORKER_COUNTS; do
+  WORKER_PIDS=()
+  for i in $(seq "$w"); do
+    "$BIN" worker --config "$WORK/pg.json" > "$WORK/worker$w.$i.log" 2>&1 &
+    WORKER_PIDS+=($!)
+  done
+  sleep 2
+  before=0; for p in "${WORKER_PIDS[@]}"; do before=$(( before + $(ticks "$p") )); done
+  pg0=$(pg_cpu_ticks)
+  id=bench-w$w
+  /usr/bin/time -v -o "$WORK/detach$w.time" "$BIN" broadcast --config "$WORK/pg.json" --app bench --id "$id" \
+    --alert "Benchmark digest" --detach > /dev/null 2> "$WORK/detach$w.err"
+  until [ "$(psql_bench -c "SELECT state FROM broadcasts WHERE id = '$id'")" = completed ]; do
+    for p in "${WORKER_PIDS[@]}"; do kill -0 "$p" 2>/dev/null || { cat "$WORK"/worker$w.*.log; exit 1; }; done
+    sleep 1
+  done
+  after=0; for p in "${WORKER_PIDS[@]}"; do after=$(( after + $(ticks "$p") )); done
+  pg_ticks=$(( $(pg_cpu_ticks) - pg0 ))
+  for p in "${WORKER_PIDS[@]}"; do kill -TERM "$p"; done
+  for p in "${WORKER_PIDS[@]}"; do wait "$p" || true; done
+  WORKER_PIDS=()
+  facts=$(psql_bench -F ' ' -c "
+    SELECT (SELECT count(*) FROM broadcast_outcomes WHERE broadcast_id = '$id' AND kind = 'accepted'),
+           finished_ms - created_ms,
+           (SELECT count(*) FROM broadcast_shards WHERE broadcast_id = '$id'),
+           (SELECT string_agg(s::text, ',' ORDER BY s DESC) FROM
+              (SELECT sum(sent) s FROM broadcast_claims WHERE broadcast_id = '$id' GROUP BY owner) x)
+    FROM broadcasts WHERE id = '$id'")
+  detach_cpu=$(cpu_s "$WORK/detach$w.time")
+  RESULTS+=("$w $facts $(( after - before )) $pg_ticks $detach_cpu")
+  echo "pg, $w workers: accepted, ms, shards, per-worker sent: $facts; worker ticks $(( after - before )), server ticks $pg_ticks"
+done
+stop_simulator
+
+python3 - "$N" "$HZ" "$SQLITE_JSON" "$SQLITE_CPU" "$(psql --version | cut -d' ' -f3)" "${RESULTS[@]}" <<'PY' | python3 bench/update_results.py "Scale-out workers"
+import datetime, json, sys
+n, hz, sq_json, sq_cpu, pgv = int(sys.argv[1]), int(sys.argv[2]), json.loads(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+sq_us = sq_cpu / max(1, sq_json["sentThisRun"]) * 1e6
+rows = [f"| SQLite, one `pushctl broadcast` | {sq_json['rate']:,.0f}/s | {sq_json['accepted']:,} | {sq_us:.0f} µs | (in-process) | {sq_us:.0f} µs | 1.00 | all |"]
+for r in sys.argv[6:]:
+    w, accepted, ms, shards, shares, wticks, pticks, dcpu = r.split()
+    accepted, ms = int(accepted), int(ms)
+    worker_us = (int(wticks) / hz + float(dcpu)) / max(1, accepted) * 1e6
+    server_us = int(pticks) / hz / max(1, accepted) * 1e6
+    total = worker_us + server_us
+    share = " / ".join(f"{int(s) / max(1, accepted):.0%}" for s in shares.split(","))
+    rows.append(f"| PostgreSQL, {w} `pushctl worker` ({shards} shards) | {accepted / (ms / 1000):,.0f}/s | {accepted:,} | "
+                f"{worker_us:.0f} µs | {server_us:.0f} µs | {total:.0f} µs | {total / sq_us:.2f} | {share} |")
+table = "\n".join(rows)
+print(f"""Measured {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC by `bash bench/bench_workers.sh` (release build; PostgreSQL {pgv}
+from Debian, fsync on; the simulator, the database server and every worker share this box's 2 cores, so the rate
+cannot grow with workers here: CPU per notification is the figure that carries over to several hosts).
+{n:,} devices, one broadcast per row; the simulator's own CPU is not counted.
+
+| run | notifications/s | accepted | pushctl CPU / notif. | database server CPU / notif. | total CPU / notif. | × SQLite | each worker's share |
+|---|---|---|---|---|---|---|---|
+{table}
+
+Rate: accepted ÷ (broadcast finished − created, database clock). Worker CPU: utime + stime of every worker process
+over the run (from /proc) plus the `broadcast --detach` process. Server CPU: the postmaster, its backends and
+reaped children (autovacuum and the polling `psql` included). The import is followed by `VACUUM ANALYZE`.
+
+Commands:
+
+```
+bash bench/bench_workers.sh           # N={n} WORKER_COUNTS="1 2 4"
+/usr/bin/time -v pushctl broadcast --config sqlite.json --app bench --id bench-sqlite --alert "Benchmark digest" --json
+pushctl worker --config pg.json &     # × W, then:
+pushctl broadcast --config pg.json --app bench --id bench-wW --alert "Benchmark digest" --detach
+```""")
+PY
