@@ -4,12 +4,16 @@
 # `pushctl broadcast` of the same run. Per run: notifications/s, CPU per notification of the workers and of
 # the database server, and each worker's share (from the claim log). Everything shares this box's 2 cores,
 # so the figure that carries over to several hosts is CPU per notification, not the rate.
+# The box's speed drifts within a run, so the SQLite baseline runs first and last and the mean is the
+# reference. RUNS lists the PostgreSQL runs: a number of workers, "Nc" = N workers right after a CHECKPOINT
+# (every devices page then pays a full-page image in the WAL, as a registry older than the last checkpoint
+# does in production).
 # Writes the "Scale-out workers" section of bench/RESULTS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=$PWD/.build/release/pushctl
 N=${N:-1000000}
-WORKER_COUNTS=${WORKER_COUNTS:-"1 2 4"}
+RUNS=${RUNS:-"1 2 4 4c"}
 [ -x "$BIN" ] || swift build -c release --product pushctl
 WORK=$(mktemp -d)
 SIM_PID=; WORKER_PIDS=()
@@ -60,29 +64,35 @@ PY
 }
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
-# The single-process baseline: one `pushctl broadcast` on SQLite.
-SQLITE_JSON=$(/usr/bin/time -v -o "$WORK/sqlite.time" "$BIN" broadcast --config "$WORK/sqlite.json" --app bench \
-  --id bench-sqlite --alert "Benchmark digest" --json 2> "$WORK/sqlite.err")
-SQLITE_CPU=$(cpu_s "$WORK/sqlite.time")
-echo "sqlite: $SQLITE_JSON (CPU ${SQLITE_CPU} s)"
+# The single-process baseline: one `pushctl broadcast` on SQLite (run again after the PostgreSQL runs).
+sqlite_run() {  # sqlite_run ID: prints "CPU-seconds json"
+  local json
+  json=$(/usr/bin/time -v -o "$WORK/$1.time" "$BIN" broadcast --config "$WORK/sqlite.json" --app bench \
+    --id "$1" --alert "Benchmark digest" --json 2> "$WORK/$1.err")
+  echo "$(cpu_s "$WORK/$1.time") $json"
+}
+SQLITE_FIRST=$(sqlite_run bench-sqlite-1)
+echo "sqlite (first): $SQLITE_FIRST"
 
 # PostgreSQL: W workers started first and idle, then `broadcast --detach`; the run ends when the database
 # says the broadcast is completed. Worker CPU is read from /proc over exactly that span.
 RESULTS=()
-for w in $WORKER_COUNTS; do
+for run in $RUNS; do
+  w=${run%c}
   WORKER_PIDS=()
   for i in $(seq "$w"); do
-    "$BIN" worker --config "$WORK/pg.json" > "$WORK/worker$w.$i.log" 2>&1 &
+    "$BIN" worker --config "$WORK/pg.json" > "$WORK/worker$run.$i.log" 2>&1 &
     WORKER_PIDS+=($!)
   done
   sleep 2
+  [ "$run" != "$w" ] && psql_bench -c CHECKPOINT
   before=0; for p in "${WORKER_PIDS[@]}"; do before=$(( before + $(ticks "$p") )); done
   pg0=$(pg_cpu_ticks)
-  id=bench-w$w
-  /usr/bin/time -v -o "$WORK/detach$w.time" "$BIN" broadcast --config "$WORK/pg.json" --app bench --id "$id" \
-    --alert "Benchmark digest" --detach > /dev/null 2> "$WORK/detach$w.err"
+  id=bench-w$run
+  /usr/bin/time -v -o "$WORK/detach$run.time" "$BIN" broadcast --config "$WORK/pg.json" --app bench --id "$id" \
+    --alert "Benchmark digest" --detach > /dev/null 2> "$WORK/detach$run.err"
   until [ "$(psql_bench -c "SELECT state FROM broadcasts WHERE id = '$id'")" = completed ]; do
-    for p in "${WORKER_PIDS[@]}"; do kill -0 "$p" 2>/dev/null || { cat "$WORK"/worker$w.*.log; exit 1; }; done
+    for p in "${WORKER_PIDS[@]}"; do kill -0 "$p" 2>/dev/null || { cat "$WORK"/worker$run.*.log; exit 1; }; done
     sleep 1
   done
   after=0; for p in "${WORKER_PIDS[@]}"; do after=$(( after + $(ticks "$p") )); done
@@ -97,31 +107,42 @@ for w in $WORKER_COUNTS; do
            (SELECT string_agg(s::text, ',' ORDER BY s DESC) FROM
               (SELECT sum(sent) s FROM broadcast_claims WHERE broadcast_id = '$id' GROUP BY owner) x)
     FROM broadcasts WHERE id = '$id'")
-  detach_cpu=$(cpu_s "$WORK/detach$w.time")
-  RESULTS+=("$w $facts $(( after - before )) $pg_ticks $detach_cpu")
-  echo "pg, $w workers: accepted, ms, shards, per-worker sent: $facts; worker ticks $(( after - before )), server ticks $pg_ticks"
+  detach_cpu=$(cpu_s "$WORK/detach$run.time")
+  RESULTS+=("$run $facts $(( after - before )) $pg_ticks $detach_cpu")
+  echo "pg, $run workers: accepted, ms, shards, per-worker sent: $facts; worker ticks $(( after - before )), server ticks $pg_ticks"
 done
+SQLITE_LAST=$(sqlite_run bench-sqlite-2)
+echo "sqlite (last): $SQLITE_LAST"
 stop_simulator
 
-python3 - "$N" "$HZ" "$SQLITE_JSON" "$SQLITE_CPU" "$(psql --version | cut -d' ' -f3)" "${RESULTS[@]}" <<'PY' | python3 bench/update_results.py "Scale-out workers"
+python3 - "$N" "$HZ" "$SQLITE_FIRST" "$SQLITE_LAST" "$(psql --version | cut -d' ' -f3)" "${RESULTS[@]}" <<'PY' | python3 bench/update_results.py "Scale-out workers"
 import datetime, json, sys
-n, hz, sq_json, sq_cpu, pgv = int(sys.argv[1]), int(sys.argv[2]), json.loads(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
-sq_us = sq_cpu / max(1, sq_json["sentThisRun"]) * 1e6
-rows = [f"| SQLite, one `pushctl broadcast` | {sq_json['rate']:,.0f}/s | {sq_json['accepted']:,} | {sq_us:.0f} µs | (in-process) | {sq_us:.0f} µs | 1.00 | all |"]
+n, hz, pgv = int(sys.argv[1]), int(sys.argv[2]), sys.argv[5]
+def sqlite(arg):
+    cpu, js = arg.split(" ", 1)
+    j = json.loads(js)
+    return j, float(cpu) / max(1, j["sentThisRun"]) * 1e6
+(sq1, us1), (sq2, us2) = sqlite(sys.argv[3]), sqlite(sys.argv[4])
+sq_us = (us1 + us2) / 2
+rows = [f"| SQLite, one `pushctl broadcast` ({label}) | {j['rate']:,.0f}/s | {j['accepted']:,} | {us:.0f} µs | (in-process) | {us:.0f} µs | {us / sq_us:.2f} | all |"
+        for label, j, us in (("first", sq1, us1), ("last", sq2, us2))]
 for r in sys.argv[6:]:
-    w, accepted, ms, shards, shares, wticks, pticks, dcpu = r.split()
+    run, accepted, ms, shards, shares, wticks, pticks, dcpu = r.split()
     accepted, ms = int(accepted), int(ms)
     worker_us = (int(wticks) / hz + float(dcpu)) / max(1, accepted) * 1e6
     server_us = int(pticks) / hz / max(1, accepted) * 1e6
     total = worker_us + server_us
     share = " / ".join(f"{int(s) / max(1, accepted):.0%}" for s in shares.split(","))
-    rows.append(f"| PostgreSQL, {w} `pushctl worker` ({shards} shards) | {accepted / (ms / 1000):,.0f}/s | {accepted:,} | "
+    w = run.rstrip("c")
+    what = f"{w} `pushctl worker`" + (", after a CHECKPOINT" if run != w else "")
+    rows.append(f"| PostgreSQL, {what} ({shards} shards) | {accepted / (ms / 1000):,.0f}/s | {accepted:,} | "
                 f"{worker_us:.0f} µs | {server_us:.0f} µs | {total:.0f} µs | {total / sq_us:.2f} | {share} |")
 table = "\n".join(rows)
 print(f"""Measured {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC by `bash bench/bench_workers.sh` (release build; PostgreSQL {pgv}
 from Debian, fsync on; the simulator, the database server and every worker share this box's 2 cores, so the rate
 cannot grow with workers here: CPU per notification is the figure that carries over to several hosts).
-{n:,} devices, one broadcast per row; the simulator's own CPU is not counted.
+{n:,} devices, one broadcast per row, in the order shown except that the second SQLite run is the last of all; × SQLite
+compares with the mean of the two SQLite runs ({sq_us:.0f} µs). The simulator's own CPU is not counted.
 
 | run | notifications/s | accepted | pushctl CPU / notif. | database server CPU / notif. | total CPU / notif. | × SQLite | each worker's share |
 |---|---|---|---|---|---|---|---|
@@ -129,14 +150,18 @@ cannot grow with workers here: CPU per notification is the figure that carries o
 
 Rate: accepted ÷ (broadcast finished − created, database clock). Worker CPU: utime + stime of every worker process
 over the run (from /proc) plus the `broadcast --detach` process. Server CPU: the postmaster, its backends and
-reaped children (autovacuum and the polling `psql` included). The import is followed by `VACUUM ANALYZE`.
+reaped children (autovacuum and the polling `psql` included). The import is followed by `VACUUM ANALYZE`. Without
+a checkpoint during a run the WAL holds no full-page images of the devices table (its pages were written after
+the last one); the "after a CHECKPOINT" row shows the cost when they are all due, as for a registry older than
+the last checkpoint.
 
 Commands:
 
 ```
-bash bench/bench_workers.sh           # N={n} WORKER_COUNTS="1 2 4"
-/usr/bin/time -v pushctl broadcast --config sqlite.json --app bench --id bench-sqlite --alert "Benchmark digest" --json
+bash bench/bench_workers.sh           # N={n} RUNS="{" ".join(sys.argv[6 + i].split()[0] for i in range(len(sys.argv) - 6))}"
+/usr/bin/time -v pushctl broadcast --config sqlite.json --app bench --id bench-sqlite-1 --alert "Benchmark digest" --json
 pushctl worker --config pg.json &     # × W, then:
+psql -c CHECKPOINT                    # "after a CHECKPOINT" rows only
 pushctl broadcast --config pg.json --app bench --id bench-wW --alert "Benchmark digest" --detach
 ```""")
 PY
