@@ -46,18 +46,8 @@ struct CLI {
     private static func runBlocking(
         _ args: [String], stdin: String?, environment: [String: String], cwd: URL?, timeout: TimeInterval
     ) throws -> Result {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = args
-        var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "PUSHCTL_CONFIG")
-        for (k, v) in environment { env[k] = v }
-        process.environment = env
-        process.currentDirectoryURL = cwd ?? packageRoot
         let out = Pipe(), err = Pipe(), input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
+        let process = makeProcess(args, stdout: out, stderr: err, stdin: input, environment: environment, cwd: cwd)
         try process.run()
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
@@ -91,17 +81,28 @@ struct CLI {
 extension CLI {
     /// Starts `pushctl args…` in the background (output discarded).
     static func start(_ args: [String]) throws -> Process {
+        let process = makeProcess(args, stdout: FileHandle.nullDevice, stderr: FileHandle.nullDevice)
+        try process.run()
+        return process
+    }
+
+    /// `pushctl args…` ready to run (from the package root unless `cwd` is given), without a `PUSHCTL_CONFIG`
+    /// from the test's environment.
+    static func makeProcess(
+        _ args: [String], stdout: Any, stderr: Any, stdin: Any = FileHandle.nullDevice, environment: [String: String] = [:],
+        cwd: URL? = nil
+    ) -> Process {
         let process = Process()
         process.executableURL = binary
         process.arguments = args
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "PUSHCTL_CONFIG")
+        for (k, v) in environment { env[k] = v }
         process.environment = env
-        process.currentDirectoryURL = packageRoot
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        process.currentDirectoryURL = cwd ?? packageRoot
+        process.standardOutput = stdout
+        process.standardError = stderr
+        process.standardInput = stdin
         return process
     }
 
@@ -125,16 +126,9 @@ extension CLI {
         let (outPath, errPath) = (dir.appendingPathComponent("stdout").path, dir.appendingPathComponent("stderr").path)
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)
         _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = args
-        var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "PUSHCTL_CONFIG")
-        process.environment = env
-        process.currentDirectoryURL = packageRoot
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-        process.standardInput = FileHandle.nullDevice
+        let process = makeProcess(
+            args, stdout: try FileHandle(forWritingTo: URL(fileURLWithPath: outPath)),
+            stderr: try FileHandle(forWritingTo: URL(fileURLWithPath: errPath)))
         try process.run()
         return Background(process: process, stdoutPath: outPath, stderrPath: errPath)
     }
