@@ -125,6 +125,10 @@ extension PushConfiguration {
         if let window, !AppSettings.windowRange.contains(window) {
             throw ConfigurationError("\(at).window must be between 1 and 10000 notifications, not \(window)")
         }
+        let connections = try f.int("connections")
+        if let connections, !AppSettings.connectionsRange.contains(connections) {
+            throw ConfigurationError("\(at).connections must be between 1 and 16 HTTP/2 connections, not \(connections)")
+        }
         let outageLimit = try f.int("outageLimitSeconds")
         if let outageLimit, !AppSettings.outageLimitRange.contains(outageLimit) {
             throw ConfigurationError("\(at).outageLimitSeconds must be between 1 and 86400 seconds, not \(outageLimit)")
@@ -133,7 +137,7 @@ extension PushConfiguration {
         return AppSettings(
             topic: topic, endpoint: endpoint, caFile: caFile, auth: auth,
             registrationKeys: registrationKeys, sendKeys: sendKeys, payloadLimit: payloadLimit, window: window,
-            outageLimitSeconds: outageLimit)
+            connections: connections, outageLimitSeconds: outageLimit)
     }
 
     private static func decodeAuth(_ value: JSONValue, at: String, base: String) throws(ConfigurationError) -> AuthSettings {

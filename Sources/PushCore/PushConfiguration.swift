@@ -192,6 +192,10 @@ public struct AppSettings: Sendable, Equatable {
     /// Notifications in flight at once when sending for this app, or nil for the sender's default (500).
     /// Raise it when APNs is far away: it must cover rate × round-trip time.
     public var window: Int?
+    /// HTTP/2 connections to each APNs endpoint, or nil for one. Each carries its own window of
+    /// ``window`` notifications: one connection holds at most ~1000 streams, so over a long round trip
+    /// more connections send more (Apple recommends several for throughput).
+    public var connections: Int?
     /// How long APNs may stay unreachable (refused or reset connections, DNS or TLS handshake failures)
     /// before a send or broadcast stops as interrupted, in seconds; nil for the default (600). Until then
     /// the sender reconnects with backoff and no device's outcome is decided.
@@ -199,6 +203,8 @@ public struct AppSettings: Sendable, Equatable {
 
     /// The accepted range of ``window``.
     public static let windowRange = 1...10_000
+    /// The accepted range of ``connections``.
+    public static let connectionsRange = 1...16
     /// The accepted range of ``outageLimitSeconds`` (one second to one day).
     public static let outageLimitRange = 1...86_400
 
@@ -206,9 +212,10 @@ public struct AppSettings: Sendable, Equatable {
     public init(
         topic: String, endpoint: Endpoint, caFile: String? = nil, auth: AuthSettings,
         registrationKeys: [String] = [], sendKeys: [String] = [], payloadLimit: Int? = nil, window: Int? = nil,
-        outageLimitSeconds: Int? = nil
+        connections: Int? = nil, outageLimitSeconds: Int? = nil
     ) {
         self.window = window
+        self.connections = connections
         self.outageLimitSeconds = outageLimitSeconds
         self.topic = topic
         self.endpoint = endpoint

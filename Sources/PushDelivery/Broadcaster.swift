@@ -225,7 +225,7 @@ public final class Broadcaster: Sendable {
     /// pass, the last token handed to the sender (the dispatch mark settles to it).
     private func runPass(_ pass: DeliveryPass, claim: ClaimState, sender: Sender, access: StoreAccess, stop: StopFlag) async -> String? {
         let (record, shard) = (claim.record, claim.shard)
-        let window = BatchWindow(limit: sender.configuration.window)
+        let window = BatchWindow(limit: sender.configuration.inFlightLimit)
         let tracker = pass == .main ? CheckpointTracker() : nil
         let live = claim.live
         let logger = logger
@@ -242,7 +242,7 @@ public final class Broadcaster: Sendable {
             })
         let feed = TargetFeed(
             pass: pass, record: record, shard: shard, access: access, batchSize: configuration.batchSize,
-            markStep: max(1, sender.configuration.window / 4), rate: configuration.rate, sleeper: sleeper, clock: clock)
+            markStep: max(1, sender.configuration.inFlightLimit / 4), rate: configuration.rate, sleeper: sleeper, clock: clock)
         let topic = bundleTopic(record.pushType)
         let collapseId = record.effectiveCollapseId
         await DeliveryPump(sender: sender, window: window, committer: committer, stop: stop).run {

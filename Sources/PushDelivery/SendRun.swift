@@ -37,7 +37,7 @@ public struct SendRun: Sendable {
         onUnrecorded: @escaping @Sendable ([DeliveryResult]) -> Void
     ) async -> StopReason? {
         let access = StoreAccess(store: store, outageLimitMs: configuration.storeOutageLimitMs, logger: logger)
-        let window = BatchWindow(limit: sender.configuration.window)
+        let window = BatchWindow(limit: sender.configuration.inFlightLimit)
         let committer = OutcomeCommitter(
             access: access, app: app, job: nil, tracker: nil, window: window, batchSize: configuration.commitBatchSize,
             intervalMs: configuration.commitIntervalMs, onCommitted: onCommitted,

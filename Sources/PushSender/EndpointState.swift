@@ -3,7 +3,10 @@ import PushCore
 /// One endpoint's state inside ``Sender/Shared`` (only touched under the sender's lock).
 struct EndpointState {
     let target: SenderTarget
-    let transport: Transport?
+    /// One per connection (`connections`); empty when curl could not be set up (then `stop` is set).
+    let transports: [Transport]
+    /// How many notifications were handed to the transports, to take them in turn.
+    var dispatched = 0
     var breaker: PruningBreaker
     /// Set once the endpoint stopped: every notification for it comes back unsent.
     var stop: EndpointStop?

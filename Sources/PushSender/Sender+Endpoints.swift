@@ -20,7 +20,10 @@ extension Sender {
                 s.endpoints[target] = e
                 return .parked(scheduleProbe: schedule)
             }
-            guard let transport = e.transport else { return .unsent(stoppingStop(target)) }
+            guard !e.transports.isEmpty else { return .unsent(stoppingStop(target)) }
+            let transport = e.transports[e.dispatched % e.transports.count]
+            e.dispatched &+= 1
+            s.endpoints[target] = e
             return .send(transport)
         }
         switch step {
@@ -48,18 +51,21 @@ extension Sender {
             minimumAnswers: configuration.breakerMinimumAnswers,
             state: s.storedBreakers[target.description] ?? .init())
         var stop: EndpointStop?
-        var transport: Transport?
+        var transports: [Transport] = []
         do {
-            let t = try Transport(target: target, identity: identity, configuration: configuration) {
-                [unowned self] job, response in
-                self.handle(job, response, target)
+            for _ in 0..<configuration.connections {
+                transports.append(
+                    try Transport(target: target, identity: identity, configuration: configuration) {
+                        [unowned self] job, response in
+                        self.handle(job, response, target)
+                    })
             }
-            t.start()
-            transport = t
+            for t in transports { t.start() }
         } catch {
+            transports = []
             stop = EndpointStop(.credentials, endpoint: target.description, message: "cannot set up curl for \(target): \(error.message)")
         }
-        let e = EndpointState(target: target, transport: transport, breaker: breaker, stop: stop)
+        let e = EndpointState(target: target, transports: transports, breaker: breaker, stop: stop)
         s.endpoints[target] = e
         return e
     }
@@ -172,11 +178,11 @@ extension Sender {
     /// so does everything sent to it later. Returns the stop in force (the first one wins).
     @discardableResult
     func stopEndpoint(_ target: SenderTarget, _ kind: EndpointStop.Kind, _ message: String) -> EndpointStop {
-        let (stop, first, parked, transport) = shared.withLock { s -> (EndpointStop, Bool, [TransferJob], Transport?) in
+        let (stop, first, parked, transports) = shared.withLock { s -> (EndpointStop, Bool, [TransferJob], [Transport]) in
             guard var e = s.endpoints[target] else {
-                return (EndpointStop(kind, endpoint: target.description, message: message), false, [], nil)
+                return (EndpointStop(kind, endpoint: target.description, message: message), false, [], [])
             }
-            if let existing = e.stop { return (existing, false, [], nil) }
+            if let existing = e.stop { return (existing, false, [], []) }
             let stop = EndpointStop(kind, endpoint: target.description, message: message)
             e.stop = stop
             e.outage = nil
@@ -184,11 +190,11 @@ extension Sender {
             e.parked.removeAll()
             s.summary.stops.append(stop)
             s.endpoints[target] = e
-            return (stop, true, parked, e.transport)
+            return (stop, true, parked, e.transports)
         }
         if first {
             logger.error("stopping endpoint", metadata: ["endpoint": "\(target)", "reason": "\(message)"])
-            transport?.cancel(TransportError.endpointStopped(message))
+            for transport in transports { transport.cancel(TransportError.endpointStopped(message)) }
         }
         for job in parked { finish(job, status: 0, reason: nil, kind: .unsent, stop: stop) }
         return stop

@@ -116,7 +116,7 @@ public final class Sender: Sendable {
     public func run<S: Sequence>(
         _ items: S, onResult: @escaping @Sendable (DeliveryResult) -> Void
     ) async where S.Element == SendItem {
-        let window = BatchWindow(limit: configuration.window)
+        let window = BatchWindow(limit: configuration.inFlightLimit)
         for item in items {
             await window.acquire()
             submit(item) { result in
@@ -199,7 +199,7 @@ public final class Sender: Sendable {
     /// Waits for requests on the wire, discards held prunes and stops the transport threads.
     public func shutdown() async {
         abandonWaiting("the sender is shutting down")
-        let transports = shared.withLock { s in s.endpoints.values.compactMap(\.transport) }
+        let transports = shared.withLock { s in s.endpoints.values.flatMap(\.transports) }
         for transport in transports { await transport.stop() }
         endRun()
     }

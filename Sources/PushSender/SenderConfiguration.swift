@@ -2,13 +2,15 @@ import PushCore
 
 /// How the sender talks to one APNs endpoint. Every default follows Apple's guidance or a measured limit.
 public struct SenderConfiguration: Sendable {
-    /// HTTP/2 connections per endpoint (`CURLMOPT_MAX_HOST_CONNECTIONS`). Default 1: APNs serves ~1000
-    /// concurrent streams per connection, which one connection and one curl thread already saturate.
+    /// HTTP/2 connections per endpoint (`apps.ID.connections`), each with its own curl multi handle and
+    /// thread; notifications go to them in turn. Default 1: on a short link one connection and one curl thread
+    /// already saturate a core. Over a long round trip one connection caps near 1000 streams ÷ RTT, so more
+    /// connections send more; the in-flight window grows with them (``inFlightLimit``).
     public var connections: Int
     /// Streams per connection we allow (`CURLMOPT_MAX_CONCURRENT_STREAMS`); the server's SETTINGS still
     /// rule. Default 1000 (curl's own default of 100 would cap throughput).
     public var maxConcurrentStreams: Int
-    /// Notifications in flight or waiting for a retry at once, per run: bounds memory for any batch size.
+    /// Notifications in flight or waiting for a retry at once, per connection: bounds memory for any batch size.
     /// Default 500. Each costs a libcurl handle and its job (~22 KB resident, measured), so 500 keeps a
     /// broadcast under 64 MB; on loopback 500, 1000 and 2000 sent at the same rate. Over a long link the
     /// window must cover rate × round-trip time (500 at 50 ms RTT allows 10,000/s): raise it per app with
@@ -75,6 +77,9 @@ public struct SenderConfiguration: Sendable {
         self.breakerMinimumAnswers = breakerMinimumAnswers
         self.verbose = verbose
     }
+
+    /// Notifications a run keeps in flight or uncommitted at once: ``window`` per connection.
+    public var inFlightLimit: Int { window * connections }
 }
 
 /// One HTTPS endpoint: host, port and an optional extra CA file (verification always on).

@@ -1,7 +1,7 @@
 import Foundation
 import PushCore
 
-/// One endpoint's curl multi loop on its own thread. Callers hand jobs in with ``submit(_:)``; results
+/// One HTTP/2 connection's curl multi loop on its own thread (an endpoint has `connections` of them). Callers hand jobs in with ``submit(_:)``; results
 /// come back through `onComplete` on the transport thread (keep it short: it delays every transfer).
 final class Transport: @unchecked Sendable {
     let target: SenderTarget
@@ -24,7 +24,7 @@ final class Transport: @unchecked Sendable {
         onComplete: @escaping (TransferJob, TransferResponse) -> Void
     ) throws(TransportError) {
         multi = try MultiHandle(
-            maxConcurrentStreams: configuration.maxConcurrentStreams, maxHostConnections: configuration.connections)
+            maxConcurrentStreams: configuration.maxConcurrentStreams, maxHostConnections: 1)
         self.target = target
         self.configuration = configuration
         self.onComplete = onComplete

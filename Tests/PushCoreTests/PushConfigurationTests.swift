@@ -16,7 +16,8 @@ import Testing
               "registrationKeys": [],
               "sendKeys": [],
               "payloadLimit": null,
-              "window": null
+              "window": null,
+              "connections": null
             }
           }
         }
@@ -52,6 +53,20 @@ import Testing
         #expect(try decode(app(window: 2000)).app("a").window == 2000)
         #expect(throws: ConfigurationError("apps.a.window must be between 1 and 10000 notifications, not 0")) {
             try decode(app(window: 0))
+        }
+    }
+
+    @Test func connectionsAreOptionalAndBoundedToSixteen() throws {
+        #expect(try decode(Self.example).app("example").connections == nil)
+        func app(connections: Int) -> String {
+            #"{"apps":{"a":{"topic":"t","auth":{"p8":"k.p8","keyId":"K","teamId":"T"},"connections":\#(connections)}}}"#
+        }
+        #expect(try decode(app(connections: 16)).app("a").connections == 16)
+        #expect(throws: ConfigurationError("apps.a.connections must be between 1 and 16 HTTP/2 connections, not 0")) {
+            try decode(app(connections: 0))
+        }
+        #expect(throws: ConfigurationError("apps.a.connections must be between 1 and 16 HTTP/2 connections, not 17")) {
+            try decode(app(connections: 17))
         }
     }
 

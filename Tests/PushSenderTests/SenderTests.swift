@@ -34,6 +34,34 @@ struct SenderTests {
         #expect(sim.simulator.received.map(\.request.apnsId) == [request.apnsId])
     }
 
+    @Test func fourConnectionsEachCarryNotificationsAndWidenTheWindow() async throws {
+        let sim = try await SimulatorHarness(faults: SimulatorFaults(responseDelay: .milliseconds(20)))
+        var configuration = Self.fast
+        configuration.connections = 4
+        configuration.window = 50
+        #expect(configuration.inFlightLimit == 200)
+        let sender = try makeSender(sim, configuration: configuration)
+        let box = ResultBox()
+        let requests = (0..<400).map { sim.request(testToken($0)) }
+        await sender.run(requests: requests) { box.add($0) }
+        await sender.shutdown()
+        await sim.stop()
+        #expect(box.results.count == 400)
+        #expect(box.results.allSatisfy { $0.kind == .accepted && $0.attempts == 1 })
+        #expect(Set(sim.simulator.received.map(\.request.apnsId)) == Set(requests.map(\.apnsId)))
+        // Connections open lazily, with a transport's first request: four means every transport sent.
+        #expect(sim.simulator.counters.connections == 4)
+    }
+
+    @Test func applyingAnAppsConnectionsOverridesTheDefault() {
+        let app = AppSettings(
+            topic: "t", endpoint: .development, auth: .token(p8: "k.p8", keyId: "K", teamId: "T"), window: 100, connections: 3)
+        let applied = SenderConfiguration().applying(app)
+        #expect(applied.connections == 3)
+        #expect(applied.inFlightLimit == 300)
+        #expect(SenderConfiguration().inFlightLimit == 500)
+    }
+
     @Test func untrustedServerFailsClosedAsACredentialStop() async throws {
         let sim = try await SimulatorHarness()
         let other = try await SimulatorHarness()
