@@ -18,12 +18,13 @@ extension APNsID {
         for byte in a.utf8 { mix(byte) }
         mix(0)
         for byte in b.utf8 { mix(byte) }
-        var bytes: [UInt8] = []
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: first >> UInt64(shift))) }
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: second >> UInt64(shift))) }
-        bytes[6] = (bytes[6] & 0x0f) | 0x40
-        bytes[8] = (bytes[8] & 0x3f) | 0x80
-        return format(bytes)
+        // 16 bytes on the stack: a broadcast derives one id per device, so this allocates only the string.
+        var bytes: (UInt64, UInt64) = (first.bigEndian, second.bigEndian)
+        return withUnsafeMutableBytes(of: &bytes) { raw in
+            raw[6] = (raw[6] & 0x0f) | 0x40
+            raw[8] = (raw[8] & 0x3f) | 0x80
+            return format(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: 16))
+        }
     }
 }
 

@@ -86,13 +86,25 @@ public enum APNsID {
     }
 
     static func format(_ b: [UInt8]) -> String {
-        let hex = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        for (i, byte) in b.enumerated() {
-            if i == 4 || i == 6 || i == 8 || i == 10 { out.append(UInt8(ascii: "-")) }
-            out.append(hex[Int(byte >> 4)])
-            out.append(hex[Int(byte & 0xf)])
+        b.withUnsafeBufferPointer { format($0) }
+    }
+
+    /// The canonical 8-4-4-4-12 lowercase form of 16 bytes, written straight into the string's storage.
+    static func format(_ b: UnsafeBufferPointer<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: b.count * 2 + 4) { out in
+            let hex: StaticString = "0123456789abcdef"
+            let digits = hex.utf8Start
+            var n = 0
+            for (i, byte) in b.enumerated() {
+                if i == 4 || i == 6 || i == 8 || i == 10 {
+                    out[n] = UInt8(ascii: "-")
+                    n += 1
+                }
+                out[n] = digits[Int(byte >> 4)]
+                out[n + 1] = digits[Int(byte & 0xf)]
+                n += 2
+            }
+            return n
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }

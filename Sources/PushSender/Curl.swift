@@ -114,6 +114,13 @@ final class EasyHandle {
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private var headers: HeaderList?
     private var connectTo: HeaderList?
+    /// This handle's `apns-id: …` header line: a list node of our own, chained in front of the shared headers
+    /// of each request (curl only reads the list), so arming a request allocates no header memory.
+    private let idNode: UnsafeMutablePointer<curl_slist>
+    private var idLine: UnsafeMutablePointer<CChar>
+    private var idCapacity = 64
+    /// The apns-id of the current request.
+    private var requestId = ""
     /// Response body bytes (APNs sends a small JSON object on errors only).
     var body: [UInt8] = []
     /// `apns-id` response header.
@@ -133,6 +140,10 @@ final class EasyHandle {
         self.options = options
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        idLine = .allocate(capacity: idCapacity)
+        idLine.initialize(repeating: 0, count: idCapacity)
+        idNode = .allocate(capacity: 1)
+        idNode.initialize(to: curl_slist(data: idLine, next: nil))
         try configure()
     }
 
@@ -205,23 +216,48 @@ final class EasyHandle {
     deinit {
         curl_easy_cleanup(raw)
         errorBuffer.deallocate()
+        idNode.deallocate()
+        idLine.deallocate()
     }
 
-    /// Re-arms the handle for one POST; curl copies the body, the header list lives until the next request.
-    func prepare(url: String, headers: HeaderList, body payload: [UInt8]) throws(TransportError) {
+    /// Re-arms the handle for one POST: `apns-id: <apnsId>` followed by `headers` (shared by many requests and
+    /// kept alive by the handle until its next request); curl copies the URL and the body.
+    func prepare(url: String, apnsId requestId: String, headers: HeaderList, body payload: [UInt8]) throws(TransportError) {
         connectionsAtStart = options.connections.opened
         body.removeAll(keepingCapacity: true)
         apnsId = nil
         uniqueId = nil
         errorBuffer[0] = 0
         try check(pp_curl_easy_setopt_string(raw, CURLOPT_URL, url), "URL")
-        try check(pp_curl_easy_setopt_slist(raw, CURLOPT_HTTPHEADER, headers.raw), "HTTPHEADER")
+        self.requestId = requestId
+        setIdLine("apns-id: ", requestId)
+        idNode.pointee.next = headers.raw
+        try check(pp_curl_easy_setopt_slist(raw, CURLOPT_HTTPHEADER, idNode), "HTTPHEADER")
         self.headers = headers
         try check(pp_curl_easy_setopt_off(raw, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(payload.count)), "POSTFIELDSIZE")
         let code = payload.withUnsafeBufferPointer { buf in
             pp_curl_easy_setopt_pointer(raw, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: buf.baseAddress))
         }
         try check(code, "COPYPOSTFIELDS")
+    }
+
+    /// Writes `name` + `value` and a NUL into the id line, growing it when needed (curl is not using it: the
+    /// handle carries no transfer while it is armed).
+    private func setIdLine(_ name: StaticString, _ value: String) {
+        var value = value
+        value.withUTF8 { v in
+            let n = name.utf8CodeUnitCount
+            if n + v.count + 1 > idCapacity {
+                idLine.deallocate()
+                idCapacity = n + v.count + 1
+                idLine = .allocate(capacity: idCapacity)
+                idNode.pointee.data = idLine
+            }
+            let out = UnsafeMutableRawPointer(idLine)
+            out.copyMemory(from: name.utf8Start, byteCount: n)
+            if let base = v.baseAddress { (out + n).copyMemory(from: base, byteCount: v.count) }
+            idLine[n + v.count] = 0
+        }
     }
 
     /// The HTTP status of the last response (0 when none arrived).
@@ -264,11 +300,16 @@ final class EasyHandle {
     func upkeep() { _ = curl_easy_upkeep(raw) }
 
     fileprivate func appendHeader(_ line: UnsafeBufferPointer<UInt8>) {
-        if let v = Self.value(of: "apns-id:", in: line) { apnsId = v }
-        else if let v = Self.value(of: "apns-unique-id:", in: line) { uniqueId = v }
+        if let v = Self.value(of: "apns-id:", in: line) {
+            // APNs echoes the request's id: keep the request's string rather than allocating a copy.
+            apnsId = requestId.utf8.elementsEqual(v) ? requestId : String(decoding: v, as: UTF8.self)
+        } else if let v = Self.value(of: "apns-unique-id:", in: line) {
+            uniqueId = String(decoding: v, as: UTF8.self)
+        }
     }
 
-    private static func value(of name: StaticString, in line: UnsafeBufferPointer<UInt8>) -> String? {
+    /// The trimmed value of header `name` (case-insensitive) in `line`, or nil for another header.
+    private static func value(of name: StaticString, in line: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
         let n = name.utf8CodeUnitCount
         guard line.count > n else { return nil }
         let p = name.utf8Start
@@ -276,7 +317,7 @@ final class EasyHandle {
         var s = n, e = line.count
         while s < e, line[s] == 0x20 || line[s] == 0x09 { s += 1 }
         while e > s, line[e - 1] == 0x0d || line[e - 1] == 0x0a || line[e - 1] == 0x20 { e -= 1 }
-        return String(decoding: UnsafeBufferPointer(rebasing: line[s..<e]), as: UTF8.self)
+        return UnsafeBufferPointer(rebasing: line[s..<e])
     }
 }
 

@@ -152,17 +152,43 @@ final class Transport: @unchecked Sendable {
 
     private func prepare(_ handle: EasyHandle, _ job: TransferJob) throws(TransportError) {
         let request = job.item.request
+        handle.job = job
+        try handle.prepare(
+            url: urlPrefix + request.token.hex, apnsId: request.apnsId, headers: sharedHeaders(request, job.authorization),
+            body: request.payload)
+    }
+
+    /// What the headers of a request other than its apns-id depend on.
+    private struct HeaderKey: Hashable {
+        var pushType: String
+        var priority: Int
+        var topic: String
+        var expiration: Int64?
+        var collapseId: String?
+        var authorization: String?
+    }
+
+    /// Header lists shared by the requests that have them in common (a broadcast's all do), built once; used on
+    /// the transport thread only. Handles keep the list of their current request alive, so the cache may drop
+    /// its lists at any time: it starts over past 32 of them (tokens rotate, send jobs differ).
+    private var headerCache: [HeaderKey: HeaderList] = [:]
+
+    private func sharedHeaders(_ request: NotificationRequest, _ authorization: String?) -> HeaderList {
+        let key = HeaderKey(
+            pushType: request.pushType.rawValue, priority: Int(request.priority.rawValue), topic: request.topic,
+            expiration: request.expiration, collapseId: request.collapseId, authorization: authorization)
+        if let cached = headerCache[key] { return cached }
         let headers = HeaderList()
-        headers.append("apns-id: " + request.apnsId)
-        headers.append("apns-push-type: " + request.pushType.rawValue)
-        headers.append("apns-priority: " + String(request.priority.rawValue))
-        headers.append("apns-topic: " + request.topic)
-        if let expiration = request.expiration { headers.append("apns-expiration: " + String(expiration)) }
-        if let collapseId = request.collapseId { headers.append("apns-collapse-id: " + collapseId) }
-        if let authorization = job.authorization { headers.append("authorization: " + authorization) }
+        headers.append("apns-push-type: " + key.pushType)
+        headers.append("apns-priority: " + String(key.priority))
+        headers.append("apns-topic: " + key.topic)
+        if let expiration = key.expiration { headers.append("apns-expiration: " + String(expiration)) }
+        if let collapseId = key.collapseId { headers.append("apns-collapse-id: " + collapseId) }
+        if let authorization { headers.append("authorization: " + authorization) }
         headers.append("content-type: application/json")
         headers.append("Expect:")
-        handle.job = job
-        try handle.prepare(url: urlPrefix + request.token.hex, headers: headers, body: request.payload)
+        if headerCache.count >= 32 { headerCache.removeAll(keepingCapacity: true) }
+        headerCache[key] = headers
+        return headers
     }
 }

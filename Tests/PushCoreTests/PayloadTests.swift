@@ -112,6 +112,14 @@ import Testing
 }
 
 @Suite struct DerivedIDTests {
+    /// Ids sent before an upgrade must be the ids sent after it (a resumed broadcast resends the same ones):
+    /// these values come from the algorithm written out independently (FNV-1a pair, version 4 and variant bits).
+    @Test func derivedIdsKeepTheirPublishedValues() throws {
+        let a = try DeviceToken(parsing: String(repeating: "ab", count: 32))
+        #expect(APNsID.derived(broadcast: "digest-2026-11-22", token: a) == "b4c344e3-7168-4cae-8ef2-d7756a9aaf38")
+        #expect(APNsID.collapseId(forJob: String(repeating: "x", count: 70)) == "5b5b7e9d-0f6a-4ac4-b929-b3498acf09cf")
+    }
+
     @Test func derivedIdsAreStableUniqueAndValid() throws {
         let a = try DeviceToken(parsing: String(repeating: "ab", count: 32))
         let b = try DeviceToken(parsing: String(repeating: "ab", count: 31) + "ac")
