@@ -3,6 +3,9 @@
 
 # Starts `pushctl simulator` with the given flags on a free port; sets SIM_PID and PORT.
 start_simulator() {
+  # Emptied here, not only by the background job's redirection: that one may run after the first read below,
+  # which then fails on a missing file (set -e) or finds the previous simulator's port.
+  : > "$WORK/sim.log"
   "$BIN" simulator --certificates "$CERTS" --port 0 "$@" > "$WORK/sim.log" 2>&1 &
   SIM_PID=$!
   for _ in $(seq 100); do

@@ -9,7 +9,7 @@ import Testing
 /// RSS is process-wide, and `swift test` runs other suites in parallel in the same process, which moves it
 /// by tens of MB; so this runs only when asked for, alone:
 /// `PUSHSENDER_MEMORY_SENDS=200000 swift test --filter SenderMemoryTests`. The same property is measured in
-/// a dedicated process by `bench/bench_broadcast.sh` (peak RSS at 100,000 vs 1,000,000 devices).
+/// a dedicated process by `bench/bench_sender.sh` (peak RSS at 100,000 vs 1,000,000 devices).
 @Suite(.timeLimit(.minutes(10)), .enabled(if: ProcessInfo.processInfo.environment["PUSHSENDER_MEMORY_SENDS"] != nil))
 struct SenderMemoryTests {
     /// Resident set size of this process in bytes, from /proc/self/statm.
@@ -50,7 +50,7 @@ struct SenderMemoryTests {
         // leak grows both halves. Generous bounds: this guards against growth per push, not a byte budget.
         #expect(min(mid - before, after - mid) < 12 * 1024 * 1024, "RSS \(before) → \(mid) → \(after) bytes")
         // No absolute bound here: parallel suites move process-wide RSS by tens of MB. The absolute figure
-        // (peak RSS of a broadcast at 100k vs 1M devices) is measured by bench/bench_broadcast.sh.
+        // (peak RSS of a broadcast at 100k vs 1M devices) is measured by bench/bench_sender.sh.
     }
 }
 

@@ -1,0 +1,440 @@
+#!/usr/bin/env bash
+# Sender at the transport floor (release build): every client side by side on ONE `pushctl simulator
+# --client-auth certificate`, in this order:
+#   1. pushctl broadcast to SMALL (default 100,000) registered devices, then to N (default 1,000,000; another app);
+#   2. bare libcurl (bench/curl_ceiling.c, cc -O2) with the system libcurl, SMALL requests;
+#   3. with a libcurl 8.x (CURL8_DIR, else /opt/curl8, else .build/curl8, else fetched there from Debian's
+#      bookworm-backports when root): the same curl_ceiling binary and a second `pushctl broadcast` of the
+#      SMALL app (new --id), both run with LD_LIBRARY_PATH pointing at it;
+#   4. curl's CLI (HTTP/2, -Z, client certificate; CURL_N, default 100,000) and aioapns (AIO_N, default 20,000);
+#   5. cold start: `pushctl send` to one device vs curl's CLI sending the same notification, COLD_RUNS
+#      (default 15) fresh processes each, median wall-clock ms.
+# Then h2load (`-c 1 -m 100`, N requests, the median of H2_RUNS=3 runs, each on a fresh `--client-auth none`
+# simulator: h2load cannot present a client certificate).
+# Every row: notifications/s, client CPU µs per notification (utime+stime from /usr/bin/time -v), simulator CPU
+# µs per notification (its /proc/PID/stat ticks around that client's run) and peak RSS. Prints the acceptance
+# ratios of "Sender at the transport floor" and replaces the "## Sender and broadcast" section of bench/RESULTS.md.
+# (The 1-vs-4-connections item is bench/bench_connections.sh's.)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-$PWD/.build/release/pushctl}
+N=${N:-1000000}
+SMALL=${SMALL:-100000}
+CURL_N=${CURL_N:-100000}
+AIO_N=${AIO_N:-20000}
+COLD_RUNS=${COLD_RUNS:-15}
+H2_RUNS=${H2_RUNS:-3}
+die() { echo "bench_sender.sh: $*" >&2; exit 1; }
+if [ ! -x "$BIN" ]; then
+  [ "$BIN" = "$PWD/.build/release/pushctl" ] || die "BIN=$BIN is not an executable"
+  swift build -c release --product pushctl
+fi
+[ "$CURL_N" -le "$N" ] || die "CURL_N ($CURL_N) must not exceed N ($N): curl sends to the first CURL_N registered tokens"
+[ "$COLD_RUNS" -ge 1 ] && [ "$H2_RUNS" -ge 1 ] || die "COLD_RUNS and H2_RUNS must be at least 1"
+TIME=/usr/bin/time
+[ -x "$TIME" ] || die "$TIME (GNU time) is missing: make bench-deps"
+for tool in h2load curl cc python3; do command -v "$tool" > /dev/null || die "$tool is missing: make bench-deps"; done
+WORK=$(mktemp -d)
+SIM_PID=
+cleanup() { [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+HZ=$(getconf CLK_TCK)
+ARCH=$(cc -print-multiarch 2>/dev/null || true); ARCH=${ARCH:-x86_64-linux-gnu}
+
+"$BIN" cert make-dev --out "$WORK/certs" --topic com.example.bench > /dev/null
+CERTS="$WORK/certs"
+. bench/lib.sh
+
+# timed NAME CMD...: runs CMD under /usr/bin/time -v ($WORK/NAME.time), stdout to NAME.out, stderr to NAME.err, the
+# command line (NUL-separated) to NAME.cmd, wall seconds to NAME.wall and the simulator's CPU ticks during the
+# run to NAME.sim. Dies, showing its output, when CMD fails or the simulator is gone.
+timed() {
+  local name=$1 rc=0 t0 w0 w1
+  shift
+  kill -0 "$SIM_PID" 2>/dev/null || die "the simulator is gone before '$name' ($(tail -n 3 "$WORK/sim.log"))"
+  printf '%s\0' "$@" > "$WORK/$name.cmd"
+  t0=$(sim_cpu_ticks)
+  w0=$(date +%s.%N)
+  "$TIME" -v -o "$WORK/$name.time" "$@" > "$WORK/$name.out" 2> "$WORK/$name.err" || rc=$?
+  w1=$(date +%s.%N)
+  kill -0 "$SIM_PID" 2>/dev/null || die "the simulator died during '$name' ($(tail -n 3 "$WORK/sim.log"))"
+  echo $(( $(sim_cpu_ticks) - t0 )) > "$WORK/$name.sim"
+  awk -v a="$w0" -v b="$w1" 'BEGIN { printf "%.6f\n", b - a }' > "$WORK/$name.wall"
+  if [ "$rc" -ne 0 ]; then
+    tail -n 20 "$WORK/$name.out" "$WORK/$name.err" >&2 || true
+    die "'$name' exited with status $rc: $*"
+  fi
+}
+
+# ---- libcurl 8: find it (or fetch Debian's backports package privately into .build/curl8) and verify it. ----
+CURL8=
+CURL8_WHY=
+fetch_curl8() {  # fetch_curl8 DEST: apt-get download + dpkg -x, with a private sources list, lists and cache
+  local dest=$1 src=/etc/apt/sources.list.d/debian.sources d=$WORK/apt codename uris key deb
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  [ -n "$codename" ] || { echo "no VERSION_CODENAME in /etc/os-release"; return 1; }
+  [ -r "$src" ] || { echo "no $src to copy the mirror and its key from"; return 1; }
+  # The stanza serving "$codename" itself (not -security): its URIs and Signed-By lines.
+  uris=$(awk -v c="$codename" 'BEGIN { RS = "" } $0 ~ "Suites:[^\n]*[ \t]" c "([ \t]|\n|$)" {
+           if (match($0, /URIs:[^\n]*/)) { s = substr($0, RSTART + 5, RLENGTH - 5); gsub(/^[ \t]+/, "", s); print s; exit } }' "$src")
+  key=$(awk -v c="$codename" 'BEGIN { RS = "" } $0 ~ "Suites:[^\n]*[ \t]" c "([ \t]|\n|$)" {
+           if (match($0, /Signed-By:[^\n]*/)) { s = substr($0, RSTART + 10, RLENGTH - 10); gsub(/^[ \t]+/, "", s); print s; exit } }' "$src")
+  [ -n "$uris" ] || { echo "no URIs line for $codename in $src"; return 1; }
+  mkdir -p "$d/sources.list.d" "$d/lists/partial" "$d/cache/archives/partial" "$d/deb"
+  : > "$d/sources.list"
+  { echo "Types: deb"; echo "URIs: $uris"; echo "Suites: $codename-backports"; echo "Components: main"
+    [ -n "$key" ] && echo "Signed-By: $key"; } > "$d/sources.list.d/backports.sources"
+  local opts=(-o "Dir::Etc::SourceList=$d/sources.list" -o "Dir::Etc::SourceParts=$d/sources.list.d"
+              -o "Dir::State::Lists=$d/lists" -o "Dir::Cache=$d/cache" -o "APT::Sandbox::User=root")
+  apt-get "${opts[@]}" update || return 1
+  (cd "$d/deb" && apt-get "${opts[@]}" download -t "$codename-backports" libcurl4) || return 1
+  deb=$(ls "$d"/deb/libcurl4_*.deb 2>/dev/null | head -n 1)
+  [ -n "$deb" ] || { echo "apt-get download left no libcurl4_*.deb"; return 1; }
+  rm -rf "$dest"; mkdir -p "$dest"
+  dpkg -x "$deb" "$dest"
+}
+if [ -n "${CURL8_DIR:-}" ]; then
+  [ -e "$CURL8_DIR/libcurl.so.4" ] || die "CURL8_DIR=$CURL8_DIR holds no libcurl.so.4"
+  CURL8=$(cd "$CURL8_DIR" && pwd)
+elif [ -e "/opt/curl8/usr/lib/$ARCH/libcurl.so.4" ]; then
+  CURL8=/opt/curl8/usr/lib/$ARCH
+elif [ -e "$PWD/.build/curl8/usr/lib/$ARCH/libcurl.so.4" ]; then
+  CURL8=$PWD/.build/curl8/usr/lib/$ARCH
+elif [ "$(id -u)" != 0 ]; then
+  CURL8_WHY="no CURL8_DIR, no /opt/curl8 or .build/curl8, and not root to fetch Debian's backports libcurl4"
+else
+  echo "Fetching Debian's backports libcurl4 into .build/curl8 (log: apt-get update / download / dpkg -x)"
+  if fetch_curl8 "$PWD/.build/curl8" > "$WORK/curl8-fetch.log" 2>&1 && [ -e "$PWD/.build/curl8/usr/lib/$ARCH/libcurl.so.4" ]; then
+    CURL8=$PWD/.build/curl8/usr/lib/$ARCH
+  else
+    CURL8_WHY="fetching the backports libcurl4 failed: $(grep -v '^[[:space:]]*$' "$WORK/curl8-fetch.log" | tail -n 1)"
+  fi
+fi
+
+cc -O2 -o "$WORK/curl_ceiling" bench/curl_ceiling.c -lcurl
+printf '#include <curl/curl.h>\n#include <stdio.h>\nint main(void) { puts(curl_version_info(CURLVERSION_NOW)->version); return 0; }\n' > "$WORK/curlv.c"
+cc -O2 -o "$WORK/curlv" "$WORK/curlv.c" -lcurl
+SYS_CURL=$("$WORK/curlv")
+CURL8_VERSION=
+PUSHCTL_CURL8_LDD=
+if [ -n "$CURL8" ]; then
+  missing=$(LD_LIBRARY_PATH=$CURL8 ldd "$CURL8/libcurl.so.4" | grep 'not found' || true)
+  CURL8_VERSION=$(LD_LIBRARY_PATH=$CURL8 "$WORK/curlv" 2>&1 || true)
+  PUSHCTL_CURL8_LDD=$(LD_LIBRARY_PATH=$CURL8 ldd "$BIN" | awk '$1 == "libcurl.so.4" { print $3 }')
+  if [ -n "$missing" ]; then
+    CURL8_WHY="$CURL8/libcurl.so.4 misses libraries: $(echo "$missing" | awk '{ print $1 }' | tr '\n' ' ')"
+  elif [ "${CURL8_VERSION%%.*}" != 8 ]; then
+    CURL8_WHY="$CURL8/libcurl.so.4 reports version '$CURL8_VERSION', not 8.x"
+  elif [ "$(readlink -f "$PUSHCTL_CURL8_LDD")" != "$(readlink -f "$CURL8/libcurl.so.4")" ]; then
+    CURL8_WHY="with LD_LIBRARY_PATH=$CURL8 pushctl still resolves libcurl.so.4 to '$PUSHCTL_CURL8_LDD'"
+  fi
+  [ -z "$CURL8_WHY" ] || CURL8=
+fi
+if [ -n "$CURL8" ]; then
+  echo "libcurl 8: $CURL8_VERSION from $CURL8 (pushctl resolves libcurl.so.4 to $PUSHCTL_CURL8_LDD under LD_LIBRARY_PATH)"
+else
+  echo "libcurl 8 NOT measured: $CURL8_WHY"
+fi
+
+# ---- One certificate-mode simulator for every client. ----
+start_simulator --client-auth certificate
+cat > "$WORK/pushctl.json" <<JSON
+{ "database": "registry.sqlite",
+  "simulator": { "host": "127.0.0.1", "port": $PORT, "certificates": "certs" },
+  "apps": {
+    "big":   { "topic": "com.example.bench", "endpoint": "simulator", "auth": { "p12": "certs/client.p12", "passwordFile": "certs/client.p12.password" } },
+    "small": { "topic": "com.example.bench", "endpoint": "simulator", "auth": { "p12": "certs/client.p12", "passwordFile": "certs/client.p12.password" } } } }
+JSON
+python3 - "$WORK" "$N" "$SMALL" <<'PY'
+import os, sys
+work, n, small = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for name, count in (("big", n), ("small", small)):
+    with open(f"{work}/{name}.txt", "w") as f:
+        for _ in range(count):
+            f.write(os.urandom(32).hex() + "\n")
+PY
+"$BIN" tokens import --config "$WORK/pushctl.json" --app small "$WORK/small.txt" > /dev/null
+"$BIN" tokens import --config "$WORK/pushctl.json" --app big "$WORK/big.txt" > /dev/null
+
+broadcast() {  # broadcast NAME APP ID [env VAR=…]: one `pushctl broadcast`, timed
+  local name=$1 app=$2 id=$3
+  shift 3
+  timed "$name" "$@" "$BIN" broadcast --config "$WORK/pushctl.json" --app "$app" --id "$id" \
+    --alert "Benchmark digest" --sound default --json
+}
+echo "pushctl broadcast, $SMALL devices"
+broadcast push-small small bench-small
+echo "pushctl broadcast, $N devices"
+broadcast push-big big bench-big
+echo "bare libcurl $SYS_CURL, $SMALL requests"
+timed ceil-sys "$WORK/curl_ceiling" "https://localhost:$PORT" "$WORK/certs" "$SMALL"
+if [ -n "$CURL8" ]; then
+  echo "bare libcurl $CURL8_VERSION, $SMALL requests"
+  timed ceil-8 env "LD_LIBRARY_PATH=$CURL8" "$WORK/curl_ceiling" "https://localhost:$PORT" "$WORK/certs" "$SMALL"
+  echo "pushctl broadcast on libcurl $CURL8_VERSION, $SMALL devices"
+  broadcast push-small-8 small bench-small-curl8 env "LD_LIBRARY_PATH=$CURL8"
+fi
+
+# curl's CLI: the same payload, HTTP/2 multiplexed, client certificate, the first CURL_N tokens of the big app.
+printf '%s' '{"aps":{"alert":"Benchmark digest","sound":"default"}}' > "$WORK/payload.json"
+head -n "$CURL_N" "$WORK/big.txt" | sed "s|^|url = \"https://127.0.0.1:$PORT/3/device/|; s|\$|\"|" > "$WORK/urls.cfg"
+echo "curl CLI, $CURL_N requests"
+timed curl-cli curl --http2 -Z --parallel-max 1000 -s --cert "$WORK/certs/client.pem" --key "$WORK/certs/client.key" \
+  --cacert "$WORK/certs/ca.pem" -X POST -H 'apns-topic: com.example.bench' -H 'apns-push-type: alert' \
+  --data-binary @"$WORK/payload.json" -w '%{http_code}\n' --config "$WORK/urls.cfg"
+CURL_OK=$(grep -c '^200$' "$WORK/curl-cli.out" || true)
+[ "$CURL_OK" -eq "$CURL_N" ] || die "curl CLI: only $CURL_OK of $CURL_N answered 200 ($(sort "$WORK/curl-cli.out" | uniq -c | tr '\n' ' '))"
+
+AIO_WHY=
+if python3 -c 'import aioapns' 2> "$WORK/aioapns-import.err"; then
+  echo "aioapns, $AIO_N notifications"
+  timed aioapns python3 bench/aioapns_check.py --port "$PORT" --certificates "$WORK/certs" --topic com.example.bench --count "$AIO_N"
+else
+  AIO_WHY="aioapns is not importable ($(tail -n 1 "$WORK/aioapns-import.err")); make bench-deps installs it"
+  echo "aioapns NOT measured: $AIO_WHY"
+fi
+
+# Cold start: a fresh process per send, pushctl and curl alternating, to one registered device.
+COLD_TOKEN=$(head -n 1 "$WORK/small.txt")
+echo "cold sends, $COLD_RUNS of each"
+: > "$WORK/cold-pushctl.ms"
+: > "$WORK/cold-curl.ms"
+for _ in $(seq "$COLD_RUNS"); do
+  t0=$(date +%s%N)
+  "$BIN" send --config "$WORK/pushctl.json" --app small --token "$COLD_TOKEN" --alert "Cold start" > "$WORK/cold-pushctl.out" 2>&1 \
+    || { cat "$WORK/cold-pushctl.out" >&2; die "pushctl send failed"; }
+  t1=$(date +%s%N)
+  echo $(( (t1 - t0) / 1000 )) >> "$WORK/cold-pushctl.ms"
+  t0=$(date +%s%N)
+  code=$(curl --http2 -s --cert "$WORK/certs/client.pem" --key "$WORK/certs/client.key" --cacert "$WORK/certs/ca.pem" \
+    -X POST -H 'apns-topic: com.example.bench' -H 'apns-push-type: alert' -H 'apns-priority: 10' \
+    --data-binary '{"aps":{"alert":"Cold start"}}' -o /dev/null -w '%{http_code}' \
+    "https://127.0.0.1:$PORT/3/device/$COLD_TOKEN") || die "curl cold send failed (exit $?)"
+  t1=$(date +%s%N)
+  [ "$code" = 200 ] || die "curl cold send answered $code"
+  echo $(( (t1 - t0) / 1000 )) >> "$WORK/cold-curl.ms"
+done
+stop_simulator
+cp "$WORK/sim.log" "$WORK/sim-cert.log"
+
+# h2load against fresh --client-auth none simulators, with the headers pushctl's broadcast sends (one fixed apns-id).
+H2_TOKEN=$(head -n 1 "$WORK/big.txt")
+for run in $(seq "$H2_RUNS"); do
+  echo "h2load run $run of $H2_RUNS, $N requests"
+  start_simulator --client-auth none
+  timed "h2load-$run" h2load -n "$N" -c 1 -m 100 -d "$WORK/payload.json" -H 'apns-topic: com.example.bench' \
+    -H 'apns-push-type: alert' -H 'apns-priority: 10' -H 'apns-collapse-id: bench-small' \
+    -H 'apns-id: 6e1f8a3c-2b1d-4c5e-9f70-0a1b2c3d4e5f' -H 'content-type: application/json' \
+    "https://127.0.0.1:$PORT/3/device/$H2_TOKEN"
+  stop_simulator
+  ok=$(sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p' "$WORK/h2load-$run.out")
+  if [ "${ok:-0}" -ne "$N" ]; then
+    grep -v '^progress:' "$WORK/h2load-$run.out" "$WORK/h2load-$run.err" | head -n 30 >&2 || true
+    cat "$WORK/sim.log" >&2
+    die "h2load run $run (port $PORT): ${ok:-no} of $N requests succeeded"
+  fi
+  [ -n "$(h2load_rate "$WORK/h2load-$run.out")" ] || die "h2load run $run printed no req/s"
+done
+
+export WORK N SMALL CURL_N AIO_N COLD_RUNS H2_RUNS HZ BIN CURL8 CURL8_WHY CURL8_VERSION PUSHCTL_CURL8_LDD SYS_CURL AIO_WHY COLD_TOKEN H2_TOKEN
+export CURL_CLI_VERSION LOAD
+CURL_CLI_VERSION=$(curl --version | head -n 1 | cut -d' ' -f2)
+LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
+python3 - > "$WORK/section.md" <<'PY'
+import datetime, json, os, re, shlex, statistics, sys
+
+E = os.environ
+work = E["WORK"]
+n, small, curl_n, aio_n, hz = (int(E[k]) for k in ("N", "SMALL", "CURL_N", "AIO_N", "HZ"))
+curl8, curl8_version, sys_curl = E["CURL8"], E["CURL8_VERSION"], E["SYS_CURL"]
+
+def read(name): return open(f"{work}/{name}").read()
+
+def fail(msg): sys.exit(f"bench_sender.sh: {msg}")
+
+def timev(name):
+    t = read(f"{name}.time")
+    def get(key):
+        m = re.search(rf"{key}: ([0-9.]+)", t)
+        if not m: fail(f"no '{key}' in {name}.time")
+        return float(m.group(1))
+    return get(r"User time \(seconds\)") + get(r"System time \(seconds\)"), get(r"Maximum resident set size \(kbytes\)") / 1024
+
+def measure(name, count, rate, label, lib, notes=""):
+    cpu, rss = timev(name)
+    ticks = int(read(f"{name}.sim"))
+    if rate <= 0 or count <= 0: fail(f"{name}: rate {rate} for {count} notifications")
+    if ticks <= 0: fail(f"{name}: the simulator used no CPU ticks while serving {count} notifications")
+    return dict(name=name, label=label, lib=lib, count=count, rate=rate, cpu_us=cpu / count * 1e6,
+                sim_us=ticks / hz / count * 1e6, rss=rss, notes=notes)
+
+def broadcast(name, count, label, lib):
+    out = read(f"{name}.out").strip()
+    try: j = json.loads(out)
+    except ValueError:
+        try: j = json.loads(out.splitlines()[-1])
+        except (ValueError, IndexError): fail(f"{name}: no JSON summary in its output: {out[-300:]!r}")
+    if j.get("sentThisRun") != count or j.get("accepted") != count:
+        fail(f"{name}: sent {j.get('sentThisRun')}, accepted {j.get('accepted')} of {count}: {out}")
+    return measure(name, count, float(j["rate"]), label, lib, f"accepted {j['accepted']:,}")
+
+def ceiling(name, label, lib):
+    out = read(f"{name}.out")
+    m = re.search(r"(\d+) sent, (\d+) answered 200 in [0-9.]+ s \(([0-9.]+)/s\), CPU ([0-9.]+) s .*libcurl (\S+)", out)
+    if not m: fail(f"{name}: unexpected output {out!r}")
+    if m.group(5) != lib: fail(f"{name}: loaded libcurl {m.group(5)}, expected {lib}")
+    if int(m.group(2)) != small: fail(f"{name}: {m.group(2)} of {small} answered 200")
+    return measure(name, small, float(m.group(3)), label, lib, f"its own CPU count: {float(m.group(4)) / small * 1e6:.1f} µs/req")
+
+def not_measured(label, lib, why): return dict(label=label, lib=lib, why=why)
+
+rows = {}
+rows["push-small"] = broadcast("push-small", small, f"`pushctl broadcast`, {small:,} devices", sys_curl)
+rows["push-big"] = broadcast("push-big", n, f"`pushctl broadcast`, {n:,} devices", sys_curl)
+rows["ceil-sys"] = ceiling("ceil-sys", "bare libcurl (`bench/curl_ceiling.c`)", sys_curl)
+if curl8:
+    rows["ceil-8"] = ceiling("ceil-8", "bare libcurl (`bench/curl_ceiling.c`), `LD_LIBRARY_PATH`", curl8_version)
+    rows["push-small-8"] = broadcast("push-small-8", small, f"`pushctl broadcast`, {small:,} devices, `LD_LIBRARY_PATH`", curl8_version)
+else:
+    rows["ceil-8"] = not_measured("bare libcurl (`bench/curl_ceiling.c`)", "8.x", E["CURL8_WHY"])
+    rows["push-small-8"] = not_measured(f"`pushctl broadcast`, {small:,} devices", "8.x", E["CURL8_WHY"])
+rows["curl-cli"] = measure("curl-cli", curl_n, curl_n / float(read("curl-cli.wall")), "curl CLI (`-Z --parallel-max 1000`)",
+                           E["CURL_CLI_VERSION"], f"all {curl_n:,} answered 200; rate over the process's wall time")
+if E["AIO_WHY"]:
+    rows["aioapns"] = not_measured("aioapns", "—", E["AIO_WHY"])
+else:
+    out = read("aioapns.out")
+    m = re.search(r"\(([0-9,]+)/s\)", out)
+    if not m or f"accepted {aio_n}," not in out: fail(f"aioapns: unexpected output {out!r}")
+    rows["aioapns"] = measure("aioapns", aio_n, float(m.group(1).replace(",", "")), "aioapns (`bench/aioapns_check.py`)", "—",
+                              f"all {aio_n:,} accepted")
+
+h2 = []
+for run in range(1, int(E["H2_RUNS"]) + 1):
+    rate = float(re.search(r"finished in [^,]*, ([0-9.]+) req/s", read(f"h2load-{run}.out")).group(1))
+    h2.append(measure(f"h2load-{run}", n, rate, "h2load (`-c 1 -m 100`, no client certificate, own simulator)", "—"))
+h2_sorted = sorted(h2, key=lambda r: r["rate"])
+h2_mid = h2_sorted[(len(h2) - 1) // 2]
+all_rates = ", ".join(f"{r['rate']:,.0f}" for r in h2)
+all_sim = ", ".join(f"{r['sim_us']:.1f}" for r in h2)
+h2_mid["notes"] = (f"median of {len(h2)} runs by rate (all: {all_rates}/s; simulator {all_sim} µs/req)" if len(h2) > 1
+                  else "one run (H2_RUNS=1)")
+rows["h2load"] = h2_mid
+
+cold_p = [int(x) / 1000 for x in read("cold-pushctl.ms").split()]
+cold_c = [int(x) / 1000 for x in read("cold-curl.ms").split()]
+cp, cc_ = statistics.median(cold_p), statistics.median(cold_c)
+
+# ---- acceptance ----
+acc = []
+def check(label, value, ok, target, detail=""):
+    acc.append(f"- {label}: **{value}** (target {target}) — {'MET' if ok else 'NOT MET'}{detail}")
+def missing(label, why):
+    acc.append(f"- {label}: not measured — {why}")
+pairs = [("7.88" if sys_curl.startswith("7.88") else sys_curl, "push-small", "ceil-sys")]
+pairs.append(("8.x" if not curl8 else curl8_version, "push-small-8", "ceil-8"))
+for lib, p, c in pairs:
+    P, C = rows[p], rows[c]
+    if "why" in P: missing(f"(a) pushctl CPU/notif ÷ bare libcurl CPU/notif, libcurl {lib}", P["why"]); continue
+    r = P["cpu_us"] / C["cpu_us"]
+    check(f"(a) pushctl CPU/notif ÷ bare libcurl CPU/notif, libcurl {lib}", f"{r:.2f}", r <= 1.15, "≤ 1.15",
+          f" ({P['cpu_us']:.1f} vs {C['cpu_us']:.1f} µs, {small:,} each)")
+for lib, p, c in pairs:
+    P, C = rows[p], rows[c]
+    if "why" in P: missing(f"(b) pushctl rate ÷ bare libcurl rate, libcurl {lib}", P["why"]); continue
+    r = P["rate"] / C["rate"]
+    check(f"(b) pushctl rate ÷ bare libcurl rate, libcurl {lib}", f"{r:.2f}", r >= 0.95, "≥ 0.95",
+          f" ({P['rate']:,.0f} vs {C['rate']:,.0f}/s)")
+H = rows["h2load"]
+for p in ("push-big", "push-small", "push-small-8"):
+    P = rows[p]
+    if "why" in P: continue
+    r = P["sim_us"] / H["sim_us"]
+    check(f"(c) simulator CPU/notif serving {P['label'].replace(', `LD_LIBRARY_PATH`', '')} (libcurl {P['lib']}) ÷ per h2load request",
+          f"{r:.2f}", r <= 1.1, "≤ 1.1", f" ({P['sim_us']:.1f} vs {H['sim_us']:.1f} µs)")
+rs, rb = rows["push-small"]["rss"], rows["push-big"]["rss"]
+diff = rb / rs - 1
+check(f"(d) pushctl peak RSS at {small:,} / {n:,} devices", f"{rs:.1f} / {rb:.1f} MB ({diff * 100:+.1f}%)",
+      rs <= 40 and rb <= 40 and abs(diff) <= 0.10, "≤ 40 MB each, within 10%")
+r = cp / cc_
+check("(e) cold `pushctl send` ÷ curl CLI, one device", f"{r:.2f}", r <= 1.5, "≤ 1.5",
+      f" (medians of {len(cold_p)}: {cp:.1f} vs {cc_:.1f} ms; pushctl {min(cold_p):.1f}–{max(cold_p):.1f}, curl {min(cold_c):.1f}–{max(cold_c):.1f})")
+acc.append("- 4 connections vs 1 over a long round trip: measured by `bash bench/bench_connections.sh` "
+           "(section \"Connections over a long round trip\"), not here.")
+
+# ---- table ----
+order = ["push-small", "push-big", "ceil-sys", "ceil-8", "push-small-8", "curl-cli", "aioapns", "h2load"]
+table = ["| client | libcurl | notifications | notifications/s | client CPU µs/notif | simulator CPU µs/notif | peak RSS | notes |",
+         "|---|---|---|---|---|---|---|---|"]
+for k in order:
+    R = rows[k]
+    if "why" in R:
+        table.append(f"| {R['label']} | {R['lib']} | — | **not measured** | — | — | — | {R['why']} |")
+    else:
+        table.append(f"| {R['label']} | {R['lib']} | {R['count']:,} | {R['rate']:,.0f} | {R['cpu_us']:.1f} | {R['sim_us']:.1f} | "
+                     f"{R['rss']:.1f} MB | {R['notes']} |")
+
+# ---- command lines (as run, in the temporary directory) ----
+def cmd(name):
+    args = read(f"{name}.cmd").split("\0")[:-1]
+    out = []
+    for a in args:
+        a = a.replace(work + "/", "")
+        if a == E["BIN"]: a = "pushctl"
+        if a == "curl_ceiling": a = "./curl_ceiling"
+        a = re.sub(r"(127\.0\.0\.1|localhost):\d+", r"\1:PORT", a)
+        a = a.replace(E["H2_TOKEN"], "TOKEN")
+        out.append(a)
+    s = " ".join(shlex.quote(a) for a in out)
+    return "/usr/bin/time -v " + re.sub(r"--port \d+", "--port PORT", s)
+cmds = ["pushctl simulator --certificates certs --port 0 --client-auth certificate",
+        f"pushctl tokens import --config pushctl.json --app small small.txt     # {small:,} random tokens",
+        f"pushctl tokens import --config pushctl.json --app big big.txt         # {n:,} random tokens",
+        cmd("push-small"), cmd("push-big"),
+        "cc -O2 -o curl_ceiling bench/curl_ceiling.c -lcurl", cmd("ceil-sys")]
+if curl8: cmds += [cmd("ceil-8"), cmd("push-small-8")]
+cmds.append(cmd("curl-cli") + f"   # urls.cfg: the first {curl_n:,} tokens of big.txt")
+if not E["AIO_WHY"]: cmds.append(cmd("aioapns"))
+cmds += [f"pushctl send --config pushctl.json --app small --token TOKEN --alert 'Cold start'   # ×{len(cold_p)}, fresh process each",
+         "curl --http2 -s --cert certs/client.pem --key certs/client.key --cacert certs/ca.pem -X POST -H 'apns-topic: com.example.bench' "
+         "-H 'apns-push-type: alert' -H 'apns-priority: 10' --data-binary '{\"aps\":{\"alert\":\"Cold start\"}}' "
+         "-o /dev/null -w '%{http_code}' https://127.0.0.1:PORT/3/device/TOKEN   # alternating with pushctl send",
+         f"pushctl simulator --certificates certs --port 0 --client-auth none    # a fresh one per h2load run",
+         cmd("h2load-1")]
+cmds = [c.replace(E["COLD_TOKEN"], "TOKEN") for c in cmds]
+
+if curl8:
+    lib8 = (f"libcurl 8: {curl8_version} from `{curl8}`; `ldd` of pushctl under that `LD_LIBRARY_PATH` resolves "
+            f"`libcurl.so.4` to `{E['PUSHCTL_CURL8_LDD']}`, and curl_ceiling printed {curl8_version}.")
+else:
+    lib8 = f"**libcurl 8 was not measured**: {E['CURL8_WHY']}."
+now = datetime.datetime.now(datetime.timezone.utc)
+print(f"""Measured {now:%Y-%m-%d %H:%M} UTC by `bash bench/bench_sender.sh` (N={n} SMALL={small} CURL_N={curl_n} AIO_N={aio_n}
+COLD_RUNS={len(cold_p)}; release build; load average at the end: {E['LOAD']}). One `pushctl simulator --client-auth
+certificate` serves every client in the order of the table; the simulator, the client and SQLite share the 2 cores, so
+compare rows of one run only. h2load cannot present a client certificate: it runs against its own `--client-auth none`
+simulator, with the headers pushctl sends (one fixed apns-id). Client CPU and peak RSS: `/usr/bin/time -v` of the client
+process (start-up included); simulator CPU: its utime + stime ticks (/proc) during that client's run ÷ its notifications.
+Rates: pushctl's own `rate`, curl_ceiling's, aioapns's and h2load's printed figure; curl CLI over its wall time.
+System libcurl {sys_curl}. {lib8}
+
+| client | libcurl | notifications | notifications/s | client CPU µs/notif | simulator CPU µs/notif | peak RSS | notes |
+|---|---|---|---|---|---|---|---|
+""" + "\n".join(table[2:]) + f"""
+
+Cold start, one device, fresh process, medians of {len(cold_p)}: `pushctl send` {cp:.1f} ms, curl CLI {cc_:.1f} ms.
+
+Acceptance ("Sender at the transport floor"), from this run:
+
+""" + "\n".join(acc) + """
+
+Commands (in a temporary directory holding `pushctl.json` and `certs/` from `pushctl cert make-dev`):
+
+```
+""" + "\n".join(cmds) + "\n```")
+PY
+python3 bench/update_results.py "Sender and broadcast" < "$WORK/section.md"
+echo
+sed -n '/^| client /,/^$/p' "$WORK/section.md"
+grep -E '^(Cold start|- )' "$WORK/section.md"
+echo "bench/RESULTS.md: section \"Sender and broadcast\" updated"
