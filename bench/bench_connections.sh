@@ -10,7 +10,7 @@ BIN=$PWD/.build/release/pushctl
 N=${N:-100000}
 DELAY_MS=${DELAY_MS:-100}
 COUNTS=${COUNTS:-"1 2 4"}
-[ -x "$BIN" ] || swift build -c release --product pushctl
+[ -x "$BIN" ] || make release
 WORK=$(mktemp -d)
 SIM_PID=
 cleanup() { [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null || true; rm -rf "$WORK"; }

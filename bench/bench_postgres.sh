@@ -9,7 +9,7 @@ BIN=$PWD/.build/release/pushctl
 N=${N:-200000}
 SKIP_REG=${SKIP_REG:-0}
 DURATION=${DURATION:-15}
-[ -x "$BIN" ] || swift build -c release --product pushctl
+[ -x "$BIN" ] || make release
 WORK=$(mktemp -d)
 SIM_PID=; S1=; S2=
 cleanup() {

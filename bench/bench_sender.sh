@@ -27,7 +27,7 @@ H2_RUNS=${H2_RUNS:-3}
 die() { echo "bench_sender.sh: $*" >&2; exit 1; }
 if [ ! -x "$BIN" ]; then
   [ "$BIN" = "$PWD/.build/release/pushctl" ] || die "BIN=$BIN is not an executable"
-  swift build -c release --product pushctl
+  make release
 fi
 [ "$CURL_N" -le "$N" ] || die "CURL_N ($CURL_N) must not exceed N ($N): curl sends to the first CURL_N registered tokens"
 [ "$COLD_RUNS" -ge 1 ] && [ "$H2_RUNS" -ge 1 ] || die "COLD_RUNS and H2_RUNS must be at least 1"

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.build/release/pushctl
 REQUESTS=${SIM_BENCH_REQUESTS:-200000}
-[ -x "$BIN" ] || swift build -c release --product pushctl
+[ -x "$BIN" ] || make release
 WORK=$(mktemp -d)
 SIM_PID=
 cleanup() { [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null || true; rm -rf "$WORK"; }

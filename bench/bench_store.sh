@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 P="$ROOT/.build/release/pushctl"
-[ -x "$P" ] || swift build -c release --product pushctl
+[ -x "$P" ] || make release
 TIME=/usr/bin/time
 [ -x "$TIME" ] || { echo "bench_store: /usr/bin/time missing (make bench-deps installs it)"; exit 1; }
 N=${BENCH_TOKENS:-1000000}

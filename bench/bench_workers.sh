@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 BIN=$PWD/.build/release/pushctl
 N=${N:-1000000}
 WORKER_COUNTS=${WORKER_COUNTS:-"1 2 4"}
-[ -x "$BIN" ] || swift build -c release --product pushctl
+[ -x "$BIN" ] || make release
 WORK=$(mktemp -d)
 SIM_PID=; WORKER_PIDS=()
 cleanup() {

@@ -52,6 +52,7 @@ struct DeliveryPump {
                 onPruneReleased: { committer.releasePrune($0) })
         }
         if let reason = stop.reason { sender.abandonWaiting(reason.description) }
+        committer.flushEagerly()
         await window.drain()
         if let failure = await committer.finish() { stop.raise(StopReason(failure)) }
     }

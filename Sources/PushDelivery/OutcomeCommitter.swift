@@ -36,6 +36,9 @@ final class OutcomeCommitter: @unchecked Sendable {
     private var released: [DeviceToken] = []
     private var firstBuffered: UInt64?
     private var finishing = false
+    /// Set once no more notifications will be sent: results still to come are committed as they arrive, since
+    /// waiting to batch them would only delay the end of the run (a one-device `pushctl send` by the interval).
+    private var eager = false
     private var failure: DeliveryStoreError?
     private let stopped = DispatchSemaphore(value: 0)
 
@@ -76,6 +79,15 @@ final class OutcomeCommitter: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// No more notifications will be sent: from now on commit results as soon as they arrive instead of waiting
+    /// up to the batch interval for more (called when the source is exhausted, before draining the window).
+    func flushEagerly() {
+        condition.lock()
+        eager = true
+        condition.signal()
+        condition.unlock()
+    }
+
     /// Under `condition`: the first queued item starts the flush timer and wakes the thread, which may be in an
     /// untimed wait. True when it did.
     private func startTimerIfIdle() -> Bool {
@@ -108,6 +120,7 @@ final class OutcomeCommitter: @unchecked Sendable {
             condition.lock()
             while !finishing {
                 if buffer.count >= batchSize { break }
+                if eager, !buffer.isEmpty || !released.isEmpty { break }
                 if let first = firstBuffered {
                     let due = first + intervalNs
                     let now = DispatchTime.now().uptimeNanoseconds

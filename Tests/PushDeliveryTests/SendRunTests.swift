@@ -1,0 +1,41 @@
+import Foundation
+import PushCore
+import PushDelivery
+import PushSender
+import PushStore
+import Synchronization
+import Testing
+
+@Suite(.timeLimit(.minutes(3))) struct SendRunTests {
+    /// Once every notification has been handed to the sender, waiting for more results to fill a batch only
+    /// delays the end: the last outcomes are committed as they arrive. With a commit interval of a minute, a
+    /// send to three devices would otherwise take that minute.
+    @Test func theLastOutcomesAreCommittedWithoutWaitingForTheBatchInterval() async throws {
+        let f = try await BroadcastFixture.start()
+        let tokens = try f.seed(3)
+        var configuration = BroadcastConfiguration()
+        configuration.commitIntervalMs = 60_000
+        configuration.commitBatchSize = 200
+        let sender = try f.makeSender()
+        let prepared = try Payload(aps: APS(alert: .text("Hello"))).prepare()
+        let committed = Mutex<[DeliveryResult]>([])
+        let started = ContinuousClock.now
+        let stop = await SendRun(store: f.store, app: "example", configuration: configuration).run(
+            .tokens(tokens), sender: sender, stop: StopFlag(),
+            makeRequest: { token in
+                NotificationRequest(
+                    token: token, topic: "com.example.app", pushType: prepared.pushType, priority: prepared.priority,
+                    apnsId: UUID().uuidString.lowercased(), payload: prepared.payload)
+            },
+            onCommitted: { batch in committed.withLock { $0 += batch } },
+            onUnrecorded: { _ in Issue.record("an outcome was not recorded") })
+        let elapsed = ContinuousClock.now - started
+        await sender.shutdown()
+        #expect(stop == nil)
+        #expect(elapsed < .seconds(30), "the run waited for the commit interval (\(elapsed))")
+        #expect(Set(committed.withLock { $0 }.map(\.token)) == Set(tokens))
+        #expect(committed.withLock { $0 }.allSatisfy { $0.kind == .accepted })
+        #expect(try f.registry.recentDeliveries(app: "example", limit: 10).count == 3)
+        try await f.stop()
+    }
+}
