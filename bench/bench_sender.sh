@@ -3,9 +3,9 @@
 # --client-auth certificate`, in this order:
 #   1. pushctl broadcast to SMALL (default 100,000) registered devices, then to N (default 1,000,000; another app);
 #   2. bare libcurl (bench/curl_ceiling.c, cc -O2) with the system libcurl, SMALL requests;
-#   3. with a libcurl 8.x (CURL8_DIR, else /opt/curl8, else .build/curl8, else fetched there from Debian's
-#      bookworm-backports when root): the same curl_ceiling binary and a second `pushctl broadcast` of the
-#      SMALL app (new --id), both run with LD_LIBRARY_PATH pointing at it;
+#   3. with a libcurl >= 8.5 (CURL8_DIR, else /opt/curl8, else .build/curl8, else fetched there from Debian's
+#      bookworm-backports when root; Tests/curl8/lib.sh): the same curl_ceiling binary and a second
+#      `pushctl broadcast` of the SMALL app (new --id), both run with LD_LIBRARY_PATH pointing at it;
 #   4. curl's CLI (HTTP/2, -Z, client certificate; CURL_N, default 100,000) and aioapns (AIO_N, default 20,000);
 #   5. cold start: `pushctl send` to one device vs curl's CLI sending the same notification, COLD_RUNS
 #      (default 15) fresh processes each, median wall-clock ms.
@@ -66,69 +66,23 @@ timed() {
   fi
 }
 
-# ---- libcurl 8: find it (or fetch Debian's backports package privately into .build/curl8) and verify it. ----
-CURL8=
-CURL8_WHY=
-fetch_curl8() {  # fetch_curl8 DEST: apt-get download + dpkg -x, with a private sources list, lists and cache
-  local dest=$1 src=/etc/apt/sources.list.d/debian.sources d=$WORK/apt codename uris key deb
-  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-  [ -n "$codename" ] || { echo "no VERSION_CODENAME in /etc/os-release"; return 1; }
-  [ -r "$src" ] || { echo "no $src to copy the mirror and its key from"; return 1; }
-  # The stanza serving "$codename" itself (not -security): its URIs and Signed-By lines.
-  uris=$(awk -v c="$codename" 'BEGIN { RS = "" } $0 ~ "Suites:[^\n]*[ \t]" c "([ \t]|\n|$)" {
-           if (match($0, /URIs:[^\n]*/)) { s = substr($0, RSTART + 5, RLENGTH - 5); gsub(/^[ \t]+/, "", s); print s; exit } }' "$src")
-  key=$(awk -v c="$codename" 'BEGIN { RS = "" } $0 ~ "Suites:[^\n]*[ \t]" c "([ \t]|\n|$)" {
-           if (match($0, /Signed-By:[^\n]*/)) { s = substr($0, RSTART + 10, RLENGTH - 10); gsub(/^[ \t]+/, "", s); print s; exit } }' "$src")
-  [ -n "$uris" ] || { echo "no URIs line for $codename in $src"; return 1; }
-  mkdir -p "$d/sources.list.d" "$d/lists/partial" "$d/cache/archives/partial" "$d/deb"
-  : > "$d/sources.list"
-  { echo "Types: deb"; echo "URIs: $uris"; echo "Suites: $codename-backports"; echo "Components: main"
-    [ -n "$key" ] && echo "Signed-By: $key"; } > "$d/sources.list.d/backports.sources"
-  local opts=(-o "Dir::Etc::SourceList=$d/sources.list" -o "Dir::Etc::SourceParts=$d/sources.list.d"
-              -o "Dir::State::Lists=$d/lists" -o "Dir::Cache=$d/cache" -o "APT::Sandbox::User=root")
-  apt-get "${opts[@]}" update || return 1
-  (cd "$d/deb" && apt-get "${opts[@]}" download -t "$codename-backports" libcurl4) || return 1
-  deb=$(ls "$d"/deb/libcurl4_*.deb 2>/dev/null | head -n 1)
-  [ -n "$deb" ] || { echo "apt-get download left no libcurl4_*.deb"; return 1; }
-  rm -rf "$dest"; mkdir -p "$dest"
-  dpkg -x "$deb" "$dest"
-}
-if [ -n "${CURL8_DIR:-}" ]; then
-  [ -e "$CURL8_DIR/libcurl.so.4" ] || die "CURL8_DIR=$CURL8_DIR holds no libcurl.so.4"
-  CURL8=$(cd "$CURL8_DIR" && pwd)
-elif [ -e "/opt/curl8/usr/lib/$ARCH/libcurl.so.4" ]; then
-  CURL8=/opt/curl8/usr/lib/$ARCH
-elif [ -e "$PWD/.build/curl8/usr/lib/$ARCH/libcurl.so.4" ]; then
-  CURL8=$PWD/.build/curl8/usr/lib/$ARCH
-elif [ "$(id -u)" != 0 ]; then
-  CURL8_WHY="no CURL8_DIR, no /opt/curl8 or .build/curl8, and not root to fetch Debian's backports libcurl4"
-else
-  echo "Fetching Debian's backports libcurl4 into .build/curl8 (log: apt-get update / download / dpkg -x)"
-  if fetch_curl8 "$PWD/.build/curl8" > "$WORK/curl8-fetch.log" 2>&1 && [ -e "$PWD/.build/curl8/usr/lib/$ARCH/libcurl.so.4" ]; then
-    CURL8=$PWD/.build/curl8/usr/lib/$ARCH
-  else
-    CURL8_WHY="fetching the backports libcurl4 failed: $(grep -v '^[[:space:]]*$' "$WORK/curl8-fetch.log" | tail -n 1)"
-  fi
-fi
-
+# ---- libcurl 8: find it (or fetch Debian's backports package privately into .build/curl8) and verify it
+# (Tests/curl8/lib.sh, shared with the test that runs the sender's suites on it). ----
+. Tests/curl8/lib.sh
 cc -O2 -o "$WORK/curl_ceiling" bench/curl_ceiling.c -lcurl
-printf '#include <curl/curl.h>\n#include <stdio.h>\nint main(void) { puts(curl_version_info(CURLVERSION_NOW)->version); return 0; }\n' > "$WORK/curlv.c"
-cc -O2 -o "$WORK/curlv" "$WORK/curlv.c" -lcurl
-SYS_CURL=$("$WORK/curlv")
+curl_loaded "" "$WORK" || die "the system's libcurl: $CURL8_WHY"
+SYS_CURL=$CURL_LOADED_VERSION
 CURL8_VERSION=
 PUSHCTL_CURL8_LDD=
+rc=0
+curl8_find "$WORK" "/opt/curl8/usr/lib/$ARCH" || rc=$?
+[ "$rc" -ne 2 ] || die "$CURL8_WHY"
 if [ -n "$CURL8" ]; then
-  missing=$(LD_LIBRARY_PATH=$CURL8 ldd "$CURL8/libcurl.so.4" | grep 'not found' || true)
-  CURL8_VERSION=$(LD_LIBRARY_PATH=$CURL8 "$WORK/curlv" 2>&1 || true)
-  PUSHCTL_CURL8_LDD=$(LD_LIBRARY_PATH=$CURL8 ldd "$BIN" | awk '$1 == "libcurl.so.4" { print $3 }')
-  if [ -n "$missing" ]; then
-    CURL8_WHY="$CURL8/libcurl.so.4 misses libraries: $(echo "$missing" | awk '{ print $1 }' | tr '\n' ' ')"
-  elif [ "${CURL8_VERSION%%.*}" != 8 ]; then
-    CURL8_WHY="$CURL8/libcurl.so.4 reports version '$CURL8_VERSION', not 8.x"
-  elif [ "$(readlink -f "$PUSHCTL_CURL8_LDD")" != "$(readlink -f "$CURL8/libcurl.so.4")" ]; then
-    CURL8_WHY="with LD_LIBRARY_PATH=$CURL8 pushctl still resolves libcurl.so.4 to '$PUSHCTL_CURL8_LDD'"
+  if curl8_check "$WORK" && curl8_resolves "$BIN"; then
+    PUSHCTL_CURL8_LDD=$CURL8_LDD
+  else
+    CURL8=
   fi
-  [ -z "$CURL8_WHY" ] || CURL8=
 fi
 if [ -n "$CURL8" ]; then
   echo "libcurl 8: $CURL8_VERSION from $CURL8 (pushctl resolves libcurl.so.4 to $PUSHCTL_CURL8_LDD under LD_LIBRARY_PATH)"
