@@ -292,7 +292,16 @@ final class EasyHandle {
     /// The error for a finished transfer's code, preferring curl's detailed error buffer.
     func error(for code: CURLcode) -> TransportError? {
         guard code != CURLE_OK else { return nil }
-        let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
+        var detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
+        // A handshake that failed on the server's certificate: libcurl quotes the oldest OpenSSL error, which can
+        // be a step of the failed check ("asn1 encoding routines::EVP lib" for a signature that does not verify);
+        // the verification result names the cause.
+        var verify = 0
+        if pp_curl_easy_getinfo_long(raw, CURLINFO_SSL_VERIFYRESULT, &verify) == CURLE_OK, verify != 0,
+            !detail.contains("certificate problem")
+        {
+            detail += "; the server's certificate does not verify against the trusted CAs (\(x509VerificationErrorText(verify)))"
+        }
         return TransportError(code: Int(code.rawValue), message: detail)
     }
 

@@ -27,6 +27,11 @@ public enum OpenSSLLibrary {
 
 // MARK: - Errors
 
+/// OpenSSL's text for an X.509 verification result (`X509_V_ERR_*`), e.g. "certificate signature failure".
+func x509VerificationErrorText(_ code: Int) -> String {
+    String(cString: X509_verify_cert_error_string(code))
+}
+
 /// Drains this thread's OpenSSL error queue into one line.
 private func drainOpenSSLErrors() -> String {
     var parts: [String] = []
