@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Sender at the transport floor (release build): every client side by side on ONE `pushctl simulator
 # --client-auth certificate`, in this order:
-#   1. pushctl broadcast to SMALL (default 100,000) registered devices, then to N (default 1,000,000; another app);
-#   2. bare libcurl (bench/curl_ceiling.c, cc -O2) with the system libcurl, SMALL requests;
-#   3. with a libcurl >= 8.5 (CURL8_DIR, else /opt/curl8, else .build/curl8, else fetched there from Debian's
-#      bookworm-backports when root; Tests/curl8/lib.sh): the same curl_ceiling binary and a second
-#      `pushctl broadcast` of the SMALL app (new --id), both run with LD_LIBRARY_PATH pointing at it;
+#   1. with the system libcurl, REPEAT (default 3) interleaved pairs: `pushctl broadcast` to the SMALL (default
+#      100,000) registered devices of one app (a fresh --id each time: each new broadcast sends to every device
+#      again), then bare libcurl (bench/curl_ceiling.c, cc -O2), SMALL requests; pushctl, bare, pushctl, bare, …;
+#   2. with a libcurl >= 8.5 (CURL8_DIR, else /opt/curl8, else .build/curl8, else fetched there from Debian's
+#      bookworm-backports when root; Tests/curl8/lib.sh): the same REPEAT interleaved pairs, both clients run
+#      with LD_LIBRARY_PATH pointing at it;
+#   3. pushctl broadcast to N (default 1,000,000) devices of another app, once (system libcurl);
 #   4. curl's CLI (HTTP/2, -Z, client certificate; CURL_N, default 100,000) and aioapns (AIO_N, default 20,000);
 #   5. cold start: `pushctl send` to one device vs curl's CLI sending the same notification, COLD_RUNS
 #      (default 15) fresh processes each, median wall-clock ms.
+# The box drifts between minutes, so the pushctl-vs-bare-libcurl ratios come from the medians of the REPEAT
+# interleaved runs of each client (every run's figures are printed too), not from one run of each.
 # Then h2load (`-c 1 -m 100`, N requests, the median of H2_RUNS=3 runs, each on a fresh `--client-auth none`
 # simulator: h2load cannot present a client certificate).
 # Every row: notifications/s, client CPU µs per notification (utime+stime from /usr/bin/time -v), simulator CPU
@@ -24,13 +28,14 @@ CURL_N=${CURL_N:-100000}
 AIO_N=${AIO_N:-20000}
 COLD_RUNS=${COLD_RUNS:-15}
 H2_RUNS=${H2_RUNS:-3}
+REPEAT=${REPEAT:-3}
 die() { echo "bench_sender.sh: $*" >&2; exit 1; }
 if [ ! -x "$BIN" ]; then
   [ "$BIN" = "$PWD/.build/release/pushctl" ] || die "BIN=$BIN is not an executable"
   make release
 fi
 [ "$CURL_N" -le "$N" ] || die "CURL_N ($CURL_N) must not exceed N ($N): curl sends to the first CURL_N registered tokens"
-[ "$COLD_RUNS" -ge 1 ] && [ "$H2_RUNS" -ge 1 ] || die "COLD_RUNS and H2_RUNS must be at least 1"
+[ "$COLD_RUNS" -ge 1 ] && [ "$H2_RUNS" -ge 1 ] && [ "$REPEAT" -ge 1 ] || die "COLD_RUNS, H2_RUNS and REPEAT must be at least 1"
 TIME=/usr/bin/time
 [ -x "$TIME" ] || die "$TIME (GNU time) is missing: make bench-deps"
 for tool in h2load curl cc python3; do command -v "$tool" > /dev/null || die "$tool is missing: make bench-deps"; done
@@ -116,18 +121,24 @@ broadcast() {  # broadcast NAME APP ID [env VAR=…]: one `pushctl broadcast`, t
   timed "$name" "$@" "$BIN" broadcast --config "$WORK/pushctl.json" --app "$app" --id "$id" \
     --alert "Benchmark digest" --sound default --json
 }
-echo "pushctl broadcast, $SMALL devices"
-broadcast push-small small bench-small
-echo "pushctl broadcast, $N devices"
-broadcast push-big big bench-big
-echo "bare libcurl $SYS_CURL, $SMALL requests"
-timed ceil-sys "$WORK/curl_ceiling" "https://localhost:$PORT" "$WORK/certs" "$SMALL"
+# pushctl and bare libcurl interleaved, REPEAT runs each per libcurl: push-small-I/ceil-sys-I (system libcurl),
+# push-small-8-I/ceil-8-I (libcurl 8). Each broadcast has a fresh id, so it sends to all SMALL devices again.
+for run in $(seq "$REPEAT"); do
+  echo "libcurl $SYS_CURL, run $run of $REPEAT: pushctl broadcast, $SMALL devices"
+  broadcast "push-small-$run" small "bench-small-$run"
+  echo "libcurl $SYS_CURL, run $run of $REPEAT: bare libcurl, $SMALL requests"
+  timed "ceil-sys-$run" "$WORK/curl_ceiling" "https://localhost:$PORT" "$WORK/certs" "$SMALL"
+done
 if [ -n "$CURL8" ]; then
-  echo "bare libcurl $CURL8_VERSION, $SMALL requests"
-  timed ceil-8 env "LD_LIBRARY_PATH=$CURL8" "$WORK/curl_ceiling" "https://localhost:$PORT" "$WORK/certs" "$SMALL"
-  echo "pushctl broadcast on libcurl $CURL8_VERSION, $SMALL devices"
-  broadcast push-small-8 small bench-small-curl8 env "LD_LIBRARY_PATH=$CURL8"
+  for run in $(seq "$REPEAT"); do
+    echo "libcurl $CURL8_VERSION, run $run of $REPEAT: pushctl broadcast, $SMALL devices"
+    broadcast "push-small-8-$run" small "bench-small-curl8-$run" env "LD_LIBRARY_PATH=$CURL8"
+    echo "libcurl $CURL8_VERSION, run $run of $REPEAT: bare libcurl, $SMALL requests"
+    timed "ceil-8-$run" env "LD_LIBRARY_PATH=$CURL8" "$WORK/curl_ceiling" "https://localhost:$PORT" "$WORK/certs" "$SMALL"
+  done
 fi
+echo "pushctl broadcast, $N devices (one run)"
+broadcast push-big big bench-big
 
 # curl's CLI: the same payload, HTTP/2 multiplexed, client certificate, the first CURL_N tokens of the big app.
 printf '%s' '{"aps":{"alert":"Benchmark digest","sound":"default"}}' > "$WORK/payload.json"
@@ -171,13 +182,14 @@ done
 stop_simulator
 cp "$WORK/sim.log" "$WORK/sim-cert.log"
 
-# h2load against fresh --client-auth none simulators, with the headers pushctl's broadcast sends (one fixed apns-id).
+# h2load against fresh --client-auth none simulators, with the headers pushctl's broadcast sends (one fixed apns-id;
+# the collapse id is the first SMALL broadcast's id).
 H2_TOKEN=$(head -n 1 "$WORK/big.txt")
 for run in $(seq "$H2_RUNS"); do
   echo "h2load run $run of $H2_RUNS, $N requests"
   start_simulator --client-auth none
   timed "h2load-$run" h2load -n "$N" -c 1 -m 100 -d "$WORK/payload.json" -H 'apns-topic: com.example.bench' \
-    -H 'apns-push-type: alert' -H 'apns-priority: 10' -H 'apns-collapse-id: bench-small' \
+    -H 'apns-push-type: alert' -H 'apns-priority: 10' -H 'apns-collapse-id: bench-small-1' \
     -H 'apns-id: 6e1f8a3c-2b1d-4c5e-9f70-0a1b2c3d4e5f' -H 'content-type: application/json' \
     "https://127.0.0.1:$PORT/3/device/$H2_TOKEN"
   stop_simulator
@@ -190,7 +202,7 @@ for run in $(seq "$H2_RUNS"); do
   [ -n "$(h2load_rate "$WORK/h2load-$run.out")" ] || die "h2load run $run printed no req/s"
 done
 
-export WORK N SMALL CURL_N AIO_N COLD_RUNS H2_RUNS HZ BIN CURL8 CURL8_WHY CURL8_VERSION PUSHCTL_CURL8_LDD SYS_CURL AIO_WHY COLD_TOKEN H2_TOKEN
+export WORK N SMALL CURL_N AIO_N COLD_RUNS H2_RUNS REPEAT HZ BIN CURL8 CURL8_WHY CURL8_VERSION PUSHCTL_CURL8_LDD SYS_CURL AIO_WHY COLD_TOKEN H2_TOKEN
 export CURL_CLI_VERSION LOAD
 CURL_CLI_VERSION=$(curl --version | head -n 1 | cut -d' ' -f2)
 LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -238,17 +250,43 @@ def ceiling(name, label, lib):
     if not m: fail(f"{name}: unexpected output {out!r}")
     if m.group(5) != lib: fail(f"{name}: loaded libcurl {m.group(5)}, expected {lib}")
     if int(m.group(2)) != small: fail(f"{name}: {m.group(2)} of {small} answered 200")
-    return measure(name, small, float(m.group(3)), label, lib, f"its own CPU count: {float(m.group(4)) / small * 1e6:.1f} µs/req")
+    own = float(m.group(4)) / small * 1e6
+    return dict(measure(name, small, float(m.group(3)), label, lib, f"its own CPU count: {own:.1f} µs/req"), own_us=own)
 
 def not_measured(label, lib, why): return dict(label=label, lib=lib, why=why)
 
+repeat = int(E["REPEAT"])
+def per(runs, key, fmt="{:.1f}"): return "/".join(fmt.format(r[key]) for r in runs)
+def basis(): return f"medians of {repeat} interleaved runs" if repeat > 1 else "one run of each (REPEAT=1)"
+
+def repeated(name, runs, what):
+    """The median row of REPEAT runs of one client: each column's median on its own; the runs kept in 'runs'."""
+    R = dict(runs[0], name=name, runs=runs)
+    for k in ("rate", "cpu_us", "sim_us", "rss"): R[k] = statistics.median(r[k] for r in runs)
+    if repeat > 1:
+        R["notes"] = (f"median of {repeat} interleaved runs, each column on its own; per run: {per(runs, 'rate', '{:,.0f}')}/s, "
+                      f"client {per(runs, 'cpu_us')} µs, simulator {per(runs, 'sim_us')} µs, {per(runs, 'rss')} MB; {what}")
+    else:
+        R["notes"] = f"one run (REPEAT=1); {what}"
+    return R
+
+def push_runs(prefix, label, lib):
+    runs = [broadcast(f"{prefix}-{i}", small, label, lib) for i in range(1, repeat + 1)]
+    return repeated(prefix, runs, f"each accepted {small:,}")
+
+def ceil_runs(prefix, label, lib):
+    runs = [ceiling(f"{prefix}-{i}", label, lib) for i in range(1, repeat + 1)]
+    own = "/".join(f"{r['own_us']:.1f}" for r in runs)
+    return repeated(prefix, runs, f"its own CPU count: {own} µs/req")
+
 rows = {}
-rows["push-small"] = broadcast("push-small", small, f"`pushctl broadcast`, {small:,} devices", sys_curl)
+rows["push-small"] = push_runs("push-small", f"`pushctl broadcast`, {small:,} devices", sys_curl)
+rows["ceil-sys"] = ceil_runs("ceil-sys", "bare libcurl (`bench/curl_ceiling.c`)", sys_curl)
 rows["push-big"] = broadcast("push-big", n, f"`pushctl broadcast`, {n:,} devices", sys_curl)
-rows["ceil-sys"] = ceiling("ceil-sys", "bare libcurl (`bench/curl_ceiling.c`)", sys_curl)
+rows["push-big"]["notes"] += " (one run)"
 if curl8:
-    rows["ceil-8"] = ceiling("ceil-8", "bare libcurl (`bench/curl_ceiling.c`), `LD_LIBRARY_PATH`", curl8_version)
-    rows["push-small-8"] = broadcast("push-small-8", small, f"`pushctl broadcast`, {small:,} devices, `LD_LIBRARY_PATH`", curl8_version)
+    rows["push-small-8"] = push_runs("push-small-8", f"`pushctl broadcast`, {small:,} devices, `LD_LIBRARY_PATH`", curl8_version)
+    rows["ceil-8"] = ceil_runs("ceil-8", "bare libcurl (`bench/curl_ceiling.c`), `LD_LIBRARY_PATH`", curl8_version)
 else:
     rows["ceil-8"] = not_measured("bare libcurl (`bench/curl_ceiling.c`)", "8.x", E["CURL8_WHY"])
     rows["push-small-8"] = not_measured(f"`pushctl broadcast`, {small:,} devices", "8.x", E["CURL8_WHY"])
@@ -292,24 +330,35 @@ for lib, p, c in pairs:
     if "why" in P: missing(f"(a) pushctl CPU/notif ÷ bare libcurl CPU/notif, libcurl {lib}", P["why"]); continue
     r = P["cpu_us"] / C["cpu_us"]
     check(f"(a) pushctl CPU/notif ÷ bare libcurl CPU/notif, libcurl {lib}", f"{r:.2f}", r <= 1.15, "≤ 1.15",
-          f" ({P['cpu_us']:.1f} vs {C['cpu_us']:.1f} µs, {small:,} each)")
+          f" ({P['cpu_us']:.1f} vs {C['cpu_us']:.1f} µs, {small:,} each; {basis()}: "
+          f"pushctl {per(P['runs'], 'cpu_us')} µs, bare {per(C['runs'], 'cpu_us')} µs)")
+    if p == "push-small":
+        B = rows["push-big"]
+        r = B["cpu_us"] / C["cpu_us"]
+        acc.append(f"- (a), informational: pushctl CPU/notif at {n:,} devices (one run) ÷ bare libcurl CPU/notif, libcurl {lib}: "
+                   f"**{r:.2f}** — the {n:,}-device broadcast against the bare median of {small:,} requests "
+                   f"({B['cpu_us']:.1f} vs {C['cpu_us']:.1f} µs; {'within' if r <= 1.15 else 'above'} (a)'s ≤ 1.15)")
 for lib, p, c in pairs:
     P, C = rows[p], rows[c]
     if "why" in P: missing(f"(b) pushctl rate ÷ bare libcurl rate, libcurl {lib}", P["why"]); continue
     r = P["rate"] / C["rate"]
     check(f"(b) pushctl rate ÷ bare libcurl rate, libcurl {lib}", f"{r:.2f}", r >= 0.95, "≥ 0.95",
-          f" ({P['rate']:,.0f} vs {C['rate']:,.0f}/s)")
+          f" ({P['rate']:,.0f} vs {C['rate']:,.0f}/s; {basis()}: "
+          f"pushctl {per(P['runs'], 'rate', '{:,.0f}')}/s, bare {per(C['runs'], 'rate', '{:,.0f}')}/s)")
 H = rows["h2load"]
 for p in ("push-big", "push-small", "push-small-8"):
     P = rows[p]
     if "why" in P: continue
     r = P["sim_us"] / H["sim_us"]
+    runs = (f"; median of {repeat} runs: {per(P['runs'], 'sim_us')} µs" if "runs" in P and repeat > 1
+            else "; one run" if p == "push-big" else "")
     check(f"(c) simulator CPU/notif serving {P['label'].replace(', `LD_LIBRARY_PATH`', '')} (libcurl {P['lib']}) ÷ per h2load request",
-          f"{r:.2f}", r <= 1.1, "≤ 1.1", f" ({P['sim_us']:.1f} vs {H['sim_us']:.1f} µs)")
+          f"{r:.2f}", r <= 1.1, "≤ 1.1", f" ({P['sim_us']:.1f} vs {H['sim_us']:.1f} µs{runs})")
 rs, rb = rows["push-small"]["rss"], rows["push-big"]["rss"]
 diff = rb / rs - 1
 check(f"(d) pushctl peak RSS at {small:,} / {n:,} devices", f"{rs:.1f} / {rb:.1f} MB ({diff * 100:+.1f}%)",
-      rs <= 40 and rb <= 40 and abs(diff) <= 0.10, "≤ 40 MB each, within 10%")
+      rs <= 40 and rb <= 40 and abs(diff) <= 0.10, "≤ 40 MB each, within 10%",
+      f" ({small:,}: median of {per(rows['push-small']['runs'], 'rss')} MB)" if repeat > 1 else "")
 r = cp / cc_
 check("(e) cold `pushctl send` ÷ curl CLI, one device", f"{r:.2f}", r <= 1.5, "≤ 1.5",
       f" (medians of {len(cold_p)}: {cp:.1f} vs {cc_:.1f} ms; pushctl {min(cold_p):.1f}–{max(cold_p):.1f}, curl {min(cold_c):.1f}–{max(cold_c):.1f})")
@@ -317,7 +366,7 @@ acc.append("- 4 connections vs 1 over a long round trip: measured by `bash bench
            "(section \"Connections over a long round trip\"), not here.")
 
 # ---- table ----
-order = ["push-small", "push-big", "ceil-sys", "ceil-8", "push-small-8", "curl-cli", "aioapns", "h2load"]
+order = ["push-small", "ceil-sys", "push-small-8", "ceil-8", "push-big", "curl-cli", "aioapns", "h2load"]
 table = ["| client | libcurl | notifications | notifications/s | client CPU µs/notif | simulator CPU µs/notif | peak RSS | notes |",
          "|---|---|---|---|---|---|---|---|"]
 for k in order:
@@ -344,9 +393,13 @@ def cmd(name):
 cmds = ["pushctl simulator --certificates certs --port 0 --client-auth certificate",
         f"pushctl tokens import --config pushctl.json --app small small.txt     # {small:,} random tokens",
         f"pushctl tokens import --config pushctl.json --app big big.txt         # {n:,} random tokens",
-        cmd("push-small"), cmd("push-big"),
-        "cc -O2 -o curl_ceiling bench/curl_ceiling.c -lcurl", cmd("ceil-sys")]
-if curl8: cmds += [cmd("ceil-8"), cmd("push-small-8")]
+        "cc -O2 -o curl_ceiling bench/curl_ceiling.c -lcurl"]
+def pair(p, c, id_prefix):  # the commands of run 1; run I has --id ID_PREFIX-I
+    return [cmd(f"{p}-1") + f"   # run I of {repeat}: --id {id_prefix}-I",
+            cmd(f"{c}-1") + f"   # run I of {repeat}, right after pushctl's run I"]
+cmds += pair("push-small", "ceil-sys", "bench-small")
+if curl8: cmds += pair("push-small-8", "ceil-8", "bench-small-curl8")
+cmds.append(cmd("push-big") + "   # once")
 cmds.append(cmd("curl-cli") + f"   # urls.cfg: the first {curl_n:,} tokens of big.txt")
 if not E["AIO_WHY"]: cmds.append(cmd("aioapns"))
 cmds += [f"pushctl send --config pushctl.json --app small --token TOKEN --alert 'Cold start'   # ×{len(cold_p)}, fresh process each",
@@ -364,11 +417,15 @@ else:
     lib8 = f"**libcurl 8 was not measured**: {E['CURL8_WHY']}."
 now = datetime.datetime.now(datetime.timezone.utc)
 print(f"""Measured {now:%Y-%m-%d %H:%M} UTC by `bash bench/bench_sender.sh` (N={n} SMALL={small} CURL_N={curl_n} AIO_N={aio_n}
-COLD_RUNS={len(cold_p)}; release build; load average at the end: {E['LOAD']}). One `pushctl simulator --client-auth
-certificate` serves every client in the order of the table; the simulator, the client and SQLite share the 2 cores, so
-compare rows of one run only. h2load cannot present a client certificate: it runs against its own `--client-auth none`
-simulator, with the headers pushctl sends (one fixed apns-id). Client CPU and peak RSS: `/usr/bin/time -v` of the client
-process (start-up included); simulator CPU: its utime + stime ticks (/proc) during that client's run ÷ its notifications.
+COLD_RUNS={len(cold_p)} REPEAT={repeat}; release build; load average at the end: {E['LOAD']}). One `pushctl simulator
+--client-auth certificate` serves every client: first, per libcurl, {repeat} interleaved pairs of `pushctl broadcast` to the
+{small:,} devices (a fresh `--id` each: every new broadcast sends to all of them again) and bare libcurl, then the rest
+in the order of the table. The simulator, the client and SQLite share the 2 cores and the box drifts between minutes, so
+compare rows of one run only; the pushctl and bare libcurl rows of the {small:,} runs are medians of their {repeat} runs
+(each column on its own, every run in the notes), and ratios (a)–(c) use those medians. h2load cannot present a client
+certificate: it runs against its own `--client-auth none` simulator, with the headers pushctl sends (one fixed apns-id).
+Client CPU and peak RSS: `/usr/bin/time -v` of the client process (start-up included); simulator CPU: its utime + stime
+ticks (/proc) during that client's run ÷ its notifications.
 Rates: pushctl's own `rate`, curl_ceiling's, aioapns's and h2load's printed figure; curl CLI over its wall time.
 System libcurl {sys_curl}. {lib8}
 
