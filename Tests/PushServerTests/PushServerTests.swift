@@ -120,6 +120,38 @@ import Testing
         try await s.stop()
     }
 
+    /// Transport error texts (quotes, newlines, host names) and reasons Apple may add never reach a label: the
+    /// delivery series stay few, and every line of /metrics is a sample or a comment.
+    @Test func metricsLabelsAreBoundedAndEscaped() async throws {
+        let s = try await TestServer.start()
+        let token = try DeviceToken(parsing: String(repeating: "ab", count: 32))
+        func record(_ status: Int, _ reason: String?) -> DeliveryRecord {
+            DeliveryRecord(
+                app: "example", apnsId: "00000000-0000-0000-0000-000000000001", token: token, status: status,
+                reason: reason, attempts: 1, possiblyDuplicated: false, firstAttemptMs: 1, finishedMs: 2)
+        }
+        try s.registry.recordDeliveries([
+            record(0, "TLS with https://127.0.0.1:1 failed: \"quoted\"\nsecond line \\ end"),
+            record(0, "connection lost 10 times: Recv failure: Connection reset by peer"),
+            record(400, "SomethingAppleAddsLater"),
+            record(400, "BadDeviceToken"),
+            record(200, nil),
+        ])
+        let metrics = try await s.request("GET", "/metrics")
+        let text = String(decoding: metrics.body, as: UTF8.self)
+        #expect(text.contains(#"pushprovider_deliveries_total{app="example",status="0",reason="transportError"} 2"#))
+        #expect(text.contains(#"pushprovider_deliveries_total{app="example",status="400",reason="unknown"} 1"#))
+        #expect(text.contains(#"pushprovider_deliveries_total{app="example",status="400",reason="BadDeviceToken"} 1"#))
+        #expect(text.contains(#"pushprovider_deliveries_total{app="example",status="200",reason=""} 1"#))
+        #expect(!text.contains("quoted") && !text.contains("Connection reset"))
+        // name{label="value",…} number — values without a bare quote, backslash or newline.
+        let sample = try Regex(#"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\.)*",?)*\})? [-+0-9.eE]+(Inf|NaN)?$"#)
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            #expect(line.wholeMatch(of: sample) != nil, "not a sample line: \(line)")
+        }
+        try await s.stop()
+    }
+
     @Test func healthAndMetrics() async throws {
         let s = try await TestServer.start()
         _ = try await s.request("POST", "/v1/apps/example/devices", key: TestServer.registrationKey, contentType: "application/json", body: #"{"token":"\#(String(repeating: "01", count: 32))"}"#)
