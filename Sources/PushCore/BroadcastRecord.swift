@@ -23,6 +23,9 @@ public struct BroadcastRecord: Sendable, Equatable {
     public var environment: APNsEnvironment?
     /// True when the target is an explicit token list rather than the app's registered devices.
     public var explicitTokens: Bool = false
+    /// Not before this time (ms since 1970, on the store's clock): a scheduled job waits as pending until then
+    /// (`--at`, the API's `"at"`). Nil: as soon as it is stored.
+    public var scheduledMs: Int64?
     /// Devices targeted: counted when it first starts, and set to the number of devices with an
     /// outcome when the broadcast completes (devices registered or removed meanwhile change it).
     public var total: Int
@@ -70,6 +73,13 @@ public struct BroadcastRecord: Sendable, Equatable {
     public func describesSameJob(as other: BroadcastRecord) -> Bool {
         app == other.app && payload == other.payload && pushType == other.pushType && priority == other.priority
             && expiration == other.expiration && collapseId == other.collapseId && channel == other.channel
-            && environment == other.environment && explicitTokens == other.explicitTokens
+            && environment == other.environment && explicitTokens == other.explicitTokens && scheduledMs == other.scheduledMs
     }
+
+    /// True when a worker or server may start it at `nowMs` (the store's clock): it is not scheduled, or its
+    /// time has come.
+    public func isDue(atMs nowMs: Int64) -> Bool { scheduledMs.map { $0 <= nowMs } ?? true }
+
+    /// True while it waits for its scheduled time.
+    public func isWaiting(atMs nowMs: Int64) -> Bool { state == .pending && !isDue(atMs: nowMs) }
 }

@@ -8,6 +8,9 @@ public enum BroadcastState: String, Sendable, CaseIterable {
     /// unreachable longer than the outage limit, refused credentials or an unavailable database. The same id
     /// (or any worker) resumes it.
     case interrupted
+    /// Cancelled (`DELETE` on the job, `pushctl jobs cancel`): never started, or stopped where it was; devices
+    /// without an outcome are not sent to, and nothing resumes it.
+    case cancelled
     /// Every targeted device has a committed outcome (final, or deferred: retried by the next run of the
     /// same id).
     case completed
@@ -16,5 +19,5 @@ public enum BroadcastState: String, Sendable, CaseIterable {
     case failed
 
     /// True when a run of this id still has devices to send to (deferred ones aside).
-    public var isUnfinished: Bool { self != .completed }
+    public var isUnfinished: Bool { self != .completed && self != .cancelled }
 }

@@ -12,8 +12,13 @@ public protocol DeliveryStore: Sendable {
     /// The broadcast with this id, or nil.
     func broadcast(id: String) throws(DeliveryStoreError) -> BroadcastRecord?
 
-    /// Broadcasts that still have devices to send to (pending, running, interrupted), oldest first.
+    /// Broadcasts that still have devices to send to (pending — scheduled ones too, whatever their time —,
+    /// running, interrupted), oldest first.
     func unfinishedBroadcasts() throws(DeliveryStoreError) -> [BroadcastRecord]
+
+    /// Now on the store's clock (ms since 1970): a scheduled job is due once this reaches its time, so every
+    /// process on every host agrees when it fires.
+    func clockMs() throws(DeliveryStoreError) -> Int64
 
     /// Makes broadcast `id` workable: a pending one is counted and split into shards of about `shardSize`
     /// devices and becomes running; an interrupted one becomes running again, and its shards given back after

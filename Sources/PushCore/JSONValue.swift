@@ -41,6 +41,12 @@ public enum JSONValue: Sendable, Equatable {
         return nil
     }
 
+    /// The elements, when this is an array.
+    public var arrayValue: [JSONValue]? {
+        if case .array(let a) = self { return a }
+        return nil
+    }
+
     /// The string, when this is a string.
     public var stringValue: String? {
         if case .string(let s) = self { return s }

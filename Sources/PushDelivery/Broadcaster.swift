@@ -110,7 +110,7 @@ public final class Broadcaster: Sendable {
             let latest = try? await access.run("reading the broadcast", retry: false) { store throws(DeliveryStoreError) in
                 try store.broadcast(id: id)
             }
-            if let latest = latest ?? nil, latest.state == .completed { break }
+            if let latest = latest ?? nil, latest.state == .completed || latest.state == .cancelled { break }
             await access.waitForWork(timeoutMs: pollMs)
         }
         let after = sender.summary

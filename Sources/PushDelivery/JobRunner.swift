@@ -10,7 +10,8 @@ import Synchronization
 /// when the server starts, and a job interrupted by an APNs or database outage is tried again after
 /// ``Settings/interruptedRetrySeconds``. A job interrupted by refused credentials waits for the operator: the
 /// app's sender is dropped, so once the credentials files are fixed the same request again (or a restart)
-/// resumes it with credentials read afresh.
+/// resumes it with credentials read afresh. A scheduled job (``BroadcastRecord/scheduledMs``) waits, stored,
+/// until the store's clock reaches its time, and is started within ``Settings/scheduleCheckSeconds`` of it.
 public final class JobRunner: Sendable {
     /// Timing of retries.
     public struct Settings: Sendable {
@@ -18,6 +19,8 @@ public final class JobRunner: Sendable {
         public var interruptedRetrySeconds: Double = 60
         /// How often the runner looks for unfinished jobs it is not handling (see ``JobRunner/adoptUnfinished()``).
         public var adoptionIntervalSeconds: Double = 30
+        /// How often it looks for scheduled jobs whose time has come: how late at most one starts.
+        public var scheduleCheckSeconds: Double = 1
         /// The defaults.
         public init() {}
     }
@@ -92,10 +95,10 @@ public final class JobRunner: Sendable {
     public func resumeUnfinished() async {
         let access = StoreAccess(store: store, outageLimitMs: configuration.storeOutageLimitMs, logger: logger)
         do throws(DeliveryStoreError) {
-            let unfinished = try await access.run("reading unfinished jobs") { store throws(DeliveryStoreError) in
-                try store.unfinishedBroadcasts()
+            let (unfinished, now) = try await access.run("reading unfinished jobs") { store throws(DeliveryStoreError) in
+                (try store.unfinishedBroadcasts(), try store.clockMs())
             }
-            for record in unfinished where topics[record.app] != nil {
+            for record in unfinished where topics[record.app] != nil && !record.isWaiting(atMs: now) {
                 logger.info("resuming send job \(record.id) (\(record.state.rawValue))")
                 enqueue(record.id, app: record.app)
             }
@@ -108,31 +111,62 @@ public final class JobRunner: Sendable {
     /// servers on one database, a job another instance was running when it stopped (or died, once its lease
     /// expired) is finished here. The server calls it periodically.
     public func adoptUnfinished() async {
+        await look(adopting: true)
+    }
+
+    /// Queues the scheduled jobs of configured apps whose time has come on the store's clock (and, when
+    /// `adopting`, every other unfinished job not handled here, see ``adoptUnfinished()``).
+    public func startDueJobs() async {
+        await look(adopting: false)
+    }
+
+    private func look(adopting: Bool) async {
         let access = StoreAccess(store: store, outageLimitMs: configuration.storeOutageLimitMs, logger: logger)
-        guard let unfinished = try? await access.run("reading unfinished jobs", retry: false, { store throws(DeliveryStoreError) in
-            try store.unfinishedBroadcasts()
+        guard let (unfinished, now) = try? await access.run("reading unfinished jobs", retry: false, { store throws(DeliveryStoreError) in
+            (try store.unfinishedBroadcasts(), try store.clockMs())
         }) else { return }
-        for record in unfinished where topics[record.app] != nil {
+        for record in unfinished where topics[record.app] != nil && !record.isWaiting(atMs: now) {
+            let scheduled = record.state == .pending && record.scheduledMs != nil
+            guard adopting || scheduled else { continue }
             let known = state.withLock { $0.tracked.contains(record.id) || $0.shuttingDown }
             if known { continue }
-            logger.info("adopting send job \(record.id) (\(record.state.rawValue))")
+            if scheduled, let at = record.scheduledMs {
+                let late = now - at
+                logger.info("starting scheduled send job \(record.id) (due \(Timestamp.rfc3339(ms: at))\(late >= 60_000 ? ", \(late / 1000) s late" : ""))")
+            } else {
+                logger.info("adopting send job \(record.id) (\(record.state.rawValue))")
+            }
             enqueue(record.id, app: record.app)
         }
     }
 
-    /// Calls ``adoptUnfinished()`` every ``Settings/adoptionIntervalSeconds`` until ``shutdown()``.
+    /// Starts scheduled jobs as their time comes (checked every ``Settings/scheduleCheckSeconds``) and calls
+    /// ``adoptUnfinished()`` every ``Settings/adoptionIntervalSeconds``, until ``shutdown()``.
     public func startAdopting() {
-        let interval = Int64(settings.adoptionIntervalSeconds * 1000)
+        let tick = max(1, Int64(settings.scheduleCheckSeconds * 1000))
+        let adoptEvery = max(tick, Int64(settings.adoptionIntervalSeconds * 1000))
         let task = Task { [self] in
+            var sinceAdoption: Int64 = 0
             while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(interval))
+                try? await Task.sleep(for: .milliseconds(tick))
                 if Task.isCancelled { break }
-                await adoptUnfinished()
+                sinceAdoption += tick
+                let adopting = sinceAdoption >= adoptEvery
+                if adopting { sinceAdoption = 0 }
+                await look(adopting: adopting)
             }
         }
         state.withLock { s in
             s.adopter?.cancel()
             s.adopter = task
+        }
+    }
+
+    /// Stops job `id` at once if it runs here (the caller has marked it cancelled in the store; other processes
+    /// working on it stop at their next lease renewal).
+    public func cancel(_ id: String) {
+        state.withLock { s in
+            s.running[id]?.raise(.leaseLost("send job \(id) was cancelled"))
         }
     }
 
@@ -154,10 +188,13 @@ public final class JobRunner: Sendable {
         guard let topic = topics[app] else { return false }
         let id = request.id
         let access = StoreAccess(store: store, outageLimitMs: configuration.storeOutageLimitMs, logger: logger)
-        if !request.evenIfCompleted {
-            let record = try? await access.run("reading the job") { store throws(DeliveryStoreError) in try store.broadcast(id: id) }
-            guard let record = record ?? nil, record.state.isUnfinished else { return false }
+        let read = try? await access.run("reading the job") { store throws(DeliveryStoreError) in
+            (try store.broadcast(id: id), try store.clockMs())
         }
+        guard let (found, now) = read, let record = found else { return false }
+        // Cancelled, or scheduled and not yet due (it is queued again when its time comes).
+        if record.state == .cancelled || record.isWaiting(atMs: now) { return false }
+        if !request.evenIfCompleted && !record.state.isUnfinished { return false }
         let stop = StopFlag()
         let accepted = state.withLock { s -> Bool in
             guard !s.shuttingDown else { return false }
@@ -209,7 +246,7 @@ public final class JobRunner: Sendable {
             if let stale { await stale.shutdown() }
             logger.error("send job \(id) interrupted: \(endpointStop.message); fix the credentials, then send the same request again (or restart) to resume it")
         case .leaseLost, .signal, nil:
-            break
+            if report.record.state == .cancelled { logger.info("send job \(id) cancelled") }
         }
         return false
     }

@@ -5,7 +5,8 @@ import Synchronization
 public enum StopReason: Sendable, Equatable, CustomStringConvertible {
     /// SIGINT or SIGTERM (or the server shutting down): drain, checkpoint, resume later.
     case signal(Int32)
-    /// Another worker took the shard over (its claim expired); this claim may not write any more.
+    /// This claim may not write any more: another worker took the shard over (its claim expired), or the job was
+    /// cancelled.
     case leaseLost(String)
     /// An endpoint stopped: refused credentials, or APNs unreachable past the outage limit.
     case endpoint(EndpointStop)

@@ -79,6 +79,8 @@ public final class Worker: Sendable {
                 continue
             }
             guard let shard = claimed else {
+                // Nothing to claim: start the scheduled jobs whose time has come (one slot is enough), then wait.
+                if slot == 0, await startDueJobs(apps: apps, access: access) > 0 { continue }
                 await access.waitForWork(timeoutMs: pollMs)
                 continue
             }
@@ -131,6 +133,30 @@ public final class Worker: Sendable {
             }
         }
         for sender in senders.values { await sender.shutdown() }
+    }
+
+    /// Starts (splits into shards) the scheduled broadcasts and send jobs of `apps` that are due on the store's
+    /// clock; returns how many. Several workers may start the same one: starting is idempotent.
+    private func startDueJobs(apps: [String], access: StoreAccess) async -> Int {
+        guard let (unfinished, now) = try? await access.run("reading scheduled jobs", retry: false, { store throws(DeliveryStoreError) in
+            (try store.unfinishedBroadcasts(), try store.clockMs())
+        }) else { return 0 }
+        let shardSize = configuration.shardSize
+        var started = 0
+        for record in unfinished
+        where record.state == .pending && record.scheduledMs != nil && record.isDue(atMs: now) && topics[record.app] != nil {
+            let id = record.id
+            do throws(DeliveryStoreError) {
+                let running = try await access.run("starting scheduled job \(id)", retry: false) { store throws(DeliveryStoreError) in
+                    try store.startBroadcast(id: id, shardSize: shardSize, newRound: false)
+                }
+                logger.info("started scheduled job \(id): \(running.total) devices", metadata: ["app": "\(record.app)"])
+                started += 1
+            } catch {
+                logger.error("cannot start scheduled job \(id): \(error.message)")
+            }
+        }
+        return started
     }
 
     /// Gives a claimed shard back unworked, claimable again after the retry delay.

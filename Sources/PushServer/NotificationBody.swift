@@ -9,6 +9,8 @@ struct NotificationBody {
     }
 
     var id: String?
+    /// Not before this time (ms since 1970): `"at"`, RFC 3339 or epoch seconds.
+    var atMs: Int64?
     var target: Target
     var environment: APNsEnvironment?
     var prepared: PreparedNotification
@@ -19,7 +21,7 @@ struct NotificationBody {
         do { json = try JSONValue(parsing: bytes) } catch { throw APIError.badRequest("json", "body is not valid JSON: \(error)") }
         guard let pairs = json.objectPairs else { throw APIError.badRequest("json", "body must be a JSON object") }
         let known: Set<String> = [
-            "id", "tokens", "channel", "all", "environment", "payload", "options", "alert", "title", "subtitle",
+            "id", "at", "tokens", "channel", "all", "environment", "payload", "options", "alert", "title", "subtitle",
             "badge", "sound", "silent", "data", "category", "threadId", "mutableContent",
         ]
         if let unknown = pairs.first(where: { !known.contains($0.0) }) {
@@ -66,6 +68,17 @@ struct NotificationBody {
             }
             id = text
         }
+        var atMs: Int64?
+        if let at = json["at"] {
+            if let seconds = at.intValue {
+                guard seconds >= 0, seconds < 100_000_000_000 else { throw APIError.badRequest("at", "'at' must be epoch seconds ≥ 0 or an RFC 3339 time") }
+                atMs = seconds * 1000
+            } else if let text = at.stringValue {
+                do { atMs = try Timestamp.parse(text) } catch { throw APIError.badRequest("at", error.message) }
+            } else {
+                throw APIError.badRequest("at", "'at' must be an RFC 3339 time (2026-11-24T08:00:00Z) or epoch seconds")
+            }
+        }
         let options = try parseOptions(json["options"], payloadLimit: payloadLimit)
         let prepared: PreparedNotification
         do {
@@ -86,7 +99,7 @@ struct NotificationBody {
         } catch {
             throw APIError.badRequest("payload", "\(error)")
         }
-        return NotificationBody(id: id, target: targets[0], environment: environment, prepared: prepared)
+        return NotificationBody(id: id, atMs: atMs, target: targets[0], environment: environment, prepared: prepared)
     }
 
     private static func parseOptions(_ value: JSONValue?, payloadLimit: Int?) throws(APIError) -> NotificationOptions {

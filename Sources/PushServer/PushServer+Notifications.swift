@@ -3,18 +3,29 @@ import PushCore
 import PushStore
 
 extension PushServer {
+    /// How far ahead a send job may be scheduled (`"at"`): a year, so a typo in the year is caught.
+    static let maxScheduleAheadMs: Int64 = 366 * 86_400_000
+
     func addNotificationRoutes(to router: Router<BasicRequestContext>) {
         router.post("/v1/apps/:app/notifications") { request, context in
             try await self.createJob(request, app: try context.parameters.require("app"))
+        }
+        router.get("/v1/apps/:app/notifications") { request, context in
+            try await self.listJobs(request, app: try context.parameters.require("app"))
         }
         router.get("/v1/apps/:app/notifications/:id") { request, context in
             try await self.jobStatus(
                 request, app: try context.parameters.require("app"), id: try context.parameters.require("id"))
         }
+        router.delete("/v1/apps/:app/notifications/:id") { request, context in
+            try await self.cancelJob(
+                request, app: try context.parameters.require("app"), id: try context.parameters.require("id"))
+        }
     }
 
     /// `POST /v1/apps/{app}/notifications` → 202 `{"id"}`. The job is stored before the answer, so it is
-    /// finished even if the server restarts; an `id` the client chose makes the request idempotent.
+    /// finished even if the server restarts; an `id` the client chose makes the request idempotent. With
+    /// `"at"` it waits, stored, until that time (on the store's clock).
     func createJob(_ request: Request, app: String) async throws -> Response {
         let settings = try authorize(request, app: app, need: .send)
         guard mediaType(request) == "application/json" else {
@@ -29,26 +40,44 @@ extension PushServer {
         case .tokens(let list): tokens = list
         case .all: break
         }
+        let now = try registry.clockMs()
+        if let at = body.atMs, at > now + Self.maxScheduleAheadMs {
+            throw APIError.badRequest("at", "'at' is more than a year ahead (\(Timestamp.rfc3339(ms: at)))")
+        }
         let id = body.id ?? "job-" + APNsID.random()
-        let record = BroadcastRecord(
+        var record = BroadcastRecord(
             id: id, app: app, payload: body.prepared.payload, pushType: body.prepared.pushType,
             priority: body.prepared.priority, expiration: body.prepared.expiration,
             collapseId: body.prepared.collapseId, channel: channel, environment: body.environment)
+        record.scheduledMs = body.atMs
         if let existing = try registry.broadcast(id: id) {
             var wanted = record
             wanted.explicitTokens = tokens != nil
             guard existing.describesSameJob(as: wanted) else {
-                throw APIError(.conflict, "id_conflict", "job \(id) exists with a different app, payload or target")
+                throw APIError(.conflict, "id_conflict", "job \(id) exists with a different app, payload, target or time")
             }
-            // The same request again resumes an interrupted job, or retries a completed job's deferred devices.
-            let deferred = existing.state == .completed ? try registry.broadcastCounts(id: id).deferred : 0
-            if existing.state.isUnfinished || deferred > 0 { jobs.enqueue(id, app: app, retryDeferred: deferred > 0) }
-            return JSONResponse.make(.accepted, .object([("id", .string(id)), ("state", .string(existing.state.rawValue))]))
+            if existing.state == .cancelled {
+                throw APIError(.conflict, "job_cancelled", "job \(id) was cancelled; send it with another id")
+            }
+            // The same request again resumes an interrupted job, or retries a completed job's deferred devices;
+            // a scheduled one keeps waiting for its time.
+            if !existing.isWaiting(atMs: now) {
+                let deferred = existing.state == .completed ? try registry.broadcastCounts(id: id).deferred : 0
+                if existing.state.isUnfinished || deferred > 0 { jobs.enqueue(id, app: app, retryDeferred: deferred > 0) }
+            }
+            return JSONResponse.make(.accepted, .object(Self.acceptedFields(existing)))
         }
         if let channel, let problem = Registry.channelNameProblem(channel) { throw APIError.badRequest("channel", problem) }
         try registry.createBroadcast(record, tokens: tokens)
-        jobs.enqueue(id, app: app)
-        return JSONResponse.make(.accepted, .object([("id", .string(id)), ("state", .string("pending"))]))
+        // A job in the future is started by the runner's schedule check when its time comes.
+        if record.isDue(atMs: now) { jobs.enqueue(id, app: app) }
+        return JSONResponse.make(.accepted, .object(Self.acceptedFields(record)))
+    }
+
+    static func acceptedFields(_ record: BroadcastRecord) -> [(String, JSONValue)] {
+        var fields: [(String, JSONValue)] = [("id", .string(record.id)), ("state", .string(record.state.rawValue))]
+        if let at = record.scheduledMs { fields.append(("at", .string(Timestamp.rfc3339(ms: at)))) }
+        return fields
     }
 
     /// `GET /v1/apps/{app}/notifications/{id}` → state and counts.
@@ -57,17 +86,73 @@ extension PushServer {
         guard let record = try registry.broadcast(id: id), record.app == app else {
             throw APIError(.notFound, "unknown_job", "no send job \(id) for \(app)")
         }
-        let counts = try registry.broadcastCounts(id: id)
+        return JSONResponse.make(.ok, .object(try statusFields(record)))
+    }
+
+    /// `DELETE /v1/apps/{app}/notifications/{id}` → 200 with the cancelled job's state and counts. A scheduled or
+    /// pending job never starts; a running or interrupted one stops where it is (devices without an outcome are
+    /// not sent to). Cancelling a cancelled job again answers the same; a completed one is 409.
+    func cancelJob(_ request: Request, app: String, id: String) async throws -> Response {
+        _ = try authorize(request, app: app, need: .send)
+        guard let record = try registry.cancelBroadcast(id: id, app: app) else {
+            throw APIError(.notFound, "unknown_job", "no send job \(id) for \(app)")
+        }
+        if record.state == .completed {
+            throw APIError(.conflict, "job_completed", "job \(id) has completed; there is nothing left to cancel")
+        }
+        jobs.cancel(id)
+        return JSONResponse.make(.ok, .object(try statusFields(record)))
+    }
+
+    /// `GET /v1/apps/{app}/notifications[?state=S&limit=N]` → `{"jobs": […]}`, newest first: each job's id,
+    /// state, time, total and when it was created and finished (counts: `GET` the job).
+    func listJobs(_ request: Request, app: String) async throws -> Response {
+        _ = try authorize(request, app: app, need: .send)
+        var states = BroadcastState.allCases.filter { $0 != .failed }
+        if let text = request.uri.queryParameters.get("state") {
+            guard let state = BroadcastState(rawValue: text), state != .failed else {
+                throw APIError.badRequest("state", "state must be one of pending, running, interrupted, completed, cancelled")
+            }
+            states = [state]
+            if state == .interrupted { states.append(.failed) }
+        }
+        var limit = 50
+        if let text = request.uri.queryParameters.get("limit") {
+            guard let n = Int(text), (1...500).contains(n) else { throw APIError.badRequest("limit", "limit must be 1-500") }
+            limit = n
+        }
+        let records = try registry.broadcasts(app: app, states: states).reversed().prefix(limit)
+        let items: [JSONValue] = records.map { .object(Self.summaryFields($0)) }
+        return JSONResponse.make(.ok, .object([("jobs", .array(items))]))
+    }
+
+    static func summaryFields(_ record: BroadcastRecord) -> [(String, JSONValue)] {
+        // Versions before 2026-11 wrote `failed` for what is now `interrupted`.
+        let state = record.state == .failed ? BroadcastState.interrupted : record.state
         var fields: [(String, JSONValue)] = [
-            ("id", .string(id)), ("state", .string(record.state.rawValue)), ("total", .int(Int64(record.total))),
+            ("id", .string(record.id)), ("state", .string(state.rawValue)), ("total", .int(Int64(record.total))),
+            ("createdMs", .int(record.createdMs)),
+        ]
+        if let at = record.scheduledMs { fields.append(("at", .string(Timestamp.rfc3339(ms: at)))) }
+        if let finished = record.finishedMs { fields.append(("finishedMs", .int(finished))) }
+        if let error = record.error { fields.append(("error", .string(error))) }
+        return fields
+    }
+
+    func statusFields(_ record: BroadcastRecord) throws -> [(String, JSONValue)] {
+        let counts = try registry.broadcastCounts(id: record.id)
+        let state = record.state == .failed ? BroadcastState.interrupted : record.state
+        var fields: [(String, JSONValue)] = [
+            ("id", .string(record.id)), ("state", .string(state.rawValue)), ("total", .int(Int64(record.total))),
             ("done", .int(Int64(counts.done))), ("accepted", .int(Int64(counts.accepted))),
             ("deferred", .int(Int64(counts.deferred))),
             ("notAccepted", .object(counts.notAcceptedByReason.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) })),
             ("pruned", .int(Int64(counts.pruned))), ("retried", .int(Int64(counts.retried))),
             ("possiblyDuplicated", .int(Int64(counts.possiblyDuplicated))), ("createdMs", .int(record.createdMs)),
         ]
+        if let at = record.scheduledMs { fields.append(("at", .string(Timestamp.rfc3339(ms: at)))) }
         if let finished = record.finishedMs { fields.append(("finishedMs", .int(finished))) }
         if let error = record.error { fields.append(("error", .string(error))) }
-        return JSONResponse.make(.ok, .object(fields))
+        return fields
     }
 }

@@ -26,6 +26,7 @@ protocol DeliveryBackend: Sendable {
     func broadcastCounts(id: String) throws(StoreError) -> BroadcastCounts
     func breakerStates(app: String) throws(StoreError) -> [String: PruningBreaker.State]
     func saveBreakerStates(app: String, _ states: [String: PruningBreaker.State]) throws(StoreError)
+    func clockMs() throws(StoreError) -> Int64
 }
 
 extension Registry: DeliveryBackend {
@@ -52,6 +53,10 @@ struct BackendDeliveryStore<Backend: DeliveryBackend>: DeliveryStore {
 
     func unfinishedBroadcasts() throws(DeliveryStoreError) -> [BroadcastRecord] {
         try mapped { () throws(StoreError) in try backend.broadcasts(app: nil, states: [.pending, .running, .interrupted, .failed]) }
+    }
+
+    func clockMs() throws(DeliveryStoreError) -> Int64 {
+        try mapped { () throws(StoreError) in try backend.clockMs() }
     }
 
     func startBroadcast(id: String, shardSize: Int, newRound: Bool) throws(DeliveryStoreError) -> BroadcastRecord {

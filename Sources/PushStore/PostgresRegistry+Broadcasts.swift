@@ -5,12 +5,12 @@ import PushCore
 extension PostgresRegistry {
     static let broadcastColumns = """
         id, app, state, payload, push_type, priority::bigint, expiration, collapse_id, channel, environment, total,
-        error, created_ms, updated_ms, finished_ms, explicit_tokens, run::bigint
+        error, created_ms, updated_ms, finished_ms, explicit_tokens, run::bigint, scheduled_ms
         """
 
     typealias BroadcastRow = (
         String, String, String, ByteBuffer, String, Int64, Int64?, String?, String?, String?, Int64,
-        String?, Int64, Int64, Int64?, Bool, Int64
+        String?, Int64, Int64, Int64?, Bool, Int64, Int64?
     )
 
     static func broadcast(_ row: BroadcastRow) throws(StoreError) -> BroadcastRecord {
@@ -23,6 +23,7 @@ extension PostgresRegistry {
             total: Int(row.10), error: row.11, createdMs: row.12, updatedMs: row.13, finishedMs: row.14)
         record.explicitTokens = row.15
         record.run = Int(row.16)
+        record.scheduledMs = row.17
         return record
     }
 
@@ -59,9 +60,10 @@ extension PostgresRegistry {
             let (priority, environment, total) = (Int64(record.priority.rawValue), record.environment?.rawValue, Int64(record.total))
             try db.query("""
                 INSERT INTO broadcasts (id, app, state, payload, push_type, priority, expiration, collapse_id, channel,
-                    environment, total, created_ms, updated_ms, explicit_tokens)
+                    environment, total, created_ms, updated_ms, explicit_tokens, scheduled_ms)
                 SELECT \(id), \(app), \(state), \(payload), \(pushType), \(priority), \(record.expiration),
-                    \(record.collapseId), \(record.channel), \(environment), \(total), n.ms, n.ms, \(tokens != nil)
+                    \(record.collapseId), \(record.channel), \(environment), \(total), n.ms, n.ms, \(tokens != nil),
+                    \(record.scheduledMs)
                 FROM (SELECT coalesce(\(now)::bigint, pp_now_ms()) AS ms) n
                 """)
             if let tokens, !tokens.isEmpty {

@@ -104,7 +104,7 @@ extension PostgresRegistry {
         try pool.withConnection { (db) throws(StoreError) in
             _ = try db.query("""
                 UPDATE broadcasts SET error = \(error), updated_ms = coalesce(\(now)::bigint, pp_now_ms()),
-                    state = CASE WHEN state = 'completed' THEN state ELSE 'interrupted' END
+                    state = CASE WHEN state IN ('completed', 'cancelled') THEN state ELSE 'interrupted' END
                 WHERE id = \(id)
                 """)
         }

@@ -15,6 +15,8 @@ extension PostgresRegistry {
             guard let record = try broadcast(id: id, in: db, lock: true) else {
                 throw StoreError(.invalidInput, "broadcast \(id) does not exist")
             }
+            // A cancelled job stays cancelled: nothing starts it again.
+            if record.state == .cancelled { return record }
             let shards = try db.row("SELECT count(*)::bigint FROM broadcast_shards WHERE broadcast_id = \(id)", as: (Int64).self) ?? Int64(0)
             if shards == 0 {
                 let total: Int64
@@ -57,7 +59,7 @@ extension PostgresRegistry {
                 try db.query("UPDATE broadcast_shards SET available_ms = 0 WHERE broadcast_id = \(id) AND state = 'pending'")
                 try db.query("""
                     UPDATE broadcasts SET state = 'running', updated_ms = coalesce(\(now)::bigint, pp_now_ms())
-                    WHERE id = \(id) AND state <> 'running'
+                    WHERE id = \(id) AND state NOT IN ('running', 'cancelled')
                     """)
                 try notify(id, in: db)
             }
@@ -135,7 +137,7 @@ extension PostgresRegistry {
                 INSERT INTO broadcast_claims (broadcast_id, shard, fence, owner, claimed_ms)
                 VALUES (\(id), \(index), \(shard.fence), \(owner), \(nowMs))
                 """)
-            try db.query("UPDATE broadcasts SET state = 'running', updated_ms = \(nowMs) WHERE id = \(id) AND state <> 'running'")
+            try db.query("UPDATE broadcasts SET state = 'running', updated_ms = \(nowMs) WHERE id = \(id) AND state NOT IN ('running', 'cancelled')")
             return shard
         }
     }
@@ -146,6 +148,7 @@ extension PostgresRegistry {
             try db.changes("""
                 UPDATE broadcast_shards SET expires_ms = coalesce(\(now)::bigint, pp_now_ms()) + \(ttlMs)
                 WHERE broadcast_id = \(id) AND shard = \(index) AND fence = \(fence) AND state = 'claimed'
+                    AND NOT EXISTS (SELECT 1 FROM broadcasts WHERE id = \(id) AND state = 'cancelled')
                 """) == 1
         }
     }
@@ -186,6 +189,7 @@ extension PostgresRegistry {
             guard let state = try db.row("""
                 UPDATE broadcasts SET updated_ms = \(nowMs), error = coalesce(\(error), error),
                     state = CASE
+                        WHEN state = 'cancelled' THEN state
                         WHEN NOT EXISTS (SELECT 1 FROM broadcast_shards WHERE broadcast_id = \(id) AND state <> 'done') THEN 'completed'
                         WHEN \(released) AND NOT EXISTS (SELECT 1 FROM broadcast_shards
                             WHERE broadcast_id = \(id) AND state = 'claimed' AND expires_ms >= \(nowMs)) THEN 'interrupted'
@@ -231,7 +235,7 @@ extension PostgresRegistry {
         }
     }
 
-    private func notify(_ id: String, in db: PostgresSession) throws(StoreError) {
+    func notify(_ id: String, in db: PostgresSession) throws(StoreError) {
         try db.query("SELECT pg_notify(\(Self.shardChannel), \(id))")
     }
 

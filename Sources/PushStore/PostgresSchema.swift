@@ -200,6 +200,15 @@ enum PostgresSchema {
             "DROP INDEX delivery_log_app_finished",
             "CREATE INDEX delivery_log_finished ON delivery_log USING brin (finished_ms)",
         ],
+        // 4: scheduled and cancelled jobs: `scheduled_ms` (not before), and 'cancelled' among the states.
+        [
+            "ALTER TABLE broadcasts ADD COLUMN scheduled_ms bigint",
+            "ALTER TABLE broadcasts DROP CONSTRAINT broadcasts_state_check",
+            """
+            ALTER TABLE broadcasts ADD CONSTRAINT broadcasts_state_check
+                CHECK (state IN ('pending', 'running', 'interrupted', 'completed', 'failed', 'cancelled'))
+            """,
+        ],
     ]
 
     /// Brings the database to ``currentVersion``. Throws `.schemaTooNew` for a database from a newer build.

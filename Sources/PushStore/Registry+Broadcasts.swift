@@ -45,8 +45,8 @@ extension Registry {
             }
             let insert = try db.statement("""
                 INSERT INTO broadcasts (id, app, state, payload, push_type, priority, expiration, collapse_id,
-                    channel, environment, total, created_ms, updated_ms, explicit_tokens)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13)
+                    channel, environment, total, created_ms, updated_ms, explicit_tokens, scheduled_ms)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, ?14)
                 """)
             try insert.bind(1, record.id)
             try insert.bind(2, record.app)
@@ -61,6 +61,7 @@ extension Registry {
             try insert.bind(11, Int64(record.total))
             try insert.bind(12, now)
             try insert.bind(13, Int64(tokens == nil ? 0 : 1))
+            try insert.bind(14, record.scheduledMs)
             try insert.run()
         }
     }
@@ -105,7 +106,7 @@ extension Registry {
 
     static let broadcastColumns = """
         id, app, state, payload, push_type, priority, expiration, collapse_id, channel, environment, total,
-        error, created_ms, updated_ms, finished_ms, explicit_tokens, run
+        error, created_ms, updated_ms, finished_ms, explicit_tokens, run, scheduled_ms
         """
 
     static func broadcast(from row: Statement) throws(StoreError) -> BroadcastRecord {
@@ -120,6 +121,7 @@ extension Registry {
             createdMs: row.int64(12), updatedMs: row.int64(13), finishedMs: row.optionalInt64(14))
         record.explicitTokens = row.int64(15) != 0
         record.run = Int(row.int64(16))
+        record.scheduledMs = row.optionalInt64(17)
         return record
     }
 }

@@ -214,7 +214,7 @@ extension Registry {
         try write { (db) throws(StoreError) in
             let update = try db.statement("""
                 UPDATE broadcasts SET error = ?2, updated_ms = ?3,
-                    state = CASE WHEN state = 'completed' THEN state ELSE 'interrupted' END
+                    state = CASE WHEN state IN ('completed', 'cancelled') THEN state ELSE 'interrupted' END
                 WHERE id = ?1
                 """)
             try update.bind(1, id)

@@ -10,6 +10,8 @@ extension Registry {
             guard let record = try Self.broadcast(id: id, in: db) else {
                 throw StoreError(.invalidInput, "broadcast \(id) does not exist")
             }
+            // A cancelled job stays cancelled: nothing starts it again.
+            if record.state == .cancelled { return record }
             let shardCount = try Self.scalar("SELECT count(*) FROM broadcast_shards WHERE broadcast_id = ?1", id, in: db)
             if shardCount == 0 {
                 let total: Int
@@ -50,7 +52,7 @@ extension Registry {
             } else {
                 // Started again by hand (or by the server): shards given back after a failure need not wait.
                 try Self.run("UPDATE broadcast_shards SET available_ms = 0 WHERE broadcast_id = ?1 AND state = 'pending'", id, in: db)
-                let update = try db.statement("UPDATE broadcasts SET state = 'running', updated_ms = ?2 WHERE id = ?1 AND state <> 'running'")
+                let update = try db.statement("UPDATE broadcasts SET state = 'running', updated_ms = ?2 WHERE id = ?1 AND state NOT IN ('running', 'cancelled')")
                 try update.bind(1, id)
                 try update.bind(2, now)
                 try update.run()
@@ -141,7 +143,7 @@ extension Registry {
             try log.bind(5, now)
             try log.run()
             let running = try db.statement(
-                "UPDATE broadcasts SET state = 'running', updated_ms = ?2 WHERE id = ?1 AND state <> 'running'")
+                "UPDATE broadcasts SET state = 'running', updated_ms = ?2 WHERE id = ?1 AND state NOT IN ('running', 'cancelled')")
             try running.bind(1, chosen.id)
             try running.bind(2, now)
             try running.run()
@@ -156,6 +158,7 @@ extension Registry {
             let update = try db.statement("""
                 UPDATE broadcast_shards SET expires_ms = ?4
                 WHERE broadcast_id = ?1 AND shard = ?2 AND fence = ?3 AND state = 'claimed'
+                    AND NOT EXISTS (SELECT 1 FROM broadcasts WHERE id = ?1 AND state = 'cancelled')
                 """)
             try update.bind(1, id)
             try update.bind(2, Int64(index))
@@ -210,6 +213,7 @@ extension Registry {
             let state = try db.statement("""
                 UPDATE broadcasts SET updated_ms = ?2, error = coalesce(?3, error),
                     state = CASE
+                        WHEN state = 'cancelled' THEN state
                         WHEN NOT EXISTS (SELECT 1 FROM broadcast_shards WHERE broadcast_id = ?1 AND state <> 'done') THEN 'completed'
                         WHEN ?4 AND NOT EXISTS (SELECT 1 FROM broadcast_shards
                             WHERE broadcast_id = ?1 AND state = 'claimed' AND expires_ms >= ?2) THEN 'interrupted'

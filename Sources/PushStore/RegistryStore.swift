@@ -73,6 +73,15 @@ public protocol RegistryStore: AnyObject, Sendable {
     /// Broadcasts of `app` (any app when nil) in the given states, oldest first.
     func broadcasts(app: String?, states: [BroadcastState]) throws(StoreError) -> [BroadcastRecord]
 
+    /// Cancels broadcast `id` of `app`: a pending (scheduled), running or interrupted one becomes cancelled —
+    /// nothing starts or resumes it again, workers on it stop at their next lease renewal, and devices without
+    /// an outcome are not sent to. A completed or already cancelled one is returned unchanged; nil when `app`
+    /// has no broadcast `id`.
+    func cancelBroadcast(id: String, app: String) throws(StoreError) -> BroadcastRecord?
+
+    /// Now on the store's clock (ms since 1970; PostgreSQL: the database's).
+    func clockMs() throws(StoreError) -> Int64
+
     /// Totals over a broadcast's committed outcomes.
     func broadcastCounts(id: String) throws(StoreError) -> BroadcastCounts
 

@@ -206,6 +206,43 @@ enum Schema {
             "UPDATE broadcasts SET run = 1 WHERE run > 0",
             "DROP TABLE broadcast_leases",
         ],
+        // 7: scheduled and cancelled jobs: `scheduled_ms` (not before), and 'cancelled' among the states. SQLite
+        // cannot change a CHECK constraint, so the table is rebuilt (the progress columns version 6 left unused
+        // are dropped on the way). Nothing references broadcasts by foreign key.
+        [
+            """
+            CREATE TABLE broadcasts_v7 (
+                id TEXT PRIMARY KEY,
+                app TEXT NOT NULL,
+                state TEXT NOT NULL CHECK (state IN ('pending', 'running', 'interrupted', 'completed', 'failed', 'cancelled')),
+                payload BLOB NOT NULL,
+                push_type TEXT NOT NULL,
+                priority INTEGER NOT NULL,
+                expiration INTEGER,
+                collapse_id TEXT,
+                channel TEXT,
+                environment TEXT,
+                total INTEGER NOT NULL DEFAULT 0,
+                error TEXT,
+                created_ms INTEGER NOT NULL,
+                updated_ms INTEGER NOT NULL,
+                finished_ms INTEGER,
+                explicit_tokens INTEGER NOT NULL DEFAULT 0,
+                run INTEGER NOT NULL DEFAULT 0,
+                scheduled_ms INTEGER
+            )
+            """,
+            """
+            INSERT INTO broadcasts_v7 (id, app, state, payload, push_type, priority, expiration, collapse_id, channel,
+                environment, total, error, created_ms, updated_ms, finished_ms, explicit_tokens, run)
+            SELECT id, app, state, payload, push_type, priority, expiration, collapse_id, channel,
+                environment, total, error, created_ms, updated_ms, finished_ms, explicit_tokens, run
+            FROM broadcasts
+            """,
+            "DROP TABLE broadcasts",
+            "ALTER TABLE broadcasts_v7 RENAME TO broadcasts",
+            "CREATE INDEX broadcasts_app_state ON broadcasts (app, state)",
+        ],
     ]
 
     /// Brings the database to ``currentVersion`` in one write transaction, so two processes opening a new

@@ -34,6 +34,9 @@ extension BroadcastCommand {
         await sender.shutdown()
         if tty { FileHandle.standardError.write(Data("\n".utf8)) }
         printSummary(report)
+        if report.record.state == .cancelled {
+            throw CLIError(code: 1, message: "broadcast \(id) was cancelled (\(report.counts.done) devices had an outcome; the others are not sent to)")
+        }
         if let stop = report.stop {
             let resume = "; run the same command again to resume"
             switch stop {

@@ -16,7 +16,9 @@ struct BroadcastCommand: AsyncParsableCommand {
             starts the broadcast for the workers. Exit status: 0 completed; 1 completed with deferred or rejected \
             devices, or the pruning breaker tripped; 2 invalid input; 3 interrupted: credentials refused; \
             5 interrupted: APNs unreachable longer than the outage limit, or the database unavailable; 130/143 \
-            interrupted by SIGINT/SIGTERM. Interrupted runs resume with the same command.
+            interrupted by SIGINT/SIGTERM; 1 also when it was cancelled (`pushctl jobs cancel`). Interrupted runs \
+            resume with the same command. With --at TIME (RFC 3339 or epoch seconds) it is only stored: `pushctl \
+            serve` or `pushctl worker` starts it at TIME.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -31,6 +33,8 @@ struct BroadcastCommand: AsyncParsableCommand {
     @Flag(name: .customLong("dry-run"), help: "Show the payload and the number of devices; send nothing.") var dryRun = false
     @Flag(help: "Print the summary as JSON.") var json = false
     @Flag(help: "Start the broadcast for `pushctl worker` processes, print its id and exit.") var detach = false
+    @Option(help: "Start it at this time (RFC 3339, e.g. 2026-12-01T08:00:00Z, or epoch seconds): store it, print its id and exit; `pushctl serve` or `pushctl worker` starts it then.")
+    var at: String?
 
     func run() async throws {
         let config = try global.loadConfiguration()
@@ -48,6 +52,11 @@ struct BroadcastCommand: AsyncParsableCommand {
             return e
         }
         if let rate, rate <= 0 { throw CLIError.usage("--rate must be a positive number") }
+        if at != nil {
+            if rate != nil || outageLimit != nil || detach {
+                throw CLIError.usage("--at stores the broadcast for `pushctl serve` or `pushctl worker`; --rate, --outage-limit and --detach apply to a broadcast run now")
+            }
+        }
         if let id, !PushConfiguration.isValidAppId(id) {
             throw CLIError.usage("--id must be 1-64 characters of A-Z a-z 0-9 . _ -")
         }
@@ -58,10 +67,12 @@ struct BroadcastCommand: AsyncParsableCommand {
             throw CLIError.usage("cannot open the registry \(config.database): \(error.message)")
         }
         let broadcastId = id ?? Self.generatedId()
-        let wanted = BroadcastRecord(
+        var wanted = BroadcastRecord(
             id: broadcastId, app: app, payload: prepared.payload, pushType: prepared.pushType,
             priority: prepared.priority, expiration: prepared.expiration, collapseId: prepared.collapseId,
             channel: channel, environment: env)
+        let now = try registry.clockMs()
+        if let at { wanted.scheduledMs = try ScheduleOption.parse(at, now: now) }
         if dryRun {
             let count: Int
             do { count = try registry.count(app: app, channel: channel, environment: env) } catch {
@@ -73,11 +84,20 @@ struct BroadcastCommand: AsyncParsableCommand {
             print("apns-topic: \(prepared.topic(for: settings.topic))")
             print("apns-collapse-id: \(wanted.effectiveCollapseId)")
             print("devices: \(count)")
+            if let at = wanted.scheduledMs { print("at: \(Timestamp.rfc3339(ms: at))") }
+            return
+        }
+        if wanted.scheduledMs != nil {
+            try ScheduleOption.store(wanted, tokens: nil, in: registry, now: now)
             return
         }
         if let existing = try registry.broadcast(id: broadcastId) {
             guard existing.describesSameJob(as: wanted) else {
-                throw CLIError.usage("broadcast \(broadcastId) exists with a different app, payload or target; use another --id")
+                let scheduled = existing.scheduledMs.map { " (scheduled for \(Timestamp.rfc3339(ms: $0)))" } ?? ""
+                throw CLIError.usage("broadcast \(broadcastId) exists with a different app, payload, target or time\(scheduled); use another --id")
+            }
+            if existing.state == .cancelled {
+                throw CLIError(code: 1, message: "broadcast \(broadcastId) was cancelled; nothing sent (use another --id)")
             }
             if existing.state == .completed {
                 let deferred = try registry.broadcastCounts(id: broadcastId).deferred

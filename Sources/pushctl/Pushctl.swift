@@ -15,6 +15,7 @@ struct Pushctl: AsyncParsableCommand {
             SimulatorCommand.self,
             SendCommand.self,
             BroadcastCommand.self,
+            JobsCommand.self,
             WorkerCommand.self,
             ServeCommand.self,
             ApikeyCommand.self,

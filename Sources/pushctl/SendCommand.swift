@@ -18,7 +18,9 @@ struct SendCommand: AsyncParsableCommand {
             --outage-limit. Exit 0 all accepted; 1 some not accepted (dead, rejected, deferred after transient \
             failures) or the pruning breaker tripped; 2 invalid input or configuration (nothing sent); 3 \
             credentials refused (e.g. an expired certificate); 5 APNs unreachable longer than the outage limit, or \
-            the database unavailable; 130/143 interrupted.
+            the database unavailable; 130/143 interrupted. With --at TIME (RFC 3339 or epoch seconds) nothing is sent \
+            now: the send is stored as a job, its id printed, and `pushctl serve` or `pushctl worker` starts it at \
+            TIME (`pushctl jobs list|cancel`).
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -31,6 +33,9 @@ struct SendCommand: AsyncParsableCommand {
     @Option(name: .customLong("outage-limit"), help: "Seconds APNs may stay unreachable before giving up (default: the app's outageLimitSeconds, else 600).")
     var outageLimit: Int?
     @Flag(help: "JSON lines instead of text.") var json = false
+    @Option(help: "Send at this time instead of now (RFC 3339, e.g. 2026-12-01T08:00:00Z, or epoch seconds): store it as a job for `pushctl serve` or `pushctl worker`.")
+    var at: String?
+    @Option(help: "With --at: the job's id (the same command again does not store it twice).") var id: String?
 
     func run() async throws {
         let config = try global.loadConfiguration()
@@ -49,10 +54,25 @@ struct SendCommand: AsyncParsableCommand {
         if let channel, let problem = Registry.channelNameProblem(channel) { throw CLIError.usage("--channel: \(problem)") }
         let prepared = try payload.prepare(appLimit: appSettings.payloadLimit)
         let explicit = try explicitTokens()
+        if id != nil && at == nil { throw CLIError.usage("--id is for scheduled sends; add --at") }
+        if let id, !PushConfiguration.isValidAppId(id) { throw CLIError.usage("--id must be 1-64 characters of A-Z a-z 0-9 . _ -") }
+        if at != nil && outageLimit != nil {
+            throw CLIError.usage("--outage-limit applies to a send made now; a scheduled job uses the app's outageLimitSeconds")
+        }
 
         let registry: any RegistryStore
         do { registry = try RegistryStores.open(config) } catch {
             throw CLIError.usage("cannot open the registry \(config.database): \(error)")
+        }
+        if let at {
+            let now = try registry.clockMs()
+            var record = BroadcastRecord(
+                id: id ?? "job-" + APNsID.random(), app: app, payload: prepared.payload, pushType: prepared.pushType,
+                priority: prepared.priority, expiration: prepared.expiration, collapseId: prepared.collapseId,
+                channel: channel)
+            record.scheduledMs = try ScheduleOption.parse(at, now: now)
+            try ScheduleOption.store(record, tokens: explicit, in: registry, now: now)
+            return
         }
         let sender = try SenderFactory.make(
             config: config, settings: appSettings, breakers: (try? registry.breakerStates(app: app)) ?? [:])

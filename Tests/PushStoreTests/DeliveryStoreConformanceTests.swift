@@ -234,6 +234,60 @@ import Testing
             == Array(w.tokens[20...21]))
     }
 
+    @Test(arguments: Backend.allCases) func aScheduledJobKeepsItsTimeAndTheStoresClockSaysWhenItIsDue(_ backend: Backend) throws {
+        let w = try World(backend)
+        var record = BroadcastRecord(
+            id: "later", app: "a", payload: Array(#"{"aps":{"alert":"y"}}"#.utf8), pushType: .alert, priority: .immediate)
+        record.scheduledMs = w.clock.now + 60_000
+        try w.registry.createBroadcast(record, tokens: [w.tokens[0]])
+        let stored = try #require(try w.store.broadcast(id: "later"))
+        #expect(stored.scheduledMs == record.scheduledMs && stored.state == .pending)
+        #expect(try w.store.unfinishedBroadcasts().map(\.id).contains("later"))
+        #expect(stored.isWaiting(atMs: try w.store.clockMs()))
+        w.clock.advance(60_000)
+        let due = try w.store.clockMs()
+        #expect(!stored.isWaiting(atMs: due) && stored.isDue(atMs: due))
+        // The same job asks for the same time: another time is another job.
+        var other = stored
+        other.scheduledMs = nil
+        #expect(stored.describesSameJob(as: record.withExplicitTokens()) && !stored.describesSameJob(as: other))
+    }
+
+    @Test(arguments: Backend.allCases) func aCancelledJobIsNeverStartedClaimedRenewedOrCompletedAgain(_ backend: Backend) throws {
+        let w = try World(backend, devices: 20, shardSize: 10)
+        // A pending job that never started.
+        try w.registry.createBroadcast(BroadcastRecord(
+            id: "p", app: "a", payload: Array(#"{"aps":{"alert":"p"}}"#.utf8), pushType: .alert, priority: .immediate), tokens: nil)
+        #expect(try w.registry.cancelBroadcast(id: "p", app: "other") == nil)  // another app's job is not found
+        #expect(try w.registry.cancelBroadcast(id: "nope", app: "a") == nil)
+        #expect(try w.registry.cancelBroadcast(id: "p", app: "a")?.state == .cancelled)
+        #expect(try w.store.startBroadcast(id: "p", shardSize: 10, newRound: true).state == .cancelled)
+        #expect(try w.store.shards(id: "p").isEmpty)
+        #expect(!(try w.store.unfinishedBroadcasts().map(\.id).contains("p")))
+        // A running one with a live claim: the claim cannot renew, nothing else is claimable, and the shard's end
+        // does not complete or interrupt it.
+        let shard = try #require(try w.claim("o1"))
+        let cancelled = try #require(try w.registry.cancelBroadcast(id: "b", app: "a"))
+        #expect(cancelled.state == .cancelled && cancelled.finishedMs != nil)
+        #expect(try w.store.renewShard(id: "b", index: shard.index, fence: shard.fence, ttlMs: 30_000) == false)
+        #expect(try w.claim("o2") == nil)
+        #expect(try w.store.finishShard(id: "b", index: shard.index, fence: shard.fence, end: .finished) == .cancelled)
+        try w.store.noteUnstartable(id: "b", error: "credentials")
+        #expect(try w.store.startBroadcast(id: "b", shardSize: 10, newRound: true).state == .cancelled)
+        #expect(try w.store.broadcast(id: "b")?.state == .cancelled)
+        // Cancelling again changes nothing.
+        #expect(try w.registry.cancelBroadcast(id: "b", app: "a")?.state == .cancelled)
+    }
+
+    @Test(arguments: Backend.allCases) func aCompletedJobIsNotCancelled(_ backend: Backend) throws {
+        let w = try World(backend)
+        let shard = try #require(try w.claim())
+        #expect(try w.store.finishShard(id: "b", index: shard.index, fence: shard.fence, end: .finished) == .completed)
+        let after = try #require(try w.registry.cancelBroadcast(id: "b", app: "a"))
+        #expect(after.state == .completed)
+        #expect(try w.store.broadcast(id: "b")?.state == .completed)
+    }
+
     @Test(arguments: Backend.allCases) func breakerStateIsKeptPerEndpoint(_ backend: Backend) throws {
         let w = try World(backend)
         #expect(try w.store.breakerStates(app: "a").isEmpty)
@@ -244,5 +298,14 @@ import Testing
         try w.store.saveBreakerStates(app: "a", states)
         #expect(try w.store.breakerStates(app: "a") == states)
         #expect(try w.store.breakerStates(app: "other").isEmpty)
+    }
+}
+
+extension BroadcastRecord {
+    /// The record as stored for an explicit token list.
+    fileprivate func withExplicitTokens() -> BroadcastRecord {
+        var copy = self
+        copy.explicitTokens = true
+        return copy
     }
 }

@@ -1,0 +1,141 @@
+/// Points in time as the CLI and the HTTP API take and show them: RFC 3339 (`2026-11-24T08:00:00Z`,
+/// `2026-11-24T09:00:00.250+01:00`) or epoch seconds (`1795507200`), held as milliseconds since 1970 (UTC).
+/// Pure arithmetic (no Foundation, no time-zone database): an offset is always explicit in RFC 3339.
+public enum Timestamp {
+    /// A text that is neither RFC 3339 nor epoch seconds.
+    public struct ParseError: Error, Equatable, CustomStringConvertible {
+        /// What is wrong, fit for a one-line CLI error or a 400 message.
+        public let message: String
+        /// The message.
+        public var description: String { message }
+    }
+
+    /// Milliseconds since 1970 from RFC 3339 (a `Z` or `±HH:MM` offset is required; `T`, `t` or a space between
+    /// date and time; up to 9 fraction digits, kept to the millisecond) or from epoch seconds (digits only).
+    public static func parse(_ text: String) throws(ParseError) -> Int64 {
+        let bytes = Array(text.utf8)
+        guard !bytes.isEmpty else { throw ParseError(message: "empty time; give RFC 3339 (2026-11-24T08:00:00Z) or epoch seconds") }
+        if bytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+            guard bytes.count <= 11, let seconds = Int64(text) else { throw ParseError(message: "epoch seconds out of range: \(text)") }
+            return seconds * 1000
+        }
+        return try parseRFC3339(bytes, text: text)
+    }
+
+    /// `ms` as RFC 3339 in UTC, with milliseconds only when they are not zero (`2026-11-24T08:00:00Z`,
+    /// `2026-11-24T08:00:00.250Z`).
+    public static func rfc3339(ms: Int64) -> String {
+        let (seconds, milli) = floorDivide(ms, 1000)
+        let (days, secondOfDay) = floorDivide(seconds, 86_400)
+        let (year, month, day) = civil(fromDays: days)
+        let hour = secondOfDay / 3600, minute = secondOfDay % 3600 / 60, second = secondOfDay % 60
+        var out = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
+        out += "T" + pad(hour, 2) + ":" + pad(minute, 2) + ":" + pad(second, 2)
+        if milli != 0 { out += "." + pad(milli, 3) }
+        return out + "Z"
+    }
+
+    private static func parseRFC3339(_ b: [UInt8], text: String) throws(ParseError) -> Int64 {
+        let bad = ParseError(message: "'\(text)' is not RFC 3339 (2026-11-24T08:00:00Z, with Z or an offset like +01:00) or epoch seconds")
+        var i = 0
+        func number(_ count: Int) throws(ParseError) -> Int64 {
+            guard i + count <= b.count else { throw bad }
+            var value: Int64 = 0
+            for byte in b[i..<(i + count)] {
+                guard byte >= 0x30 && byte <= 0x39 else { throw bad }
+                value = value * 10 + Int64(byte - 0x30)
+            }
+            i += count
+            return value
+        }
+        func expect(_ chars: Set<UInt8>) throws(ParseError) {
+            guard i < b.count, chars.contains(b[i]) else { throw bad }
+            i += 1
+        }
+        let year = try number(4)
+        try expect([0x2D])
+        let month = try number(2)
+        try expect([0x2D])
+        let day = try number(2)
+        try expect([0x54, 0x74, 0x20])  // T t space
+        let hour = try number(2)
+        try expect([0x3A])
+        let minute = try number(2)
+        try expect([0x3A])
+        let second = try number(2)
+        var milli: Int64 = 0
+        if i < b.count, b[i] == 0x2E {
+            i += 1
+            var digits = 0
+            while i < b.count, b[i] >= 0x30 && b[i] <= 0x39 {
+                if digits < 3 { milli = milli * 10 + Int64(b[i] - 0x30) }
+                digits += 1
+                i += 1
+            }
+            guard (1...9).contains(digits) else { throw bad }
+            if digits < 3 { for _ in digits..<3 { milli *= 10 } }
+        }
+        var offsetSeconds: Int64 = 0
+        guard i < b.count else { throw ParseError(message: "'\(text)' has no time zone: add Z (UTC) or an offset like +01:00") }
+        if b[i] == 0x5A || b[i] == 0x7A {  // Z z
+            i += 1
+        } else if b[i] == 0x2B || b[i] == 0x2D {  // + -
+            let sign: Int64 = b[i] == 0x2D ? -1 : 1
+            i += 1
+            let oh = try number(2)
+            try expect([0x3A])
+            let om = try number(2)
+            guard oh < 24, om < 60 else { throw bad }
+            offsetSeconds = sign * (oh * 3600 + om * 60)
+        } else {
+            throw bad
+        }
+        guard i == b.count else { throw bad }
+        guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), hour < 24, minute < 60,
+            second < 61
+        else { throw ParseError(message: "'\(text)' is not a valid date and time") }
+        let days = days(fromCivil: year, month, day)
+        let seconds = days * 86_400 + hour * 3600 + minute * 60 + min(second, 59) - offsetSeconds
+        return seconds * 1000 + milli
+    }
+
+    private static func daysIn(month: Int64, year: Int64) -> Int64 {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+    private static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    private static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    private static func floorDivide(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
+        let q = a / b, r = a % b
+        return r < 0 ? (q - 1, r + b) : (q, r)
+    }
+
+    private static func pad(_ value: Int64, _ width: Int) -> String {
+        let digits = String(value)
+        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+    }
+}

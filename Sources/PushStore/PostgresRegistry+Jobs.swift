@@ -1,0 +1,27 @@
+import PushCore
+import PostgresNIO
+
+extension PostgresRegistry {
+    /// Now on the store's clock (ms since 1970): the database's, or the clock a test passed in.
+    public func clockMs() throws(StoreError) -> Int64 {
+        if let now { return now }
+        return try pool.withConnection { (db) throws(StoreError) -> Int64 in
+            try db.row("SELECT pp_now_ms()", as: (Int64).self) ?? 0
+        }
+    }
+
+    /// Cancels broadcast `id` of `app` (see ``RegistryStore/cancelBroadcast(id:app:)``).
+    public func cancelBroadcast(id: String, app: String) throws(StoreError) -> BroadcastRecord? {
+        try pool.transaction { (db) throws(StoreError) -> BroadcastRecord? in
+            guard let record = try broadcast(id: id, in: db, lock: true), record.app == app else { return nil }
+            guard record.state.isUnfinished else { return record }
+            try db.query("""
+                UPDATE broadcasts SET state = 'cancelled', updated_ms = n.ms, finished_ms = n.ms
+                FROM (SELECT coalesce(\(now)::bigint, pp_now_ms()) AS ms) n
+                WHERE id = \(id)
+                """)
+            try notify(id, in: db)
+            return try broadcast(id: id, in: db)
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import ArgumentParser
+import Foundation
+import PushCore
+import PushStore
+
+/// `pushctl jobs`: the stored broadcasts and send jobs of an app — scheduled, running, finished — and cancelling.
+struct JobsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "jobs",
+        abstract: "List, show and cancel broadcasts and send jobs (scheduled ones too).",
+        subcommands: [List.self, Show.self, Cancel.self])
+
+    /// The states a user can filter by (`failed` is what old versions wrote for `interrupted`).
+    static let states = "pending, running, interrupted, completed, cancelled"
+
+    static func open(_ global: GlobalOptions, app: String) throws -> any RegistryStore {
+        let config = try global.loadConfiguration()
+        do { _ = try config.app(app) } catch { throw CLIError.usage(error.message) }
+        do { return try RegistryStores.open(config) } catch {
+            throw CLIError.usage("cannot open the registry \(config.database): \(error.message)")
+        }
+    }
+
+    static func shown(_ state: BroadcastState) -> String { state == .failed ? "interrupted" : state.rawValue }
+
+    static func time(_ ms: Int64?) -> String { ms.map { Timestamp.rfc3339(ms: $0) } ?? "-" }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Jobs of an app, newest first: id, state, scheduled time, devices, created, finished.")
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "The app.") var app: String
+        @Option(help: "Only jobs in this state (\(JobsCommand.states)).") var state: String?
+        @Option(help: "At most N jobs.") var limit = 50
+        @Flag(help: "One JSON object per line.") var json = false
+
+        func run() async throws {
+            var states = BroadcastState.allCases
+            if let state {
+                guard let s = BroadcastState(rawValue: state), s != .failed else {
+                    throw CLIError.usage("--state must be one of \(JobsCommand.states)")
+                }
+                states = s == .interrupted ? [.interrupted, .failed] : [s]
+            }
+            guard limit > 0 else { throw CLIError.usage("--limit must be positive") }
+            let registry = try JobsCommand.open(global, app: app)
+            let records = try registry.broadcasts(app: app, states: states).reversed().prefix(limit)
+            if json {
+                for r in records { print(JobsCommand.json(r).encodedString) }
+                return
+            }
+            print(["ID", "STATE", "AT", "DEVICES", "CREATED", "FINISHED"].joined(separator: "\t"))
+            for r in records {
+                print([r.id, JobsCommand.shown(r.state), JobsCommand.time(r.scheduledMs), String(r.total),
+                       JobsCommand.time(r.createdMs), JobsCommand.time(r.finishedMs)].joined(separator: "\t"))
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "One job: state, time and committed counts.")
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "The app.") var app: String
+        @Argument(help: "The job (or broadcast) id.") var id: String
+
+        func run() async throws {
+            let registry = try JobsCommand.open(global, app: app)
+            guard let record = try registry.broadcast(id: id), record.app == app else {
+                throw CLIError(code: 1, message: "no job \(id) for \(app)")
+            }
+            var fields = JobsCommand.json(record).objectPairs ?? []
+            let counts = try registry.broadcastCounts(id: id)
+            fields += [
+                ("done", .int(Int64(counts.done))), ("accepted", .int(Int64(counts.accepted))),
+                ("deferred", .int(Int64(counts.deferred))), ("pruned", .int(Int64(counts.pruned))),
+                ("notAccepted", .object(counts.notAcceptedByReason.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) })),
+            ]
+            print(JSONValue.object(fields).encodedString)
+        }
+    }
+
+    struct Cancel: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Cancel a job: a scheduled or pending one never starts; a running or interrupted one stops where it is.",
+            discussion: """
+                Devices without an outcome are not sent to; a process working on it (serve, worker, broadcast) stops \
+                at its next lease renewal (within a sixth of shardLeaseSeconds). Exit 0 cancelled (or already \
+                cancelled); 1 unknown id or already completed.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "The app.") var app: String
+        @Argument(help: "The job (or broadcast) id.") var id: String
+
+        func run() async throws {
+            let registry = try JobsCommand.open(global, app: app)
+            guard let record = try registry.cancelBroadcast(id: id, app: app) else {
+                throw CLIError(code: 1, message: "no job \(id) for \(app)")
+            }
+            guard record.state == .cancelled else {
+                throw CLIError(code: 1, message: "job \(id) has completed; there is nothing left to cancel")
+            }
+            let counts = try registry.broadcastCounts(id: id)
+            print("job \(id) cancelled (\(counts.done) of \(record.total) devices had an outcome)")
+        }
+    }
+
+    static func json(_ r: BroadcastRecord) -> JSONValue {
+        var fields: [(String, JSONValue)] = [
+            ("id", .string(r.id)), ("app", .string(r.app)), ("state", .string(shown(r.state))),
+            ("total", .int(Int64(r.total))), ("created", .string(time(r.createdMs))),
+        ]
+        if let at = r.scheduledMs { fields.append(("at", .string(time(at)))) }
+        if let finished = r.finishedMs { fields.append(("finished", .string(time(finished)))) }
+        if let channel = r.channel { fields.append(("channel", .string(channel))) }
+        if let error = r.error { fields.append(("error", .string(error))) }
+        return .object(fields)
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import PushCore
+import PushStore
+
+/// `--at TIME` on `send` and `broadcast`: the job is stored now and started at TIME by `pushctl serve` or
+/// `pushctl worker` (on the store's clock).
+enum ScheduleOption {
+    /// How far ahead a job may be scheduled: a year, so a typo in the year is caught.
+    static let maxAheadMs: Int64 = 366 * 86_400_000
+
+    /// The time in ms since 1970, or a usage error naming the option.
+    static func parse(_ text: String, now: Int64) throws -> Int64 {
+        let at: Int64
+        do { at = try Timestamp.parse(text) } catch { throw CLIError.usage("--at: \(error.message)") }
+        guard at <= now + maxAheadMs else {
+            throw CLIError.usage("--at \(Timestamp.rfc3339(ms: at)) is more than a year ahead")
+        }
+        return at
+    }
+
+    /// Stores `record` (scheduled) unless the same job is already stored under its id, then prints the id on
+    /// standard output and when it runs on standard error.
+    static func store(_ record: BroadcastRecord, tokens: [DeviceToken]?, in registry: any RegistryStore, now: Int64) throws {
+        if let existing = try registry.broadcast(id: record.id) {
+            var wanted = record
+            wanted.explicitTokens = tokens != nil
+            guard existing.describesSameJob(as: wanted) else {
+                throw CLIError.usage("\(record.id) exists with a different app, payload, target or time; use another --id")
+            }
+            printError("job \(record.id) is already stored (\(existing.state.rawValue))")
+            print(record.id)
+            return
+        }
+        try registry.createBroadcast(record, tokens: tokens)
+        let at = record.scheduledMs ?? now
+        let when = at <= now ? "now (its time has passed)" : "at \(Timestamp.rfc3339(ms: at))"
+        printError("job \(record.id) scheduled: `pushctl serve` or `pushctl worker` starts it \(when); `pushctl jobs cancel \(record.id) --app \(record.app)` cancels it")
+        print(record.id)
+    }
+}
