@@ -29,6 +29,7 @@ import Yams
         let s = try await TestServer.start(rate: 10_000, burst: 10_000)
         let token = String(repeating: "5a", count: 32)
         let json = "application/json"
+        let soon = Timestamp.rfc3339(ms: Int64(Date().timeIntervalSince1970 * 1000) + 86_400_000)
         // (operation, request) pairs covering each route's success and error statuses.
         let scenarios: [(String, () async throws -> TestServer.Reply)] = [
             ("POST /v1/apps/{app}/devices", { try await s.request("POST", "/v1/apps/example/devices", key: TestServer.registrationKey, contentType: json, body: #"{"token":"\#(token)"}"#) }),
@@ -52,6 +53,16 @@ import Yams
             ("POST /v1/apps/{app}/notifications", { try await s.request("POST", "/v1/apps/example/notifications", key: TestServer.registrationKey, contentType: json, body: "{}") }),
             ("POST /v1/apps/{app}/notifications", { try await s.request("POST", "/v1/apps/example/notifications", key: TestServer.sendKey, contentType: "text/plain", body: "{}") }),
             ("GET /v1/apps/{app}/notifications/{id}", { try await s.request("GET", "/v1/apps/example/notifications/c1", key: TestServer.sendKey) }),
+            ("POST /v1/apps/{app}/notifications", { try await s.request("POST", "/v1/apps/example/notifications", key: TestServer.sendKey, contentType: json, body: #"{"id":"c2","all":true,"alert":"z","at":"\#(soon)"}"#) }),
+            ("POST /v1/apps/{app}/notifications", { try await s.request("POST", "/v1/apps/example/notifications", key: TestServer.sendKey, contentType: json, body: #"{"id":"c3","all":true,"alert":"z","at":4102444800}"#) }),
+            ("GET /v1/apps/{app}/notifications", { try await s.request("GET", "/v1/apps/example/notifications", key: TestServer.sendKey) }),
+            ("GET /v1/apps/{app}/notifications", { try await s.request("GET", "/v1/apps/example/notifications?state=cancelled&limit=5", key: TestServer.sendKey) }),
+            ("GET /v1/apps/{app}/notifications", { try await s.request("GET", "/v1/apps/example/notifications?state=done", key: TestServer.sendKey) }),
+            ("GET /v1/apps/{app}/notifications", { try await s.request("GET", "/v1/apps/example/notifications", key: TestServer.registrationKey) }),
+            ("DELETE /v1/apps/{app}/notifications/{id}", { try await s.request("DELETE", "/v1/apps/example/notifications/c2", key: TestServer.sendKey) }),
+            ("DELETE /v1/apps/{app}/notifications/{id}", { try await s.request("DELETE", "/v1/apps/example/notifications/none", key: TestServer.sendKey) }),
+            ("DELETE /v1/apps/{app}/notifications/{id}", { try await s.request("DELETE", "/v1/apps/example/notifications/c2", key: TestServer.otherSendKey) }),
+            ("DELETE /v1/apps/{app}/notifications/{id}", { try await s.request("DELETE", "/v1/apps/example/notifications/c2") }),
             ("GET /v1/apps/{app}/notifications/{id}", { try await s.request("GET", "/v1/apps/example/notifications/none", key: TestServer.sendKey) }),
             ("GET /healthz", { try await s.request("GET", "/healthz") }),
             ("GET /metrics", { try await s.request("GET", "/metrics") }),
