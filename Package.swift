@@ -131,6 +131,8 @@ let package = Package(
                 "PushServer", "PushStore", "PushSender", "PushDelivery", "APNsSimulator", "PushCore", "CSQLite",
                 "PostgresTestSupport",
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(name: "pushctlTests", dependencies: ["PushCore", "PushStore", "PostgresTestSupport"]),
     ]

@@ -90,6 +90,19 @@ public protocol DeliveryStore: Sendable {
 
     /// Persists the pruning-breaker state of `app`'s endpoints.
     func saveBreakerStates(app: String, _ states: [String: PruningBreaker.State]) throws(DeliveryStoreError)
+
+    /// Leases up to `limit` of `app`'s outbox events that are due (oldest first) until the store's now +
+    /// `leaseMs`: no other process takes them meanwhile (PostgreSQL: `FOR UPDATE SKIP LOCKED`).
+    func claimWebhookEvents(app: String, limit: Int, leaseMs: Int64) throws(DeliveryStoreError) -> [WebhookEvent]
+
+    /// Removes delivered events from the outbox.
+    func deleteWebhookEvents(ids: [Int64]) throws(DeliveryStoreError)
+
+    /// Counts a failed attempt on each event and makes them due again `afterMs` from the store's now.
+    func retryWebhookEvents(ids: [Int64], afterMs: Int64) throws(DeliveryStoreError)
+
+    /// Events of `app` waiting in the outbox.
+    func webhookBacklog(app: String) throws(DeliveryStoreError) -> Int
 }
 
 /// An outcome a broadcast already holds for a token.

@@ -32,6 +32,9 @@ public struct OutcomeBatch: Sendable {
     public var outcomes: [DeliveryOutcome]
     /// BadDeviceToken tokens whose prune the breaker released after their outcome was handed over.
     public var releasedPrunes: [DeviceToken]
+    /// Also write webhook events (tokens pruned, final failures) to the outbox, in the same transaction: the
+    /// app has a webhook.
+    public var recordEvents = false
 
     /// Creates a batch.
     public init(app: String, job: Job? = nil, outcomes: [DeliveryOutcome], releasedPrunes: [DeviceToken] = []) {

@@ -133,11 +133,37 @@ extension PushConfiguration {
         if let outageLimit, !AppSettings.outageLimitRange.contains(outageLimit) {
             throw ConfigurationError("\(at).outageLimitSeconds must be between 1 and 86400 seconds, not \(outageLimit)")
         }
+        let webhook = try f.take("webhook").map { (value) throws(ConfigurationError) in
+            try decodeWebhook(value, at: "\(at).webhook", base: base)
+        }
         try f.finish()
         return AppSettings(
             topic: topic, endpoint: endpoint, caFile: caFile, auth: auth,
             registrationKeys: registrationKeys, sendKeys: sendKeys, payloadLimit: payloadLimit, window: window,
-            connections: connections, outageLimitSeconds: outageLimit)
+            connections: connections, outageLimitSeconds: outageLimit, webhook: webhook)
+    }
+
+    private static func decodeWebhook(_ value: JSONValue, at: String, base: String) throws(ConfigurationError) -> WebhookSettings {
+        var f = try Fields(value, at: at)
+        if try f.has("secret") {
+            throw ConfigurationError("\(at).secret is not allowed: use secretFile or secretEnv")
+        }
+        guard let url = try f.string("url") else { throw ConfigurationError("\(at).url is required") }
+        let lower = url.lowercased()
+        let rest = lower.hasPrefix("https://") ? lower.dropFirst(8) : lower.hasPrefix("http://") ? lower.dropFirst(7) : nil
+        guard let rest, let host = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first, !host.isEmpty
+        else { throw ConfigurationError("\(at).url must be an http:// or https:// URL, not \(url)") }
+        if host.contains("@") {
+            throw ConfigurationError("\(at).url must not hold credentials: the receiver checks the signature")
+        }
+        let file = try f.string("secretFile")
+        let env = try f.string("secretEnv")
+        try f.finish()
+        switch (file, env) {
+        case (let file?, nil): return WebhookSettings(url: url, secret: .file(resolve(file, against: base)))
+        case (nil, let env?): return WebhookSettings(url: url, secret: .environment(env))
+        default: throw ConfigurationError("\(at) needs exactly one of secretFile or secretEnv (the signing secret)")
+        }
     }
 
     private static func decodeAuth(_ value: JSONValue, at: String, base: String) throws(ConfigurationError) -> AuthSettings {

@@ -200,6 +200,8 @@ public struct AppSettings: Sendable, Equatable {
     /// before a send or broadcast stops as interrupted, in seconds; nil for the default (600). Until then
     /// the sender reconnects with backoff and no device's outcome is decided.
     public var outageLimitSeconds: Int?
+    /// Where pruned tokens and final failures are POSTed (signed), or nil for none.
+    public var webhook: WebhookSettings?
 
     /// The accepted range of ``window``.
     public static let windowRange = 1...10_000
@@ -212,8 +214,9 @@ public struct AppSettings: Sendable, Equatable {
     public init(
         topic: String, endpoint: Endpoint, caFile: String? = nil, auth: AuthSettings,
         registrationKeys: [String] = [], sendKeys: [String] = [], payloadLimit: Int? = nil, window: Int? = nil,
-        connections: Int? = nil, outageLimitSeconds: Int? = nil
+        connections: Int? = nil, outageLimitSeconds: Int? = nil, webhook: WebhookSettings? = nil
     ) {
+        self.webhook = webhook
         self.window = window
         self.connections = connections
         self.outageLimitSeconds = outageLimitSeconds

@@ -26,6 +26,8 @@ public struct BroadcastConfiguration: Sendable {
     /// How long the database may stay unavailable before the run stops as interrupted. Default 120 s
     /// (`databaseOutageLimitSeconds`).
     public var storeOutageLimitMs = PushConfiguration.defaultDatabaseOutageLimitSeconds * 1000
+    /// Apps with a webhook: their commits also write outbox events (pruned tokens, final failures).
+    public var webhookApps: Set<String> = []
     /// This process's worker id, the owner of its claims: `host:pid:nonce`.
     public var owner = BroadcastConfiguration.defaultOwner()
 
@@ -38,6 +40,7 @@ public struct BroadcastConfiguration: Sendable {
         shardSize = config.shardSize
         leaseTtlMs = Int64(config.shardLeaseSeconds) * 1000
         heartbeatMs = max(200, leaseTtlMs / 6)
+        webhookApps = Set(config.apps.filter { $0.value.webhook != nil }.keys)
     }
 
     /// `host:pid:nonce` for this process.

@@ -232,7 +232,7 @@ public final class Broadcaster: Sendable {
         let committer = OutcomeCommitter(
             access: access, app: record.app, job: .init(id: record.id, shard: shard.index, fence: shard.fence, run: shard.run),
             tracker: tracker, window: window, batchSize: configuration.commitBatchSize,
-            intervalMs: configuration.commitIntervalMs,
+            intervalMs: configuration.commitIntervalMs, recordEvents: configuration.webhookApps.contains(record.app),
             onCommitted: { live.add($0) },
             onFailure: { error in
                 if error.code != .leaseLost {

@@ -25,6 +25,7 @@ final class OutcomeCommitter: @unchecked Sendable {
     private let tracker: CheckpointTracker?
     private let window: BatchWindow?
     private let batchSize: Int
+    private let recordEvents: Bool
     private let intervalNs: UInt64
     private let onCommitted: @Sendable ([DeliveryResult]) -> Void
     private let onFailure: @Sendable (DeliveryStoreError) -> Void
@@ -44,7 +45,7 @@ final class OutcomeCommitter: @unchecked Sendable {
 
     init(
         access: StoreAccess, app: String, job: Job?, tracker: CheckpointTracker?, window: BatchWindow?,
-        batchSize: Int, intervalMs: Int, onCommitted: @escaping @Sendable ([DeliveryResult]) -> Void,
+        batchSize: Int, intervalMs: Int, recordEvents: Bool = false, onCommitted: @escaping @Sendable ([DeliveryResult]) -> Void,
         onFailure: @escaping @Sendable (DeliveryStoreError) -> Void,
         onUnrecorded: @escaping @Sendable ([DeliveryResult]) -> Void = { _ in }
     ) {
@@ -55,6 +56,7 @@ final class OutcomeCommitter: @unchecked Sendable {
         self.tracker = tracker
         self.window = window
         self.batchSize = max(1, batchSize)
+        self.recordEvents = recordEvents
         self.intervalNs = UInt64(max(1, intervalMs)) * 1_000_000
         self.onCommitted = onCommitted
         self.onFailure = onFailure
@@ -159,7 +161,8 @@ final class OutcomeCommitter: @unchecked Sendable {
         let done = batch.filter { $0.kind != .unsent }.map(\.token.hex)
         let checkpoint = tracker?.checkpoint(committing: done)
         let part = job.map { OutcomeBatch.Job(id: $0.id, shard: $0.shard, fence: $0.fence, run: $0.run, checkpoint: checkpoint) }
-        let outcomeBatch = OutcomeBatch(app: app, job: part, outcomes: outcomes, releasedPrunes: prunes)
+        var outcomeBatch = OutcomeBatch(app: app, job: part, outcomes: outcomes, releasedPrunes: prunes)
+        outcomeBatch.recordEvents = recordEvents
         do {
             let receipt = try access.blocking("recording \(batch.count) outcomes") { store throws(DeliveryStoreError) in
                 try store.commit(outcomeBatch)

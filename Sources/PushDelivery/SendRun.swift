@@ -40,7 +40,8 @@ public struct SendRun: Sendable {
         let window = BatchWindow(limit: sender.configuration.inFlightLimit)
         let committer = OutcomeCommitter(
             access: access, app: app, job: nil, tracker: nil, window: window, batchSize: configuration.commitBatchSize,
-            intervalMs: configuration.commitIntervalMs, onCommitted: onCommitted,
+            intervalMs: configuration.commitIntervalMs, recordEvents: configuration.webhookApps.contains(app),
+            onCommitted: onCommitted,
             onFailure: { stop.raise(.store($0.message)) }, onUnrecorded: onUnrecorded)
         sender.beginRun()
         var pages = TargetPages(targets: targets, app: app, access: access, batchSize: configuration.batchSize)

@@ -355,3 +355,21 @@ final class OpenSSLPKCS12 {
         return (ownedKey, ownedCert, chain)
     }
 }
+
+// MARK: - HMAC
+
+/// HMAC-SHA256 of `data` under `key` (webhook signatures).
+func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] {
+    var out = [UInt8](repeating: 0, count: 32)
+    var length = 0
+    let ok = key.withUnsafeBytes { k in
+        data.withUnsafeBufferPointer { d in
+            out.withUnsafeMutableBufferPointer { o in
+                EVP_Q_mac(nil, "HMAC", nil, "SHA256", nil, k.baseAddress, k.count, d.baseAddress, d.count, o.baseAddress, 32, &length)
+            }
+        }
+    }
+    // EVP_Q_mac fails only without memory or a SHA-256 implementation, which no OpenSSL 3 build lacks.
+    precondition(ok != nil && length == 32, "HMAC-SHA256 failed: \(drainOpenSSLErrors())")
+    return out
+}

@@ -51,15 +51,17 @@ public final class PushServer: Sendable {
     let prometheus: PrometheusCollectorRegistry
     let metrics: ServerMetrics
     let jobs: JobRunner
+    let webhooks: WebhookDispatcher?
     let logger: Logger
 
     /// Creates the server. `keys` usually comes from `APIKeys(apps: configuration.apps)`.
     public init(
         configuration: PushConfiguration, registry: any RegistryStore, keys: APIKeys,
         credentials: [String: CredentialStatus] = [:], prometheus: PrometheusCollectorRegistry = .init(),
-        limits: Limits = Limits(), jobSettings: JobRunner.Settings = .init(),
+        limits: Limits = Limits(), jobSettings: JobRunner.Settings = .init(), webhooks: WebhookDispatcher? = nil,
         logger: Logger = Logger(label: "pushctl.serve")
     ) {
+        self.webhooks = webhooks
         self.configuration = configuration
         self.registry = registry
         self.keys = keys
@@ -95,6 +97,7 @@ public final class PushServer: Sendable {
     public func start(host: String? = nil, port: Int? = nil) async throws -> RunningServer {
         await jobs.resumeUnfinished()
         jobs.startAdopting()
+        webhooks?.start()
         let bound = AsyncStream<Int>.makeStream()
         let app = Application(
             router: makeRouter(),
@@ -124,6 +127,7 @@ public final class PushServer: Sendable {
         defer { checkpoints?.stop() }
         await jobs.resumeUnfinished()
         jobs.startAdopting()
+        webhooks?.start()
         let app = Application(
             router: makeRouter(),
             configuration: .init(address: .hostname(configuration.server.host, port: configuration.server.port), serverName: nil),
@@ -133,6 +137,7 @@ public final class PushServer: Sendable {
         try await group.run()
         batcher.shutdown()
         await jobs.shutdown()
+        await webhooks?.stop()
     }
 }
 
@@ -150,5 +155,6 @@ public struct RunningServer: Sendable {
         try await task.value
         server.batcher.shutdown()
         await server.jobs.shutdown()
+        await server.webhooks?.stop()
     }
 }

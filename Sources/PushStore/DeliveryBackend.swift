@@ -27,6 +27,10 @@ protocol DeliveryBackend: Sendable {
     func breakerStates(app: String) throws(StoreError) -> [String: PruningBreaker.State]
     func saveBreakerStates(app: String, _ states: [String: PruningBreaker.State]) throws(StoreError)
     func clockMs() throws(StoreError) -> Int64
+    func claimWebhookEvents(app: String, limit: Int, leaseMs: Int64) throws(StoreError) -> [WebhookEvent]
+    func deleteWebhookEvents(ids: [Int64]) throws(StoreError)
+    func retryWebhookEvents(ids: [Int64], afterMs: Int64) throws(StoreError)
+    func webhookBacklog(app: String) throws(StoreError) -> Int
 }
 
 extension Registry: DeliveryBackend {
@@ -53,6 +57,22 @@ struct BackendDeliveryStore<Backend: DeliveryBackend>: DeliveryStore {
 
     func unfinishedBroadcasts() throws(DeliveryStoreError) -> [BroadcastRecord] {
         try mapped { () throws(StoreError) in try backend.broadcasts(app: nil, states: [.pending, .running, .interrupted, .failed]) }
+    }
+
+    func claimWebhookEvents(app: String, limit: Int, leaseMs: Int64) throws(DeliveryStoreError) -> [WebhookEvent] {
+        try mapped { () throws(StoreError) in try backend.claimWebhookEvents(app: app, limit: limit, leaseMs: leaseMs) }
+    }
+
+    func deleteWebhookEvents(ids: [Int64]) throws(DeliveryStoreError) {
+        try mapped { () throws(StoreError) in try backend.deleteWebhookEvents(ids: ids) }
+    }
+
+    func retryWebhookEvents(ids: [Int64], afterMs: Int64) throws(DeliveryStoreError) {
+        try mapped { () throws(StoreError) in try backend.retryWebhookEvents(ids: ids, afterMs: afterMs) }
+    }
+
+    func webhookBacklog(app: String) throws(DeliveryStoreError) -> Int {
+        try mapped { () throws(StoreError) in try backend.webhookBacklog(app: app) }
     }
 
     func clockMs() throws(DeliveryStoreError) -> Int64 {

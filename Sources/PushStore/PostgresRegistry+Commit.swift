@@ -8,12 +8,13 @@ extension PostgresRegistry {
     /// Every write depends on the fenced shard update, so a stale claim writes nothing, and the shard row is
     /// locked only for the statement (the feed's dispatch marks do not queue behind a long transaction).
     /// Prunes (rare: a dead token) need the gated prune's per-token logic; a batch holding any runs in a
-    /// transaction: its prunes, the statement, then the prunes the breaker released.
+    /// transaction: its prunes, the statement, then the prunes the breaker released (and, for an app with a
+    /// webhook, the outbox events of its prunes and final failures).
     func commit(_ batch: OutcomeBatch) throws(StoreError) -> CommitReceipt {
         let prunes = batch.outcomes.filter { o in
             o.kind == .tokenDead && o.prune.map { Registry.prunes($0.reason) } == true
         }
-        guard prunes.isEmpty && batch.releasedPrunes.isEmpty else {
+        guard prunes.isEmpty && batch.releasedPrunes.isEmpty && !batch.hasFailureEvents else {
             return try pool.transaction { (db) throws(StoreError) -> CommitReceipt in
                 var receipt = CommitReceipt()
                 for o in prunes {
@@ -32,6 +33,7 @@ extension PostgresRegistry {
                         try db.query("UPDATE broadcast_outcomes SET pruned = true WHERE broadcast_id = \(id) AND token = \(hex)")
                     }
                 }
+                try insertWebhookEvents(batch.webhookEvents(pruned: receipt.pruned), in: db)
                 return receipt
             }
         }

@@ -209,6 +209,26 @@ enum PostgresSchema {
                 CHECK (state IN ('pending', 'running', 'interrupted', 'completed', 'failed', 'cancelled'))
             """,
         ],
+        // 5: the webhook outbox (see the SQLite schema's version 8).
+        [
+            """
+            CREATE TABLE webhook_events (
+                id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                app text NOT NULL,
+                kind text NOT NULL,
+                token text NOT NULL,
+                status integer NOT NULL,
+                reason text,
+                apns_id text,
+                broadcast_id text,
+                apns_timestamp_ms bigint,
+                created_ms bigint NOT NULL,
+                attempts integer NOT NULL DEFAULT 0,
+                due_ms bigint NOT NULL DEFAULT 0
+            )
+            """,
+            "CREATE INDEX webhook_events_app_due ON webhook_events (app, due_ms, id)",
+        ],
     ]
 
     /// Brings the database to ``currentVersion``. Throws `.schemaTooNew` for a database from a newer build.

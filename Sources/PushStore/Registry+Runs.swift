@@ -204,6 +204,7 @@ extension Registry {
                     }
                 }
             }
+            try Self.insertWebhookEvents(batch.webhookEvents(pruned: receipt.pruned), now: now, in: db)
             return receipt
         }
     }

@@ -320,7 +320,7 @@ extension Registry {
         return out
     }
 
-    private static func scalar(_ sql: String, _ id: String, in db: Connection) throws(StoreError) -> Int64 {
+    static func scalar(_ sql: String, _ id: String, in db: Connection) throws(StoreError) -> Int64 {
         let select = try db.statement(sql)
         defer { select.reset() }
         try select.bind(1, id)

@@ -243,6 +243,27 @@ enum Schema {
             "ALTER TABLE broadcasts_v7 RENAME TO broadcasts",
             "CREATE INDEX broadcasts_app_state ON broadcasts (app, state)",
         ],
+        // 8: the webhook outbox: events (pruned tokens, final failures) written in the commit that caused them,
+        // deleted once the app's webhook took them.
+        [
+            """
+            CREATE TABLE webhook_events (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                app TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                token TEXT NOT NULL,
+                status INTEGER NOT NULL,
+                reason TEXT,
+                apns_id TEXT,
+                broadcast_id TEXT,
+                apns_timestamp_ms INTEGER,
+                created_ms INTEGER NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                due_ms INTEGER NOT NULL DEFAULT 0
+            )
+            """,
+            "CREATE INDEX webhook_events_app_due ON webhook_events (app, due_ms, id)",
+        ],
     ]
 
     /// Brings the database to ``currentVersion`` in one write transaction, so two processes opening a new

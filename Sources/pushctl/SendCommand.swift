@@ -79,6 +79,7 @@ struct SendCommand: AsyncParsableCommand {
 
         var engine = BroadcastConfiguration()
         engine.storeOutageLimitMs = config.databaseOutageLimitSeconds * 1000
+        engine.webhookApps = Set(config.apps.filter { $0.value.webhook != nil }.keys)
         let output = ResultPrinter(json: json)
         let bundleId = appSettings.topic
         let stop = StopFlag()

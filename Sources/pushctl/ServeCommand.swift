@@ -52,8 +52,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
 
         let simulator = try await SimulatorHost.startIfNeeded(config: config, logger: logger)
+        let webhooks = try WebhookSetup.dispatcher(config: config, apps: config.apps, store: registry.deliveryStore, logger: logger)
         let server = PushServer(
-            configuration: config, registry: registry, keys: keys, credentials: credentials, logger: logger)
+            configuration: config, registry: registry, keys: keys, credentials: credentials, webhooks: webhooks, logger: logger)
         printBanner(config: config, devKeys: devKeys, simulatorPort: simulator?.port)
         do {
             try await server.run()

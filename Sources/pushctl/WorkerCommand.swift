@@ -50,10 +50,13 @@ struct WorkerCommand: AsyncParsableCommand {
             guard let settings = config.apps[app] else { throw CLIError.usage("unknown app \(app)") }
             return try Sender.forApp(settings, in: config, breakerStates: breakers, logger: logger)
         }
+        let webhooks = try WebhookSetup.dispatcher(config: config, apps: selected, store: registry.deliveryStore, logger: logger)
         let stop = StopFlag()
         let signals = SignalWatcher { stop.raise(signal: $0) }
         defer { signals.cancel() }
+        webhooks?.start()
         let report = await worker.run(stop: stop)
+        await webhooks?.stop()
         printError("worker stopped: \(report.shardsFinished) shards finished, \(report.shardsReleased) given back, \(report.sent) notifications sent")
     }
 }

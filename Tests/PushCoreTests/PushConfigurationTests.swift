@@ -79,6 +79,30 @@ import Testing
         }
     }
 
+    @Test func aWebhookNeedsAURLAndASecretThatIsNeverInline() throws {
+        let auth = #""auth":{"p8":"/k.p8","keyId":"K","teamId":"T"}"#
+        let config = try decode(#"{"apps":{"a":{"topic":"t",\#(auth),"webhook":{"url":"https://backend.example/push-feedback","secretFile":"hook.secret"}}}}"#)
+        let hook = try #require(try config.app("a").webhook)
+        #expect(hook.url == "https://backend.example/push-feedback")
+        guard case .file(let path) = hook.secret else { Issue.record("secretFile not kept"); return }
+        #expect(path.hasSuffix("/hook.secret") && path.hasPrefix("/"))
+        let env = try decode(#"{"apps":{"a":{"topic":"t",\#(auth),"webhook":{"url":"http://10.0.0.5:8080/hook","secretEnv":"HOOK_SECRET"}}}}"#)
+        #expect(try env.app("a").webhook?.secret == .environment("HOOK_SECRET"))
+        for bad in [
+            #"{"url":"https://x/h","secret":"inline"}"#,
+            #"{"url":"https://x/h"}"#,
+            #"{"url":"https://x/h","secretFile":"f","secretEnv":"E"}"#,
+            #"{"url":"ftp://x/h","secretEnv":"E"}"#,
+            #"{"url":"https://user:pw@x/h","secretEnv":"E"}"#,
+            #"{"secretEnv":"E"}"#,
+            #"{"url":"https://x/h","secretEnv":"E","colour":"red"}"#,
+        ] {
+            #expect(throws: ConfigurationError.self, "\(bad)") {
+                try decode(#"{"apps":{"a":{"topic":"t",\#(auth),"webhook":\#(bad)}}}"#)
+            }
+        }
+    }
+
     @Test func endpointsAndKeys() throws {
         #expect(try Endpoint(parsing: "https://apns.internal:8443") == .url(host: "apns.internal", port: 8443))
         #expect(try Endpoint(parsing: "https://apns.internal") == .url(host: "apns.internal", port: 443))

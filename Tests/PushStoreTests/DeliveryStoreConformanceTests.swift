@@ -288,6 +288,52 @@ import Testing
         #expect(try w.store.broadcast(id: "b")?.state == .completed)
     }
 
+    @Test(arguments: Backend.allCases) func webhookEventsAreWrittenWithTheirCommitAndLeasedToOneClaimerAtATime(_ backend: Backend) throws {
+        let w = try World(backend)
+        let shard = try #require(try w.claim())
+        let t = w.tokens
+        var rejected = w.outcome(t[2], .rejected)
+        rejected.status = 400
+        rejected.reason = "TopicDisallowed"
+        // Without a webhook nothing goes to the outbox…
+        _ = try w.store.commit(OutcomeBatch(app: "a", job: w.job(shard), outcomes: [rejected]))
+        #expect(try w.store.webhookBacklog(app: "a") == 0)
+        // …with one, a pruned token and a final failure make one event each; accepted devices make none.
+        var batch = OutcomeBatch(app: "a", job: w.job(shard), outcomes: [
+            w.outcome(t[0], .accepted),
+            w.outcome(t[1], .tokenDead, prune: PruneRequest(reason: .unregistered, apnsTimestampMs: w.clock.now + 1000)),
+            rejected,
+        ])
+        batch.recordEvents = true
+        #expect(try w.store.commit(batch).pruned == [t[1]])
+        #expect(try w.store.webhookBacklog(app: "a") == 2)
+        // A commit fenced out writes no events either.
+        w.clock.advance(60_000)
+        let other = try #require(try w.claim("o2"))
+        #expect(other.fence > shard.fence)
+        #expect(throws: DeliveryStoreError.self) { _ = try w.store.commit(batch) }
+        #expect(try w.store.webhookBacklog(app: "a") == 2)
+        // One claimer holds them until its lease ends.
+        let claimed = try w.store.claimWebhookEvents(app: "a", limit: 10, leaseMs: 5000)
+        #expect(claimed.map(\.kind) == [.tokenPruned, .deliveryFailed])
+        #expect(claimed[0].token == t[1].hex && claimed[0].reason == "Unregistered" && claimed[0].apnsTimestampMs == w.clock.now - 59_000)
+        #expect(claimed[0].broadcastId == "b" && claimed[1].reason == "TopicDisallowed" && claimed[1].status == 400)
+        #expect(claimed[0].id < claimed[1].id && claimed.allSatisfy { $0.attempts == 0 })
+        #expect(try w.store.claimWebhookEvents(app: "a", limit: 10, leaseMs: 5000).isEmpty)
+        // A failed post makes them due again after the backoff, with the attempt counted.
+        try w.store.retryWebhookEvents(ids: claimed.map(\.id), afterMs: 2000)
+        w.clock.advance(1999)
+        #expect(try w.store.claimWebhookEvents(app: "a", limit: 10, leaseMs: 5000).isEmpty)
+        w.clock.advance(1)
+        let again = try w.store.claimWebhookEvents(app: "a", limit: 1, leaseMs: 5000)
+        #expect(again.map(\.id) == [claimed[0].id] && again[0].attempts == 1)
+        // Delivered events are gone; the other one is still due.
+        try w.store.deleteWebhookEvents(ids: again.map(\.id))
+        #expect(try w.store.webhookBacklog(app: "a") == 1)
+        #expect(try w.store.claimWebhookEvents(app: "a", limit: 10, leaseMs: 5000).map(\.id) == [claimed[1].id])
+        #expect(try w.store.webhookBacklog(app: "other") == 0)
+    }
+
     @Test(arguments: Backend.allCases) func breakerStateIsKeptPerEndpoint(_ backend: Backend) throws {
         let w = try World(backend)
         #expect(try w.store.breakerStates(app: "a").isEmpty)

@@ -1,0 +1,185 @@
+import APNsSimulator
+import Foundation
+import PushCore
+import PushDelivery
+import PushSender
+import PushServer
+import PushStore
+import Testing
+
+/// The feedback webhook end to end over real sockets: the server sends jobs to the real simulator, the
+/// simulator answers some devices 410 Unregistered and refuses another app's topic, and a real HTTP receiver
+/// gets signed batches of pruned tokens and final failures — after retries when it fails, and without the jobs
+/// waiting for it.
+@Suite(.timeLimit(.minutes(3))) struct WebhookTests {
+    static let secret = "s3cret-webhook-key"
+
+    struct World {
+        let setup: NotificationJobTests.Setup
+        let server: TestServer
+        let registry: Registry
+        let receiver: WebhookReceiver
+        let simulator: APNsSimulator
+        let tokens: [DeviceToken]
+        let dead: [DeviceToken]
+
+        static func make() async throws -> World {
+            let base = try await NotificationJobTests.Setup.make()
+            try await base.simulator.stop()
+            // The simulator again, with two devices APNs says were unregistered (after they registered: a token
+            // registered again after APNs' timestamp is kept).
+            let pem = try SimulatorConfiguration.pemFiles(in: base.dir + "/certs")
+            let tokens = (0..<8).map { i in try! DeviceToken(parsing: "ef" + String(repeating: "0", count: 61) + String(i)) }
+            let dead = Array(tokens.prefix(2))
+            let later = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
+            var devices: [DeviceToken: DeviceBehaviour] = [:]
+            for token in dead { devices[token] = .unregistered(timestampMs: later) }
+            let simulator = try APNsSimulator(configuration: SimulatorConfiguration(
+                host: "127.0.0.1", port: 0, caPEM: pem.ca, serverCertificatePEM: pem.certificate, serverKeyPEM: pem.key,
+                receivedLimit: 10_000, devices: devices))
+            let port = try await simulator.start()
+            let receiver = try await WebhookReceiver.start()
+            var config = base.config
+            config.simulator.port = port
+            let hook = WebhookSettings(url: receiver.url, secret: .environment("PUSHPROVIDER_TEST_WEBHOOK_SECRET"))
+            config.apps["example"]?.webhook = hook
+            // An app whose topic the client certificate does not cover: APNs refuses every notification (400
+            // TopicDisallowed), a final failure.
+            var wrong = try #require(config.apps["example"])
+            wrong.topic = "com.example.not-this-app"
+            wrong.sendKeys = [APIKeys.hash("send-wrong")]
+            config.apps["wrong"] = wrong
+            let setup = NotificationJobTests.Setup(dir: base.dir, config: config, simulator: simulator)
+            let registry = try Registry(path: config.database)
+            var settings = WebhookDispatcher.Settings()
+            settings.idlePollMs = 50
+            settings.firstRetryMs = 100
+            let client = WebhookClient(url: receiver.url, secret: Array(secret.utf8))
+            let dispatcher = WebhookDispatcher(
+                store: registry.deliveryStore, clients: ["example": client, "wrong": client], settings: settings,
+                logger: .init(label: "webhooks"))
+            let server = PushServer(
+                configuration: config, registry: registry, keys: APIKeys(apps: config.apps),
+                credentials: ["example": .init(loaded: true, kind: "certificate", daysLeft: 365)], webhooks: dispatcher)
+            let running = try await server.start(host: "127.0.0.1", port: 0)
+            for app in ["example", "wrong"] {
+                for r in registry.registerBatch(tokens.map { RegistrationRequest(app: app, token: $0, environment: .development) }) {
+                    _ = try r.get()
+                }
+            }
+            return World(
+                setup: setup, server: TestServer(running: running, store: registry, directory: URL(fileURLWithPath: base.dir + "/unused")),
+                registry: registry, receiver: receiver, simulator: simulator, tokens: tokens, dead: dead)
+        }
+
+        func stop() async throws {
+            try await server.stop()
+            try await receiver.stop()
+            try await setup.stop()
+        }
+
+        func send(_ app: String, key: String, id: String) async throws {
+            let r = try await server.request("POST", "/v1/apps/\(app)/notifications", key: key, contentType: "application/json",
+                                             body: #"{"id":"\#(id)","all":true,"alert":"Hi"}"#)
+            #expect(r.status == 202)
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline, try registry.broadcast(id: id)?.state != .completed { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(try registry.broadcast(id: id)?.state == .completed)
+        }
+
+        /// Every event the receiver got, by event id (a retried batch may repeat ids).
+        func events(app: String) throws -> [Int64: JSONValue] {
+            var out: [Int64: JSONValue] = [:]
+            for request in receiver.received {
+                let body = try JSONValue(parsing: request.body)
+                guard body["app"]?.stringValue == app else { continue }
+                for event in body["events"]?.arrayValue ?? [] { out[event["id"]?.intValue ?? -1] = event }
+            }
+            return out
+        }
+
+        func waitForEvents(app: String, count: Int) async throws -> [Int64: JSONValue] {
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline, try events(app: app).count < count { try await Task.sleep(for: .milliseconds(50)) }
+            return try events(app: app)
+        }
+    }
+
+    /// HMAC-SHA256 by OpenSSL's command line, independent of the code under test.
+    static func opensslHMAC(key: String, message: [UInt8]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = ["dgst", "-sha256", "-hmac", key, "-r"]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(Data(message))
+        try input.fileHandleForWriting.close()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return String(text.prefix { $0 != " " })
+    }
+
+    @Test func prunedTokensAndFinalFailuresArriveSignedAndTheOutboxEmpties() async throws {
+        let w = try await World.make()
+        try await w.send("example", key: "send", id: "hello")
+        let pruned = try await w.waitForEvents(app: "example", count: 2)
+        #expect(pruned.count == 2)
+        #expect(Set(pruned.values.compactMap { $0["token"]?.stringValue }) == Set(w.dead.map(\.hex)))
+        for event in pruned.values {
+            #expect(event["type"]?.stringValue == "tokenPruned")
+            #expect(event["reason"]?.stringValue == "Unregistered" && event["status"] == .int(410))
+            #expect(event["broadcast"]?.stringValue == "hello")
+            #expect(event["apnsTimestamp"]?.stringValue != nil && event["apnsId"]?.stringValue != nil)
+        }
+        #expect(try w.registry.count(app: "example") == 6)
+        try await w.send("wrong", key: "send-wrong", id: "refused")
+        let failed = try await w.waitForEvents(app: "wrong", count: 8)
+        #expect(failed.count == 8)
+        #expect(failed.values.allSatisfy {
+            $0["type"]?.stringValue == "deliveryFailed" && $0["reason"]?.stringValue == "TopicDisallowed" && $0["status"] == .int(400)
+        })
+        // Each request is signed over "<timestamp>.<body>" with the app's secret.
+        for request in w.receiver.received {
+            let timestamp = try #require(request.headers["x-pushprovider-timestamp"])
+            let signature = try #require(request.headers["x-pushprovider-signature"])
+            let expected = try Self.opensslHMAC(key: Self.secret, message: Array("\(timestamp).".utf8) + request.body)
+            #expect(signature == "sha256=" + expected)
+            #expect(abs((Int64(timestamp) ?? 0) - Int64(Date().timeIntervalSince1970)) < 60)
+            #expect(request.headers["content-type"] == "application/json")
+        }
+        // Delivered events leave the outbox; nothing else went out (accepted devices make no event).
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, try w.registry.deliveryStore.webhookBacklog(app: "example") + w.registry.deliveryStore.webhookBacklog(app: "wrong") > 0 {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try w.registry.deliveryStore.webhookBacklog(app: "example") == 0)
+        #expect(try w.registry.deliveryStore.webhookBacklog(app: "wrong") == 0)
+        #expect(w.receiver.received.count == 2)
+        try await w.stop()
+    }
+
+    @Test func aFailingReceiverNeitherBlocksDeliveryNorLosesEvents() async throws {
+        let w = try await World.make()
+        w.receiver.answer(503)
+        // The job completes while every webhook request fails.
+        try await w.send("example", key: "send", id: "during-outage")
+        #expect(w.setup.simulator.received.count == 6)  // the simulator records what it accepted: not the two 410s
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, w.receiver.received.count < 3 { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(w.receiver.received.count >= 3, "the dispatcher retries")
+        #expect(try w.registry.deliveryStore.webhookBacklog(app: "example") == 2)
+        // The receiver comes back: the same events arrive, once accepted they are gone from the outbox.
+        w.receiver.answer(200)
+        while Date() < deadline, try w.registry.deliveryStore.webhookBacklog(app: "example") > 0 { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(try w.registry.deliveryStore.webhookBacklog(app: "example") == 0)
+        let events = try w.events(app: "example")
+        #expect(Set(events.values.compactMap { $0["token"]?.stringValue }) == Set(w.dead.map(\.hex)))
+        // The retries waited longer each time (100, 200, 400 ms …): far fewer requests than idle polls.
+        let attempts = w.receiver.received.count
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(w.receiver.received.count == attempts, "nothing is posted once the outbox is empty")
+        try await w.stop()
+    }
+}
