@@ -8,20 +8,10 @@ import PushCore
 /// exposition format. Reasons are therefore reduced to Apple's set plus two classes, and every value is
 /// escaped as the format requires.
 enum MetricLabels {
-    /// A notification that ended without an APNs answer (unreachable, TLS, dropped connections).
-    static let transportError = "transportError"
-    /// An APNs answer with a reason this version does not know.
-    static let unknownReason = "unknown"
-
-    /// The `reason` label of a delivery with HTTP `status` and stored `reason`: "" for none, Apple's reason
-    /// when it is one this version knows, else ``transportError`` (no answer) or ``unknownReason``.
-    static func reason(status: Int, reason: String?) -> String {
-        guard let reason, !reason.isEmpty else { return "" }
-        if case .unknown = APNsReason(rawValue: reason) {
-            return status == 0 ? transportError : unknownReason
-        }
-        return reason
-    }
+    /// The `reason` label of a delivery with HTTP `status` and stored `reason` (see
+    /// ``APNsReason/label(status:reason:)``: the counters store it already reduced, except rows counted from the
+    /// log by older versions).
+    static func reason(status: Int, reason: String?) -> String { APNsReason.label(status: status, reason: reason) }
 
     /// `value` escaped for a label: backslash, double quote and newline (the exposition format's rules).
     static func escape(_ value: String) -> String {

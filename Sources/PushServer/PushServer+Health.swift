@@ -41,37 +41,4 @@ extension PushServer {
         ])
         return JSONResponse.make(healthy ? .ok : .serviceUnavailable, body)
     }
-
-    /// `GET /metrics`: Prometheus text. Delivery and prune counts are read from the database so sends made
-    /// by any process (CLI, cron broadcasts, this server) are included.
-    func metricsResponse() -> Response {
-        var text = prometheus.emitToString()
-        if let counts = try? registry.deliveryCounts() {
-            text += "# HELP pushprovider_deliveries_total Notifications with a final outcome, from the delivery log\n"
-            text += "# TYPE pushprovider_deliveries_total counter\n"
-            // Stored reasons are reduced to a bounded label set, so several rows can make one series.
-            var series: [(app: String, status: Int, reason: String, count: Int)] = []
-            for c in counts {
-                let reason = MetricLabels.reason(status: c.status, reason: c.reason)
-                if let i = series.firstIndex(where: { $0.app == c.app && $0.status == c.status && $0.reason == reason }) {
-                    series[i].count += c.count
-                } else {
-                    series.append((c.app, c.status, reason, c.count))
-                }
-            }
-            for c in series {
-                text += "pushprovider_deliveries_total{app=\"\(MetricLabels.escape(c.app))\",status=\"\(c.status)\",reason=\"\(MetricLabels.escape(c.reason))\"} \(c.count)\n"
-            }
-        }
-        if let prunes = try? registry.pruneCounts() {
-            text += "# HELP pushprovider_prunes_total Tokens pruned (or kept because of a newer registration)\n"
-            text += "# TYPE pushprovider_prunes_total counter\n"
-            for p in prunes {
-                text += "pushprovider_prunes_total{app=\"\(MetricLabels.escape(p.app))\",reason=\"\(MetricLabels.escape(p.reason))\",outcome=\"\(MetricLabels.escape(p.outcome))\"} \(p.count)\n"
-            }
-        }
-        return Response(
-            status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
-            body: .init(byteBuffer: ByteBuffer(string: text)))
-    }
 }

@@ -4,7 +4,7 @@ import PushCore
 /// The PostgreSQL commit of a batch of outcomes (see ``DeliveryBackend/commit(_:)``).
 extension PostgresRegistry {
     /// Writes a batch in ONE statement: the shard's fence check and checkpoint, the claim's count, the
-    /// delivery-log rows, the last-success times and the broadcast outcomes, from one set of arrays sent once.
+    /// delivery-log rows and counters, the last-success times and the broadcast outcomes, from one set of arrays sent once.
     /// Every write depends on the fenced shard update, so a stale claim writes nothing, and the shard row is
     /// locked only for the statement (the feed's dispatch marks do not queue behind a long transaction).
     /// Prunes (rare: a dead token) need the gated prune's per-token logic; a batch holding any runs in a
@@ -73,6 +73,10 @@ extension PostgresRegistry {
             if o.kind != .pending { sent += 1 }
             if o.kind == .accepted { lastAcceptedMs = max(lastAcceptedMs, o.finishedMs) }
         }
+        let tally = DeliveryCount.tally(outcomes.compactMap { $0.logRecord(app: batch.app) })
+        let (countStatuses, countReasons) = (tally.map { Int64($0.key.status) }, tally.map(\.key.reason))
+        let (counts, retries) = (tally.map { Int64($0.value.count) }, tally.map { Int64($0.value.retries) })
+        let bucket = counterBucket
         let app = batch.app
         let job = batch.job
         let (id, shard, fence, run) = (job?.id, Int64(job?.shard ?? 0), job?.fence ?? 0, Int64(job?.run ?? 0))
@@ -99,6 +103,14 @@ extension PostgresRegistry {
                 INSERT INTO delivery_log (app, apns_id, unique_id, token, status, reason, attempts, possibly_duplicated,
                     first_attempt_ms, finished_ms)
                 SELECT \(app), i, nullif(u, ''), t, s, nullif(r, ''), a, d, f, e FROM x WHERE k <> 'pending'
+            ), counted AS (
+                INSERT INTO delivery_counters (app, status, reason, bucket, count, retries)
+                SELECT \(app), s, r, \(bucket), c, n
+                FROM unnest(\(countStatuses)::bigint[], \(countReasons)::text[], \(counts)::bigint[], \(retries)::bigint[])
+                    AS y (s, r, c, n)
+                WHERE EXISTS (SELECT 1 FROM holds)
+                ON CONFLICT (app, status, reason, bucket) DO UPDATE SET count = delivery_counters.count + excluded.count,
+                    retries = delivery_counters.retries + excluded.retries
             ), seen AS (
                 UPDATE devices SET last_success_ms = greatest(coalesce(last_success_ms, 0), \(lastAcceptedMs))
                 WHERE app = \(app) AND token = ANY(ARRAY(SELECT t FROM x WHERE k = 'accepted'))

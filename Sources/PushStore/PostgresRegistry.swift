@@ -13,6 +13,8 @@ public final class PostgresRegistry: RegistryStore {
     public let url: PostgresURL
     let pool: PostgresPool
     let clock: (@Sendable () -> Int64)?
+    /// This process's row of each counter (see ``PostgresSchema``'s migration 6): one of 16, at random.
+    let counterBucket = Int16.random(in: 0..<16)
     /// Wakes workers waiting for shards (``DeliveryStore/waitForWork(timeoutMs:)``).
     let wakeups: PostgresWakeups
 
@@ -336,6 +338,10 @@ public final class PostgresRegistry: RegistryStore {
             INSERT INTO prune_log (app, token, reason, action, apns_timestamp_ms, last_registered_ms, at_ms)
             VALUES (\(app), \(hex), \(reasonText), \(action), \(apnsTimestampMs), \(row.lastRegisteredMs), coalesce(\(now)::bigint, pp_now_ms()))
             """)
+        try db.query("""
+            INSERT INTO prune_counters (app, reason, action, bucket, count) VALUES (\(app), \(reasonText), \(action), \(counterBucket), 1)
+            ON CONFLICT (app, reason, action, bucket) DO UPDATE SET count = prune_counters.count + 1
+            """)
         return keep ? .skippedNewerRegistration : .deleted
     }
 
@@ -378,6 +384,23 @@ public final class PostgresRegistry: RegistryStore {
                 \(reasons)::text[], \(attempts)::bigint[], \(dups)::boolean[], \(firsts)::bigint[], \(finished)::bigint[])
                 AS x (a, i, u, t, s, r, n, p, f, e)
             """)
+        try countDeliveries(records, in: db)
+    }
+
+    /// Adds `records` to the delivery counters (this process's bucket), inside the caller's transaction.
+    func countDeliveries(_ records: [DeliveryRecord], in db: PostgresSession) throws(StoreError) {
+        let tally = DeliveryCount.tally(records)
+        guard !tally.isEmpty else { return }
+        let apps = tally.map(\.key.app), statuses = tally.map { Int64($0.key.status) }, reasons = tally.map(\.key.reason)
+        let counts = tally.map { Int64($0.value.count) }, retries = tally.map { Int64($0.value.retries) }
+        try db.query("""
+            INSERT INTO delivery_counters (app, status, reason, bucket, count, retries)
+            SELECT a, s, r, \(counterBucket), c, n
+            FROM unnest(\(apps)::text[], \(statuses)::bigint[], \(reasons)::text[], \(counts)::bigint[], \(retries)::bigint[])
+                AS x (a, s, r, c, n)
+            ON CONFLICT (app, status, reason, bucket) DO UPDATE SET count = delivery_counters.count + excluded.count,
+                retries = delivery_counters.retries + excluded.retries
+            """)
     }
 
     public func recentDeliveries(app: String, limit: Int = 100) throws(StoreError) -> [DeliveryRecord] {
@@ -401,18 +424,21 @@ public final class PostgresRegistry: RegistryStore {
 
     public func deliveryCounts() throws(StoreError) -> [DeliveryCount] {
         try pool.withConnection { (db) throws(StoreError) -> [DeliveryCount] in
-            try db.rows("""
-                SELECT app, status::bigint, reason, count(*)::bigint FROM delivery_log GROUP BY app, status, reason
-                ORDER BY 1, 2, 3
-                """, as: (String, Int64, String?, Int64).self)
-                .map { DeliveryCount(app: $0.0, status: Int($0.1), reason: $0.2, count: Int($0.3)) }
+            let rows = try db.rows("""
+                SELECT app, status::bigint, reason, sum(count)::bigint, sum(retries)::bigint FROM delivery_counters
+                GROUP BY app, status, reason ORDER BY 1, 2, 3
+                """, as: (String, Int64, String, Int64, Int64).self)
+            return rows.map { (row: (String, Int64, String, Int64, Int64)) -> DeliveryCount in
+                let reason: String? = row.2.isEmpty ? nil : row.2
+                return DeliveryCount(app: row.0, status: Int(row.1), reason: reason, count: Int(row.3), retries: Int(row.4))
+            }
         }
     }
 
     public func pruneCounts() throws(StoreError) -> [PruneCount] {
         try pool.withConnection { (db) throws(StoreError) -> [PruneCount] in
             try db.rows(
-                "SELECT app, reason, action, count(*)::bigint FROM prune_log GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+                "SELECT app, reason, action, sum(count)::bigint FROM prune_counters GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
                 as: (String, String, String, Int64).self
             ).map { PruneCount(app: $0.0, reason: $0.1, outcome: $0.2, count: Int($0.3)) }
         }

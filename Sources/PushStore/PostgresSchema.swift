@@ -229,6 +229,38 @@ enum PostgresSchema {
             """,
             "CREATE INDEX webhook_events_app_due ON webhook_events (app, due_ms, id)",
         ],
+        // 6: delivery and prune counters (see the SQLite schema's version 9). Each process adds to one of 16
+        // buckets, so concurrent workers rarely wait on the same row; readers sum the buckets.
+        [
+            """
+            CREATE TABLE delivery_counters (
+                app text NOT NULL,
+                status integer NOT NULL,
+                reason text NOT NULL,
+                bucket smallint NOT NULL,
+                count bigint NOT NULL,
+                retries bigint NOT NULL,
+                PRIMARY KEY (app, status, reason, bucket)
+            )
+            """,
+            """
+            INSERT INTO delivery_counters (app, status, reason, bucket, count, retries)
+            SELECT app, status, CASE WHEN status = 0 AND reason IS NOT NULL THEN 'transportError' ELSE coalesce(reason, '') END,
+                0, count(*), sum(greatest(attempts - 1, 0))
+            FROM delivery_log GROUP BY 1, 2, 3
+            """,
+            """
+            CREATE TABLE prune_counters (
+                app text NOT NULL,
+                reason text NOT NULL,
+                action text NOT NULL,
+                bucket smallint NOT NULL,
+                count bigint NOT NULL,
+                PRIMARY KEY (app, reason, action, bucket)
+            )
+            """,
+            "INSERT INTO prune_counters (app, reason, action, bucket, count) SELECT app, reason, action, 0, count(*) FROM prune_log GROUP BY 1, 2, 3",
+        ],
     ]
 
     /// Brings the database to ``currentVersion``. Throws `.schemaTooNew` for a database from a newer build.

@@ -28,6 +28,23 @@ extension Registry {
             try insert.bind(10, record.finishedMs)
             try insert.run()
         }
+        try countDeliveries(records, in: db)
+    }
+
+    /// Adds `records` to the delivery counters, inside the caller's transaction.
+    static func countDeliveries(_ records: [DeliveryRecord], in db: Connection) throws(StoreError) {
+        let upsert = try db.statement("""
+            INSERT INTO delivery_counters (app, status, reason, count, retries) VALUES (?1, ?2, ?3, ?4, ?5)
+            ON CONFLICT (app, status, reason) DO UPDATE SET count = count + excluded.count, retries = retries + excluded.retries
+            """)
+        for (key, sums) in DeliveryCount.tally(records) {
+            try upsert.bind(1, key.app)
+            try upsert.bind(2, Int64(key.status))
+            try upsert.bind(3, key.reason)
+            try upsert.bind(4, Int64(sums.count))
+            try upsert.bind(5, Int64(sums.retries))
+            try upsert.run()
+        }
     }
 
     /// Sets the last-success time of `tokens` (never moving it backwards), in one transaction.

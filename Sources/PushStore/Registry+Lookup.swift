@@ -10,6 +10,36 @@ public struct DeliveryCount: Sendable, Equatable {
     public var reason: String?
     /// How many notifications ended this way.
     public var count: Int
+    /// Attempts beyond the first those notifications took (resends after transient failures).
+    public var retries: Int = 0
+
+    /// Creates a count.
+    public init(app: String, status: Int, reason: String?, count: Int, retries: Int = 0) {
+        self.app = app
+        self.status = status
+        self.reason = reason
+        self.count = count
+        self.retries = retries
+    }
+
+    /// The counter key of a delivery: app, status and bounded reason (see ``APNsReason/label(status:reason:)``).
+    struct Key: Hashable {
+        var app: String
+        var status: Int
+        var reason: String
+    }
+
+    /// `records` summed by counter key.
+    static func tally(_ records: [DeliveryRecord]) -> [(key: Key, value: (count: Int, retries: Int))] {
+        var sums: [Key: (count: Int, retries: Int)] = [:]
+        for r in records {
+            let key = Key(app: r.app, status: r.status, reason: APNsReason.label(status: r.status, reason: r.reason))
+            let old = sums[key] ?? (0, 0)
+            sums[key] = (old.count + 1, old.retries + max(0, r.attempts - 1))
+        }
+        return sums.sorted { ($0.key.app, $0.key.status, $0.key.reason) < ($1.key.app, $1.key.status, $1.key.reason) }
+            .map { (key: $0.key, value: $0.value) }
+    }
 }
 
 /// Prunes counted by app, reason and what was done (`deleted` or `skipped`).
@@ -43,14 +73,15 @@ extension Registry {
     public func deliveryCounts() throws(StoreError) -> [DeliveryCount] {
         try read { (db) throws(StoreError) -> [DeliveryCount] in
             let select = try db.statement("""
-                SELECT app, status, reason, count(*) FROM delivery_log GROUP BY app, status, reason ORDER BY 1, 2, 3
+                SELECT app, status, reason, count, retries FROM delivery_counters ORDER BY 1, 2, 3
                 """)
             defer { select.reset() }
             var out: [DeliveryCount] = []
             while try select.step() {
+                let reason = select.text(2)
                 out.append(DeliveryCount(
-                    app: select.text(0), status: Int(select.int64(1)), reason: select.optionalText(2),
-                    count: Int(select.int64(3))))
+                    app: select.text(0), status: Int(select.int64(1)), reason: reason.isEmpty ? nil : reason,
+                    count: Int(select.int64(3)), retries: Int(select.int64(4))))
             }
             return out
         }
@@ -59,7 +90,7 @@ extension Registry {
     /// Prune-log entries grouped by app, reason and action.
     public func pruneCounts() throws(StoreError) -> [PruneCount] {
         try read { (db) throws(StoreError) -> [PruneCount] in
-            let select = try db.statement("SELECT app, reason, action, count(*) FROM prune_log GROUP BY 1, 2, 3 ORDER BY 1, 2, 3")
+            let select = try db.statement("SELECT app, reason, action, count FROM prune_counters ORDER BY 1, 2, 3")
             defer { select.reset() }
             var out: [PruneCount] = []
             while try select.step() {

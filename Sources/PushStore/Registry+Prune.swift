@@ -70,6 +70,14 @@ extension Registry {
         try log.bind(2, token.hex)
         try log.bind(3, reason.rawValue)
         try log.bind(4, keep ? "skipped" : "deleted")
+        let counter = try db.statement("""
+            INSERT INTO prune_counters (app, reason, action, count) VALUES (?1, ?2, ?3, 1)
+            ON CONFLICT (app, reason, action) DO UPDATE SET count = count + 1
+            """)
+        try counter.bind(1, app)
+        try counter.bind(2, reason.rawValue)
+        try counter.bind(3, keep ? "skipped" : "deleted")
+        try counter.run()
         try log.bind(5, apnsTimestampMs)
         try log.bind(6, row.lastRegisteredMs)
         try log.bind(7, now)

@@ -59,9 +59,10 @@ public protocol RegistryStore: AnyObject, Sendable {
     func recentDeliveries(app: String, limit: Int) throws(StoreError) -> [DeliveryRecord]
 
     /// Final delivery outcomes grouped by app, status and reason.
+    /// Kept as counters in the transactions that write the log (never lowered by retention), not by scanning it.
     func deliveryCounts() throws(StoreError) -> [DeliveryCount]
 
-    /// Prune-log entries grouped by app, reason and action.
+    /// Prune-log entries grouped by app, reason and action; counters kept like ``deliveryCounts()``.
     func pruneCounts() throws(StoreError) -> [PruneCount]
 
     /// Stores a new broadcast (with `tokens`: exactly those). Fails with `.constraint` when the id exists.

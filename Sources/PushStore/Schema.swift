@@ -264,6 +264,37 @@ enum Schema {
             """,
             "CREATE INDEX webhook_events_app_due ON webhook_events (app, due_ms, id)",
         ],
+        // 9: delivery and prune counters, kept in the transaction that writes the log rows, so /metrics reads a
+        // few rows instead of scanning the logs, and its counters never go down when retention trims the logs.
+        // Seeded from the logs as they are. Reasons are stored reduced (APNsReason.label): bounded.
+        [
+            """
+            CREATE TABLE delivery_counters (
+                app TEXT NOT NULL,
+                status INTEGER NOT NULL,
+                reason TEXT NOT NULL,
+                count INTEGER NOT NULL,
+                retries INTEGER NOT NULL,
+                PRIMARY KEY (app, status, reason)
+            ) WITHOUT ROWID
+            """,
+            """
+            INSERT INTO delivery_counters (app, status, reason, count, retries)
+            SELECT app, status, CASE WHEN status = 0 AND reason IS NOT NULL THEN 'transportError' ELSE coalesce(reason, '') END,
+                count(*), sum(max(attempts - 1, 0))
+            FROM delivery_log GROUP BY 1, 2, 3
+            """,
+            """
+            CREATE TABLE prune_counters (
+                app TEXT NOT NULL,
+                reason TEXT NOT NULL,
+                action TEXT NOT NULL,
+                count INTEGER NOT NULL,
+                PRIMARY KEY (app, reason, action)
+            ) WITHOUT ROWID
+            """,
+            "INSERT INTO prune_counters (app, reason, action, count) SELECT app, reason, action, count(*) FROM prune_log GROUP BY 1, 2, 3",
+        ],
     ]
 
     /// Brings the database to ``currentVersion`` in one write transaction, so two processes opening a new

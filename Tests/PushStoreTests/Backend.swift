@@ -23,6 +23,14 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
             return try PostgresRegistry(url: PostgresURL(parsing: url), password: nil, connections: 3, nowMs: clock?.function)
         }
     }
+
+    /// A second handle on the same database, as another process would open it.
+    func reopen(_ registry: any RegistryStore) throws -> any RegistryStore {
+        switch self {
+        case .sqlite: return try Registry(path: registry.location)
+        case .postgres: return try PostgresRegistry(url: PostgresURL(parsing: registry.location), password: nil, connections: 1)
+        }
+    }
 }
 
 /// The protocol's requirements with the defaults the concrete types have.

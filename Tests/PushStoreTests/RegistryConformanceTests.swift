@@ -189,7 +189,7 @@ import Testing
         #expect(try registry.recentDeliveries(app: "a", limit: 10) == [failed, record])
         #expect(try registry.recentDeliveries(app: "b", limit: 10).isEmpty)
         #expect(try registry.deliveryCounts() == [
-            DeliveryCount(app: "a", status: 200, reason: nil, count: 1),
+            DeliveryCount(app: "a", status: 200, reason: nil, count: 1, retries: 1),
             DeliveryCount(app: "a", status: 400, reason: "BadDeviceToken", count: 1),
         ])
         // An accepted outcome committed by the engine sets the device's last success, never backwards.
@@ -202,6 +202,40 @@ import Testing
         _ = try store.commit(OutcomeBatch(app: "a", outcomes: [accepted(at: 4000)]))
         #expect(try registry.device(app: "a", token: token)?.lastSuccessMs == 5000)
         #expect(try registry.recentDeliveries(app: "a", limit: 10).count == 4)
+    }
+
+    @Test(arguments: Backend.allCases) func countersAddUpWhatCommitsWroteWithBoundedReasons(_ backend: Backend) throws {
+        let registry = try backend.open()
+        let store = registry.deliveryStore
+        let dead = testToken(9)
+        try registry.add(app: "a", token: dead)
+        func outcome(_ i: Int, _ kind: DeliveryOutcome.Kind, status: Int, reason: String?, attempts: Int = 1,
+                     prune: PruneRequest? = nil) -> DeliveryOutcome {
+            DeliveryOutcome(token: i == 9 ? dead : testToken(i), kind: kind, apnsId: "id-\(i)", status: status, reason: reason,
+                            attempts: attempts, possiblyDuplicated: false, prune: prune, startedMs: 1, finishedMs: 2)
+        }
+        _ = try store.commit(OutcomeBatch(app: "a", outcomes: [
+            outcome(1, .accepted, status: 200, reason: nil, attempts: 3),
+            outcome(2, .accepted, status: 200, reason: nil),
+            outcome(3, .deferred, status: 0, reason: "TLS with https://h:443 failed: \"quoted\"\nnewline", attempts: 4),
+            outcome(4, .deferred, status: 0, reason: "Connection refused to 10.0.0.1:443", attempts: 4),
+            outcome(5, .pending, status: 0, reason: nil),
+        ]))
+        _ = try store.commit(OutcomeBatch(app: "a", outcomes: [
+            outcome(9, .tokenDead, status: 410, reason: "Unregistered", prune: PruneRequest(reason: .unregistered, apnsTimestampMs: nil)),
+            outcome(6, .accepted, status: 200, reason: nil),
+        ]))
+        // Transport errors are one series whatever curl said; pending markers are not deliveries.
+        #expect(try registry.deliveryCounts() == [
+            DeliveryCount(app: "a", status: 0, reason: "transportError", count: 2, retries: 6),
+            DeliveryCount(app: "a", status: 200, reason: nil, count: 3, retries: 2),
+            DeliveryCount(app: "a", status: 410, reason: "Unregistered", count: 1),
+        ])
+        #expect(try registry.pruneCounts() == [PruneCount(app: "a", reason: "Unregistered", outcome: "deleted", count: 1)])
+        // A second process on the same database adds to the same totals.
+        let other = try backend.reopen(registry)
+        _ = try other.deliveryStore.commit(OutcomeBatch(app: "a", outcomes: [outcome(7, .accepted, status: 200, reason: nil)]))
+        #expect(try registry.deliveryCounts().first { $0.status == 200 }?.count == 4)
     }
 
     @Test(arguments: Backend.allCases) func aBroadcastIsCreatedOnceAndListedByState(_ backend: Backend) throws {
