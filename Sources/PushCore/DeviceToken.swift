@@ -143,10 +143,14 @@ public struct DeviceTokenError: Error, Sendable, Equatable, CustomStringConverti
 }
 
 extension Substring {
+    /// Drops leading and trailing spaces, tabs, CRs and LFs. Works on bytes: "\r\n" is one `Character`, which
+    /// compares equal to neither "\r" nor "\n".
     func trimmingASCIIWhitespace() -> Substring {
-        var s = self
-        while let f = s.first, f == " " || f == "\t" || f == "\n" || f == "\r" { s = s.dropFirst() }
-        while let l = s.last, l == " " || l == "\t" || l == "\n" || l == "\r" { s = s.dropLast() }
-        return s
+        func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
+        let bytes = utf8
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else {
+            return self[endIndex...]
+        }
+        return self[first...last]
     }
 }

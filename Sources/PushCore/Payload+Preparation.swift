@@ -67,8 +67,8 @@ extension PreparedNotification {
         let keys = Set(apsPairs.map(\.0))
         let userVisible = !keys.isDisjoint(with: ["alert", "sound", "badge"])
         let silent = aps["content-available"]?.intValue == 1 && !userVisible
-        if let badge = aps["badge"], (badge.intValue ?? -1) < 0 {
-            throw PayloadError(.invalidField("badge"), "aps.badge must be an integer ≥ 0")
+        if let badge = aps["badge"], !(0...Int64(Int32.max)).contains(badge.intValue ?? -1) {
+            throw PayloadError(.invalidField("badge"), "aps.badge must be an integer from 0 to 2147483647")
         }
         let pushType = try PushRules.pushType(options.pushType, silent: silent, userVisible: userVisible)
         let header = try PushRules.headers(options, pushType: pushType)

@@ -11,7 +11,7 @@ public enum Timestamp {
     }
 
     /// Milliseconds since 1970 from RFC 3339 (a `Z` or `±HH:MM` offset is required; `T`, `t` or a space between
-    /// date and time; up to 9 fraction digits, kept to the millisecond) or from epoch seconds (digits only).
+    /// date and time; fraction digits kept to the millisecond) or from epoch seconds (digits only).
     public static func parse(_ text: String) throws(ParseError) -> Int64 {
         let bytes = Array(text.utf8)
         guard !bytes.isEmpty else { throw ParseError(message: "empty time; give RFC 3339 (2026-11-24T08:00:00Z) or epoch seconds") }
@@ -19,7 +19,16 @@ public enum Timestamp {
             guard bytes.count <= 11, let seconds = Int64(text) else { throw ParseError(message: "epoch seconds out of range: \(text)") }
             return seconds * 1000
         }
-        return try parseRFC3339(bytes, text: text)
+        return try parseRFC3339(bytes, text: text, allowSpace: true)
+    }
+
+    /// Milliseconds since 1970 from RFC 3339's `date-time` exactly (`T` or `t` between date and time, a `Z` or
+    /// `±HH:MM` offset, any number of fraction digits kept to the millisecond): what the HTTP API's `"at"` string
+    /// takes (epoch seconds come as a JSON number there).
+    public static func parseRFC3339(_ text: String) throws(ParseError) -> Int64 {
+        let bytes = Array(text.utf8)
+        guard !bytes.isEmpty else { throw ParseError(message: "empty time; give RFC 3339, e.g. 2026-11-24T08:00:00Z") }
+        return try parseRFC3339(bytes, text: text, allowSpace: false)
     }
 
     /// `ms` as RFC 3339 in UTC, with milliseconds only when they are not zero (`2026-11-24T08:00:00Z`,
@@ -35,7 +44,7 @@ public enum Timestamp {
         return out + "Z"
     }
 
-    private static func parseRFC3339(_ b: [UInt8], text: String) throws(ParseError) -> Int64 {
+    private static func parseRFC3339(_ b: [UInt8], text: String, allowSpace: Bool) throws(ParseError) -> Int64 {
         let bad = ParseError(message: "'\(text)' is not RFC 3339 (2026-11-24T08:00:00Z, with Z or an offset like +01:00) or epoch seconds")
         var i = 0
         func number(_ count: Int) throws(ParseError) -> Int64 {
@@ -57,7 +66,7 @@ public enum Timestamp {
         let month = try number(2)
         try expect([0x2D])
         let day = try number(2)
-        try expect([0x54, 0x74, 0x20])  // T t space
+        try expect(allowSpace ? [0x54, 0x74, 0x20] : [0x54, 0x74])  // T t (space)
         let hour = try number(2)
         try expect([0x3A])
         let minute = try number(2)
@@ -72,7 +81,7 @@ public enum Timestamp {
                 digits += 1
                 i += 1
             }
-            guard (1...9).contains(digits) else { throw bad }
+            guard digits >= 1 else { throw bad }
             if digits < 3 { for _ in digits..<3 { milli *= 10 } }
         }
         var offsetSeconds: Int64 = 0

@@ -53,6 +53,11 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch is NIOTooManyBytesError {
             throw APIError(.contentTooLarge, "body_too_large", "request body is larger than this route allows")
         } catch let error as HTTPResponseError {
+            if error.status == .notFound, let allowed = RouteTable.methods(for: request.uri.path), !allowed.contains(request.method) {
+                var notAllowed = APIError(.methodNotAllowed, "method_not_allowed", "\(request.method) is not served here; use \(allowed.map(\.rawValue).joined(separator: ", "))")
+                notAllowed.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
+                throw notAllowed
+            }
             let code: String
             switch error.status {
             case .notFound: code = "not_found"

@@ -74,7 +74,7 @@ struct NotificationBody {
                 guard seconds >= 0, seconds < 100_000_000_000 else { throw APIError.badRequest("at", "'at' must be epoch seconds ≥ 0 or an RFC 3339 time") }
                 atMs = seconds * 1000
             } else if let text = at.stringValue {
-                do { atMs = try Timestamp.parse(text) } catch { throw APIError.badRequest("at", error.message) }
+                do { atMs = try Timestamp.parseRFC3339(text) } catch { throw APIError.badRequest("at", error.message) }
             } else {
                 throw APIError.badRequest("at", "'at' must be an RFC 3339 time (2026-11-24T08:00:00Z) or epoch seconds")
             }
@@ -119,7 +119,9 @@ struct NotificationBody {
                 }
                 options.priority = p
             case "expiration":
-                guard let e = v.intValue else { throw APIError.badRequest("options", "options.expiration must be epoch seconds") }
+                guard let e = v.intValue, (0...99_999_999_999).contains(e) else {
+                    throw APIError.badRequest("options", "options.expiration must be epoch seconds (0 = deliver once)")
+                }
                 options.expiration = e
             case "collapseId":
                 guard let c = v.stringValue else { throw APIError.badRequest("options", "options.collapseId must be a string") }
@@ -150,7 +152,9 @@ struct NotificationBody {
             aps.alert = .text(alert)
         }
         if let badge = json["badge"] {
-            guard let n = badge.intValue, n >= 0 else { throw APIError.badRequest("badge", "'badge' must be an integer ≥ 0") }
+            guard let n = badge.intValue, (0...Int64(Int32.max)).contains(n) else {
+                throw APIError.badRequest("badge", "'badge' must be an integer from 0 to 2147483647")
+            }
             aps.badge = Int(n)
         }
         aps.sound = try string("sound").map { .named($0) }

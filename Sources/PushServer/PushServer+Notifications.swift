@@ -3,9 +3,6 @@ import PushCore
 import PushStore
 
 extension PushServer {
-    /// How far ahead a send job may be scheduled (`"at"`): a year, so a typo in the year is caught.
-    static let maxScheduleAheadMs: Int64 = 366 * 86_400_000
-
     func addNotificationRoutes(to router: Router<BasicRequestContext>) {
         router.post("/v1/apps/:app/notifications") { request, context in
             try await self.createJob(request, app: try context.parameters.require("app"))
@@ -41,9 +38,6 @@ extension PushServer {
         case .all: break
         }
         let now = try registry.clockMs()
-        if let at = body.atMs, at > now + Self.maxScheduleAheadMs {
-            throw APIError.badRequest("at", "'at' is more than a year ahead (\(Timestamp.rfc3339(ms: at)))")
-        }
         let id = body.id ?? "job-" + APNsID.random()
         var record = BroadcastRecord(
             id: id, app: app, payload: body.prepared.payload, pushType: body.prepared.pushType,
@@ -80,13 +74,14 @@ extension PushServer {
         return fields
     }
 
-    /// `GET /v1/apps/{app}/notifications/{id}` → state and counts.
+    /// `GET /v1/apps/{app}/notifications/{id}` → state and counts; 410 Gone (with the same body) once the job was
+    /// cancelled (deleted).
     func jobStatus(_ request: Request, app: String, id: String) async throws -> Response {
         _ = try authorize(request, app: app, need: .send)
         guard let record = try registry.broadcast(id: id), record.app == app else {
             throw APIError(.notFound, "unknown_job", "no send job \(id) for \(app)")
         }
-        return JSONResponse.make(.ok, .object(try statusFields(record)))
+        return JSONResponse.make(record.state == .cancelled ? .gone : .ok, .object(try statusFields(record)))
     }
 
     /// `DELETE /v1/apps/{app}/notifications/{id}` → 200 with the cancelled job's state and counts. A scheduled or

@@ -20,6 +20,7 @@ struct RegistrationBody: Equatable {
             switch key {
             case "token", "newToken":
                 guard let s = value.stringValue else { throw APIError.badRequest("token", "'\(key)' must be a string") }
+                guard token == nil else { throw APIError.badRequest("token", "give 'token' or 'newToken', not both") }
                 token = s
             case "oldToken":
                 if value == .null { continue }
@@ -54,7 +55,9 @@ struct RegistrationBody: Equatable {
             let name = try decode(pieces[0])
             let value = pieces.count > 1 ? try decode(pieces[1]) : ""
             switch name {
-            case "newToken", "token": token = value
+            case "newToken", "token":
+                guard token == nil else { throw APIError.badRequest("token", "give 'token' or 'newToken', not both") }
+                token = value
             case "oldToken": oldToken = value
             case "channel", "channels":
                 channels = (channels ?? []) + value.split(separator: ",").map(String.init)

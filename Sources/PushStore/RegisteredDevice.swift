@@ -39,10 +39,10 @@ enum Channels {
     /// Sorted unique names, or `.invalidInput` naming the bad one. Names are 1…64 characters of
     /// `A-Z a-z 0-9 . _ : -` so they are safe in URLs, logs and the comma-separated column.
     static func normalize(_ names: [String]) throws(StoreError) -> [String] {
-        let unique = Array(Set(names)).sorted()
-        guard unique.count <= maximumCount else {
-            throw StoreError(.invalidInput, "a device may have at most \(maximumCount) channels, got \(unique.count)")
+        guard names.count <= maximumCount else {
+            throw StoreError(.invalidInput, "a device may have at most \(maximumCount) channels, got \(names.count)")
         }
+        let unique = Array(Set(names)).sorted()
         for name in unique { try validate(name) }
         return unique
     }

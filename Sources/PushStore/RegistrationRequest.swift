@@ -30,9 +30,12 @@ public struct RegistrationRequest: Sendable, Equatable {
     /// `%@` prints for nil) mean "none"; anything else must be a valid token.
     public static func parseOldToken(_ text: String?) throws(DeviceTokenError) -> DeviceToken? {
         guard let text else { return nil }
-        let trimmed = text.trimmingCharacters(in: " \t\r\n")
-        if trimmed.isEmpty || trimmed == "(null)" { return nil }
-        return try DeviceToken(parsing: trimmed)
+        // On bytes: "\r\n" is one Character, which a Character-based trim would keep.
+        func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
+        let bytes = Array(text.utf8)
+        let trimmed = bytes.drop(while: isSpace).reversed().drop(while: isSpace).reversed()
+        if trimmed.isEmpty || Array(trimmed) == Array("(null)".utf8) { return nil }
+        return try DeviceToken(parsing: text)
     }
 }
 

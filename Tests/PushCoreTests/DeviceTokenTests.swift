@@ -57,4 +57,11 @@ import Testing
             #expect(error.description.contains("8…100"))
         }
     }
+
+    @Test func surroundingWhitespaceIncludingCRLFIsIgnored() throws {
+        let hex = "740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad"
+        #expect(try DeviceToken(parsing: "\r\n\t " + hex + " \r\n").hex == hex)
+        #expect(try DeviceToken(parsing: "<740f4707 bebcf74f 9b7c25d4 8e335894 5f6aa01d a5ddb387 462c7eaf 61bb78ad>\r\n").hex == hex)
+        #expect(throws: DeviceTokenError.self) { try DeviceToken(parsing: "\r\n") }
+    }
 }

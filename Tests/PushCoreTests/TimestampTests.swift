@@ -28,6 +28,13 @@ import Testing
         do { _ = try Timestamp.parse(text) } catch { #expect(!error.message.isEmpty) }
     }
 
+    @Test func theAPIFormIsRFC3339sDateTimeExactly() throws {
+        #expect(try Timestamp.parseRFC3339("2026-12-01T08:00:00.1234567890123Z") == 1_796_112_000_123)
+        #expect(try Timestamp.parseRFC3339("2026-12-01t09:00:00+01:00") == 1_796_112_000_000)
+        #expect(throws: Timestamp.ParseError.self) { try Timestamp.parseRFC3339("1796112000") }
+        #expect(throws: Timestamp.ParseError.self) { try Timestamp.parseRFC3339("2026-12-01 08:00:00Z") }
+    }
+
     @Test func aMissingZoneIsNamedInTheError() {
         #expect { try Timestamp.parse("2026-12-01T08:00:00") } throws: {
             ($0 as? Timestamp.ParseError)?.message.contains("no time zone") == true

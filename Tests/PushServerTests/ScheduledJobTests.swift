@@ -143,6 +143,8 @@ import Testing
         try await Task.sleep(for: .milliseconds(1500))
         #expect(setup.simulator.received.count == settled)
         #expect(settled <= before + 500, "more than the in-flight window went out after the cancel was acknowledged")
+        let gone = try await s.request("GET", "/v1/apps/example/notifications/big", key: "send")
+        #expect(gone.status == 410, "a cancelled (deleted) job answers 410 Gone, with its final counts")
         let final = try await status(s, "big")
         #expect(final["state"]?.stringValue == "cancelled")
         #expect(final["done"] == .int(Int64(settled)), "every notification that went out has its outcome committed")
@@ -166,7 +168,7 @@ import Testing
         }
         let late = try await s.request("DELETE", "/v1/apps/example/notifications/now", key: "send")
         #expect(late.status == 409 && late.errorCode == "job_completed")
-        for at in [#""tomorrow""#, #""2026-12-01T09:00:00""#, #""2026-13-01T09:00:00Z""#, "-5", "true", #""2028-01-01T00:00:00Z""#] {
+        for at in [#""tomorrow""#, #""2026-12-01T09:00:00""#, #""2026-13-01T09:00:00Z""#, "-5", "true", #""1796112000""#, #""2026-12-01 09:00:00Z""#] {
             let bad = try await post(s, #"{"all":true,"alert":"a","at":\#(at)}"#)
             #expect(bad.status == 400 && bad.errorCode == "invalid_at", "at: \(at)")
         }
