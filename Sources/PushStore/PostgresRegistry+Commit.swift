@@ -95,8 +95,8 @@ extension PostgresRegistry {
                     AND EXISTS (SELECT 1 FROM fenced)
             ), log AS (
                 INSERT INTO delivery_log (app, apns_id, unique_id, token, status, reason, attempts, possibly_duplicated,
-                    first_attempt_ms, finished_ms)
-                SELECT \(app), i, nullif(u, ''), t, s, nullif(r, ''), a, d, f, e FROM x WHERE k <> 'pending'
+                    first_attempt_ms, finished_ms, kind, broadcast_id)
+                SELECT \(app), i, nullif(u, ''), t, s, nullif(r, ''), a, d, f, e, k, \(id)::text FROM x WHERE k <> 'pending'
             ), seen AS (
                 UPDATE devices SET last_success_ms = greatest(coalesce(last_success_ms, 0), \(lastAcceptedMs))
                 WHERE app = \(app) AND token = ANY(ARRAY(SELECT t FROM x WHERE k = 'accepted'))
