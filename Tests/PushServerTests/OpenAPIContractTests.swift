@@ -53,6 +53,11 @@ import Yams
             ("POST /v1/apps/{app}/notifications", { try await s.request("POST", "/v1/apps/example/notifications", key: TestServer.sendKey, contentType: "text/plain", body: "{}") }),
             ("GET /v1/apps/{app}/notifications/{id}", { try await s.request("GET", "/v1/apps/example/notifications/c1", key: TestServer.sendKey) }),
             ("GET /v1/apps/{app}/notifications/{id}", { try await s.request("GET", "/v1/apps/example/notifications/none", key: TestServer.sendKey) }),
+            ("GET /v1/apps/{app}/deliveries", { try await s.request("GET", "/v1/apps/example/deliveries?limit=10", key: TestServer.sendKey) }),
+            ("GET /v1/apps/{app}/deliveries", { try await s.request("GET", "/v1/apps/example/deliveries?status=lost", key: TestServer.sendKey) }),
+            ("GET /v1/apps/{app}/deliveries", { try await s.request("GET", "/v1/apps/example/deliveries", key: TestServer.registrationKey) }),
+            ("GET /v1/apps/{app}/deliveries", { try await s.request("GET", "/v1/apps/example/deliveries") }),
+            ("GET /v1/apps/{app}/deliveries", { try await s.request("GET", "/v1/apps/missing/deliveries", key: TestServer.sendKey) }),
             ("GET /healthz", { try await s.request("GET", "/healthz") }),
             ("GET /metrics", { try await s.request("GET", "/metrics") }),
         ]
