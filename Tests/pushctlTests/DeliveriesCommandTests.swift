@@ -3,18 +3,18 @@ import PushCore
 import PushStore
 import Testing
 
-/// `pushctl deliveries` and `pushctl maintenance`, run as the binary: the history table and JSON, its
-/// filters and bad options (exit 2 naming the option), and one retention pass for cron.
+/// `pushctl deliveries`, run as the binary: the history table and JSON, its filters and bad options (exit 2
+/// naming the option).
 @Suite(.timeLimit(.minutes(2))) struct DeliveriesCommandTests {
     static let dayMs: Int64 = 86_400_000
     static let tokens = (1...3).map { try! DeviceToken(parsing: String(repeating: "0\($0)", count: 32)) }
 
-    /// A config for app `example` on a SQLite file in `dir`, with `extra` top-level JSON.
-    static func config(in dir: URL, extra: String = "") throws -> (config: String, database: String) {
+    /// A config for app `example` (on `endpoint`) on a SQLite file in `dir`, with `extra` top-level JSON.
+    static func config(in dir: URL, extra: String = "", endpoint: String = "simulator") throws -> (config: String, database: String) {
         let config = dir.appendingPathComponent("pushctl.json").path
         try """
             { "database": "registry.sqlite", \(extra)
-              "apps": { "example": { "topic": "com.example.app", "endpoint": "simulator",
+              "apps": { "example": { "topic": "com.example.app", "endpoint": "\(endpoint)",
                                      "auth": {"p12": "client.p12", "passwordFile": "client.p12.password"} } } }
             """.write(toFile: config, atomically: true, encoding: .utf8)
         return (config, dir.appendingPathComponent("registry.sqlite").path)
@@ -72,27 +72,5 @@ import Testing
         }
         let unknown = try await CLI.run(["deliveries", "--config", config, "--app", "nope"])
         #expect(unknown.status == 2 && unknown.stderr.contains("configured apps: example"))
-    }
-
-    @Test func maintenanceDeletesHistoryOlderThanTheRetentionAndSaysWhat() async throws {
-        let dir = try CLI.temporaryDirectory()
-        let (config, database) = try Self.config(in: dir, extra: #""deliveryRetentionDays": 10,"#)
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
-        try Registry(path: database).recordDeliveries([
-            Self.row(1, Self.tokens[0], .accepted, 200, nil, nil, at: now - 12 * Self.dayMs),
-            Self.row(2, Self.tokens[1], .accepted, 200, nil, nil, at: now - 11 * Self.dayMs),
-            Self.row(3, Self.tokens[2], .accepted, 200, nil, nil, at: now - 9 * Self.dayMs),
-        ])
-        let first = try await CLI.run(["maintenance", "--config", config])
-        #expect(first.status == 0, "\(first.stderr)")
-        #expect(first.stdout.contains("(10 days) deleted: 2 delivery-log rows, 0 prune-log rows"), "\(first.stdout)")
-        let left = try Registry(path: database).deliveries(DeliveryQuery(app: "example"))
-        #expect(left.records.map(\.token) == [Self.tokens[2]])
-        let second = try await CLI.run(["maintenance", "--config", config])
-        #expect(second.status == 0 && second.stdout.contains("deleted: 0 delivery-log rows"), "\(second.stdout)")
-        // A retention out of range is a configuration error: exit 2, nothing deleted.
-        let (bad, _) = try Self.config(in: dir, extra: #""deliveryRetentionDays": 0,"#)
-        let refused = try await CLI.run(["maintenance", "--config", bad])
-        #expect(refused.status == 2 && refused.stderr.contains("deliveryRetentionDays must be between 1 and 3650"))
     }
 }
