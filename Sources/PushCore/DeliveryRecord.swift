@@ -20,11 +20,16 @@ public struct DeliveryRecord: Sendable, Equatable {
     public var firstAttemptMs: Int64
     /// When the outcome was final (ms since 1970).
     public var finishedMs: Int64
+    /// What the outcome meant for the device (accepted, token dead, rejected, deferred); nil when unknown.
+    public var kind: DeliveryOutcome.Kind?
+    /// The broadcast or send job the notification belonged to; nil for `pushctl send`.
+    public var broadcastId: String?
 
     /// Creates a record.
     public init(
         app: String, apnsId: String, uniqueId: String? = nil, token: DeviceToken, status: Int,
-        reason: String? = nil, attempts: Int, possiblyDuplicated: Bool, firstAttemptMs: Int64, finishedMs: Int64
+        reason: String? = nil, attempts: Int, possiblyDuplicated: Bool, firstAttemptMs: Int64, finishedMs: Int64,
+        kind: DeliveryOutcome.Kind? = nil, broadcastId: String? = nil
     ) {
         self.app = app
         self.apnsId = apnsId
@@ -36,5 +41,7 @@ public struct DeliveryRecord: Sendable, Equatable {
         self.possiblyDuplicated = possiblyDuplicated
         self.firstAttemptMs = firstAttemptMs
         self.finishedMs = finishedMs
+        self.kind = kind
+        self.broadcastId = broadcastId
     }
 }

@@ -64,12 +64,17 @@ extension PushConfiguration {
         guard (2...3600).contains(shardLease) else {
             throw ConfigurationError("config.shardLeaseSeconds must be between 2 and 3600 seconds, not \(shardLease)")
         }
+        let retentionDays = try top.int("deliveryRetentionDays") ?? Self.defaultDeliveryRetentionDays
+        guard Self.deliveryRetentionRange.contains(retentionDays) else {
+            throw ConfigurationError("config.deliveryRetentionDays must be between 1 and 3650 days, not \(retentionDays)")
+        }
         try top.finish()
         self.init(
             database: database, server: server, simulator: simulator, apps: apps,
             databaseOutageLimitSeconds: databaseOutage)
         self.shardSize = shardSize
         shardLeaseSeconds = shardLease
+        deliveryRetentionDays = retentionDays
         databasePasswordFile = passwordFile
         databasePasswordEnv = passwordEnv
     }

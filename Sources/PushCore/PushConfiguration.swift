@@ -37,6 +37,14 @@ public struct PushConfiguration: Sendable, Equatable {
     public var shardLeaseSeconds = PushConfiguration.defaultShardLeaseSeconds
     /// The default of ``shardLeaseSeconds``.
     public static let defaultShardLeaseSeconds = 30
+    /// How long delivery history is kept, in days (1–3650, default 30): delivery-log and prune-log rows, and
+    /// the per-device outcomes of completed broadcasts and send jobs, older than this are deleted by
+    /// `pushctl serve`, `pushctl worker` (at start and hourly) and `pushctl maintenance`.
+    public var deliveryRetentionDays = PushConfiguration.defaultDeliveryRetentionDays
+    /// The default of ``deliveryRetentionDays``.
+    public static let defaultDeliveryRetentionDays = 30
+    /// The allowed range of ``deliveryRetentionDays``.
+    public static let deliveryRetentionRange = 1...3650
 
     /// Creates a configuration.
     public init(

@@ -32,15 +32,15 @@ public enum Timestamp {
     }
 
     /// `ms` as RFC 3339 in UTC, with milliseconds only when they are not zero (`2026-11-24T08:00:00Z`,
-    /// `2026-11-24T08:00:00.250Z`).
-    public static func rfc3339(ms: Int64) -> String {
+    /// `2026-11-24T08:00:00.250Z`), or always with `milliseconds` (fixed width: the delivery history's times).
+    public static func rfc3339(ms: Int64, milliseconds: Bool = false) -> String {
         let (seconds, milli) = floorDivide(ms, 1000)
         let (days, secondOfDay) = floorDivide(seconds, 86_400)
         let (year, month, day) = civil(fromDays: days)
         let hour = secondOfDay / 3600, minute = secondOfDay % 3600 / 60, second = secondOfDay % 60
         var out = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
         out += "T" + pad(hour, 2) + ":" + pad(minute, 2) + ":" + pad(second, 2)
-        if milli != 0 { out += "." + pad(milli, 3) }
+        if milli != 0 || milliseconds { out += "." + pad(milli, 3) }
         return out + "Z"
     }
 

@@ -74,14 +74,19 @@ extension PushServer {
         return fields
     }
 
-    /// `GET /v1/apps/{app}/notifications/{id}` → state and counts; 410 Gone (with the same body) once the job was
-    /// cancelled (deleted).
+    /// `GET /v1/apps/{app}/notifications/{id}` → state and counts. A cancelled job was deleted: 404, with a
+    /// message that says so (the job list and `pushctl jobs show` still have it).
     func jobStatus(_ request: Request, app: String, id: String) async throws -> Response {
         _ = try authorize(request, app: app, need: .send)
         guard let record = try registry.broadcast(id: id), record.app == app else {
             throw APIError(.notFound, "unknown_job", "no send job \(id) for \(app)")
         }
-        return JSONResponse.make(record.state == .cancelled ? .gone : .ok, .object(try statusFields(record)))
+        if record.state == .cancelled {
+            let done = try registry.broadcastCounts(id: id).done
+            let when = record.finishedMs.map { " at \(Timestamp.rfc3339(ms: $0))" } ?? ""
+            throw APIError(.notFound, "job_cancelled", "send job \(id) was cancelled\(when); \(done) devices had an outcome")
+        }
+        return JSONResponse.make(.ok, .object(try statusFields(record)))
     }
 
     /// `DELETE /v1/apps/{app}/notifications/{id}` → 200 with the cancelled job's state and counts. A scheduled or

@@ -89,6 +89,7 @@ public final class PushServer: Sendable {
         router.middlewares.add(JSONErrorMiddleware())
         addDeviceRoutes(to: router)
         addNotificationRoutes(to: router)
+        addDeliveryRoutes(to: router)
         addHealthRoutes(to: router)
         return router
     }

@@ -8,6 +8,7 @@ enum RouteTable {
         ("/v1/apps/:app/devices", [.post]),
         ("/v1/apps/:app/devices/count", [.get]),
         ("/v1/apps/:app/devices/:token", [.delete]),
+        ("/v1/apps/:app/deliveries", [.get]),
         ("/v1/apps/:app/notifications", [.get, .post]),
         ("/v1/apps/:app/notifications/:id", [.get, .delete]),
         ("/healthz", [.get]),

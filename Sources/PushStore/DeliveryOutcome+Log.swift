@@ -1,11 +1,12 @@
 import PushCore
 
 extension DeliveryOutcome {
-    /// The delivery-log row of this outcome for `app`, or nil for a pending marker (nothing was answered).
-    func logRecord(app: String) -> DeliveryRecord? {
+    /// The delivery-log row of this outcome for `app` (of broadcast `broadcastId`, if any), or nil for a pending
+    /// marker (nothing was answered).
+    func logRecord(app: String, broadcastId: String?) -> DeliveryRecord? {
         guard kind != .pending else { return nil }
         return DeliveryRecord(
             app: app, apnsId: apnsId, uniqueId: uniqueId, token: token, status: status, reason: reason, attempts: attempts,
-            possiblyDuplicated: possiblyDuplicated, firstAttemptMs: startedMs, finishedMs: finishedMs)
+            possiblyDuplicated: possiblyDuplicated, firstAttemptMs: startedMs, finishedMs: finishedMs, kind: kind, broadcastId: broadcastId)
     }
 }

@@ -73,7 +73,7 @@ extension PostgresRegistry {
             if o.kind != .pending { sent += 1 }
             if o.kind == .accepted { lastAcceptedMs = max(lastAcceptedMs, o.finishedMs) }
         }
-        let tally = DeliveryCount.tally(outcomes.compactMap { $0.logRecord(app: batch.app) })
+        let tally = DeliveryCount.tally(outcomes.compactMap { $0.logRecord(app: batch.app, broadcastId: batch.job?.id) })
         let (countStatuses, countReasons) = (tally.map { Int64($0.key.status) }, tally.map(\.key.reason))
         let (counts, retries) = (tally.map { Int64($0.value.count) }, tally.map { Int64($0.value.retries) })
         let bucket = counterBucket
@@ -101,8 +101,8 @@ extension PostgresRegistry {
                     AND EXISTS (SELECT 1 FROM fenced)
             ), log AS (
                 INSERT INTO delivery_log (app, apns_id, unique_id, token, status, reason, attempts, possibly_duplicated,
-                    first_attempt_ms, finished_ms)
-                SELECT \(app), i, nullif(u, ''), t, s, nullif(r, ''), a, d, f, e FROM x WHERE k <> 'pending'
+                    first_attempt_ms, finished_ms, kind, broadcast_id)
+                SELECT \(app), i, nullif(u, ''), t, s, nullif(r, ''), a, d, f, e, k, \(id)::text FROM x WHERE k <> 'pending'
             ), counted AS (
                 INSERT INTO delivery_counters (app, status, reason, bucket, count, retries)
                 SELECT \(app), s, r, \(bucket), c, n

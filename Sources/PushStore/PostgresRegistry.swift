@@ -376,13 +376,15 @@ public final class PostgresRegistry: RegistryStore {
         let tokens = records.map(\.token.hex), statuses = records.map { Int64($0.status) }
         let reasons = records.map { $0.reason ?? "" }, attempts = records.map { Int64($0.attempts) }
         let dups = records.map(\.possiblyDuplicated), firsts = records.map(\.firstAttemptMs), finished = records.map(\.finishedMs)
+        let kinds = records.map { $0.kind?.rawValue ?? "" }, broadcasts = records.map { $0.broadcastId ?? "" }
         try db.query("""
             INSERT INTO delivery_log (app, apns_id, unique_id, token, status, reason, attempts, possibly_duplicated,
-                first_attempt_ms, finished_ms)
-            SELECT a, i, nullif(u, ''), t, s, nullif(r, ''), n, p, f, e
+                first_attempt_ms, finished_ms, kind, broadcast_id)
+            SELECT a, i, nullif(u, ''), t, s, nullif(r, ''), n, p, f, e, nullif(k, ''), nullif(b, '')
             FROM unnest(\(apps)::text[], \(ids)::text[], \(uniques)::text[], \(tokens)::text[], \(statuses)::bigint[],
-                \(reasons)::text[], \(attempts)::bigint[], \(dups)::boolean[], \(firsts)::bigint[], \(finished)::bigint[])
-                AS x (a, i, u, t, s, r, n, p, f, e)
+                \(reasons)::text[], \(attempts)::bigint[], \(dups)::boolean[], \(firsts)::bigint[], \(finished)::bigint[],
+                \(kinds)::text[], \(broadcasts)::text[])
+                AS x (a, i, u, t, s, r, n, p, f, e, k, b)
             """)
         try countDeliveries(records, in: db)
     }

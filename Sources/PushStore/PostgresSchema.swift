@@ -261,6 +261,16 @@ enum PostgresSchema {
             """,
             "INSERT INTO prune_counters (app, reason, action, bucket, count) SELECT app, reason, action, 0, count(*) FROM prune_log GROUP BY 1, 2, 3",
         ],
+        // 7: delivery history (SQLite's 10). Each delivery-log row names its broadcast or send job and its
+        // outcome kind (older rows: NULL, read as the kind their status and reason imply). The history pages
+        // newest first by (finished_ms, id) per app, per token or per broadcast: each has a B-tree (three index
+        // entries per delivery, the price of the query). Retention deletes in id order through the primary key.
+        [
+            "ALTER TABLE delivery_log ADD COLUMN broadcast_id text, ADD COLUMN kind text",
+            "CREATE INDEX delivery_log_app_finished_id ON delivery_log (app, finished_ms, id)",
+            "CREATE INDEX delivery_log_app_token ON delivery_log (app, token, finished_ms, id)",
+            "CREATE INDEX delivery_log_broadcast ON delivery_log (app, broadcast_id, finished_ms, id) WHERE broadcast_id IS NOT NULL",
+        ],
     ]
 
     /// Brings the database to ``currentVersion``. Throws `.schemaTooNew` for a database from a newer build.

@@ -12,8 +12,8 @@ extension Registry {
         let insert = try db.statement(
             """
             INSERT INTO delivery_log (app, apns_id, unique_id, token, status, reason, attempts,
-                possibly_duplicated, first_attempt_ms, finished_ms)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                possibly_duplicated, first_attempt_ms, finished_ms, kind, broadcast_id)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
             """)
         for record in records {
             try insert.bind(1, record.app)
@@ -26,6 +26,8 @@ extension Registry {
             try insert.bind(8, Int64(record.possiblyDuplicated ? 1 : 0))
             try insert.bind(9, record.firstAttemptMs)
             try insert.bind(10, record.finishedMs)
+            try insert.bind(11, record.kind?.rawValue)
+            try insert.bind(12, record.broadcastId)
             try insert.run()
         }
         try countDeliveries(records, in: db)

@@ -173,7 +173,7 @@ extension Registry {
                     accepted.append(o.token)
                     lastAcceptedMs = max(lastAcceptedMs, o.finishedMs)
                 }
-                if let record = o.logRecord(app: batch.app) { deliveries.append(record) }
+                if let record = o.logRecord(app: batch.app, broadcastId: batch.job?.id) { deliveries.append(record) }
                 if let insert, let job = batch.job {
                     try insert.bind(1, job.id)
                     try insert.bind(2, o.token.hex)

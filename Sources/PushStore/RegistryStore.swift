@@ -58,6 +58,17 @@ public protocol RegistryStore: AnyObject, Sendable {
     /// The newest delivery-log entries of `app`.
     func recentDeliveries(app: String, limit: Int) throws(StoreError) -> [DeliveryRecord]
 
+    /// One page of `query.app`'s delivery log, newest first (see ``DeliveryQuery``). Each filter combination
+    /// reads through an index: per app, per token, per broadcast.
+    func deliveries(_ query: DeliveryQuery) throws(StoreError) -> DeliveryPage
+
+    /// Deletes history older than `cutoffMs` (ms since 1970), in transactions of at most `batchSize` rows so no
+    /// writer waits long: delivery-log rows finished before it, prune-log rows logged before it, and the
+    /// per-device rows (outcomes, explicit token lists) of broadcasts and send jobs *completed* before it. The
+    /// broadcast records themselves (state, total, times) stay; an unfinished broadcast's rows are never
+    /// deleted, whatever their age, so it can always resume.
+    func trimHistory(before cutoffMs: Int64, batchSize: Int) throws(StoreError) -> RetentionReport
+
     /// Final delivery outcomes grouped by app, status and reason.
     /// Kept as counters in the transactions that write the log (never lowered by retention), not by scanning it.
     func deliveryCounts() throws(StoreError) -> [DeliveryCount]

@@ -295,6 +295,17 @@ enum Schema {
             """,
             "INSERT INTO prune_counters (app, reason, action, count) SELECT app, reason, action, count(*) FROM prune_log GROUP BY 1, 2, 3",
         ],
+        // 10: delivery history. Each delivery-log row names its broadcast or send job and its outcome kind (older
+        // rows: NULL, read as the kind their status and reason imply). `pushctl deliveries` and
+        // `GET /v1/apps/{app}/deliveries` page newest first by (finished_ms, id): per app through
+        // delivery_log_app_finished (its entries end with the rowid), per token and per broadcast through the
+        // two indexes below. Retention deletes in rowid order and needs no index.
+        [
+            "ALTER TABLE delivery_log ADD COLUMN broadcast_id TEXT",
+            "ALTER TABLE delivery_log ADD COLUMN kind TEXT",
+            "CREATE INDEX delivery_log_app_token ON delivery_log (app, token, finished_ms)",
+            "CREATE INDEX delivery_log_broadcast ON delivery_log (app, broadcast_id, finished_ms) WHERE broadcast_id IS NOT NULL",
+        ],
     ]
 
     /// Brings the database to ``currentVersion`` in one write transaction, so two processes opening a new

@@ -19,6 +19,8 @@ struct Pushctl: AsyncParsableCommand {
             WorkerCommand.self,
             ServeCommand.self,
             ApikeyCommand.self,
+            DeliveriesCommand.self,
+            MaintenanceCommand.self,
         ])
 
     /// Runs the command and maps every failure to the documented exit codes: usage and input errors exit 2

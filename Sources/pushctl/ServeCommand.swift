@@ -56,6 +56,9 @@ struct ServeCommand: AsyncParsableCommand {
         let server = PushServer(
             configuration: config, registry: registry, keys: keys, credentials: credentials, webhooks: webhooks, logger: logger)
         printBanner(config: config, devKeys: devKeys, simulatorPort: simulator?.port)
+        let retention = HistoryRetention(registry: registry, days: config.deliveryRetentionDays)
+        let trimming = Task { await retention.run(logger: logger) }
+        defer { trimming.cancel() }
         do {
             try await server.run()
         } catch {

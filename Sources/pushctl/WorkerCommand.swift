@@ -16,7 +16,8 @@ struct WorkerCommand: AsyncParsableCommand {
             cron, on this host or any other sharing the database, and sends them. Run several, on several hosts, \\
             against one PostgreSQL database; on SQLite they share one host. A worker that dies holds its shards \\
             for shardLeaseSeconds at most; then others take them over and resend only its in-flight window. On \\
-            SIGINT/SIGTERM it drains, gives its shards back and exits 0. Logs go to stderr.
+            SIGINT/SIGTERM it drains, gives its shards back and exits 0. Logs go to stderr. It also applies \
+            deliveryRetentionDays at start and every hour (as `pushctl maintenance` does once).
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -54,6 +55,9 @@ struct WorkerCommand: AsyncParsableCommand {
         let stop = StopFlag()
         let signals = SignalWatcher { stop.raise(signal: $0) }
         defer { signals.cancel() }
+        let retention = HistoryRetention(registry: registry, days: config.deliveryRetentionDays)
+        let trimming = Task { await retention.run(logger: logger) }
+        defer { trimming.cancel() }
         webhooks?.start()
         let report = await worker.run(stop: stop)
         await webhooks?.stop()

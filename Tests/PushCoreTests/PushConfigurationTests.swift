@@ -70,6 +70,19 @@ import Testing
         }
     }
 
+    @Test func deliveryRetentionDefaultsToThirtyDaysAndIsBounded() throws {
+        #expect(try decode(Self.example).deliveryRetentionDays == 30)
+        #expect(try decode(#"{"deliveryRetentionDays":1}"#).deliveryRetentionDays == 1)
+        #expect(try decode(#"{"deliveryRetentionDays":3650}"#).deliveryRetentionDays == 3650)
+        #expect(throws: ConfigurationError("config.deliveryRetentionDays must be between 1 and 3650 days, not 0")) {
+            try decode(#"{"deliveryRetentionDays":0}"#)
+        }
+        #expect(throws: ConfigurationError("config.deliveryRetentionDays must be between 1 and 3650 days, not 3651")) {
+            try decode(#"{"deliveryRetentionDays":3651}"#)
+        }
+        #expect(throws: ConfigurationError.self) { try decode(#"{"deliveryRetentionDays":"30"}"#) }
+    }
+
     @Test func inlinePasswordsAreRefused() {
         #expect(throws: ConfigurationError.self) {
             try decode(#"{"apps":{"a":{"topic":"t","auth":{"p12":"c.p12","password":"hunter2"}}}}"#)

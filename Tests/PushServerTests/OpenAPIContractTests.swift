@@ -64,6 +64,11 @@ import Yams
             ("DELETE /v1/apps/{app}/notifications/{id}", { try await s.request("DELETE", "/v1/apps/example/notifications/c2", key: TestServer.otherSendKey) }),
             ("DELETE /v1/apps/{app}/notifications/{id}", { try await s.request("DELETE", "/v1/apps/example/notifications/c2") }),
             ("GET /v1/apps/{app}/notifications/{id}", { try await s.request("GET", "/v1/apps/example/notifications/none", key: TestServer.sendKey) }),
+            ("GET /v1/apps/{app}/deliveries", { try await s.request("GET", "/v1/apps/example/deliveries?limit=10", key: TestServer.sendKey) }),
+            ("GET /v1/apps/{app}/deliveries", { try await s.request("GET", "/v1/apps/example/deliveries?status=lost", key: TestServer.sendKey) }),
+            ("GET /v1/apps/{app}/deliveries", { try await s.request("GET", "/v1/apps/example/deliveries", key: TestServer.registrationKey) }),
+            ("GET /v1/apps/{app}/deliveries", { try await s.request("GET", "/v1/apps/example/deliveries") }),
+            ("GET /v1/apps/{app}/deliveries", { try await s.request("GET", "/v1/apps/missing/deliveries", key: TestServer.sendKey) }),
             ("GET /healthz", { try await s.request("GET", "/healthz") }),
             ("GET /metrics", { try await s.request("GET", "/metrics") }),
         ]
@@ -78,6 +83,31 @@ import Yams
             exercised.insert(operation)
         }
         #expect(exercised == Set(spec.keys), "documented but not exercised: \(Set(spec.keys).subtracting(exercised))")
+        try await s.stop()
+    }
+
+    @Test func undeclaredMethodsOnDocumentedPathsAre405WithTheDocumentedAllow() async throws {
+        let spec = try Self.documented()
+        var methods: [String: Set<String>] = [:]
+        for key in spec.keys {
+            let parts = key.split(separator: " ", maxSplits: 1).map(String.init)
+            methods[parts[1], default: []].insert(parts[0])
+        }
+        let s = try await TestServer.start()
+        for (path, allowed) in methods.sorted(by: { $0.key < $1.key }) {
+            let concrete = path.replacingOccurrences(of: "{app}", with: "example")
+                .replacingOccurrences(of: "{token}", with: String(repeating: "ab", count: 32))
+                .replacingOccurrences(of: "{id}", with: "some-job")
+            for method in ["GET", "POST", "PUT", "PATCH", "DELETE"] where !allowed.contains(method) {
+                let r = try await s.request(method, concrete, key: TestServer.sendKey, contentType: "application/json", body: method == "GET" ? nil : "{}")
+                #expect(r.status == 405, "\(method) \(path)")
+                let allow = Set((r.headers["allow"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+                #expect(allow == allowed, "\(method) \(path): Allow \(allow)")
+                #expect(r.errorCode == "method_not_allowed")
+            }
+        }
+        // An unknown path stays 404.
+        #expect(try await s.request("GET", "/v1/nothing", key: TestServer.sendKey).status == 404)
         try await s.stop()
     }
 }

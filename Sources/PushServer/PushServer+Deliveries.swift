@@ -1,0 +1,32 @@
+import Hummingbird
+import PushCore
+import PushStore
+
+extension PushServer {
+    func addDeliveryRoutes(to router: Router<BasicRequestContext>) {
+        router.get("/v1/apps/:app/deliveries") { request, context in
+            try await self.deliveryHistory(request, app: try context.parameters.require("app"))
+        }
+    }
+
+    /// `GET /v1/apps/{app}/deliveries?token=&broadcast=&since=&status=&limit=&cursor=` (send keys only): the
+    /// delivery log newest first, `{"deliveries": […], "nextCursor": "…" | null}`. A bad parameter is 400
+    /// `invalid_<parameter>`.
+    func deliveryHistory(_ request: Request, app: String) async throws -> Response {
+        _ = try authorize(request, app: app, need: .send)
+        let q = request.uri.queryParameters
+        let query: DeliveryQuery
+        do {
+            query = try DeliveryQuery.parse(
+                app: app, token: q.get("token"), broadcast: q.get("broadcast"), since: q.get("since"), status: q.get("status"),
+                limit: q.get("limit"), cursor: q.get("cursor"))
+        } catch {
+            throw APIError.badRequest(error.parameter, error.message)
+        }
+        let page = try registry.deliveries(query)
+        return JSONResponse.make(.ok, .object([
+            ("deliveries", .array(page.records.map(\.historyJSON))),
+            ("nextCursor", page.next.map { .string($0.encoded) } ?? .null),
+        ]))
+    }
+}

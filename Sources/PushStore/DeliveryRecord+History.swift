@@ -1,0 +1,20 @@
+import PushCore
+
+extension DeliveryRecord {
+    /// The delivery-history item of the API and `pushctl deliveries --json`: the full token (the caller owns
+    /// the app), `status` (the outcome kind: accepted, tokenDead, rejected, deferred), APNs' `reason`, `apnsId`,
+    /// the `broadcast` or send job (null for `pushctl send`), `time` (finished, RFC 3339), `httpStatus` (0: no
+    /// answer) and `attempts`.
+    public var historyJSON: JSONValue {
+        .object([
+            ("token", .string(token.hex)),
+            ("status", kind.map { .string($0.rawValue) } ?? .null),
+            ("reason", reason.map { .string($0) } ?? .null),
+            ("apnsId", .string(apnsId)),
+            ("broadcast", broadcastId.map { .string($0) } ?? .null),
+            ("time", .string(Timestamp.rfc3339(ms: finishedMs, milliseconds: true))),
+            ("httpStatus", .int(Int64(status))),
+            ("attempts", .int(Int64(attempts))),
+        ])
+    }
+}

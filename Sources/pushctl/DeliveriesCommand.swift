@@ -1,0 +1,70 @@
+import ArgumentParser
+import Foundation
+import PushCore
+import PushStore
+
+/// `pushctl deliveries`: the delivery log, newest first.
+struct DeliveriesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "deliveries",
+        abstract: "Show the delivery history of an app, newest first.",
+        discussion: """
+            One row per notification with an outcome: time (finished, UTC), status (accepted, tokenDead, rejected, \\
+            deferred), APNs' reason, token, apns-id and the broadcast or send job. History older than \\
+            deliveryRetentionDays is deleted by `pushctl maintenance`, `serve` and `worker`.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Option(name: .long, help: "App id from the configuration.") var app: String
+    @Option(name: .long, help: "Only this device token.") var token: String?
+    @Option(name: .long, help: "Only this broadcast or send job id.") var broadcast: String?
+    @Option(name: .long, help: "Only notifications finished at or after TIME (RFC 3339 or seconds since 1970).") var since: String?
+    @Option(name: .long, help: "Only this outcome: accepted, tokenDead, rejected or deferred.") var status: String?
+    @Option(name: .long, help: "At most N rows (default 100).") var limit = DeliveryQuery.defaultLimit
+    @Flag(name: .long, help: "A JSON array of {token, status, reason, apnsId, broadcast, time, httpStatus, attempts}.") var json = false
+
+    func run() throws {
+        let config = try global.loadConfiguration()
+        do { _ = try config.app(app) } catch { throw CLIError.usage(error.message) }
+        guard limit >= 1 else { throw CLIError.usage("--limit must be at least 1, not \(limit)") }
+        var query: DeliveryQuery
+        do {
+            query = try DeliveryQuery.parse(
+                app: app, token: token, broadcast: broadcast, since: since, status: status, limit: nil, cursor: nil,
+                names: ["token": "--token", "broadcast": "--broadcast", "since": "--since", "status": "--status"])
+        } catch {
+            throw CLIError.usage(error.message)
+        }
+        let registry = try cli { () throws(StoreError) in try RegistryStores.open(config) }
+        var records: [DeliveryRecord] = []
+        while records.count < limit {
+            query.limit = min(DeliveryQuery.maxLimit, limit - records.count)
+            let page = try cli { () throws(StoreError) in try registry.deliveries(query) }
+            records += page.records
+            guard let next = page.next else { break }
+            query.after = next
+        }
+        let out = BufferedOutput()
+        if json {
+            out.write(JSONValue.array(records.map(\.historyJSON)).encodedString + "\n")
+        } else {
+            out.write(Self.table(records))
+        }
+        out.flush()
+    }
+
+    /// Aligned columns under a header; `-` for a missing reason or broadcast.
+    static func table(_ records: [DeliveryRecord]) -> String {
+        let header = ["TIME", "STATUS", "REASON", "TOKEN", "APNS-ID", "BROADCAST"]
+        let rows = records.map { r in
+            [Timestamp.rfc3339(ms: r.finishedMs, milliseconds: true), r.kind?.rawValue ?? "-", r.reason ?? "-", r.token.hex, r.apnsId, r.broadcastId ?? "-"]
+        }
+        var widths = header.map(\.count)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        return ([header] + rows).map { row in
+            row.enumerated().map { i, cell in
+                i == row.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n") + "\n"
+    }
+}
