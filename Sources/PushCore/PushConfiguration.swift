@@ -38,6 +38,15 @@ public struct PushConfiguration: Sendable, Equatable {
     /// The default of ``shardLeaseSeconds``.
     public static let defaultShardLeaseSeconds = 30
 
+    /// The outbound HTTP proxy to APNs for every app without its own (`proxy`), or nil: then libcurl honours
+    /// `HTTPS_PROXY` / `NO_PROXY` from the environment.
+    public var proxy: ProxySettings?
+
+    /// `/healthz` reports `degraded` when an app's certificate expires in fewer days than this. Default 30.
+    public var healthWarningDays = PushConfiguration.defaultHealthWarningDays
+    /// The default of ``healthWarningDays``.
+    public static let defaultHealthWarningDays = 30
+
     /// Creates a configuration.
     public init(
         database: String, server: ServerSettings = .init(), simulator: SimulatorSettings,
@@ -58,6 +67,9 @@ public struct PushConfiguration: Sendable, Equatable {
         }
         return app
     }
+
+    /// The proxy `app`'s connections to APNs go through: its own, else the global one, else nil.
+    public func proxy(for app: AppSettings) -> ProxySettings? { app.proxy ?? proxy }
 }
 
 /// The HTTP API's listening address.
@@ -200,6 +212,9 @@ public struct AppSettings: Sendable, Equatable {
     /// before a send or broadcast stops as interrupted, in seconds; nil for the default (600). Until then
     /// the sender reconnects with backoff and no device's outcome is decided.
     public var outageLimitSeconds: Int?
+    /// This app's outbound HTTP proxy to APNs (`apps.ID.proxy`), overriding the global `proxy`; nil for the
+    /// global one. See ``PushConfiguration/proxy(for:)``.
+    public var proxy: ProxySettings?
 
     /// The accepted range of ``window``.
     public static let windowRange = 1...10_000

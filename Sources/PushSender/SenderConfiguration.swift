@@ -49,6 +49,9 @@ public struct SenderConfiguration: Sendable {
     public var breakerMinimumAnswers: Int
     /// curl's verbose trace on stderr (debugging only). Default false.
     public var verbose: Bool
+    /// The outbound HTTP proxy (`proxy`, `apps.ID.proxy`), or nil: then libcurl honours `HTTPS_PROXY` and
+    /// `NO_PROXY` from the environment. Set by ``Sender/forApp(_:in:settings:breakerStates:logger:)``.
+    public var proxy: SenderProxy? = nil
 
     /// Creates a configuration with the documented defaults.
     public init(
