@@ -31,14 +31,11 @@ struct ServeCommand: AsyncParsableCommand {
 
         var credentials: [String: PushServer.CredentialStatus] = [:]
         for (id, app) in config.apps {
-            do {
-                let health = CredentialHealth(try makeCredentials(for: app), now: Date())
-                credentials[id] = .init(loaded: !health.expired, kind: health.kind, daysLeft: health.daysLeft,
-                                        error: health.expired ? "certificate expired" : nil)
-            } catch {
-                logger.warning("app \(id): credentials not loaded: \(error)")
-                credentials[id] = .init(loaded: false, kind: Self.kind(of: app.auth), error: "\(error)")
+            let status = PushServer.CredentialStatus.loading(app)
+            if let error = status.error, !status.loaded {
+                logger.warning("app \(id): credentials not loaded: \(error)", metadata: ["app": "\(id)"])
             }
+            credentials[id] = status
         }
 
         var keys = APIKeys(apps: config.apps)
@@ -62,11 +59,6 @@ struct ServeCommand: AsyncParsableCommand {
             throw CLIError(code: 1, message: "server stopped: \(error)")
         }
         try? await simulator?.stop()
-    }
-
-    static func kind(of auth: AuthSettings) -> String {
-        if case .token = auth { return "token" }
-        return "certificate"
     }
 
     func printBanner(config: PushConfiguration, devKeys: [String: String], simulatorPort: Int?) {
