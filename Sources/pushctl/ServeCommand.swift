@@ -21,7 +21,6 @@ struct ServeCommand: AsyncParsableCommand {
         var config = try global.loadConfiguration()
         if let host { config.server.host = host }
         if let port { config.server.port = port }
-        LogSetup.bootstrapOnce()
         let logger = Logger(label: "pushctl.serve")
 
         let registry: any RegistryStore
@@ -84,17 +83,3 @@ struct ServeCommand: AsyncParsableCommand {
         FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     }
 }
-
-enum LogSetup {
-    private static let once: Void = {
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
-            return handler
-        }
-    }()
-
-    /// Logs go to stderr at `$LOG_LEVEL` (default info).
-    static func bootstrapOnce() { _ = once }
-}
-

@@ -126,14 +126,14 @@ extension CLI {
     }
 
     /// Starts `pushctl args…` in the background with its output in files under a new temporary directory.
-    static func startCapturing(_ args: [String]) throws -> Background {
+    static func startCapturing(_ args: [String], environment: [String: String] = [:]) throws -> Background {
         let dir = try temporaryDirectory()
         let (outPath, errPath) = (dir.appendingPathComponent("stdout").path, dir.appendingPathComponent("stderr").path)
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)
         _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         let process = makeProcess(
             args, stdout: try FileHandle(forWritingTo: URL(fileURLWithPath: outPath)),
-            stderr: try FileHandle(forWritingTo: URL(fileURLWithPath: errPath)))
+            stderr: try FileHandle(forWritingTo: URL(fileURLWithPath: errPath)), environment: environment)
         try process.run()
         return Background(process: process, stdoutPath: outPath, stderrPath: errPath)
     }
