@@ -113,6 +113,23 @@ import Testing
         #expect(try received(&w) == [World.token(0)])
     }
 
+    @Test func theSimulatorsCertificateIsStillVerifiedInsideTheTunnel() async throws {
+        var w = try await World.make(tokens: 1)
+        defer { w.stop() }
+        let other = w.dir.appendingPathComponent("other").path
+        let made = try await CLI.run(["cert", "make-dev", "--out", other, "--topic", "com.example.app"])
+        #expect(made.status == 0, "\(made.stderr)")
+        let proxy = try Tinyproxy.start(in: w.dir, connectPort: w.port)
+        defer { proxy.stop() }
+        // Trusting another CA than the one that signed the simulator's certificate: the tunnel opens, TLS fails.
+        try writeConfig(w, top: #""proxy": "\#(proxy.url)","#, app: #""caFile": "other/ca.pem","#)
+        let r = try await send(w)
+        #expect(r.status == 3, "\(r.stderr)")
+        #expect(r.stderr.contains("TLS with https://127.0.0.1:\(w.port) failed"), "\(r.stderr)")
+        #expect(proxy.connects(to: w.port).count >= 1, "tinyproxy log:\n\(proxy.log)")
+        #expect(try received(&w).isEmpty)
+    }
+
     @Test func aProxyURLWithCredentialsInItIsAConfigurationErrorThatDoesNotQuoteThem() async throws {
         var w = try await World.make(tokens: 1, startSimulator: false)
         defer { w.stop() }
