@@ -5,21 +5,24 @@ RELEASE := .build/release/pushctl
 SYSLIBS := libcurl4-openssl-dev libssl-dev libsqlite3-dev pkg-config openssl
 # PostgreSQL server and client: the tests start a private server (initdb in a temporary directory).
 PGPKGS  := postgresql postgresql-client
+# An HTTP proxy: the outbound-proxy tests start a private tinyproxy (a temporary config, in the foreground).
+PROXYPKGS := tinyproxy
 
 .PHONY: deps build release test run certs bench bench-deps clean
 
-## deps: the system libraries (libcurl, OpenSSL, SQLite) and PostgreSQL (for the tests); installs them with
-## apt-get when run as root.
+## deps: the system libraries (libcurl, OpenSSL, SQLite), PostgreSQL and tinyproxy (for the tests); installs
+## them with apt-get when run as root.
 deps:
 	@if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libcurl openssl sqlite3 && command -v openssl >/dev/null 2>&1 \
-	    && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v psql >/dev/null 2>&1; then \
-	  echo "deps: libcurl, openssl, sqlite3 and postgresql found"; \
+	    && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v psql >/dev/null 2>&1 \
+	    && command -v tinyproxy >/dev/null 2>&1; then \
+	  echo "deps: libcurl, openssl, sqlite3, postgresql and tinyproxy found"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  echo "deps: installing $(SYSLIBS) $(PGPKGS)"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSLIBS) $(PGPKGS) >/dev/null; \
+	  echo "deps: installing $(SYSLIBS) $(PGPKGS) $(PROXYPKGS)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSLIBS) $(PGPKGS) $(PROXYPKGS) >/dev/null; \
 	else \
 	  echo "deps: missing system packages; install them with:"; \
-	  echo "  sudo apt-get install -y $(SYSLIBS) $(PGPKGS)"; \
+	  echo "  sudo apt-get install -y $(SYSLIBS) $(PGPKGS) $(PROXYPKGS)"; \
 	  exit 1; \
 	fi
 

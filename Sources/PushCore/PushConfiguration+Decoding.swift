@@ -68,6 +68,11 @@ extension PushConfiguration {
         guard Self.deliveryRetentionRange.contains(retentionDays) else {
             throw ConfigurationError("config.deliveryRetentionDays must be between 1 and 3650 days, not \(retentionDays)")
         }
+        let proxy = try Self.decodeProxy(&top, at: "config", base: base)
+        let healthWarningDays = try top.int("healthWarningDays") ?? Self.defaultHealthWarningDays
+        guard (0...3650).contains(healthWarningDays) else {
+            throw ConfigurationError("config.healthWarningDays must be between 0 and 3650 days, not \(healthWarningDays)")
+        }
         try top.finish()
         self.init(
             database: database, server: server, simulator: simulator, apps: apps,
@@ -77,6 +82,29 @@ extension PushConfiguration {
         deliveryRetentionDays = retentionDays
         databasePasswordFile = passwordFile
         databasePasswordEnv = passwordEnv
+        self.proxy = proxy
+        self.healthWarningDays = healthWarningDays
+    }
+
+    /// `proxy` with `proxyCredentialsFile` or `proxyCredentialsEnv` from one object (the top level or an app).
+    /// Credentials without a proxy, both credential sources, or credentials inside the URL are errors.
+    private static func decodeProxy(_ f: inout Fields, at: String, base: String) throws(ConfigurationError) -> ProxySettings? {
+        let text = try f.string("proxy")
+        let file = try f.string("proxyCredentialsFile").map { resolve($0, against: base) }
+        let env = try f.string("proxyCredentialsEnv")
+        if file != nil && env != nil {
+            throw ConfigurationError("\(at): give proxyCredentialsFile or proxyCredentialsEnv, not both")
+        }
+        let credentials: PasswordSource? = file.map { .file($0) } ?? env.map { .environment($0) }
+        guard let text else {
+            if credentials != nil { throw ConfigurationError("\(at): proxyCredentialsFile / proxyCredentialsEnv need a proxy") }
+            return nil
+        }
+        do {
+            return try ProxySettings(parsing: text, credentials: credentials)
+        } catch {
+            throw ConfigurationError("\(at).\(error.message)")
+        }
     }
 
     /// True when `database` names a PostgreSQL database (`postgres://` or `postgresql://`) rather than a
@@ -141,11 +169,14 @@ extension PushConfiguration {
         let webhook = try f.take("webhook").map { (value) throws(ConfigurationError) in
             try decodeWebhook(value, at: "\(at).webhook", base: base)
         }
+        let proxy = try decodeProxy(&f, at: at, base: base)
         try f.finish()
-        return AppSettings(
+        var app = AppSettings(
             topic: topic, endpoint: endpoint, caFile: caFile, auth: auth,
             registrationKeys: registrationKeys, sendKeys: sendKeys, payloadLimit: payloadLimit, window: window,
             connections: connections, outageLimitSeconds: outageLimit, webhook: webhook)
+        app.proxy = proxy
+        return app
     }
 
     private static func decodeWebhook(_ value: JSONValue, at: String, base: String) throws(ConfigurationError) -> WebhookSettings {

@@ -46,6 +46,15 @@ public struct PushConfiguration: Sendable, Equatable {
     /// The allowed range of ``deliveryRetentionDays``.
     public static let deliveryRetentionRange = 1...3650
 
+    /// The outbound HTTP proxy to APNs for every app without its own (`proxy`), or nil: then libcurl honours
+    /// `HTTPS_PROXY` / `NO_PROXY` from the environment.
+    public var proxy: ProxySettings?
+
+    /// `/healthz` reports `degraded` when an app's certificate expires in fewer days than this. Default 30.
+    public var healthWarningDays = PushConfiguration.defaultHealthWarningDays
+    /// The default of ``healthWarningDays``.
+    public static let defaultHealthWarningDays = 30
+
     /// Creates a configuration.
     public init(
         database: String, server: ServerSettings = .init(), simulator: SimulatorSettings,
@@ -66,6 +75,9 @@ public struct PushConfiguration: Sendable, Equatable {
         }
         return app
     }
+
+    /// The proxy `app`'s connections to APNs go through: its own, else the global one, else nil.
+    public func proxy(for app: AppSettings) -> ProxySettings? { app.proxy ?? proxy }
 }
 
 /// The HTTP API's listening address.
@@ -210,6 +222,9 @@ public struct AppSettings: Sendable, Equatable {
     public var outageLimitSeconds: Int?
     /// Where pruned tokens and final failures are POSTed (signed), or nil for none.
     public var webhook: WebhookSettings?
+    /// This app's outbound HTTP proxy to APNs (`apps.ID.proxy`), overriding the global `proxy`; nil for the
+    /// global one. See ``PushConfiguration/proxy(for:)``.
+    public var proxy: ProxySettings?
 
     /// The accepted range of ``window``.
     public static let windowRange = 1...10_000

@@ -208,7 +208,7 @@ public final class JobRunner: Sendable {
         do {
             sender = try await self.sender(for: app, access: access)
         } catch {
-            logger.error("send job \(id) cannot start: \(error)")
+            logger.error("send job \(id) cannot start: \(error)", metadata: ["app": "\(app)", "job": "\(id)"])
             try? await access.run("recording the problem") { store throws(DeliveryStoreError) in
                 try store.noteUnstartable(id: id, error: "credentials: \(error)")
             }
@@ -221,30 +221,30 @@ public final class JobRunner: Sendable {
         } catch {
             switch error.code {
             case .notFound:
-                logger.error("send job \(id): \(error.message)")
+                logger.error("send job \(id): \(error.message)", metadata: ["app": "\(app)", "job": "\(id)"])
                 return false
             case .store:
-                logger.error("send job \(id): \(error.message)")
+                logger.error("send job \(id): \(error.message)", metadata: ["app": "\(app)", "job": "\(id)"])
                 retry(id, app: app, after: settings.interruptedRetrySeconds)
                 return true
             }
         }
         let counts = report.counts
-        logger.info("send job \(id) \(report.record.state.rawValue): \(counts.accepted)/\(report.record.total) accepted, \(counts.deferred) deferred")
+        logger.info("send job \(id) \(report.record.state.rawValue): \(counts.accepted)/\(report.record.total) accepted, \(counts.deferred) deferred", metadata: ["app": "\(app)", "job": "\(id)"])
         switch report.stop {
         case .endpoint(let endpointStop) where endpointStop.kind == .outage:
-            logger.error("send job \(id) interrupted: \(endpointStop.message); retrying in \(Int(settings.interruptedRetrySeconds)) s")
+            logger.error("send job \(id) interrupted: \(endpointStop.message); retrying in \(Int(settings.interruptedRetrySeconds)) s", metadata: ["app": "\(app)", "job": "\(id)"])
             retry(id, app: app, after: settings.interruptedRetrySeconds)
             return true
         case .store(let message):
-            logger.error("send job \(id) interrupted: the database is unavailable (\(message)); retrying in \(Int(settings.interruptedRetrySeconds)) s")
+            logger.error("send job \(id) interrupted: the database is unavailable (\(message)); retrying in \(Int(settings.interruptedRetrySeconds)) s", metadata: ["app": "\(app)", "job": "\(id)"])
             retry(id, app: app, after: settings.interruptedRetrySeconds)
             return true
         case .endpoint(let endpointStop):
             // The next job of this app builds a new sender, reading the credentials files again.
             let stale = state.withLock { $0.senders.removeValue(forKey: app) }
             if let stale { await stale.shutdown() }
-            logger.error("send job \(id) interrupted: \(endpointStop.message); fix the credentials, then send the same request again (or restart) to resume it")
+            logger.error("send job \(id) interrupted: \(endpointStop.message); fix the credentials, then send the same request again (or restart) to resume it", metadata: ["app": "\(app)", "job": "\(id)"])
         case .leaseLost, .signal, nil:
             if report.record.state == .cancelled { logger.info("send job \(id) cancelled") }
         }

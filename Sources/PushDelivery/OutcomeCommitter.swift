@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Logging
 import PushCore
 import PushSender
 
@@ -172,6 +173,7 @@ final class OutcomeCommitter: @unchecked Sendable {
             if !receipt.pruned.isEmpty {
                 for i in results.indices where receipt.pruned.contains(results[i].token) { results[i].pruned = true }
             }
+            logCommitted(results)
             onCommitted(results)
         } catch {
             condition.lock()
@@ -179,6 +181,23 @@ final class OutcomeCommitter: @unchecked Sendable {
             condition.unlock()
             onFailure(error)
             onUnrecorded(batch)
+        }
+    }
+
+    /// One debug line per committed outcome (`LOG_LEVEL=debug`): app, job, apns-id, the masked token, status
+    /// and reason as metadata. Never the payload.
+    private func logCommitted(_ results: [DeliveryResult]) {
+        let logger = access.logger
+        guard logger.logLevel <= .debug else { return }
+        for r in results {
+            var metadata: Logger.Metadata = [
+                "app": "\(app)", "apnsId": "\(r.apnsId)", "token": "\(r.token.masked)", "status": "\(r.status)",
+                "outcome": "\(r.kind.rawValue)",
+            ]
+            if let job { metadata["job"] = "\(job.id)" }
+            if let reason = r.reason { metadata["reason"] = "\(reason.rawValue)" }
+            if r.pruned { metadata["pruned"] = "true" }
+            logger.debug("outcome committed", metadata: metadata)
         }
     }
 

@@ -10,7 +10,7 @@ import PushCore
 final class StoreAccess: Sendable {
     let store: DeliveryStore
     let outageLimitMs: Int
-    private let logger: Logger
+    let logger: Logger
     private let queue = DispatchQueue(label: "PushDelivery.store", attributes: .concurrent)
 
     init(store: DeliveryStore, outageLimitMs: Int, logger: Logger) {

@@ -7,10 +7,14 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
     /// curl's error text (from `CURLOPT_ERRORBUFFER` when available).
     public let message: String
 
+    /// The proxy's answer to `CONNECT` when it refused the tunnel (e.g. 407), else nil.
+    public var proxyStatus: Int?
+
     /// Creates an error.
-    public init(code: Int, message: String) {
+    public init(code: Int, message: String, proxyStatus: Int? = nil) {
         self.code = code
         self.message = message
+        self.proxyStatus = proxyStatus
     }
 
     /// `code: message`.
@@ -43,6 +47,10 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
             return .refused
         }
         if Self.refusedCodes.contains(where: { Int($0.rawValue) == code }) { return .refused }
+        // The proxy wants credentials (407; some, like tinyproxy, answer 401 to wrong ones) or forbids the tunnel
+        // (403): waiting will not change that. Its other refusals (502, 503, 504: it cannot reach APNs) are an
+        // outage like any other.
+        if let status = proxyStatus, [401, 403, 407].contains(status) { return .refused }
         if message.contains(" alert ") { return .refused }
         if code == Int(CURLE_SSL_CONNECT_ERROR.rawValue), message.contains("error:"), !message.contains("unexpected eof") {
             // libcurl quotes OpenSSL's error queue ("error:0A000086:SSL routines::…") when the TLS layer itself
@@ -106,6 +114,8 @@ struct EasyOptions {
     /// `host:port:address:port` for `CURLOPT_CONNECT_TO`.
     var connectTo: String?
     var verbose = false
+    /// The outbound proxy, or nil to leave libcurl's own choice (`HTTPS_PROXY` / `NO_PROXY`) alone.
+    var proxy: SenderProxy?
 }
 
 /// One reusable `CURL*`: set up once, then re-armed per request (curl keeps the connection in the multi).
@@ -188,6 +198,20 @@ final class EasyHandle {
             connectTo = list
             try check(pp_curl_easy_setopt_slist(raw, CURLOPT_CONNECT_TO, list.raw), "CONNECT_TO")
         }
+        if let proxy = options.proxy {
+            // HTTPS through an HTTP proxy is a CONNECT tunnel; TLS to APNs (verified as above) runs inside it.
+            // An empty NOPROXY: a configured proxy applies to every host, whatever NO_PROXY says.
+            try check(pp_curl_easy_setopt_string(raw, CURLOPT_PROXY, proxy.url), "PROXY")
+            try check(pp_curl_easy_setopt_long(raw, CURLOPT_PROXYTYPE, Int(CURLPROXY_HTTP.rawValue)), "PROXYTYPE")
+            try check(pp_curl_easy_setopt_long(raw, CURLOPT_HTTPPROXYTUNNEL, 1), "HTTPPROXYTUNNEL")
+            try check(pp_curl_easy_setopt_string(raw, CURLOPT_NOPROXY, ""), "NOPROXY")
+            if let user = proxy.username, let password = proxy.password {
+                try check(pp_curl_easy_setopt_string(raw, CURLOPT_PROXYUSERNAME, user), "PROXYUSERNAME")
+                try check(pp_curl_easy_setopt_string(raw, CURLOPT_PROXYPASSWORD, password), "PROXYPASSWORD")
+            }
+        }
+        // No proxy configured: CURLOPT_PROXY stays unset, so libcurl reads HTTPS_PROXY/https_proxy and
+        // NO_PROXY/no_proxy itself.
         if options.verbose { try check(pp_curl_easy_setopt_long(raw, CURLOPT_VERBOSE, 1), "VERBOSE") }
     }
 
@@ -301,6 +325,15 @@ final class EasyHandle {
             !detail.contains("certificate problem")
         {
             detail += "; the server's certificate does not verify against the trusted CAs (\(x509VerificationErrorText(verify)))"
+        }
+        var connectCode = 0
+        if pp_curl_easy_getinfo_long(raw, CURLINFO_HTTP_CONNECTCODE, &connectCode) == CURLE_OK, connectCode >= 300 {
+            let proxy = options.proxy?.url ?? "the proxy (from the environment)"
+            let hint = connectCode == 407 || connectCode == 401
+                ? " (the proxy wants other credentials: check proxyCredentialsFile / proxyCredentialsEnv)" : ""
+            return TransportError(
+                code: Int(code.rawValue), message: "\(proxy) refused the CONNECT tunnel: HTTP \(connectCode)\(hint)",
+                proxyStatus: connectCode)
         }
         return TransportError(code: Int(code.rawValue), message: detail)
     }

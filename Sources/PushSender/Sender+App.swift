@@ -6,12 +6,15 @@ extension Sender {
     /// simulator's CA. Throws ``CredentialError`` when the credentials cannot be loaded and ``SenderError``
     /// (`.certificateExpired`) before connecting with an expired certificate. The app's own settings
     /// (``SenderConfiguration/applying(_:)``) override `settings`; `breakerStates` continues the pruning
-    /// breakers persisted by earlier runs.
+    /// breakers persisted by earlier runs. The app's proxy (else the global one) carries its connections;
+    /// unreadable proxy credentials are a ``CredentialError``.
     public static func forApp(
         _ app: AppSettings, in configuration: PushConfiguration, settings: SenderConfiguration = .init(),
         breakerStates: [String: PruningBreaker.State] = [:], logger: Logger = Logger(label: "PushSender")
     ) throws -> Sender {
         let credentials = try makeCredentials(for: app)
+        var settings = settings
+        if let proxy = configuration.proxy(for: app) { settings.proxy = try SenderProxy(proxy) }
         let notAfterMs = (credentials as? CertificateCredentials).map { $0.facts.notAfter * 1000 }
         return try Sender(
             app: app, simulator: configuration.simulator, credentials: credentials, configuration: settings,

@@ -114,7 +114,8 @@ extension Sender {
         }
         switch error.failure(sent: response.sent) {
         case .refused:
-            let stop = stopEndpoint(target, .credentials, "TLS with \(target) failed: \(error.message)")
+            let cause = error.proxyStatus == nil ? "TLS with \(target) failed" : "cannot reach \(target)"
+            let stop = stopEndpoint(target, .credentials, "\(cause): \(error.message)")
             finish(job, status: 0, reason: nil, kind: .unsent, error: error.message, stop: stop)
         case .unreachable:
             endpointUnreachable(job, target, error.message)

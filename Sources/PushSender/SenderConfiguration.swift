@@ -47,8 +47,12 @@ public struct SenderConfiguration: Sendable {
     public var breakerRatio: Double
     /// Pruning breaker: answers needed before the ratio rule applies. Default 100.
     public var breakerMinimumAnswers: Int
-    /// curl's verbose trace on stderr (debugging only). Default false.
+    /// curl's verbose trace on stderr (debugging only: it shows request headers, a proxy's
+    /// `Proxy-Authorization` among them). Default false.
     public var verbose: Bool
+    /// The outbound HTTP proxy (`proxy`, `apps.ID.proxy`), or nil: then libcurl honours `HTTPS_PROXY` and
+    /// `NO_PROXY` from the environment. Set by ``Sender/forApp(_:in:settings:breakerStates:logger:)``.
+    public var proxy: SenderProxy? = nil
 
     /// Creates a configuration with the documented defaults.
     public init(

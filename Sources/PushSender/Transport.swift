@@ -32,7 +32,7 @@ final class Transport: @unchecked Sendable {
             connectTimeoutMs: configuration.connectTimeoutMs, requestTimeoutMs: configuration.requestTimeoutMs,
             upkeepIntervalMs: configuration.upkeepIntervalMs, caFile: target.caFile, identity: identity,
             connectTo: target.address.map { "\(target.host):\(target.port):\($0):\(target.port)" },
-            verbose: configuration.verbose)
+            verbose: configuration.verbose, proxy: configuration.proxy)
         urlPrefix = target.description + "/3/device/"
     }
 

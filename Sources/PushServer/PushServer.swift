@@ -21,13 +21,32 @@ public final class PushServer: Sendable {
         public var daysLeft: Int?
         /// Why loading failed.
         public var error: String?
+        /// When the certificate expires (Unix seconds; nil for .p8 keys, which do not expire). When set,
+        /// `/healthz` computes the days left at each request from it instead of ``daysLeft``.
+        public var notAfter: Int64?
 
         /// Creates a status.
-        public init(loaded: Bool, kind: String, daysLeft: Int? = nil, error: String? = nil) {
+        public init(loaded: Bool, kind: String, daysLeft: Int? = nil, error: String? = nil, notAfter: Int64? = nil) {
             self.loaded = loaded
             self.kind = kind
             self.daysLeft = daysLeft
             self.error = error
+            self.notAfter = notAfter
+        }
+
+        /// Loads `app`'s credentials as the sender would and describes them at `now`: a certificate that is
+        /// expired, or credentials that cannot be loaded, are not `loaded` (with the reason in ``error``).
+        public static func loading(_ app: AppSettings, now: Date = Date()) -> CredentialStatus {
+            do {
+                let health = CredentialHealth(try makeCredentials(for: app), now: now)
+                return CredentialStatus(
+                    loaded: !health.expired, kind: health.kind, daysLeft: health.daysLeft,
+                    error: health.expired ? "certificate expired" : nil, notAfter: health.certificate?.notAfter)
+            } catch {
+                let kind: String
+                if case .token = app.auth { kind = "token" } else { kind = "certificate" }
+                return CredentialStatus(loaded: false, kind: kind, error: "\(error)")
+            }
         }
     }
 
@@ -53,15 +72,19 @@ public final class PushServer: Sendable {
     let jobs: JobRunner
     let webhooks: WebhookDispatcher?
     let logger: Logger
+    /// The clock `/healthz` reads at each request (certificate days left).
+    let now: @Sendable () -> Date
 
-    /// Creates the server. `keys` usually comes from `APIKeys(apps: configuration.apps)`.
+    /// Creates the server. `keys` usually comes from `APIKeys(apps: configuration.apps)`; `now` is the clock
+    /// `/healthz` reads at each request.
     public init(
         configuration: PushConfiguration, registry: any RegistryStore, keys: APIKeys,
         credentials: [String: CredentialStatus] = [:], prometheus: PrometheusCollectorRegistry = .init(),
         limits: Limits = Limits(), jobSettings: JobRunner.Settings = .init(), webhooks: WebhookDispatcher? = nil,
-        logger: Logger = Logger(label: "pushctl.serve")
+        logger: Logger = Logger(label: "pushctl.serve"), now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.webhooks = webhooks
+        self.now = now
         self.configuration = configuration
         self.registry = registry
         self.keys = keys

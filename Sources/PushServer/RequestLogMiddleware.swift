@@ -16,8 +16,13 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
             metrics.request(route: route, status: status)
             metrics.requestDuration.record(elapsed)
             let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
-            logger.info(
-                "\(request.method) \(Self.maskedPath(request.uri.path)) \(status) \(String(format: "%.2f", ms))ms")
+            let path = Self.maskedPath(request.uri.path)
+            var metadata: Logger.Metadata = [
+                "method": "\(request.method)", "path": "\(path)", "status": "\(status)",
+                "durationMs": "\(String(format: "%.2f", ms))",
+            ]
+            if let app = Self.app(inPath: request.uri.path) { metadata["app"] = "\(app)" }
+            logger.info("\(request.method) \(path) \(status) \(String(format: "%.2f", ms))ms", metadata: metadata)
         }
         do {
             let response = try await next(request, context)
@@ -27,6 +32,15 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
             status = Int(error.status.code)
             throw error
         }
+    }
+
+    /// The app id of a `/v1/apps/{app}/…` path (only a valid one: the path is the client's).
+    static func app(inPath path: String) -> String? {
+        let parts = path.split(separator: "/")
+        guard parts.count >= 3, parts[0] == "v1", parts[1] == "apps", PushConfiguration.isValidAppId(String(parts[2])) else {
+            return nil
+        }
+        return String(parts[2])
     }
 
     /// The path with any token-like segment masked (`/v1/apps/a/devices/740f47…78ad`).

@@ -23,6 +23,7 @@ extension CertCommand {
                 into DIR. The .p8 key's key id is \(DevCertificates.keyId), its team id \(DevCertificates.teamId).
                 """)
 
+        @OptionGroup var logging: LogOptions
         @Option(name: .long, help: "Directory to write into (created if missing).")
         var out: String
 
@@ -73,6 +74,7 @@ extension CertCommand {
         @Argument(help: "A .p12/.pfx file, or a PEM or DER certificate.")
         var file: String
 
+        @OptionGroup var logging: LogOptions
         @Option(name: .long, help: "File holding the .p12 password (one trailing newline is ignored).")
         var passwordFile: String?
 

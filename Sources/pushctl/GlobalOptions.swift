@@ -2,10 +2,12 @@ import ArgumentParser
 import Foundation
 import PushCore
 
-/// Options every command that reads the configuration takes.
+/// Options every command that reads the configuration takes (and `--log-format`, which every command takes).
 struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: "Configuration file (default: $PUSHCTL_CONFIG, else Config/pushctl.json).")
     var config: String?
+
+    @OptionGroup var logging: LogOptions
 
     /// The configuration file's absolute path, following the documented precedence.
     var configPath: String {

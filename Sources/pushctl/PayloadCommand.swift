@@ -13,6 +13,7 @@ struct PayloadCommand: ParsableCommand {
             """)
 
     @OptionGroup var payload: PayloadOptions
+    @OptionGroup var logging: LogOptions
     @Option(help: "Show apns-topic for this bundle id.") var topic: String?
     @Flag(help: "Print one JSON object with payload and headers.") var json = false
 

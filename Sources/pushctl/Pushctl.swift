@@ -40,6 +40,7 @@ struct Pushctl: AsyncParsableCommand {
             Foundation.exit(2)
         }
         do {
+            try LogOptions.bootstrap()
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

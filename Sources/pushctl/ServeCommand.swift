@@ -21,7 +21,6 @@ struct ServeCommand: AsyncParsableCommand {
         var config = try global.loadConfiguration()
         if let host { config.server.host = host }
         if let port { config.server.port = port }
-        LogSetup.bootstrapOnce()
         let logger = Logger(label: "pushctl.serve")
 
         let registry: any RegistryStore
@@ -31,14 +30,11 @@ struct ServeCommand: AsyncParsableCommand {
 
         var credentials: [String: PushServer.CredentialStatus] = [:]
         for (id, app) in config.apps {
-            do {
-                let health = CredentialHealth(try makeCredentials(for: app), now: Date())
-                credentials[id] = .init(loaded: !health.expired, kind: health.kind, daysLeft: health.daysLeft,
-                                        error: health.expired ? "certificate expired" : nil)
-            } catch {
-                logger.warning("app \(id): credentials not loaded: \(error)")
-                credentials[id] = .init(loaded: false, kind: Self.kind(of: app.auth), error: "\(error)")
+            let status = PushServer.CredentialStatus.loading(app)
+            if let error = status.error, !status.loaded {
+                logger.warning("app \(id): credentials not loaded: \(error)", metadata: ["app": "\(id)"])
             }
+            credentials[id] = status
         }
 
         var keys = APIKeys(apps: config.apps)
@@ -68,11 +64,6 @@ struct ServeCommand: AsyncParsableCommand {
         try? await simulator?.stop()
     }
 
-    static func kind(of auth: AuthSettings) -> String {
-        if case .token = auth { return "token" }
-        return "certificate"
-    }
-
     func printBanner(config: PushConfiguration, devKeys: [String: String], simulatorPort: Int?) {
         let base = "http://\(config.server.host):\(config.server.port)"
         let me = CommandLine.arguments.first ?? "pushctl"
@@ -96,17 +87,3 @@ struct ServeCommand: AsyncParsableCommand {
         FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     }
 }
-
-enum LogSetup {
-    private static let once: Void = {
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
-            return handler
-        }
-    }()
-
-    /// Logs go to stderr at `$LOG_LEVEL` (default info).
-    static func bootstrapOnce() { _ = once }
-}
-

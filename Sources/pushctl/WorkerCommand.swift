@@ -37,7 +37,6 @@ struct WorkerCommand: AsyncParsableCommand {
             selected = config.apps.filter { names.contains($0.key) }
         }
         guard !selected.isEmpty else { throw CLIError.usage("no apps configured") }
-        LogSetup.bootstrapOnce()
         let logger = Logger(label: "pushctl.worker")
         let registry: any RegistryStore
         let options = RegistryOptions(writerCacheKiB: RegistryOptions.broadcastWriterCacheKiB)

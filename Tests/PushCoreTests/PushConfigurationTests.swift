@@ -140,3 +140,53 @@ import Testing
         #expect(PushConfiguration.resolve("/abs", against: "/x") == "/abs")
     }
 }
+
+extension PushConfigurationTests {
+    static let tokenApp = #""topic":"t","auth":{"p8":"k.p8","keyId":"K","teamId":"T"}"#
+
+    @Test func theProxyIsGlobalOrPerAppAndTheAppsOwnWins() throws {
+        let config = try decode(#"""
+            {"proxy": "http://proxy.internal:3128", "proxyCredentialsFile": "proxy.credentials",
+             "apps": {"a": {\#(Self.tokenApp)},
+                      "b": {\#(Self.tokenApp), "proxy": "http://[fd00::1]:8080", "proxyCredentialsEnv": "B_PROXY"}}}
+            """#)
+        let global = ProxySettings(host: "proxy.internal", port: 3128, credentials: .file("/srv/push/Config/proxy.credentials"))
+        #expect(config.proxy == global)
+        #expect(try config.proxy(for: config.app("a")) == global)
+        let own = try config.proxy(for: config.app("b"))
+        #expect(own == ProxySettings(host: "fd00::1", port: 8080, credentials: .environment("B_PROXY")))
+        #expect(own?.url == "http://[fd00::1]:8080")
+        #expect(try decode(Self.example).proxy(for: decode(Self.example).app("example")) == nil)
+    }
+
+    @Test func aProxyURLWithCredentialsOrWithoutAPortOrNotHTTPIsRefused() {
+        #expect(throws: ConfigurationError("config.proxy: put no credentials in the URL; use proxyCredentialsFile or proxyCredentialsEnv")) {
+            try decode(#"{"proxy": "http://u:hunter2@proxy:3128"}"#)
+        }
+        #expect(throws: ConfigurationError("apps.a.proxy: put no credentials in the URL; use proxyCredentialsFile or proxyCredentialsEnv")) {
+            try decode(#"{"apps": {"a": {\#(Self.tokenApp), "proxy": "https://u:p@proxy:3128"}}}"#)
+        }
+        #expect(throws: ConfigurationError("config.proxy must name its port (http://host:port): 'http://proxy'")) {
+            try decode(#"{"proxy": "http://proxy"}"#)
+        }
+        #expect(throws: ConfigurationError.self) { try decode(#"{"proxy": "socks5://proxy:1080"}"#) }
+        #expect(throws: ConfigurationError.self) { try decode(#"{"proxy": "http://proxy:3128/path"}"#) }
+    }
+
+    @Test func proxyCredentialsNeedAProxyAndExactlyOneSource() {
+        #expect(throws: ConfigurationError("config: proxyCredentialsFile / proxyCredentialsEnv need a proxy")) {
+            try decode(#"{"proxyCredentialsEnv": "P"}"#)
+        }
+        #expect(throws: ConfigurationError("apps.a: give proxyCredentialsFile or proxyCredentialsEnv, not both")) {
+            try decode(#"{"apps": {"a": {\#(Self.tokenApp), "proxy": "http://p:1", "proxyCredentialsFile": "f", "proxyCredentialsEnv": "E"}}}"#)
+        }
+    }
+
+    @Test func healthWarningDaysDefaultsToThirtyAndIsBounded() throws {
+        #expect(try decode(Self.example).healthWarningDays == 30)
+        #expect(try decode(#"{"healthWarningDays": 7}"#).healthWarningDays == 7)
+        #expect(throws: ConfigurationError("config.healthWarningDays must be between 0 and 3650 days, not -1")) {
+            try decode(#"{"healthWarningDays": -1}"#)
+        }
+    }
+}

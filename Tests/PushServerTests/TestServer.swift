@@ -19,11 +19,16 @@ struct TestServer {
     let directory: URL
     var base: String { "http://127.0.0.1:\(running.port)" }
 
-    static func start(rate: Double = 10_000, burst: Double = 10_000, store: (any RegistryStore)? = nil) async throws -> TestServer {
+    /// `credentials` replaces the example app's loaded certificate (300 days left); `now` is the server's clock.
+    static func start(
+        rate: Double = 10_000, burst: Double = 10_000, store: (any RegistryStore)? = nil,
+        credentials: [String: PushServer.CredentialStatus]? = nil, now: @escaping @Sendable () -> Date = { Date() },
+        healthWarningDays: Int? = nil
+    ) async throws -> TestServer {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushserver-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let auth = AuthSettings.certificate(p12: "/nonexistent.p12", password: .environment("UNUSED"))
-        let config = PushConfiguration(
+        var config = PushConfiguration(
             database: dir.appendingPathComponent("registry.sqlite").path,
             server: ServerSettings(host: "127.0.0.1", port: 0, rateLimitPerSecond: rate, rateLimitBurst: burst),
             simulator: SimulatorSettings(certificates: dir.path),
@@ -35,10 +40,11 @@ struct TestServer {
                     topic: "com.example.other", endpoint: .production, auth: auth,
                     sendKeys: [APIKeys.hash(otherSendKey)]),
             ])
+        if let healthWarningDays { config.healthWarningDays = healthWarningDays }
         let registry = try store ?? Registry(path: config.database)
         let server = PushServer(
             configuration: config, registry: registry, keys: APIKeys(apps: config.apps),
-            credentials: ["example": .init(loaded: true, kind: "certificate", daysLeft: 300)])
+            credentials: credentials ?? ["example": .init(loaded: true, kind: "certificate", daysLeft: 300)], now: now)
         let running = try await server.start(host: "127.0.0.1", port: 0)
         return TestServer(running: running, store: registry, directory: dir)
     }

@@ -7,8 +7,8 @@
 # libcurl is never touched: the tests run with LD_LIBRARY_PATH pointing at that directory. No libcurl >= 8.5, a
 # binary that would not load it, or any failing test: exit 1 with one line saying why. Never a silent skip.
 #
-# Suites: PushSenderTests' SenderTests, SenderOutageTests, SenderCredentialTests and pushctlTests' SendCommandTests
-# and BroadcastCommandTests (they run the pushctl binary, which inherits LD_LIBRARY_PATH: CLI.makeProcess passes the
+# Suites: PushSenderTests' SenderTests, SenderOutageTests, SenderCredentialTests and pushctlTests' SendCommandTests,
+# BroadcastCommandTests and OutboundProxyTests (CONNECT tunnels, proxy refusals) (they run the pushctl binary, which inherits LD_LIBRARY_PATH: CLI.makeProcess passes the
 # test's environment on); then SenderMemoryTests alone (it measures process-wide RSS), with
 # PUSHSENDER_MEMORY_SENDS (default 20,000). While they run, every process under `swift test` is sampled: each one
 # that maps a libcurl must map this one, and the test bundle must be seen mapping it.
@@ -47,7 +47,7 @@ done
 
 # The suites, as Swift Testing identifies tests (Module.Suite/test()). A renamed suite fails here, not silently.
 SUITES="PushSenderTests.SenderTests PushSenderTests.SenderOutageTests PushSenderTests.SenderCredentialTests
-pushctlTests.SendCommandTests pushctlTests.BroadcastCommandTests"
+pushctlTests.SendCommandTests pushctlTests.BroadcastCommandTests pushctlTests.OutboundProxyTests"
 MEMORY_SUITE=PushSenderTests.SenderMemoryTests
 regex() { local s out=; for s in "$@"; do out="${out:+$out|}${s//./\\.}/"; done; echo "^($out)"; }
 FILTER=$(regex $SUITES)

@@ -23,19 +23,21 @@ struct CLI {
         return packageRoot.appendingPathComponent(".build/debug/pushctl")
     }()
 
-    /// Runs `pushctl args…` with an optional stdin and extra environment; waits at most `timeout` seconds.
+    /// Runs `pushctl args…` with an optional stdin and extra environment (`unset` removes variables the test
+    /// process has); waits at most `timeout` seconds.
     ///
     /// The wait happens on a GCD thread, not on the caller's: Swift Testing runs suites in parallel on the
     /// cooperative pool (one thread per core), and a test blocked in `waitUntilExit` there starved timing-
     /// sensitive tests (a broadcast meant to be interrupted finished before its test got a thread again).
     static func run(
-        _ args: [String], stdin: String? = nil, environment: [String: String] = [:],
+        _ args: [String], stdin: String? = nil, environment: [String: String] = [:], unset: Set<String> = [],
         cwd: URL? = nil, timeout: TimeInterval = 60
     ) async throws -> Result {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Result, Error>) in
             DispatchQueue.global().async {
                 do {
-                    c.resume(returning: try runBlocking(args, stdin: stdin, environment: environment, cwd: cwd, timeout: timeout))
+                    c.resume(returning: try runBlocking(
+                        args, stdin: stdin, environment: environment, unset: unset, cwd: cwd, timeout: timeout))
                 } catch {
                     c.resume(throwing: error)
                 }
@@ -44,10 +46,12 @@ struct CLI {
     }
 
     private static func runBlocking(
-        _ args: [String], stdin: String?, environment: [String: String], cwd: URL?, timeout: TimeInterval
+        _ args: [String], stdin: String?, environment: [String: String], unset: Set<String>, cwd: URL?,
+        timeout: TimeInterval
     ) throws -> Result {
         let out = Pipe(), err = Pipe(), input = Pipe()
-        let process = makeProcess(args, stdout: out, stderr: err, stdin: input, environment: environment, cwd: cwd)
+        let process = makeProcess(
+            args, stdout: out, stderr: err, stdin: input, environment: environment, unset: unset, cwd: cwd)
         try process.run()
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
@@ -90,13 +94,14 @@ extension CLI {
     /// from the test's environment.
     static func makeProcess(
         _ args: [String], stdout: Any, stderr: Any, stdin: Any = FileHandle.nullDevice, environment: [String: String] = [:],
-        cwd: URL? = nil
+        unset: Set<String> = [], cwd: URL? = nil
     ) -> Process {
         let process = Process()
         process.executableURL = binary
         process.arguments = args
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "PUSHCTL_CONFIG")
+        for key in unset { env.removeValue(forKey: key) }
         for (k, v) in environment { env[k] = v }
         process.environment = env
         process.currentDirectoryURL = cwd ?? packageRoot
@@ -121,14 +126,14 @@ extension CLI {
     }
 
     /// Starts `pushctl args…` in the background with its output in files under a new temporary directory.
-    static func startCapturing(_ args: [String]) throws -> Background {
+    static func startCapturing(_ args: [String], environment: [String: String] = [:]) throws -> Background {
         let dir = try temporaryDirectory()
         let (outPath, errPath) = (dir.appendingPathComponent("stdout").path, dir.appendingPathComponent("stderr").path)
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)
         _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         let process = makeProcess(
             args, stdout: try FileHandle(forWritingTo: URL(fileURLWithPath: outPath)),
-            stderr: try FileHandle(forWritingTo: URL(fileURLWithPath: errPath)))
+            stderr: try FileHandle(forWritingTo: URL(fileURLWithPath: errPath)), environment: environment)
         try process.run()
         return Background(process: process, stdoutPath: outPath, stderrPath: errPath)
     }

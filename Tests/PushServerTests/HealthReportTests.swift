@@ -1,0 +1,90 @@
+import Foundation
+import PushCore
+import PushSender
+import PushServer
+import Synchronization
+import Testing
+
+/// `GET /healthz` over a real socket: certificate days computed at each request, `degraded` (503) within
+/// `healthWarningDays` of expiry.
+@Suite(.timeLimit(.minutes(2))) struct HealthReportTests {
+    /// A development PKI whose client certificate expires `days` from now, loaded as `pushctl serve` loads it.
+    static func certificate(days: Int) throws -> (PushServer.CredentialStatus, URL) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("health-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let pki = try DevCertificates.make(in: dir.path, options: .init(topic: "com.example.app", days: days))
+        let app = AppSettings(
+            topic: "com.example.app", endpoint: .simulator,
+            auth: .certificate(p12: pki.path("client.p12"), password: .file(pki.path("client.p12.password"))))
+        return (PushServer.CredentialStatus.loading(app), dir)
+    }
+
+    @Test func daysToExpiryAreComputedAtEachRequestAndTheServerIsDegradedWithinTheWarningDays() async throws {
+        let (status, dir) = try Self.certificate(days: 40)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        #expect(status.loaded)
+        let notAfter = try #require(status.notAfter)
+        let clock = Mutex(Date())
+        let s = try await TestServer.start(
+            credentials: ["example": status, "other": .init(loaded: true, kind: "token")],
+            now: { clock.withLock { $0 } })
+
+        let fresh = try await s.request("GET", "/healthz")
+        #expect(fresh.status == 200, "\(String(decoding: fresh.body, as: UTF8.self))")
+        #expect(fresh.json?["status"] == .string("ok"))
+        #expect(fresh.json?["healthWarningDays"] == .int(30))
+        let expiresAt = Date(timeIntervalSince1970: TimeInterval(notAfter)).ISO8601Format()
+        let days = Int((Double(notAfter) - clock.withLock { $0 }.timeIntervalSince1970) / 86_400)
+        #expect(days == 39 || days == 40)
+        #expect(fresh.json?["apps"]?["example"] == .object([
+            ("endpoint", .string("simulator")), ("credentials", .string("certificate")), ("loaded", .bool(true)),
+            ("expiresAt", .string(expiresAt)), ("daysToExpiry", .int(Int64(days))), ("expired", .bool(false)),
+            ("expiresSoon", .bool(false)),
+        ]))
+        // A .p8 key has no expiry: no days, never the cause of a degraded report.
+        #expect(fresh.json?["apps"]?["other"] == .object([
+            ("endpoint", .string("production")), ("credentials", .string("token")), ("loaded", .bool(true)),
+        ]))
+
+        // Eleven days later, the same running server: inside the 30-day warning.
+        clock.withLock { $0 = $0.addingTimeInterval(11 * 86_400) }
+        let soon = try await s.request("GET", "/healthz")
+        #expect(soon.status == 503)
+        #expect(soon.json?["status"] == .string("degraded"))
+        #expect(soon.json?["apps"]?["example"]?["daysToExpiry"] == .int(Int64(days - 11)))
+        #expect(soon.json?["apps"]?["example"]?["expiresSoon"] == .bool(true))
+        #expect(soon.json?["apps"]?["example"]?["expired"] == .bool(false))
+
+        // Past the expiry.
+        clock.withLock { $0 = Date(timeIntervalSince1970: TimeInterval(notAfter + 60)) }
+        let expired = try await s.request("GET", "/healthz")
+        #expect(expired.status == 503)
+        #expect(expired.json?["apps"]?["example"]?["expired"] == .bool(true))
+        #expect(expired.json?["apps"]?["example"]?["daysToExpiry"] == .int(-1))
+        try await s.stop()
+    }
+
+    @Test func healthWarningDaysComeFromTheConfiguration() async throws {
+        let (status, dir) = try Self.certificate(days: 40)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let clock = Mutex(Date().addingTimeInterval(11 * 86_400))
+        let s = try await TestServer.start(
+            credentials: ["example": status, "other": .init(loaded: true, kind: "token")],
+            now: { clock.withLock { $0 } }, healthWarningDays: 7)
+        let report = try await s.request("GET", "/healthz")
+        #expect(report.status == 200, "\(String(decoding: report.body, as: UTF8.self))")
+        #expect(report.json?["healthWarningDays"] == .int(7))
+        #expect(report.json?["apps"]?["example"]?["expiresSoon"] == .bool(false))
+        try await s.stop()
+    }
+
+    @Test func credentialsThatDoNotLoadAreReportedWithTheirCause() async throws {
+        let app = AppSettings(
+            topic: "com.example.app", endpoint: .simulator,
+            auth: .certificate(p12: "/nonexistent/client.p12", password: .environment("HEALTH_TEST_UNSET_VARIABLE")))
+        let status = PushServer.CredentialStatus.loading(app)
+        #expect(!status.loaded)
+        #expect(status.kind == "certificate")
+        #expect(status.error?.contains("HEALTH_TEST_UNSET_VARIABLE") == true)
+    }
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The HTTP API against its own description: schemathesis (PyPI) generates requests from docs/openapi.yaml —
+# schema-valid ones must be accepted, schema-invalid ones refused, undeclared methods answered 405 with Allow,
+# responses must match the documented statuses, headers and bodies (`--checks all`) — against a real
+# `pushctl serve` with the built-in simulator, the `app` path parameter set to the configured app.
+# Usage: Tests/schemathesis/schemathesis.sh [path/to/pushctl]   (run by `make test`)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+PUSHCTL=${1:-$ROOT/.build/debug/pushctl}
+VERSION=4.32.5
+EXAMPLES=${SCHEMATHESIS_EXAMPLES:-100}
+SEED=${SCHEMATHESIS_SEED:-20261124}
+
+if ! command -v st >/dev/null 2>&1 || [ "$(st --version 2>/dev/null | awk '{print $3}')" != "$VERSION" ]; then
+  echo "schemathesis: installing schemathesis==$VERSION from PyPI"
+  python3 -m pip install -q "schemathesis==$VERSION" >/dev/null 2>&1 || {
+    echo "schemathesis: cannot install schemathesis==$VERSION with pip (PyPI unreachable?); this test cannot run" >&2
+    exit 1
+  }
+  hash -r
+fi
+ST=$(command -v st) || { echo "schemathesis: 'st' not on PATH after installing" >&2; exit 1; }
+
+WORK=$(mktemp -d /tmp/pushprovider-schemathesis.XXXXXX)
+SERVER=
+cleanup() { [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null; rm -rf "$WORK"; }
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+cd "$WORK"
+"$PUSHCTL" cert make-dev --out certs --topic com.example.app >/dev/null
+KEY=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
+HASH=$(printf %s "$KEY" | sha256sum | cut -d' ' -f1)
+PORT=$(free_port); SIMPORT=$(free_port)
+cat > pushctl.json <<EOF
+{"database": "registry.sqlite", "server": {"host": "127.0.0.1", "port": $PORT, "rateLimitPerSecond": 100000, "rateLimitBurst": 100000},
+ "simulator": {"host": "127.0.0.1", "port": $SIMPORT, "certificates": "certs"},
+ "apps": {"example": {"topic": "com.example.app", "endpoint": "simulator",
+   "auth": {"p12": "certs/client.p12", "passwordFile": "certs/client.p12.password"}, "sendKeys": ["sha256:$HASH"]}}}
+EOF
+"$PUSHCTL" serve --config pushctl.json > serve.log 2>&1 &
+SERVER=$!
+for _ in $(seq 1 100); do
+  curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
+  kill -0 "$SERVER" 2>/dev/null || { cat serve.log; echo "schemathesis: pushctl serve did not start" >&2; exit 1; }
+  sleep 0.2
+done
+cat > schemathesis.toml <<'EOF'
+[parameters]
+"path.app" = "example"
+EOF
+echo "schemathesis: $("$ST" --version), --checks all, $EXAMPLES examples per operation, seed $SEED, against pushctl serve on :$PORT"
+set +e
+"$ST" run "$ROOT/docs/openapi.yaml" --url "http://127.0.0.1:$PORT" --checks all \
+  -H "Authorization: Bearer $KEY" --max-examples "$EXAMPLES" --seed "$SEED" --no-color \
+  --request-timeout 30 --workers 1 2>&1 | tee st.log | tail -40
+STATUS=${PIPESTATUS[0]}
+set -e
+if [ "$STATUS" -ne 0 ]; then
+  echo "schemathesis: FAILED (exit $STATUS); the failures are above (reproduce with their curl lines)" >&2
+  exit 1
+fi
+grep -q "No issues found" st.log || { echo "schemathesis: no 'No issues found' line in its output" >&2; exit 1; }
+echo "schemathesis: PASS"
