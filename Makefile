@@ -37,7 +37,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product pushctl
 
-## test: the whole test suite, then the release build (Swift 6 reports some concurrency errors only there).
+## test: the whole test suite, the API fuzzed against its OpenAPI description (schemathesis), then the release build (Swift 6 reports some concurrency errors only there).
 ## The fault suites (5,000-device broadcasts under APNs and database faults, suites named *FaultTests) run
 ## after the others, one test at a time, so their load does not starve the timing-sensitive tests; then the
 ## sender's suites again on libcurl 8; then the multi-host test (network namespaces: a database host, an APNs
@@ -46,6 +46,8 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip FaultTests
 	$(SWIFT) test --skip-build --filter FaultTests --no-parallel
+	@# The HTTP API against docs/openapi.yaml: schemathesis (PyPI, installed by the script) with --checks all.
+	bash Tests/schemathesis/schemathesis.sh .build/debug/pushctl
 	@# The sender's transport suites and pushctl send/broadcast again, on libcurl >= 8.5 (the runs above use the
 	@# system's, Debian 12: 7.88): CURL8_DIR, else .build/curl8, else Debian's bookworm-backports libcurl4 fetched
 	@# there privately; used through LD_LIBRARY_PATH, never installed. Fails when it cannot get one.

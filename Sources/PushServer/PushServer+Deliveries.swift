@@ -15,10 +15,12 @@ extension PushServer {
     func deliveryHistory(_ request: Request, app: String) async throws -> Response {
         _ = try authorize(request, app: app, need: .send)
         let q = request.uri.queryParameters
+        // A token's spaces (the `<740f4707 …>` form) arrive as '+' from form-encoding clients; a token has no '+'.
+        let token = q.get("token").map { $0.replacingOccurrences(of: "+", with: " ") }
         let query: DeliveryQuery
         do {
             query = try DeliveryQuery.parse(
-                app: app, token: q.get("token"), broadcast: q.get("broadcast"), since: q.get("since"), status: q.get("status"),
+                app: app, token: token, broadcast: q.get("broadcast"), since: q.get("since"), status: q.get("status"),
                 limit: q.get("limit"), cursor: q.get("cursor"))
         } catch {
             throw APIError.badRequest(error.parameter, error.message)

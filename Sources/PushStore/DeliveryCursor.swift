@@ -14,25 +14,17 @@ public struct DeliveryCursor: Sendable, Equatable {
         self.id = id
     }
 
-    /// The opaque form: base64url (no padding) of `d1:<finishedMs>:<id>`.
-    public var encoded: String {
-        Data("d1:\(finishedMs):\(id)".utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
+    /// The form handed out: `<finishedMs>.<id>` (clients pass it back as is; `docs/openapi.yaml` gives its
+    /// pattern, so a well-formed one is a position in the history, issued or not).
+    public var encoded: String { "\(finishedMs).\(id)" }
 
     /// Parses ``encoded``; nil for anything else.
     public init?(encoded text: String) {
-        guard !text.isEmpty, text.count <= 64,
-            text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        func digits(_ s: Substring) -> Bool { (1...18).contains(s.utf8.count) && s.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }
+        guard parts.count == 2, digits(parts[0]), digits(parts[1]), parts[1].first != "0",
+            let finished = Int64(parts[0]), let id = Int64(parts[1])
         else { return nil }
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        guard let data = Data(base64Encoded: base64), let plain = String(data: data, encoding: .utf8) else { return nil }
-        let parts = plain.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == "d1", let finished = Int64(parts[1]), let id = Int64(parts[2]), id > 0 else {
-            return nil
-        }
         self.init(finishedMs: finished, id: id)
     }
 }

@@ -17,11 +17,14 @@ extension DeliveryQuery {
             do { query.token = try DeviceToken(parsing: token) } catch { throw fail("token", "is not a device token: \(error.description)") }
         }
         if let broadcast {
-            guard !broadcast.isEmpty, broadcast.utf8.count <= 200 else { throw fail("broadcast", "must be 1-200 bytes") }
+            guard PushConfiguration.isValidAppId(broadcast) else {
+                throw fail("broadcast", "must be a broadcast or job id: 1-64 characters of A-Z a-z 0-9 . _ -")
+            }
             query.broadcastId = broadcast
         }
         if let since {
-            guard let ms = try? Timestamp.parse(since) else {
+            let epoch = !since.isEmpty && since.utf8.count <= 11 && since.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+            guard let ms = epoch ? Int64(since).map({ $0 * 1000 }) : try? Timestamp.parseRFC3339(since) else {
                 throw fail("since", "must be an RFC 3339 time (2026-11-24T08:00:00Z) or seconds since 1970, not '\(since.prefix(40))'")
             }
             query.sinceMs = ms
