@@ -162,6 +162,9 @@ public final class JobRunner: Sendable {
         }
     }
 
+    /// The long-lived sender of each app that has sent here (for `/metrics`).
+    public var senders: [String: Sender] { state.withLock { $0.senders } }
+
     /// Stops job `id` at once if it runs here (the caller has marked it cancelled in the store; other processes
     /// working on it stop at their next lease renewal).
     public func cancel(_ id: String) {

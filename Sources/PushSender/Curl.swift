@@ -100,6 +100,8 @@ enum CurlGlobal {
 final class ConnectionCounter {
     /// Sockets opened so far.
     var opened = 0
+    /// The sender's figures, told of each connection.
+    var metrics: SenderMetrics?
 }
 
 /// The options every easy handle of one endpoint shares.
@@ -378,7 +380,11 @@ private let easyWriteCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int
 /// Counts new sockets (libcurl calls it once per connection it opens); leaves the socket as it is.
 private let easySocketCallback: @convention(c) (UnsafeMutableRawPointer?, curl_socket_t, curlsocktype) -> Int32 = {
     counter, _, _ in
-    if let counter { Unmanaged<ConnectionCounter>.fromOpaque(counter).takeUnretainedValue().opened += 1 }
+    if let counter {
+        let connections = Unmanaged<ConnectionCounter>.fromOpaque(counter).takeUnretainedValue()
+        connections.opened += 1
+        connections.metrics?.connectionOpened(first: connections.opened == 1)
+    }
     return 0  // CURL_SOCKOPT_OK
 }
 

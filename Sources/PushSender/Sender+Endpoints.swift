@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import PushCore
 
@@ -35,6 +36,7 @@ extension Sender {
                 finish(job, status: 0, reason: nil, kind: .unsent, stop: stop)
                 return
             }
+            job.attemptStartedNs = DispatchTime.now().uptimeNanoseconds
             transport.submit(job)
         case .unsent(let stop):
             finish(job, status: 0, reason: nil, kind: .unsent, stop: stop)
@@ -55,7 +57,7 @@ extension Sender {
         do {
             for _ in 0..<configuration.connections {
                 transports.append(
-                    try Transport(target: target, identity: identity, configuration: configuration) {
+                    try Transport(target: target, identity: identity, configuration: configuration, metrics: metrics) {
                         [unowned self] job, response in
                         self.handle(job, response, target)
                     })

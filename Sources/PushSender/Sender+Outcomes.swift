@@ -11,6 +11,9 @@ extension Sender {
             handleTransportError(job, error, response, target)
             return
         }
+        if job.attemptStartedNs > 0 {
+            metrics.answered(afterNanoseconds: DispatchTime.now().uptimeNanoseconds &- job.attemptStartedNs)
+        }
         guard response.usedHTTP2 else {
             let stop = stopEndpoint(target, .credentials, "\(target) did not negotiate HTTP/2; APNs requires it")
             finish(job, status: response.status, reason: nil, kind: .unsent, stop: stop)
@@ -188,6 +191,7 @@ extension Sender {
             }
             if job.possiblyDuplicated { s.summary.possiblyDuplicated += 1 }
         }
+        metrics.finished()
         job.onResult(result)
     }
 }

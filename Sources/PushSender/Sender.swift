@@ -18,6 +18,8 @@ import Synchronization
 public final class Sender: Sendable {
     /// The settings in use.
     public let configuration: SenderConfiguration
+    /// Live figures for `/metrics`.
+    public let metrics = SenderMetrics()
     let credentials: CredentialProvider
     let clock: SenderClock
     let sleeper: Sleeper
@@ -99,6 +101,7 @@ public final class Sender: Sendable {
     ) {
         let job = TransferJob(item, onResult: onResult, onPruneReleased: onPruneReleased)
         job.startedAtMs = clock.nowMs()
+        metrics.submitted()
         dispatch(job)
     }
 
@@ -179,6 +182,17 @@ public final class Sender: Sendable {
                 s.endpoints[target] = e
             }
             return discarded
+        }
+    }
+
+    /// Each endpoint used so far: reachable, stopped, breaker tripped (for `/metrics`).
+    public var endpointConditions: [EndpointCondition] {
+        shared.withLock { s in
+            s.endpoints.values.map { e in
+                EndpointCondition(
+                    endpoint: e.target.description, reachable: e.outage == nil && e.stop == nil, stopped: e.stop != nil,
+                    breakerTripped: e.breaker.state.tripped)
+            }.sorted { $0.endpoint < $1.endpoint }
         }
     }
 

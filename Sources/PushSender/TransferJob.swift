@@ -11,6 +11,8 @@ final class TransferJob: @unchecked Sendable {
     /// Attempts that were sent but lost with their connection (reset, GOAWAY, stream error, timeout).
     var dropped = 0
     var startedAtMs: Int64 = 0
+    /// When the current attempt was handed to a transport (monotonic ns): the APNs latency metric.
+    var attemptStartedNs: UInt64 = 0
     var possiblyDuplicated = false
     var refreshedProviderToken = false
     /// The `authorization` header of the current attempt (token mode).

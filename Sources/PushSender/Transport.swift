@@ -20,7 +20,7 @@ final class Transport: @unchecked Sendable {
     private var thread: Thread?
 
     init(
-        target: SenderTarget, identity: TLSIdentity?, configuration: SenderConfiguration,
+        target: SenderTarget, identity: TLSIdentity?, configuration: SenderConfiguration, metrics: SenderMetrics? = nil,
         onComplete: @escaping (TransferJob, TransferResponse) -> Void
     ) throws(TransportError) {
         multi = try MultiHandle(
@@ -34,6 +34,7 @@ final class Transport: @unchecked Sendable {
             connectTo: target.address.map { "\(target.host):\(target.port):\($0):\(target.port)" },
             verbose: configuration.verbose, proxy: configuration.proxy)
         urlPrefix = target.description + "/3/device/"
+        options.connections.metrics = metrics
     }
 
     /// Starts the loop thread.

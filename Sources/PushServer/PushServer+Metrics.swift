@@ -1,5 +1,6 @@
 import Hummingbird
 import PushCore
+import PushSender
 import PushStore
 
 extension PushServer {
@@ -39,6 +40,8 @@ extension PushServer {
                 text += "pushprovider_prunes_total{app=\"\(MetricLabels.escape(p.app))\",reason=\"\(MetricLabels.escape(p.reason))\",outcome=\"\(MetricLabels.escape(p.outcome))\"} \(p.count)\n"
             }
         }
+        text += senderMetrics()
+        text += jobProgress()
         let hooked = configuration.apps.filter { $0.value.webhook != nil }.keys.sorted()
         if !hooked.isEmpty {
             text += "# HELP pushprovider_webhook_backlog Webhook events waiting to be delivered\n"
@@ -51,5 +54,54 @@ extension PushServer {
         return Response(
             status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
             body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// This server's APNs senders (one per app, once it has sent): in flight, answer latency, connections,
+    /// reconnects, and each endpoint's reachability and pruning breaker.
+    func senderMetrics() -> String {
+        let senders = jobs.senders.sorted { $0.key < $1.key }
+        guard !senders.isEmpty else { return "" }
+        var inFlight = "# HELP pushprovider_apns_in_flight Notifications handed to APNs (or waiting to be) without a result yet\n# TYPE pushprovider_apns_in_flight gauge\n"
+        var latency = "# HELP pushprovider_apns_response_seconds Time from handing a request to the connection to APNs' answer\n# TYPE pushprovider_apns_response_seconds histogram\n"
+        var opened = "# HELP pushprovider_apns_connections_opened_total TCP connections opened to APNs\n# TYPE pushprovider_apns_connections_opened_total counter\n"
+        var reconnects = "# HELP pushprovider_apns_reconnects_total Connections opened again after a drop, GOAWAY or outage\n# TYPE pushprovider_apns_reconnects_total counter\n"
+        var up = "# HELP pushprovider_apns_endpoint_up 1 while the endpoint answers, 0 while unreachable or stopped\n# TYPE pushprovider_apns_endpoint_up gauge\n"
+        var breaker = "# HELP pushprovider_pruning_breaker_tripped 1 while BadDeviceToken prunes are held back for the endpoint\n# TYPE pushprovider_pruning_breaker_tripped gauge\n"
+        for (app, sender) in senders {
+            let a = "app=\"\(MetricLabels.escape(app))\""
+            let m = sender.metrics
+            inFlight += "pushprovider_apns_in_flight{\(a)} \(m.inFlight)\n"
+            let h = m.latency
+            for (i, bound) in SenderMetrics.latencyBucketsMs.enumerated() {
+                latency += "pushprovider_apns_response_seconds_bucket{\(a),le=\"\(Double(bound) / 1000)\"} \(h.cumulative[i])\n"
+            }
+            latency += "pushprovider_apns_response_seconds_bucket{\(a),le=\"+Inf\"} \(h.cumulative.last ?? 0)\n"
+            latency += "pushprovider_apns_response_seconds_sum{\(a)} \(h.sumSeconds)\n"
+            latency += "pushprovider_apns_response_seconds_count{\(a)} \(h.count)\n"
+            opened += "pushprovider_apns_connections_opened_total{\(a)} \(m.connectionsOpened)\n"
+            reconnects += "pushprovider_apns_reconnects_total{\(a)} \(m.reconnects)\n"
+            for c in sender.endpointConditions {
+                let e = "\(a),endpoint=\"\(MetricLabels.escape(c.endpoint))\""
+                up += "pushprovider_apns_endpoint_up{\(e)} \(c.reachable ? 1 : 0)\n"
+                breaker += "pushprovider_pruning_breaker_tripped{\(e)} \(c.breakerTripped ? 1 : 0)\n"
+            }
+        }
+        return inFlight + latency + opened + reconnects + up + breaker
+    }
+
+    /// Devices targeted and done of each unfinished send job or broadcast of the configured apps, from the
+    /// database (any process's).
+    func jobProgress() -> String {
+        guard let unfinished = try? registry.broadcasts(app: nil, states: [.pending, .running, .interrupted, .failed]) else { return "" }
+        let jobs = unfinished.filter { configuration.apps[$0.app] != nil }
+        guard !jobs.isEmpty else { return "" }
+        var total = "# HELP pushprovider_job_devices Devices an unfinished send job or broadcast targets\n# TYPE pushprovider_job_devices gauge\n"
+        var done = "# HELP pushprovider_job_devices_done Devices of an unfinished send job or broadcast with a committed outcome\n# TYPE pushprovider_job_devices_done gauge\n"
+        for job in jobs {
+            let labels = "app=\"\(MetricLabels.escape(job.app))\",job=\"\(MetricLabels.escape(job.id))\""
+            total += "pushprovider_job_devices{\(labels)} \(job.total)\n"
+            done += "pushprovider_job_devices_done{\(labels)} \((try? registry.broadcastCounts(id: job.id).done) ?? 0)\n"
+        }
+        return total + done
     }
 }

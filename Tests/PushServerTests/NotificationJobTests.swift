@@ -97,6 +97,14 @@ import Testing
         // The sends show in /metrics (read from the delivery log).
         let metrics = String(decoding: try await s.request("GET", "/metrics").body, as: UTF8.self)
         #expect(metrics.contains(#"pushprovider_deliveries_total{app="example",status="200",reason=""} 300"#))
+        // The app's sender: nothing left in flight, every answer timed, one connection, the endpoint up.
+        #expect(metrics.contains(#"pushprovider_apns_in_flight{app="example"} 0"#))
+        #expect(metrics.contains(#"pushprovider_apns_response_seconds_count{app="example"} 300"#))
+        #expect(metrics.contains(#"pushprovider_apns_response_seconds_bucket{app="example",le="+Inf"} 300"#))
+        #expect(metrics.contains(#"pushprovider_apns_connections_opened_total{app="example"} 1"#))
+        #expect(metrics.contains(#"pushprovider_apns_reconnects_total{app="example"} 0"#))
+        #expect(metrics.contains(#"pushprovider_apns_endpoint_up{app="example",endpoint="https://127.0.0.1:\#(setup.config.simulator.port)"} 1"#))
+        #expect(metrics.contains(#"pushprovider_pruning_breaker_tripped{app="example",endpoint="https://127.0.0.1:\#(setup.config.simulator.port)"} 0"#))
         try await s.stop()
         try await setup.stop()
     }

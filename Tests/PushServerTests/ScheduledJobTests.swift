@@ -57,6 +57,9 @@ import Testing
         try await Task.sleep(for: .milliseconds(600))
         #expect(setup.simulator.received.isEmpty)
         #expect(try await status(s, "digest")["state"]?.stringValue == "pending")
+        // /metrics shows the waiting job's progress (nothing done).
+        let metrics = String(decoding: try await s.request("GET", "/metrics").body, as: UTF8.self)
+        #expect(metrics.contains(#"pushprovider_job_devices_done{app="example",job="digest"} 0"#))
         // The same request again is idempotent and does not start it early.
         let again = try await post(s, #"{"id":"digest","all":true,"alert":"Morning","at":"2026-12-01T10:00:00+01:00"}"#)
         #expect(again.status == 202 && again.json?["state"]?.stringValue == "pending")

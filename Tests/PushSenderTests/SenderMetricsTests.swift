@@ -1,0 +1,66 @@
+import APNsSimulator
+import Foundation
+import PushCore
+import Synchronization
+import Testing
+
+@testable import PushSender
+
+/// `SenderMetrics`: the figures `/metrics` shows per app, checked on a real sender against the real simulator.
+@Suite(.timeLimit(.minutes(2))) struct SenderMetricsTests {
+    @Test func latencyGoesIntoPrometheusStyleCumulativeBuckets() {
+        let m = SenderMetrics()
+        m.answered(afterNanoseconds: 4_000_000)  // 4 ms → le 5 ms
+        m.answered(afterNanoseconds: 5_000_000)  // exactly 5 ms → le 5 ms
+        m.answered(afterNanoseconds: 5_000_001)  // → le 10 ms
+        m.answered(afterNanoseconds: 60_000_000_000)  // a minute → +Inf only
+        let h = m.latency
+        #expect(h.count == 4)
+        #expect(h.cumulative.count == SenderMetrics.latencyBucketsMs.count + 1)
+        #expect(h.cumulative[0] == 2 && h.cumulative[1] == 3 && h.cumulative[SenderMetrics.latencyBucketsMs.count - 1] == 3)
+        #expect(h.cumulative.last == 4)
+        #expect(abs(h.sumSeconds - 60.014000001) < 1e-9)
+        m.connectionOpened(first: true)
+        m.connectionOpened(first: false)
+        #expect(m.connectionsOpened == 2 && m.reconnects == 1)
+    }
+
+    @Test func aSenderCountsWhatIsInFlightEveryAnswerAndEachReconnect() async throws {
+        var faults = SimulatorFaults()
+        faults.responseDelay = .milliseconds(30)
+        faults.goAwayAfterStreams = 40  // the connection is closed after 40 requests: the sender must reconnect
+        let sim = try await SimulatorHarness(faults: faults)
+        var configuration = SenderConfiguration()
+        configuration.backoffBaseMs = 1
+        configuration.reconnectBaseMs = 1
+        let sender = try Sender(
+            target: sim.target(), credentials: FixedCertificate(tlsIdentity: sim.clientIdentity()), configuration: configuration)
+        // 30 at once: while their answers are held back 30 ms, they are in flight.
+        let inFlightSeen = Mutex(0)
+        await withTaskGroup(of: Void.self) { group in
+            for i in 0..<30 {
+                group.addTask { _ = await sender.send(sim.request(testToken(i))) }
+            }
+            try? await Task.sleep(for: .milliseconds(15))
+            let now = sender.metrics.inFlight
+            inFlightSeen.withLock { $0 = now }
+        }
+        #expect(inFlightSeen.withLock { $0 } > 0)
+        #expect(sender.metrics.inFlight == 0)
+        #expect(sender.metrics.connectionsOpened == 1 && sender.metrics.reconnects == 0)
+        // 20 more one by one: the 40th request ends the connection, the next ones go over a new one.
+        for i in 30..<50 {
+            let result = await sender.send(sim.request(testToken(i)))
+            #expect(result.kind == .accepted)
+        }
+        let h = sender.metrics.latency
+        #expect(h.count >= 50, "every answer is observed: \(sender.summary)")
+        #expect(h.cumulative[2] == 0, "no answer came back within 25 ms: the simulator held each one 30 ms")
+        #expect(h.sumSeconds >= 0.03 * Double(h.count))
+        #expect(sender.metrics.connectionsOpened >= 2 && sender.metrics.reconnects >= 1, "\(sender.metrics.connectionsOpened) opened")
+        #expect(sender.endpointConditions.map(\.endpoint) == [sim.target().description])
+        #expect(sender.endpointConditions.first?.reachable == true && sender.endpointConditions.first?.breakerTripped == false)
+        await sender.shutdown()
+        await sim.stop()
+    }
+}
