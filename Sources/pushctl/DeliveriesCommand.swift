@@ -9,8 +9,8 @@ struct DeliveriesCommand: ParsableCommand {
         commandName: "deliveries",
         abstract: "Show the delivery history of an app, newest first.",
         discussion: """
-            One row per notification with an outcome: time (finished, UTC), status (accepted, tokenDead, rejected, \\
-            deferred), APNs' reason, token, apns-id and the broadcast or send job. History older than \\
+            One row per notification with an outcome: time (finished, UTC), status (accepted, tokenDead, rejected, \
+            deferred), APNs' reason, token, apns-id and the broadcast or send job. History older than \
             deliveryRetentionDays is deleted by `pushctl maintenance`, `serve` and `worker`.
             """)
 

@@ -12,10 +12,10 @@ struct WorkerCommand: AsyncParsableCommand {
         commandName: "worker",
         abstract: "Work on shards of any running broadcast or send job until SIGTERM.",
         discussion: """
-            Claims shards of broadcasts started by `pushctl broadcast` (with or without --detach), the HTTP API or \\
-            cron, on this host or any other sharing the database, and sends them. Run several, on several hosts, \\
-            against one PostgreSQL database; on SQLite they share one host. A worker that dies holds its shards \\
-            for shardLeaseSeconds at most; then others take them over and resend only its in-flight window. On \\
+            Claims shards of broadcasts started by `pushctl broadcast` (with or without --detach), the HTTP API or \
+            cron, on this host or any other sharing the database, and sends them. Run several, on several hosts, \
+            against one PostgreSQL database; on SQLite they share one host. A worker that dies holds its shards \
+            for shardLeaseSeconds at most; then others take them over and resend only its in-flight window. On \
             SIGINT/SIGTERM it drains, gives its shards back and exits 0. Logs go to stderr. It also applies \
             deliveryRetentionDays at start and every hour (as `pushctl maintenance` does once).
             """)

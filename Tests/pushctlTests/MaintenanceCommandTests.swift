@@ -55,4 +55,67 @@ import Testing
         #expect(process.stderrText.contains("delivery history trimmed"), "\(process.stderrText)")
         #expect(process.stderrText.contains("deliveries=1"), "\(process.stderrText)")
     }
+
+    /// A webhook receiver as a backend might run it: Python's http.server, recording each POST (headers and
+    /// body) as one JSON line, answering 200.
+    static func startReceiver(record: String, port: Int) throws -> Process {
+        let script = """
+            import http.server, json, sys
+            class H(http.server.BaseHTTPRequestHandler):
+                def do_POST(self):
+                    body = self.rfile.read(int(self.headers['Content-Length'])).decode()
+                    with open(sys.argv[2], 'a') as f:
+                        f.write(json.dumps({'headers': {k.lower(): v for k, v in self.headers.items()}, 'body': body}) + '\\n')
+                    self.send_response(200); self.end_headers()
+                def log_message(self, *a): pass
+            http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script, String(port), record]
+        // Not the test's pipes (an orphan holding them would keep `swift test` waiting), and stopped with
+        // SIGKILL: children inherit the test process's blocked SIGTERM.
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try CLI.waitForPort(port)
+        return process
+    }
+
+    @Test func maintenancePostsTheWebhookEventsASendLeftInTheOutbox() async throws {
+        // A send from cron prunes a dead token; no serve or worker runs: maintenance delivers the event.
+        let later = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
+        let dead = BroadcastCommandTests.World.token(1)
+        var w = try await BroadcastCommandTests.World.make(
+            tokens: 3, devices: #"[{"token":"\#(dead)","state":"unregistered","timestamp":\#(later)}]"#)
+        defer { w.stop() }
+        let port = try BroadcastCommandTests.freePort()
+        let record = w.dir.appendingPathComponent("webhook.jsonl").path
+        try "hook-secret\n".write(toFile: w.dir.appendingPathComponent("hook.secret").path, atomically: true, encoding: .utf8)
+        var config = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: w.config))) as? [String: Any])
+        var apps = try #require(config["apps"] as? [String: Any])
+        var app = try #require(apps["example"] as? [String: Any])
+        app["webhook"] = ["url": "http://127.0.0.1:\(port)/hook", "secretFile": "hook.secret"]
+        apps["example"] = app
+        config["apps"] = apps
+        try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: w.config))
+        let sent = try await CLI.run(["send", "--config", w.config, "--app", "example", "--token", dead, "--alert", "x"])
+        #expect(sent.status == 1 && sent.stdout.contains("pruned"), "\(sent.stdout) \(sent.stderr)")
+        let receiver = try Self.startReceiver(record: record, port: port)
+        defer { kill(receiver.processIdentifier, SIGKILL) }
+        let run = try await CLI.run(["maintenance", "--config", w.config])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("webhook of example: 1 events delivered, 0 waiting"), "\(run.stdout)")
+        let lines = ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").split(separator: "\n")
+        #expect(lines.count == 1)
+        let request = try JSONValue(parsing: String(try #require(lines.first)))
+        let body = try JSONValue(parsing: try #require(request["body"]?.stringValue))
+        #expect(body["app"]?.stringValue == "example")
+        let event = try #require(body["events"]?.arrayValue?.first)
+        #expect(event["type"]?.stringValue == "tokenPruned" && event["token"]?.stringValue == dead && event["reason"]?.stringValue == "Unregistered")
+        #expect(request["headers"]?["x-pushprovider-signature"]?.stringValue?.hasPrefix("sha256=") == true)
+        // Nothing is posted twice.
+        let again = try await CLI.run(["maintenance", "--config", w.config])
+        #expect(again.stdout.contains("webhook of example: 0 events delivered, 0 waiting"), "\(again.stdout)")
+    }
 }
