@@ -112,6 +112,7 @@ public final class PushServer: Sendable {
         router.middlewares.add(JSONErrorMiddleware())
         addDeviceRoutes(to: router)
         addNotificationRoutes(to: router)
+        addPayloadPreviewRoutes(to: router)
         addDeliveryRoutes(to: router)
         addHealthRoutes(to: router)
         return router

@@ -7,7 +7,8 @@ enum RouteTable {
     static let routes: [(template: String, methods: [HTTPRequest.Method])] = [
         ("/v1/apps/:app/devices", [.post]),
         ("/v1/apps/:app/devices/count", [.get]),
-        ("/v1/apps/:app/devices/:token", [.delete]),
+        ("/v1/apps/:app/devices/:token", [.get, .delete]),
+        ("/v1/apps/:app/payload-preview", [.post]),
         ("/v1/apps/:app/deliveries", [.get]),
         ("/v1/apps/:app/notifications", [.get, .post]),
         ("/v1/apps/:app/notifications/:id", [.get, .delete]),
