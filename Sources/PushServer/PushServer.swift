@@ -115,6 +115,7 @@ public final class PushServer: Sendable {
         addPayloadPreviewRoutes(to: router)
         addDeliveryRoutes(to: router)
         addHealthRoutes(to: router)
+        addConsoleRoutes(to: router)
         return router
     }
 

@@ -99,7 +99,7 @@ import Yams
         try await s.stop()
     }
 
-    @Test func theServersRouteTableIsTheDocumentedOne() throws {
+    @Test func theServersRouteTableIsTheDocumentedOneAndTheConsole() throws {
         var documented: [String: Set<String>] = [:]
         for key in try Self.documented().keys {
             let parts = key.split(separator: " ", maxSplits: 1).map(String.init)
@@ -112,6 +112,8 @@ import Yams
             served[path] = Set(route.methods.map(\.rawValue))
         }
         #expect(served == documented)
+        // The console's static files (README "Console") are the only undocumented paths, GET only.
+        #expect(RouteTable.consoleRoutes.allSatisfy { $0.template.hasPrefix("/console") && $0.methods == [.get] })
     }
 
     @Test func undeclaredMethodsOnDocumentedPathsAre405WithTheDocumentedAllow() async throws {
