@@ -7,22 +7,24 @@ SYSLIBS := libcurl4-openssl-dev libssl-dev libsqlite3-dev pkg-config openssl
 PGPKGS  := postgresql postgresql-client
 # An HTTP proxy: the outbound-proxy tests start a private tinyproxy (a temporary config, in the foreground).
 PROXYPKGS := tinyproxy
+# A browser for the console test (Tests/console/console.sh): headless chromium driven by its chromedriver.
+CONSOLEPKGS := chromium chromium-driver
 
 .PHONY: deps build release test run certs bench bench-deps clean
 
-## deps: the system libraries (libcurl, OpenSSL, SQLite), PostgreSQL and tinyproxy (for the tests); installs
-## them with apt-get when run as root.
+## deps: the system libraries (libcurl, OpenSSL, SQLite), PostgreSQL, tinyproxy and chromium (for the tests);
+## installs them with apt-get when run as root.
 deps:
 	@if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libcurl openssl sqlite3 && command -v openssl >/dev/null 2>&1 \
 	    && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v psql >/dev/null 2>&1 \
-	    && command -v tinyproxy >/dev/null 2>&1; then \
-	  echo "deps: libcurl, openssl, sqlite3, postgresql and tinyproxy found"; \
+	    && command -v tinyproxy >/dev/null 2>&1 && [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then \
+	  echo "deps: libcurl, openssl, sqlite3, postgresql, tinyproxy and chromium found"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  echo "deps: installing $(SYSLIBS) $(PGPKGS) $(PROXYPKGS)"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSLIBS) $(PGPKGS) $(PROXYPKGS) >/dev/null; \
+	  echo "deps: installing $(SYSLIBS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSLIBS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS) >/dev/null; \
 	else \
 	  echo "deps: missing system packages; install them with:"; \
-	  echo "  sudo apt-get install -y $(SYSLIBS) $(PGPKGS) $(PROXYPKGS)"; \
+	  echo "  sudo apt-get install -y $(SYSLIBS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS)"; \
 	  exit 1; \
 	fi
 
@@ -48,6 +50,9 @@ test: deps
 	$(SWIFT) test --skip-build --filter FaultTests --no-parallel
 	@# The HTTP API against docs/openapi.yaml: schemathesis (PyPI, installed by the script) with --checks all.
 	bash Tests/schemathesis/schemathesis.sh .build/debug/pushctl
+	@# The web console in headless chromium over WebDriver (Selenium from PyPI, the system chromedriver); fails
+	@# when chromium cannot be installed.
+	bash Tests/console/console.sh .build/debug/pushctl
 	@# The sender's transport suites and pushctl send/broadcast again, on libcurl >= 8.5 (the runs above use the
 	@# system's, Debian 12: 7.88): CURL8_DIR, else .build/curl8, else Debian's bookworm-backports libcurl4 fetched
 	@# there privately; used through LD_LIBRARY_PATH, never installed. Fails when it cannot get one.

@@ -79,6 +79,30 @@ struct NotificationBody {
                 throw APIError.badRequest("at", "'at' must be an RFC 3339 time (2026-11-24T08:00:00Z) or epoch seconds")
             }
         }
+        let prepared = try prepareContent(json, payloadLimit: payloadLimit)
+        return NotificationBody(id: id, atMs: atMs, target: targets[0], environment: environment, prepared: prepared)
+    }
+
+    /// The content fields of a send job, without a target: what `POST /v1/apps/{app}/payload-preview` takes.
+    static let contentFields: Set<String> = [
+        "payload", "options", "alert", "title", "subtitle", "badge", "sound", "silent", "data", "category", "threadId",
+        "mutableContent",
+    ]
+
+    /// `POST /v1/apps/{app}/payload-preview`: only the content fields (no target, id, time or environment), built
+    /// and validated exactly as a send job's, with the same 400s.
+    static func parsePreview(_ bytes: [UInt8], payloadLimit: Int?) throws(APIError) -> PreparedNotification {
+        let json: JSONValue
+        do { json = try JSONValue(parsing: bytes) } catch { throw APIError.badRequest("json", "body is not valid JSON: \(error)") }
+        guard let pairs = json.objectPairs else { throw APIError.badRequest("json", "body must be a JSON object") }
+        if let unknown = pairs.first(where: { !contentFields.contains($0.0) }) {
+            throw APIError.badRequest("field", "unknown field '\(unknown.0)' (a preview takes the content fields of a send job, no target)")
+        }
+        return try prepareContent(json, payloadLimit: payloadLimit)
+    }
+
+    /// The payload and headers from the content fields (`payload` or the builder fields, and `options`).
+    private static func prepareContent(_ json: JSONValue, payloadLimit: Int?) throws(APIError) -> PreparedNotification {
         let options = try parseOptions(json["options"], payloadLimit: payloadLimit)
         let prepared: PreparedNotification
         do {
@@ -99,7 +123,7 @@ struct NotificationBody {
         } catch {
             throw APIError.badRequest("payload", "\(error)")
         }
-        return NotificationBody(id: id, atMs: atMs, target: targets[0], environment: environment, prepared: prepared)
+        return prepared
     }
 
     private static func parseOptions(_ value: JSONValue?, payloadLimit: Int?) throws(APIError) -> NotificationOptions {

@@ -14,6 +14,31 @@ extension PushServer {
         router.get("/v1/apps/:app/devices/count") { request, context in
             try await self.countDevices(request, app: try context.parameters.require("app"))
         }
+        router.get("/v1/apps/:app/devices/:token") { request, context in
+            try await self.lookUpDevice(
+                request, app: try context.parameters.require("app"), token: try context.parameters.require("token"))
+        }
+    }
+
+    /// `GET /v1/apps/{app}/devices/{token}` (send keys only) → the registered device: its channels, environment,
+    /// first and last registration and APNs' last acceptance; 404 when the token is not registered.
+    func lookUpDevice(_ request: Request, app: String, token: String) async throws -> Response {
+        _ = try authorize(request, app: app, need: .send)
+        let parsed: DeviceToken
+        do { parsed = try DeviceToken(parsing: token.removingPercentEncodingIfNeeded) } catch {
+            throw APIError.badRequest("token", "token: \(error.description)")
+        }
+        guard let device = try registry.device(app: app, token: parsed) else {
+            throw APIError(.notFound, "unknown_device", "token \(parsed.masked) is not registered for \(app)")
+        }
+        return JSONResponse.make(.ok, .object([
+            ("token", .string(device.token.hex)),
+            ("channels", .array(device.channels.map { .string($0) })),
+            ("environment", .string(device.environment.rawValue)),
+            ("registeredAt", .string(Timestamp.rfc3339(ms: device.createdMs, milliseconds: true))),
+            ("lastRegisteredAt", .string(Timestamp.rfc3339(ms: device.lastRegisteredMs, milliseconds: true))),
+            ("lastSuccessAt", device.lastSuccessMs.map { .string(Timestamp.rfc3339(ms: $0, milliseconds: true)) } ?? .null),
+        ]))
     }
 
     /// `POST /v1/apps/{app}/devices`: JSON or the seed client's form body. 201 new, 200 updated/replaced.

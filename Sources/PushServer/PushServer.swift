@@ -112,8 +112,10 @@ public final class PushServer: Sendable {
         router.middlewares.add(JSONErrorMiddleware())
         addDeviceRoutes(to: router)
         addNotificationRoutes(to: router)
+        addPayloadPreviewRoutes(to: router)
         addDeliveryRoutes(to: router)
         addHealthRoutes(to: router)
+        addConsoleRoutes(to: router)
         return router
     }
 

@@ -7,7 +7,8 @@ enum RouteTable {
     static let routes: [(template: String, methods: [HTTPRequest.Method])] = [
         ("/v1/apps/:app/devices", [.post]),
         ("/v1/apps/:app/devices/count", [.get]),
-        ("/v1/apps/:app/devices/:token", [.delete]),
+        ("/v1/apps/:app/devices/:token", [.get, .delete]),
+        ("/v1/apps/:app/payload-preview", [.post]),
         ("/v1/apps/:app/deliveries", [.get]),
         ("/v1/apps/:app/notifications", [.get, .post]),
         ("/v1/apps/:app/notifications/:id", [.get, .delete]),
@@ -15,12 +16,20 @@ enum RouteTable {
         ("/metrics", [.get]),
     ]
 
+    /// The console's static files (README "Console"; not API routes, so not in the OpenAPI description).
+    static let consoleRoutes: [(template: String, methods: [HTTPRequest.Method])] = [
+        ("/console", [.get]),
+        ("/console/", [.get]),
+        ("/console/console.js", [.get]),
+        ("/console/console.css", [.get]),
+    ]
+
     /// The methods `path` is served with, or nil when no route has that path. A literal segment beats a
     /// parameter (`devices/count` is not a token).
     static func methods(for path: String) -> [HTTPRequest.Method]? {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         var best: (literals: Int, methods: [HTTPRequest.Method])?
-        for route in routes {
+        for route in routes + consoleRoutes {
             let parts = route.template.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
             guard parts.count == segments.count else { continue }
             var literals = 0

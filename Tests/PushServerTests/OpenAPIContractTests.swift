@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+@testable import PushServer
 import Testing
 import Yams
 
@@ -44,8 +45,20 @@ import Yams
             ("GET /v1/apps/{app}/devices/count", { try await s.request("GET", "/v1/apps/example/devices/count?environment=moon", key: TestServer.sendKey) }),
             ("GET /v1/apps/{app}/devices/count", { try await s.request("GET", "/v1/apps/example/devices/count", key: TestServer.registrationKey) }),
             ("GET /v1/apps/{app}/devices/count", { try await s.request("GET", "/v1/apps/example/devices/count") }),
+            ("GET /v1/apps/{app}/devices/{token}", { try await s.request("GET", "/v1/apps/example/devices/\(token)", key: TestServer.sendKey) }),
+            ("GET /v1/apps/{app}/devices/{token}", { try await s.request("GET", "/v1/apps/example/devices/zz", key: TestServer.sendKey) }),
+            ("GET /v1/apps/{app}/devices/{token}", { try await s.request("GET", "/v1/apps/example/devices/\(token)", key: TestServer.registrationKey) }),
+            ("GET /v1/apps/{app}/devices/{token}", { try await s.request("GET", "/v1/apps/example/devices/\(token)") }),
             ("DELETE /v1/apps/{app}/devices/{token}", { try await s.request("DELETE", "/v1/apps/example/devices/\(token)", key: TestServer.registrationKey) }),
             ("DELETE /v1/apps/{app}/devices/{token}", { try await s.request("DELETE", "/v1/apps/example/devices/\(token)", key: TestServer.registrationKey) }),
+            ("GET /v1/apps/{app}/devices/{token}", { try await s.request("GET", "/v1/apps/example/devices/\(token)", key: TestServer.sendKey) }),
+            ("POST /v1/apps/{app}/payload-preview", { try await s.request("POST", "/v1/apps/example/payload-preview", key: TestServer.sendKey, contentType: json, body: #"{"alert":"x","sound":"default"}"#) }),
+            ("POST /v1/apps/{app}/payload-preview", { try await s.request("POST", "/v1/apps/example/payload-preview", key: TestServer.sendKey, contentType: json, body: #"{"silent":true,"alert":"x"}"#) }),
+            ("POST /v1/apps/{app}/payload-preview", { try await s.request("POST", "/v1/apps/example/payload-preview", key: TestServer.registrationKey, contentType: json, body: "{}") }),
+            ("POST /v1/apps/{app}/payload-preview", { try await s.request("POST", "/v1/apps/example/payload-preview", contentType: json, body: "{}") }),
+            ("POST /v1/apps/{app}/payload-preview", { try await s.request("POST", "/v1/apps/missing/payload-preview", key: TestServer.sendKey, contentType: json, body: "{}") }),
+            ("POST /v1/apps/{app}/payload-preview", { try await s.request("POST", "/v1/apps/example/payload-preview", key: TestServer.sendKey, contentType: "text/plain", body: "{}") }),
+            ("POST /v1/apps/{app}/payload-preview", { try await s.request("POST", "/v1/apps/example/payload-preview", key: TestServer.sendKey, contentType: json, body: String(repeating: " ", count: 70_000)) }),
             ("DELETE /v1/apps/{app}/devices/{token}", { try await s.request("DELETE", "/v1/apps/example/devices/zz", key: TestServer.registrationKey) }),
             ("POST /v1/apps/{app}/notifications", { try await s.request("POST", "/v1/apps/example/notifications", key: TestServer.sendKey, contentType: json, body: #"{"id":"c1","tokens":["\#(token)"],"alert":"x"}"#) }),
             ("POST /v1/apps/{app}/notifications", { try await s.request("POST", "/v1/apps/example/notifications", key: TestServer.sendKey, contentType: json, body: #"{"id":"c1","all":true,"alert":"y"}"#) }),
@@ -84,6 +97,23 @@ import Yams
         }
         #expect(exercised == Set(spec.keys), "documented but not exercised: \(Set(spec.keys).subtracting(exercised))")
         try await s.stop()
+    }
+
+    @Test func theServersRouteTableIsTheDocumentedOneAndTheConsole() throws {
+        var documented: [String: Set<String>] = [:]
+        for key in try Self.documented().keys {
+            let parts = key.split(separator: " ", maxSplits: 1).map(String.init)
+            documented[parts[1], default: []].insert(parts[0])
+        }
+        var served: [String: Set<String>] = [:]
+        for route in RouteTable.routes {
+            let path = route.template.split(separator: "/", omittingEmptySubsequences: false)
+                .map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(separator: "/")
+            served[path] = Set(route.methods.map(\.rawValue))
+        }
+        #expect(served == documented)
+        // The console's static files (README "Console") are the only undocumented paths, GET only.
+        #expect(RouteTable.consoleRoutes.allSatisfy { $0.template.hasPrefix("/console") && $0.methods == [.get] })
     }
 
     @Test func undeclaredMethodsOnDocumentedPathsAre405WithTheDocumentedAllow() async throws {

@@ -1,0 +1,458 @@
+// PushProvider console. Plain ES module, no framework. Every value from the server is rendered with textContent
+// or createElement (never parsed as HTML), so a token, a channel or a reason string cannot become markup.
+// The API key lives in sessionStorage (this tab only) and is sent only as `Authorization: Bearer`.
+
+const KEY = 'pushprovider.key';
+const APP = 'pushprovider.app';
+const $ = (id) => document.getElementById(id);
+
+/** An element with attributes and children (strings become text nodes, never markup). */
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
+  for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  return node;
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+function svg(tag, attrs = {}, text) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
+  if (text !== undefined) node.textContent = String(text);
+  return node;
+}
+
+function session() {
+  return { key: sessionStorage.getItem(KEY), app: sessionStorage.getItem(APP) };
+}
+
+class APIError extends Error {
+  constructor(status, code, message) { super(message); this.status = status; this.code = code; }
+}
+
+/** One API call with the session's key; JSON in and out. Errors become APIError with the server's message. */
+async function api(method, path, body, key = session().key) {
+  const headers = { Authorization: `Bearer ${key}` };
+  const init = { method, headers, cache: 'no-store', credentials: 'omit' };
+  if (body !== undefined) { headers['Content-Type'] = 'application/json'; init.body = JSON.stringify(body); }
+  const response = await fetch(path, init);
+  let json = null;
+  try { json = await response.json(); } catch { json = null; }
+  if (!response.ok) {
+    const error = json && json.error ? json.error : { code: `http_${response.status}`, message: `HTTP ${response.status}` };
+    if (response.status === 401 && path !== loginProbe) logout('Your key was refused; log in again.');
+    throw new APIError(response.status, error.code, error.message);
+  }
+  return json;
+}
+
+let loginProbe = '';
+const appPath = (rest) => `/v1/apps/${encodeURIComponent(session().app)}${rest}`;
+const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+
+function setList(dl, pairs) {
+  dl.replaceChildren(...pairs.flatMap(([term, value]) => [el('dt', {}, term), value instanceof Node ? el('dd', {}, value) : el('dd', {}, value)]));
+}
+
+// ---------------------------------------------------------------- login
+
+async function loadApps() {
+  const select = $('login-app');
+  let apps = [];
+  try {
+    const response = await fetch('/healthz', { cache: 'no-store', credentials: 'omit' });
+    const health = await response.json();
+    apps = Object.keys(health.apps || {}).sort();
+  } catch { apps = []; }
+  select.replaceChildren(...apps.map((app) => el('option', { value: app }, app)));
+  const remembered = session().app;
+  if (remembered && apps.includes(remembered)) select.value = remembered;
+}
+
+async function login(event) {
+  event.preventDefault();
+  const app = $('login-app').value;
+  const key = $('login-key').value.trim();
+  $('login-error').textContent = '';
+  if (!app || !key) { $('login-error').textContent = 'Choose the app and give its send key.'; return; }
+  loginProbe = `/v1/apps/${encodeURIComponent(app)}/devices/count`;
+  try {
+    await api('GET', loginProbe, undefined, key);
+  } catch (error) {
+    $('login-error').textContent = error.status === 403
+      ? `This key cannot read ${app}: ${error.message}` : `Login failed: ${error.message}`;
+    return;
+  }
+  sessionStorage.setItem(KEY, key);
+  sessionStorage.setItem(APP, app);
+  $('login-key').value = '';
+  showConsole();
+}
+
+function logout(message = '') {
+  sessionStorage.removeItem(KEY);
+  stopPolling();
+  $('app-view').hidden = true;
+  $('logout').hidden = true;
+  $('who').hidden = true;
+  $('login-view').hidden = false;
+  $('login-error').textContent = message;
+  $('login-key').focus();
+}
+
+function showConsole() {
+  $('login-view').hidden = true;
+  $('app-view').hidden = false;
+  $('logout').hidden = false;
+  $('who').hidden = false;
+  $('current-app').textContent = session().app;
+  show('compose');
+}
+
+// ---------------------------------------------------------------- views
+
+function show(view) {
+  for (const tab of document.querySelectorAll('.tab')) {
+    if (tab.dataset.view === view) tab.setAttribute('aria-current', 'page'); else tab.removeAttribute('aria-current');
+  }
+  for (const section of document.querySelectorAll('.view')) section.hidden = section.id !== `view-${view}`;
+  if (view === 'apps') refreshApps();
+  if (view === 'compose') { refreshPreview(); refreshRecipients(); }
+  if (view === 'jobs') refreshJobs();
+}
+
+// ---------------------------------------------------------------- apps
+
+async function refreshApps() {
+  const body = $('device-counts').tBodies[0];
+  try {
+    const [all, development, production] = await Promise.all([
+      api('GET', appPath('/devices/count')),
+      api('GET', appPath('/devices/count?environment=development')),
+      api('GET', appPath('/devices/count?environment=production')),
+    ]);
+    body.replaceChildren(
+      el('tr', {}, el('td', {}, 'development'), el('td', {}, development.count)),
+      el('tr', {}, el('td', {}, 'production'), el('td', {}, production.count)),
+      el('tr', {}, el('th', { scope: 'row' }, 'total'), el('td', {}, all.count)));
+  } catch (error) {
+    body.replaceChildren(el('tr', {}, el('td', { colspan: 2, class: 'error' }, error.message)));
+  }
+  try {
+    const response = await fetch('/healthz', { cache: 'no-store', credentials: 'omit' });
+    const health = await response.json();
+    const app = (health.apps || {})[session().app] || {};
+    const pairs = [
+      ['Health', el('span', { class: health.status === 'ok' ? 'ok' : 'bad' }, health.status)],
+      ['Database', health.database && health.database.ok ? 'reachable' : `unavailable ${health.database?.error ?? ''}`],
+      ['Endpoint', app.endpoint ?? '?'],
+      ['Credentials', `${app.credentials ?? '?'}${app.loaded ? ', loaded' : ', not loaded'}`],
+    ];
+    if (app.expiresAt) pairs.push(['Expires', app.expiresAt]);
+    if (app.daysToExpiry !== undefined) {
+      pairs.push(['Days to expiry', el('span', { class: app.expiresSoon || app.expired ? 'bad' : 'ok' }, app.daysToExpiry)]);
+    }
+    if (app.error) pairs.push(['Error', app.error]);
+    setList($('health'), pairs);
+  } catch (error) {
+    setList($('health'), [['Health', `unavailable: ${error.message}`]]);
+  }
+}
+
+// ---------------------------------------------------------------- compose
+
+function target() { return document.querySelector('input[name=target]:checked').value; }
+
+function tokenLines() {
+  return $('c-tokens').value.split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('#'));
+}
+
+/** The content fields of the form, as the API takes them; throws a message for invalid custom data. */
+function content() {
+  const body = {};
+  const title = $('c-title').value, text = $('c-body').value, sound = $('c-sound').value.trim();
+  const badge = $('c-badge').value.trim(), data = $('c-data').value.trim();
+  if ($('c-silent').checked) body.silent = true;
+  if (title) body.title = title;
+  if (text) body.alert = text;
+  if (badge !== '') {
+    if (!/^[0-9]+$/.test(badge)) throw new Error('Badge must be a whole number ≥ 0.');
+    body.badge = Number(badge);
+  }
+  if (sound) body.sound = sound;
+  if (data) {
+    let parsed;
+    try { parsed = JSON.parse(data); } catch (error) { throw new Error(`Custom data is not JSON: ${error.message}`); }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('Custom data must be a JSON object.');
+    body.data = parsed;
+  }
+  return body;
+}
+
+let previewTimer = 0;
+let previewSeq = 0;
+function schedulePreview() { clearTimeout(previewTimer); previewTimer = setTimeout(refreshPreview, 250); }
+
+async function refreshPreview() {
+  const seq = ++previewSeq;
+  $('preview-error').textContent = '';
+  let body;
+  try { body = content(); } catch (error) { showPreviewError(error.message); return; }
+  try {
+    const preview = await api('POST', appPath('/payload-preview'), body);
+    if (seq !== previewSeq) return;
+    $('preview-payload').textContent = JSON.stringify(preview.payload);
+    $('preview-bytes').textContent = `${preview.bytes} / ${preview.limit} bytes${preview.truncated ? ' (alert shortened to fit)' : ''}`;
+    setList($('preview-headers'), Object.entries(preview.headers));
+  } catch (error) {
+    if (seq === previewSeq) showPreviewError(error.message);
+  }
+}
+
+function showPreviewError(message) {
+  $('preview-payload').textContent = '';
+  $('preview-bytes').textContent = '';
+  $('preview-headers').replaceChildren();
+  $('preview-error').textContent = message;
+}
+
+let recipientTimer = 0;
+let recipientSeq = 0;
+let lastCount = null;
+function scheduleRecipients() { clearTimeout(recipientTimer); recipientTimer = setTimeout(refreshRecipients, 250); }
+
+async function refreshRecipients() {
+  const seq = ++recipientSeq;
+  const kind = target();
+  $('c-channel').disabled = kind !== 'channel';
+  $('c-tokens').disabled = kind !== 'tokens';
+  const out = $('recipients');
+  lastCount = null;
+  try {
+    let count;
+    if (kind === 'all') count = (await api('GET', appPath('/devices/count'))).count;
+    else if (kind === 'channel') {
+      const channel = $('c-channel').value.trim();
+      if (!channel) { out.textContent = 'Name a channel.'; return; }
+      count = (await api('GET', appPath(`/devices/count?channel=${encodeURIComponent(channel)}`))).count;
+    } else count = new Set(tokenLines()).size;
+    if (seq !== recipientSeq) return;
+    lastCount = count;
+    out.textContent = plural(count, 'recipient', 'recipients');
+  } catch (error) {
+    if (seq === recipientSeq) out.textContent = error.message;
+  }
+}
+
+function jobBody() {
+  const body = content();
+  const kind = target();
+  if (kind === 'all') body.all = true;
+  else if (kind === 'channel') body.channel = $('c-channel').value.trim();
+  else body.tokens = tokenLines();
+  return body;
+}
+
+async function submitCompose(event) {
+  event.preventDefault();
+  $('send-error').textContent = '';
+  let body;
+  try { body = jobBody(); } catch (error) { $('send-error').textContent = error.message; return; }
+  if (body.all) {
+    await refreshRecipients();
+    $('confirm-text').textContent = `Send this notification to all ${plural(lastCount ?? 0, 'device', 'devices')} of ${session().app}?`;
+    $('confirm-all').hidden = false;
+    $('confirm-send').focus();
+    return;
+  }
+  await send(body);
+}
+
+async function send(body) {
+  $('send').disabled = true;
+  try {
+    const job = await api('POST', appPath('/notifications'), body);
+    show('jobs');
+    watchJob(job.id);
+  } catch (error) {
+    $('send-error').textContent = error.message;
+  } finally {
+    $('send').disabled = false;
+  }
+}
+
+// ---------------------------------------------------------------- jobs
+
+async function refreshJobs() {
+  const body = $('jobs-table').tBodies[0];
+  try {
+    const { jobs } = await api('GET', appPath('/notifications?limit=50'));
+    body.replaceChildren(...jobs.map((job) => {
+      const button = el('button', { type: 'button', class: 'jobs-show', 'aria-label': `Show job ${job.id}` }, 'Show');
+      button.addEventListener('click', () => watchJob(job.id));
+      return el('tr', {}, el('td', {}, job.id), el('td', {}, job.state), el('td', {}, job.total),
+        el('td', {}, new Date(job.createdMs).toISOString()), el('td', {}, button));
+    }));
+    if (jobs.length === 0) body.replaceChildren(el('tr', {}, el('td', { colspan: 5 }, 'No jobs yet.')));
+  } catch (error) {
+    body.replaceChildren(el('tr', {}, el('td', { colspan: 5, class: 'error' }, error.message)));
+  }
+}
+
+let pollTimer = 0;
+let watched = null;
+function stopPolling() { clearTimeout(pollTimer); watched = null; }
+
+function watchJob(id) {
+  stopPolling();
+  watched = { id, samples: [] };
+  $('job-detail').hidden = false;
+  $('job-id').textContent = id;
+  $('job-error').textContent = '';
+  $('job-cancel').disabled = false;
+  pollJob(id);
+}
+
+const FINAL = new Set(['completed', 'cancelled']);
+
+async function pollJob(id) {
+  if (!watched || watched.id !== id) return;
+  let status;
+  try {
+    status = await api('GET', appPath(`/notifications/${encodeURIComponent(id)}`));
+  } catch (error) {
+    if (!watched || watched.id !== id) return;
+    if (error.code === 'job_cancelled') {
+      $('job-state').textContent = 'cancelled';
+      $('job-numbers').textContent = error.message;
+      $('job-cancel').disabled = true;
+      refreshJobs();
+      return;
+    }
+    $('job-error').textContent = error.message;
+    pollTimer = setTimeout(() => pollJob(id), 2000);
+    return;
+  }
+  if (!watched || watched.id !== id) return;
+  renderJob(status);
+  if (FINAL.has(status.state)) { $('job-cancel').disabled = true; refreshJobs(); return; }
+  pollTimer = setTimeout(() => pollJob(id), 1000);
+}
+
+function renderJob(status) {
+  $('job-state').textContent = status.state + (status.at && status.state === 'pending' ? ` (scheduled for ${status.at})` : '');
+  const progress = $('job-progress');
+  progress.max = Math.max(status.total, 1);
+  progress.value = status.total === 0 && status.state === 'completed' ? 1 : status.done;
+  const samples = watched.samples;
+  samples.push({ t: Date.now(), done: status.done });
+  while (samples.length > 10) samples.shift();
+  let rate = 0;
+  if (samples.length > 1) {
+    const first = samples[0], last = samples[samples.length - 1];
+    rate = (last.done - first.done) / Math.max((last.t - first.t) / 1000, 0.001);
+  } else if (status.finishedMs && status.createdMs && status.finishedMs > status.createdMs) {
+    rate = status.done / ((status.finishedMs - status.createdMs) / 1000);
+  }
+  const parts = [`${status.done} / ${status.total} done`, `${rate.toFixed(1)} per second`];
+  if (!FINAL.has(status.state) && rate > 0 && status.total > status.done) {
+    parts.push(`about ${Math.ceil((status.total - status.done) / rate)} s left`);
+  }
+  $('job-numbers').textContent = parts.join(' · ');
+  $('job-error').textContent = status.error ?? '';
+  renderChart(status);
+}
+
+/** Outcomes by reason as an SVG bar chart; labels are SVG text nodes (textContent). */
+function renderChart(status) {
+  const rows = [['accepted', status.accepted, 'bar-accepted']];
+  for (const [reason, n] of Object.entries(status.notAccepted || {})) rows.push([reason, n, reason === 'deferred' ? 'bar-deferred' : 'bar-other']);
+  const max = Math.max(1, ...rows.map((row) => row[1]));
+  const rowHeight = 24, labelWidth = 220, barWidth = 300;
+  const chart = svg('svg', { class: 'chart', width: labelWidth + barWidth + 60, height: rows.length * rowHeight + 4, role: 'img', 'aria-label': 'Outcomes by reason' });
+  rows.forEach(([label, n, cls], i) => {
+    const y = i * rowHeight + 2;
+    chart.append(svg('text', { x: 0, y: y + 16 }, label));
+    chart.append(svg('rect', { x: labelWidth, y: y + 3, height: rowHeight - 8, width: Math.max(n > 0 ? 2 : 0, (n / max) * barWidth), class: cls }));
+    chart.append(svg('text', { x: labelWidth + (n / max) * barWidth + 6, y: y + 16 }, n));
+  });
+  const list = el('ul', { class: 'sr' }, ...rows.map(([label, n]) => el('li', {}, `${label}: ${n}`)));
+  $('job-chart').replaceChildren(chart, list);
+}
+
+async function cancelJob() {
+  if (!watched) return;
+  const id = watched.id;
+  try {
+    const status = await api('DELETE', appPath(`/notifications/${encodeURIComponent(id)}`));
+    stopPolling();
+    watched = { id, samples: [] };
+    renderJob(status);
+    $('job-cancel').disabled = true;
+    refreshJobs();
+  } catch (error) {
+    $('job-error').textContent = error.message;
+  }
+}
+
+// ---------------------------------------------------------------- devices
+
+async function findDevice(event) {
+  event.preventDefault();
+  $('device-error').textContent = '';
+  $('device-result').hidden = true;
+  const token = $('d-token').value.trim().replace(/[<>\s]/g, '');
+  if (!/^([0-9A-Fa-f]{2}){8,100}$/.test(token)) { $('device-error').textContent = 'A token is 16 to 200 hex digits.'; return; }
+  try {
+    const device = await api('GET', appPath(`/devices/${token}`));
+    const history = await api('GET', appPath(`/deliveries?token=${token}&limit=1`));
+    const last = history.deliveries[0];
+    const pairs = [
+      ['Token', device.token],
+      ['Environment', device.environment],
+      ['Channels', device.channels.length ? device.channels.join(', ') : 'none'],
+      ['First registered', device.registeredAt],
+      ['Last registration', device.lastRegisteredAt],
+      ['Last success', device.lastSuccessAt ?? 'never'],
+      ['Last delivery', last ? `${last.status ?? 'unknown'}${last.reason ? ` (${last.reason})` : ''} at ${last.time}${last.broadcast ? `, job ${last.broadcast}` : ''}` : 'none recorded'],
+    ];
+    setList($('device-facts'), pairs);
+    $('device-result').hidden = false;
+  } catch (error) {
+    $('device-error').textContent = error.message;
+  }
+}
+
+// ---------------------------------------------------------------- wiring
+
+function start() {
+  $('login-form').addEventListener('submit', login);
+  $('logout').addEventListener('click', () => logout());
+  for (const tab of document.querySelectorAll('.tab')) tab.addEventListener('click', () => show(tab.dataset.view));
+  $('apps-refresh').addEventListener('click', refreshApps);
+  const form = $('compose-form');
+  form.addEventListener('submit', submitCompose);
+  for (const id of ['c-title', 'c-body', 'c-badge', 'c-sound', 'c-silent', 'c-data']) {
+    $(id).addEventListener('input', schedulePreview);
+    $(id).addEventListener('change', schedulePreview);
+  }
+  for (const radio of document.querySelectorAll('input[name=target]')) radio.addEventListener('change', refreshRecipients);
+  $('c-channel').addEventListener('input', scheduleRecipients);
+  $('c-tokens').addEventListener('input', scheduleRecipients);
+  $('confirm-send').addEventListener('click', async () => {
+    $('confirm-all').hidden = true;
+    let body;
+    try { body = jobBody(); } catch (error) { $('send-error').textContent = error.message; return; }
+    await send(body);
+  });
+  $('confirm-cancel').addEventListener('click', () => { $('confirm-all').hidden = true; $('send').focus(); });
+  $('jobs-refresh').addEventListener('click', refreshJobs);
+  $('job-cancel').addEventListener('click', cancelJob);
+  $('device-form').addEventListener('submit', findDevice);
+  loadApps().then(() => {
+    if (session().key && session().app) showConsole();
+    else $('login-app').focus();
+  });
+}
+
+start();

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The web console in a real browser: Debian's chromium, headless, driven over WebDriver (the system chromedriver)
+# by Selenium (PyPI), against a real `pushctl serve` whose app sends to a `pushctl simulator --record` process.
+# Fails (never skips) when chromium, chromedriver or selenium cannot be had. Screenshots: .build/console-screenshots/.
+# Usage: Tests/console/console.sh [path/to/pushctl]   (run by `make test`)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+PUSHCTL=${1:-$ROOT/.build/debug/pushctl}
+case "$PUSHCTL" in /*) ;; *) PUSHCTL="$PWD/$PUSHCTL" ;; esac
+[ -x "$PUSHCTL" ] || { echo "console: no pushctl at $PUSHCTL (build first)" >&2; exit 1; }
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+CHROMEDRIVER=${CHROMEDRIVER:-/usr/bin/chromedriver}
+
+if [ ! -x "$CHROMIUM" ] || [ ! -x "$CHROMEDRIVER" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "console: installing chromium chromium-driver with apt-get"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; } >/dev/null 2>&1 || {
+      echo "console: FAILED: cannot install chromium and chromium-driver with apt-get; the console test cannot run" >&2
+      exit 1
+    }
+  else
+    echo "console: FAILED: $CHROMIUM or $CHROMEDRIVER missing; run: sudo apt-get install -y chromium chromium-driver" >&2
+    exit 1
+  fi
+fi
+[ -x "$CHROMIUM" ] && [ -x "$CHROMEDRIVER" ] || { echo "console: FAILED: chromium or chromedriver still missing after apt-get" >&2; exit 1; }
+if ! python3 -c 'import selenium' >/dev/null 2>&1; then
+  echo "console: installing selenium from PyPI"
+  python3 -m pip install -q selenium >/dev/null 2>&1 || {
+    echo "console: FAILED: cannot install selenium with pip (PyPI unreachable?); the console test cannot run" >&2
+    exit 1
+  }
+fi
+
+WORK=$(mktemp -d /tmp/pushprovider-console.XXXXXX)
+SERVER= SIMULATOR=
+cleanup() {
+  for pid in $SERVER $SIMULATOR; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+cd "$WORK"
+"$PUSHCTL" cert make-dev --out certs --topic com.example.app >/dev/null
+# The APNs side: a separate simulator that records every accepted notification.
+"$PUSHCTL" simulator --certificates certs --host 127.0.0.1 --port 0 --record sent.jsonl > simulator.log 2>&1 &
+SIMULATOR=$!
+SIMPORT=
+for _ in $(seq 1 100); do
+  SIMPORT=$(sed -n 's|.*listening on https://127.0.0.1:\([0-9]*\).*|\1|p' simulator.log | head -1)
+  [ -n "$SIMPORT" ] && break
+  kill -0 "$SIMULATOR" 2>/dev/null || { cat simulator.log; echo "console: FAILED: pushctl simulator did not start" >&2; exit 1; }
+  sleep 0.1
+done
+[ -n "$SIMPORT" ] || { echo "console: FAILED: pushctl simulator did not report its port" >&2; exit 1; }
+
+SENDKEY=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
+REGKEY=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
+sha() { printf %s "$1" | sha256sum | cut -d' ' -f1; }
+PORT=$(free_port)
+cat > pushctl.json <<JSON
+{"database": "registry.sqlite", "server": {"host": "127.0.0.1", "port": $PORT},
+ "apps": {"example": {"topic": "com.example.app", "endpoint": "https://127.0.0.1:$SIMPORT", "caFile": "certs/ca.pem",
+   "auth": {"p12": "certs/client.p12", "passwordFile": "certs/client.p12.password"},
+   "registrationKeys": ["sha256:$(sha "$REGKEY")"], "sendKeys": ["sha256:$(sha "$SENDKEY")"]}}}
+JSON
+"$PUSHCTL" serve --config pushctl.json > serve.log 2>&1 &
+SERVER=$!
+for _ in $(seq 1 100); do
+  curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" 2>/dev/null && break
+  kill -0 "$SERVER" 2>/dev/null || { cat serve.log; echo "console: FAILED: pushctl serve did not start" >&2; exit 1; }
+  sleep 0.2
+done
+
+SHOTS="$ROOT/.build/console-screenshots"
+mkdir -p "$SHOTS"
+set +e
+SE_OFFLINE=true python3 "$ROOT/Tests/console/console_test.py" --base "http://127.0.0.1:$PORT" --app example \
+  --send-key "$SENDKEY" --registration-key "$REGKEY" --database "$WORK/registry.sqlite" --record "$WORK/sent.jsonl" \
+  --screenshots "$SHOTS" --chromium "$CHROMIUM" --chromedriver "$CHROMEDRIVER"
+STATUS=$?
+set -e
+if [ "$STATUS" -ne 0 ]; then
+  echo "--- serve.log (last 30 lines)"; tail -30 serve.log
+  echo "console: FAILED" >&2
+  exit 1
+fi
+echo "console: PASS (screenshots in $SHOTS)"

@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""The console's browser test (run by Tests/console/console.sh): headless Debian chromium over WebDriver.
+
+Flow: register one device over the API; log in with the keyboard; see "1 recipient"; compose, preview and send
+to all (confirmed with Enter); watch the job complete; find the notification in the simulator's record; find
+the device; a hostile reason string inserted into the store shows as text; cancel a scheduled job; log out.
+Also: Tab order through the login and compose controls, every control labelled, no CSP violation, the key only
+in sessionStorage (no cookie, not in the URL). Each failure prints one line and exits 1."""
+import argparse
+import json
+import pathlib
+import sqlite3
+import sys
+import time
+import urllib.error
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+TOKEN = "740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad"
+HOSTILE = '<img src=x onerror="window.__pwned=1">Unregistered</b>'
+
+
+def fail(message):
+    print(f"console: FAIL: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def check(condition, message):
+    if not condition:
+        fail(message)
+
+
+class Console:
+    def __init__(self, args):
+        self.args = args
+        options = webdriver.ChromeOptions()
+        options.binary_location = args.chromium
+        for flag in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1200,1400",
+                     "--no-first-run", "--disable-extensions", "--disable-background-networking"]:
+            options.add_argument(flag)
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        # An explicit driver path: selenium-manager never runs (and never downloads anything).
+        self.driver = webdriver.Chrome(service=Service(executable_path=args.chromedriver), options=options)
+        self.shots = pathlib.Path(args.screenshots)
+
+    def api(self, method, path, key, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.args.base + path, data=data, method=method,
+                                         headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=20) as response:
+                return response.status, json.loads(response.read() or b"null")
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or b"null")
+
+    def by_id(self, element_id):
+        return self.driver.find_element(By.ID, element_id)
+
+    def wait(self, predicate, what, timeout=20):
+        try:
+            return WebDriverWait(self.driver, timeout, poll_frequency=0.1).until(lambda d: predicate())
+        except TimeoutException:
+            fail(f"timed out waiting for {what}")
+
+    def text(self, element_id):
+        return self.by_id(element_id).text
+
+    def active_id(self):
+        return self.driver.execute_script("return document.activeElement && document.activeElement.id")
+
+    def tab_order(self, start_id, expected):
+        """Focus start_id, press Tab, and expect focus to visit `expected` in order."""
+        self.driver.execute_script("document.getElementById(arguments[0]).focus()", start_id)
+        seen = []
+        for _ in expected:
+            self.driver.switch_to.active_element.send_keys(Keys.TAB)
+            seen.append(self.active_id())
+        check(seen == expected, f"Tab order from #{start_id} is {seen}, expected {expected}")
+
+    def screenshot(self, name):
+        self.driver.save_screenshot(str(self.shots / f"{name}.png"))
+
+    def no_markup_from_data(self, where):
+        images = self.driver.execute_script("return document.querySelectorAll('img').length")
+        pwned = self.driver.execute_script("return window.__pwned === undefined ? null : window.__pwned")
+        check(images == 0 and pwned is None, f"{where}: a data string became markup (img elements: {images}, __pwned: {pwned})")
+
+    def unlabelled_controls(self):
+        return self.driver.execute_script("""
+            return [...document.querySelectorAll('input, select, textarea')].filter((c) =>
+              !(c.id && document.querySelector(`label[for="${c.id}"]`)) && !c.getAttribute('aria-label')
+            ).map((c) => c.id || c.name || c.outerHTML);""")
+
+    def csp_violations(self):
+        return [entry["message"] for entry in self.driver.get_log("browser")
+                if "Content Security Policy" in entry["message"] or "Refused to" in entry["message"]]
+
+    def run(self):
+        a = self.args
+        d = self.driver
+        # (1) one device over the API, with the registration key (as the app would).
+        status, device = self.api("POST", f"/v1/apps/{a.app}/devices", a.registration_key,
+                                  {"token": TOKEN, "channels": ["news"], "environment": "development"})
+        check(status == 201, f"registering the device answered {status} {device}")
+
+        # (2) log in, with the keyboard only.
+        d.get(a.base + "/console")
+        self.wait(lambda: self.by_id("login-app").get_attribute("value") == a.app, "the app list from /healthz")
+        check(self.active_id() == "login-app", f"focus starts on the app selector, not #{self.active_id()}")
+        self.tab_order("login-app", ["login-key", "login-submit"])
+        check(self.unlabelled_controls() == [], f"unlabelled controls: {self.unlabelled_controls()}")
+        self.screenshot("login")
+        key_field = self.by_id("login-key")
+        key_field.send_keys("not-a-key", Keys.ENTER)
+        self.wait(lambda: "Login failed" in self.text("login-error"), "a refused key's message")
+        key_field.clear()
+        key_field.send_keys(a.send_key, Keys.ENTER)
+        self.wait(lambda: self.by_id("app-view").is_displayed(), "the console after login")
+        check(self.text("current-app") == a.app, "the header names the app")
+        check(d.execute_script("return sessionStorage.getItem('pushprovider.key')") == a.send_key, "the key is in sessionStorage")
+        check(d.execute_script("return document.cookie") == "", "no cookie")
+        check(d.get_cookies() == [], "no cookie in the browser")
+        check(a.send_key not in d.current_url, "the key is not in the URL")
+        check(d.execute_script("return localStorage.length") == 0, "nothing in localStorage")
+
+        # (3) the recipient count for "all".
+        self.wait(lambda: self.text("recipients") == "1 recipient", "“1 recipient”")
+
+        # Keyboard: Tab through the compose controls (disabled target fields are skipped).
+        self.tab_order("c-title", ["c-body", "c-badge", "c-sound", "c-silent", "c-data", "t-all", "send"])
+        check(self.unlabelled_controls() == [], f"unlabelled controls: {self.unlabelled_controls()}")
+
+        # (4) compose: a live preview from the server's builder, with its byte count.
+        self.by_id("c-title").send_keys("Console test")
+        self.by_id("c-body").send_keys("Hello from the console")
+        self.by_id("c-badge").send_keys("1")
+        self.by_id("c-sound").send_keys("default")
+        self.by_id("c-data").send_keys('{"photoTitle": "Nebula"}')
+        expected = {"aps": {"alert": {"title": "Console test", "body": "Hello from the console"}, "badge": 1, "sound": "default"},
+                    "photoTitle": "Nebula"}
+
+        def preview_matches():
+            text = self.text("preview-payload")
+            try:
+                return json.loads(text) == expected and text
+            except ValueError:
+                return False
+        payload_text = self.wait(preview_matches, "the payload preview")
+        size = len(payload_text.encode())
+        check(self.text("preview-bytes") == f"{size} / 4096 bytes", f"byte count {self.text('preview-bytes')!r}, payload is {size}")
+        check("apns-push-type\nalert" in self.text("preview-headers") or "alert" in self.text("preview-headers"), "headers shown")
+        # An invalid combination: the server's own message.
+        self.by_id("c-silent").click()
+        self.wait(lambda: "silent" in self.text("preview-error"), "the server's error for silent + alert")
+        self.by_id("c-silent").click()
+        self.wait(lambda: preview_matches(), "the preview again")
+        self.screenshot("compose")
+
+        # Enter in a field submits; "all" asks for confirmation first, with focus on its button; Enter confirms.
+        self.by_id("c-title").send_keys(Keys.ENTER)
+        self.wait(lambda: self.by_id("confirm-all").is_displayed(), "the confirmation for all devices")
+        check("all 1 device" in self.text("confirm-text"), f"confirmation text {self.text('confirm-text')!r}")
+        check(self.active_id() == "confirm-send", f"focus on the confirm button, not #{self.active_id()}")
+        self.screenshot("confirm")
+        d.switch_to.active_element.send_keys(Keys.ENTER)
+
+        # (5) the job's live progress until it completes.
+        self.wait(lambda: self.by_id("view-jobs").is_displayed(), "the jobs view after sending")
+        self.wait(lambda: self.text("job-state") == "completed", "the job to complete", timeout=60)
+        job_id = self.text("job-id")
+        self.wait(lambda: self.text("job-numbers").startswith("1 / 1 done"), "1 / 1 done")
+        check("accepted" in self.text("job-chart"), "the outcome chart shows accepted")
+        self.wait(lambda: job_id in self.text("jobs-table"), "the job in the list")
+        self.screenshot("job")
+
+        # (6) the simulator recorded it.
+        def recorded():
+            path = pathlib.Path(a.record)
+            if not path.exists():
+                return None
+            for line in path.read_text().splitlines():
+                item = json.loads(line)
+                payload = item["payload"] if isinstance(item["payload"], dict) else json.loads(item["payload"])
+                if item["token"] == TOKEN and payload == expected:
+                    return item
+            return None
+        item = self.wait(recorded, "the notification in the simulator's record")
+        check(item["topic"] == "com.example.app" and item["pushType"] == "alert", f"recorded headers {item}")
+        check(item.get("collapseId") == job_id, f"collapse id {item.get('collapseId')} is the job id {job_id}")
+
+        # Devices: find the token, its channels and last delivery.
+        self.by_id("tab-devices").click()
+        self.by_id("d-token").send_keys(TOKEN, Keys.ENTER)
+        self.wait(lambda: self.by_id("device-result").is_displayed(), "the device")
+        facts = self.text("device-facts")
+        check("news" in facts and "development" in facts and "accepted" in facts, f"device facts {facts!r}")
+
+        # A hostile reason string, inserted into the store, is text everywhere it reaches the page.
+        now = int(time.time() * 1000)
+        other = "ab" * 32
+        with sqlite3.connect(a.database, timeout=30) as db:
+            db.execute("""INSERT INTO delivery_log (app, apns_id, token, status, reason, attempts, possibly_duplicated,
+                          first_attempt_ms, finished_ms, broadcast_id, kind) VALUES (?, ?, ?, 400, ?, 1, 0, ?, ?, ?, 'rejected')""",
+                       (a.app, "00000000-0000-4000-8000-000000000001", TOKEN, HOSTILE, now, now + 1000, job_id))
+            db.execute("""INSERT INTO broadcast_outcomes (broadcast_id, token, kind, status, reason, attempts, pruned,
+                          possibly_duplicated) VALUES (?, ?, 'rejected', 400, ?, 1, 0, 0)""", (job_id, other, HOSTILE))
+        self.by_id("d-find").click()
+        self.wait(lambda: HOSTILE in self.text("device-facts"), "the hostile reason as text in the device view")
+        self.no_markup_from_data("devices view")
+        self.screenshot("devices")
+        self.by_id("tab-jobs").click()
+        show = self.wait(lambda: d.find_element(By.CSS_SELECTOR, f"button[aria-label='Show job {job_id}']"), "the job's Show button")
+        show.click()
+        self.wait(lambda: HOSTILE in self.text("job-chart"), "the hostile reason as text in the outcome chart")
+        self.no_markup_from_data("job chart")
+
+        # Cancel: a scheduled job, from the jobs view; a cancelled job's GET is 404 job_cancelled.
+        status, job = self.api("POST", f"/v1/apps/{a.app}/notifications", a.send_key,
+                               {"id": "console-later", "all": True, "alert": "later", "at": "2099-01-01T00:00:00Z"})
+        check(status == 202, f"scheduling a job answered {status} {job}")
+        self.by_id("jobs-refresh").click()
+        show = self.wait(lambda: d.find_element(By.CSS_SELECTOR, "button[aria-label='Show job console-later']"), "the scheduled job")
+        show.click()
+        self.wait(lambda: self.text("job-state").startswith("pending"), "the scheduled job's state")
+        self.by_id("job-cancel").click()
+        self.wait(lambda: self.text("job-state") == "cancelled", "the job to be cancelled")
+        status, body = self.api("GET", f"/v1/apps/{a.app}/notifications/console-later", a.send_key)
+        check(status == 404 and body["error"]["code"] == "job_cancelled", f"GET of the cancelled job: {status} {body}")
+
+        # Apps: devices per environment, credentials and days to expiry.
+        self.by_id("tab-apps").click()
+        self.wait(lambda: "development\n1" in self.text("device-counts") or "development 1" in self.text("device-counts"), "the device counts")
+        self.wait(lambda: "Days to expiry" in self.text("health"), "the certificate's days to expiry")
+        self.screenshot("apps")
+
+        violations = self.csp_violations()
+        check(violations == [], f"CSP violations: {violations}")
+
+        # Log out: the key is gone.
+        self.by_id("logout").click()
+        self.wait(lambda: self.by_id("login-view").is_displayed(), "the login form after logout")
+        check(d.execute_script("return sessionStorage.getItem('pushprovider.key')") is None, "the key is removed on logout")
+        print("console: every step passed")
+
+    def close(self):
+        self.driver.quit()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    for name in ["base", "app", "send-key", "registration-key", "database", "record", "screenshots", "chromium", "chromedriver"]:
+        parser.add_argument(f"--{name}", required=True)
+    args = parser.parse_args()
+    try:
+        console = Console(args)
+    except Exception as error:  # noqa: BLE001 — one line, then fail
+        fail(f"cannot start chromium over WebDriver: {str(error).splitlines()[0] if str(error) else type(error).__name__}")
+    try:
+        console.run()
+    except SystemExit:
+        try:
+            console.screenshot("failure")
+        except Exception:  # noqa: BLE001
+            pass
+        raise
+    finally:
+        console.close()
+
+
+if __name__ == "__main__":
+    main()
