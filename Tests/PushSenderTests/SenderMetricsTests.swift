@@ -35,23 +35,20 @@ import Testing
         configuration.reconnectBaseMs = 1
         let sender = try Sender(
             target: sim.target(), credentials: FixedCertificate(tlsIdentity: sim.clientIdentity()), configuration: configuration)
-        // 30 at once: while their answers are held back 200 ms, they are in flight.
-        let inFlightSeen = Mutex(0)
-        await withTaskGroup(of: Void.self) { group in
-            for i in 0..<30 {
-                group.addTask { _ = await sender.send(sim.request(testToken(i))) }
-            }
-            let until = ContinuousClock.now + .seconds(5)
-            while ContinuousClock.now < until {
-                let now = sender.metrics.inFlight
-                if now > 0 {
-                    inFlightSeen.withLock { $0 = now }
-                    break
-                }
-                try? await Task.sleep(for: .milliseconds(2))
-            }
+        // 30 at once: when the first result comes back, the other 29 are still in flight (each result is counted
+        // out just before it is handed over, one after another).
+        let (results, continuation) = AsyncStream<Int>.makeStream()
+        for i in 0..<30 {
+            sender.submit(SendItem(sim.request(testToken(i)))) { _ in continuation.yield(sender.metrics.inFlight) }
         }
-        #expect(inFlightSeen.withLock { $0 } > 0)
+        var seen: [Int] = []
+        for await now in results {
+            seen.append(now)
+            if seen.count == 30 { break }
+        }
+        let inFlightSeen = Mutex(seen)
+        #expect(inFlightSeen.withLock { $0.first ?? 0 } == 29, "all 30 were submitted before the first answer (held 200 ms)")
+        #expect(inFlightSeen.withLock { $0.count } == 30)
         #expect(sender.metrics.inFlight == 0)
         #expect(sender.metrics.connectionsOpened == 1 && sender.metrics.reconnects == 0)
         // 20 more one by one (4 s): the 40th request ends the connection, the next ones go over a new one.
