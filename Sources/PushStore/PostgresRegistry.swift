@@ -330,13 +330,20 @@ public final class PostgresRegistry: RegistryStore {
 
     func prune(app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?, in db: PostgresSession) throws(StoreError) -> PruneOutcome {
         let gated = reason == .unregistered || reason == .expiredToken
-        guard let row = try find(app: app, token: token, lock: true, in: db) else { return .notFound }
-        let keep = gated && apnsTimestampMs.map { row.lastRegisteredMs >= $0 } == true
-        if !keep { try db.query("DELETE FROM devices WHERE id = \(row.id)") }
+        let keep: Bool, lastRegisteredMs: Int64
+        if let row = try find(app: app, token: token, lock: true, in: db) {
+            keep = gated && apnsTimestampMs.map { row.lastRegisteredMs >= $0 } == true
+            lastRegisteredMs = row.lastRegisteredMs
+            if !keep { try db.query("DELETE FROM devices WHERE id = \(row.id)") }
+        } else if let la = try pruneLiveActivityToken(app: app, token: token, gated: gated, apnsTimestampMs: apnsTimestampMs, in: db) {
+            (keep, lastRegisteredMs) = la
+        } else {
+            return .notFound
+        }
         let (hex, action, reasonText) = (token.hex, keep ? "skipped" : "deleted", reason.rawValue)
         try db.query("""
             INSERT INTO prune_log (app, token, reason, action, apns_timestamp_ms, last_registered_ms, at_ms)
-            VALUES (\(app), \(hex), \(reasonText), \(action), \(apnsTimestampMs), \(row.lastRegisteredMs), coalesce(\(now)::bigint, pp_now_ms()))
+            VALUES (\(app), \(hex), \(reasonText), \(action), \(apnsTimestampMs), \(lastRegisteredMs), coalesce(\(now)::bigint, pp_now_ms()))
             """)
         try db.query("""
             INSERT INTO prune_counters (app, reason, action, bucket, count) VALUES (\(app), \(reasonText), \(action), \(counterBucket), 1)

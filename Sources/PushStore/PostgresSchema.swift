@@ -271,6 +271,37 @@ enum PostgresSchema {
             "CREATE INDEX delivery_log_app_token ON delivery_log (app, token, finished_ms, id)",
             "CREATE INDEX delivery_log_broadcast ON delivery_log (app, broadcast_id, finished_ms, id) WHERE broadcast_id IS NOT NULL",
         ],
+        // 8: Live Activity tokens and broadcast channels (SQLite's 11).
+        [
+            """
+            CREATE TABLE live_activity_tokens (
+                app text NOT NULL,
+                token text COLLATE "C" NOT NULL,
+                kind text NOT NULL CHECK (kind IN ('start', 'update')),
+                environment text NOT NULL CHECK (environment IN ('development', 'production')),
+                installation text,
+                attributes_type text,
+                activity_id text,
+                channels text NOT NULL DEFAULT '',
+                created_ms bigint NOT NULL,
+                last_registered_ms bigint NOT NULL,
+                PRIMARY KEY (app, token)
+            )
+            """,
+            "CREATE UNIQUE INDEX live_activity_start ON live_activity_tokens (app, installation, attributes_type) WHERE kind = 'start'",
+            "CREATE INDEX live_activity_update ON live_activity_tokens (app, activity_id) WHERE kind = 'update'",
+            """
+            CREATE TABLE broadcast_channels (
+                app text NOT NULL,
+                environment text NOT NULL CHECK (environment IN ('development', 'production')),
+                channel_id text NOT NULL,
+                storage_policy integer NOT NULL,
+                label text,
+                created_ms bigint NOT NULL,
+                PRIMARY KEY (app, environment, channel_id)
+            )
+            """,
+        ],
     ]
 
     /// Brings the database to ``currentVersion``. Throws `.schemaTooNew` for a database from a newer build.

@@ -58,9 +58,16 @@ extension Registry {
         app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?, now: Int64, in db: Connection
     ) throws(StoreError) -> PruneOutcome {
         let gated = reason == .unregistered || reason == .expiredToken
-        guard let row = try find(app: app, token: token, in: db) else { return .notFound }
-        let keep = gated && apnsTimestampMs.map { row.lastRegisteredMs >= $0 } == true
-        if !keep { try deleteDevice(id: row.id, in: db) }
+        let keep: Bool, lastRegisteredMs: Int64
+        if let row = try find(app: app, token: token, in: db) {
+            keep = gated && apnsTimestampMs.map { row.lastRegisteredMs >= $0 } == true
+            lastRegisteredMs = row.lastRegisteredMs
+            if !keep { try deleteDevice(id: row.id, in: db) }
+        } else if let la = try pruneLiveActivityToken(app: app, token: token, gated: gated, apnsTimestampMs: apnsTimestampMs, in: db) {
+            (keep, lastRegisteredMs) = la
+        } else {
+            return .notFound
+        }
         let log = try db.statement(
             """
             INSERT INTO prune_log (app, token, reason, action, apns_timestamp_ms, last_registered_ms, at_ms)
@@ -79,7 +86,7 @@ extension Registry {
         try counter.bind(3, keep ? "skipped" : "deleted")
         try counter.run()
         try log.bind(5, apnsTimestampMs)
-        try log.bind(6, row.lastRegisteredMs)
+        try log.bind(6, lastRegisteredMs)
         try log.bind(7, now)
         try log.run()
         return keep ? .skippedNewerRegistration : .deleted

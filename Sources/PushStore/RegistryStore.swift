@@ -109,9 +109,38 @@ public protocol RegistryStore: AnyObject, Sendable {
 
     /// Runs a whole import; a backend may tune itself around it (SQLite widens its WAL checkpoints).
     func whileImporting<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T
+
+    /// Registers (or refreshes) a Live Activity token in one transaction. A push-to-start token replaces the
+    /// installation's previous one for the same attributes type, an update token the activity's previous one
+    /// (`.replaced(old)`). Throws `.invalidInput` naming the field for an invalid request.
+    @discardableResult
+    func registerLiveActivityToken(_ request: LiveActivityRegistration) throws(StoreError) -> RegistrationOutcome
+
+    /// Removes a Live Activity token; false when it was not registered.
+    @discardableResult
+    func unregisterLiveActivityToken(app: String, token: DeviceToken) throws(StoreError) -> Bool
+
+    /// Removes every update token of an activity (it ended); returns how many.
+    @discardableResult
+    func endActivity(app: String, activityId: String) throws(StoreError) -> Int
+
+    /// One keyset page of an app's Live Activity tokens matching `query`: tokens > `after` (hex), in token order.
+    func liveActivityTokens(_ query: LiveActivityTokenQuery, after: String, limit: Int) throws(StoreError) -> [LiveActivityToken]
 }
 
 extension RegistryStore {
+    /// Every Live Activity token matching `query`, in token order (paged underneath, `pageSize` at a time).
+    public func allLiveActivityTokens(_ query: LiveActivityTokenQuery, pageSize: Int = 5000) throws(StoreError) -> [LiveActivityToken] {
+        var out: [LiveActivityToken] = []
+        var after = ""
+        while true {
+            let page = try liveActivityTokens(query, after: after, limit: pageSize)
+            out += page
+            guard page.count == pageSize, let last = page.last else { return out }
+            after = last.token.hex
+        }
+    }
+
     /// The default: no tuning.
     public func whileImporting<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T { try body() }
 

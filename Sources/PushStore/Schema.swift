@@ -306,6 +306,38 @@ enum Schema {
             "CREATE INDEX delivery_log_app_token ON delivery_log (app, token, finished_ms)",
             "CREATE INDEX delivery_log_broadcast ON delivery_log (app, broadcast_id, finished_ms) WHERE broadcast_id IS NOT NULL",
         ],
+        // 11: Live Activity tokens (push-to-start per installation and attributes type; update tokens per activity)
+        // and the app's iOS 18 broadcast channels. Keyed (app, token) like devices, so a prune finds either kind.
+        [
+            """
+            CREATE TABLE live_activity_tokens (
+                app TEXT NOT NULL,
+                token TEXT NOT NULL,
+                kind TEXT NOT NULL CHECK (kind IN ('start', 'update')),
+                environment TEXT NOT NULL CHECK (environment IN ('development', 'production')),
+                installation TEXT,
+                attributes_type TEXT,
+                activity_id TEXT,
+                channels TEXT NOT NULL DEFAULT '',
+                created_ms INTEGER NOT NULL,
+                last_registered_ms INTEGER NOT NULL,
+                PRIMARY KEY (app, token)
+            ) WITHOUT ROWID
+            """,
+            "CREATE UNIQUE INDEX live_activity_start ON live_activity_tokens (app, installation, attributes_type) WHERE kind = 'start'",
+            "CREATE INDEX live_activity_update ON live_activity_tokens (app, activity_id) WHERE kind = 'update'",
+            """
+            CREATE TABLE broadcast_channels (
+                app TEXT NOT NULL,
+                environment TEXT NOT NULL CHECK (environment IN ('development', 'production')),
+                channel_id TEXT NOT NULL,
+                storage_policy INTEGER NOT NULL,
+                label TEXT,
+                created_ms INTEGER NOT NULL,
+                PRIMARY KEY (app, environment, channel_id)
+            ) WITHOUT ROWID
+            """,
+        ],
     ]
 
     /// Brings the database to ``currentVersion`` in one write transaction, so two processes opening a new
