@@ -30,10 +30,11 @@ struct ChannelRequestValidator: Sendable {
     /// Bundle ids without the broadcast capability: FeatureNotEnabled.
     var broadcastDisabled: Set<String>
 
-    /// True for the paths this validator answers (everything else goes to ``RequestValidator``).
+    /// True for the paths this validator answers: `/1/apps/…` and `/4/broadcasts/…` (everything else,
+    /// including bad paths, goes to ``RequestValidator``).
     static func handles(path: String?) -> Bool {
-        guard let path else { return false }
-        return path.hasPrefix("/1/") || path.hasPrefix("/4/")
+        guard let path, path.utf8.first == UInt8(ascii: "/"), path.utf8.count > 3 else { return false }
+        return path.hasPrefix("/1/apps/") || path.hasPrefix("/4/broadcasts/")
     }
 
     /// Applies the rules in the order APNs reports them: path and method, duplicate headers, credentials,
