@@ -33,7 +33,12 @@ struct ChannelRequestValidator: Sendable {
     /// True for the paths this validator answers: `/1/apps/…` and `/4/broadcasts/…` (everything else,
     /// including bad paths, goes to ``RequestValidator``).
     static func handles(path: String?) -> Bool {
-        guard let path, path.utf8.first == UInt8(ascii: "/"), path.utf8.count > 3 else { return false }
+        // Device sends ("/3/device/…") leave after two bytes: this runs for every request.
+        guard let path else { return false }
+        var bytes = path.utf8.makeIterator()
+        guard bytes.next() == UInt8(ascii: "/"), let version = bytes.next(),
+            version == UInt8(ascii: "1") || version == UInt8(ascii: "4")
+        else { return false }
         return path.hasPrefix("/1/apps/") || path.hasPrefix("/4/broadcasts/")
     }
 
