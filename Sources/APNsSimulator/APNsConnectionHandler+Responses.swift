@@ -7,6 +7,10 @@ import PushCore
 extension APNsConnectionHandler {
     /// Decides the answer for one complete request and sends it.
     func process(context: ChannelHandlerContext, id: HTTP2StreamID, head: RequestValidator.Head, body: [UInt8]) {
+        if ChannelRequestValidator.handles(path: head.path) {
+            processChannel(context: context, id: id, head: head, body: body)
+            return
+        }
         let faults = core.faults
         let verdict: RequestValidator.Verdict
         // An overloaded APNs answers before looking at the request.
@@ -20,8 +24,8 @@ extension APNsConnectionHandler {
             let now = core.now()
             let client = self.client(context: context, head: head, nowMs: now)
             verdict = core.validator.validate(
-                head: head, body: body, client: client, device: core.device, nowMs: now,
-                newID: { self.rng.uuid() })
+                head: head, body: body, client: client, device: core.device, activityEnded: core.activityEnded,
+                nowMs: now, newID: { self.rng.uuid() })
         }
         finish(context: context, id: id, head: head, verdict: verdict, faults: faults)
     }
@@ -38,7 +42,8 @@ extension APNsConnectionHandler {
         let apnsId: String
         var uniqueId: String? = nil
         switch verdict {
-        case .accept(let request, let generated):
+        case .accept(let request, let generated, let endsActivity):
+            if endsActivity { core.endActivity(request.token, atMs: core.now()) }
             status = 200
             reason = nil
             timestamp = nil

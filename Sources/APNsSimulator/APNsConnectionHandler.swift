@@ -244,6 +244,8 @@ final class APNsConnectionHandler: ChannelInboundHandler {
             case "apns-collapse-id": set(&head.collapseId, value)
             case "apns-topic": set(&head.topic, value)
             case "authorization": set(&head.authorization, value)
+            case "apns-channel-id": set(&head.channelId, value)
+            case "apns-request-id": set(&head.requestId, value)
             case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade": malformed = true
             case "te": if value != "trailers" { malformed = true }
             default: break

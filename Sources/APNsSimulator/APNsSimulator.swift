@@ -169,6 +169,17 @@ public final class APNsSimulator: Sendable {
         setDevice(token, .unregistered(timestampMs: timestampMs))
     }
 
+    /// The broadcast channels `bundleId` holds, oldest first.
+    public func channels(bundleId: String) -> [SimulatorChannel] { core.channels.channels(bundleId: bundleId) }
+
+    /// Adds broadcast channels for `bundleId` without a request (test setup; the channel limit is not checked).
+    public func addChannels(_ channels: [SimulatorChannel], bundleId: String) {
+        core.channels.insert(channels, bundleId: bundleId)
+    }
+
+    /// When `token`'s Live Activity ended (an accepted liveactivity `end` event), in ms since 1970, or nil.
+    public func activityEnded(_ token: DeviceToken) -> Int64? { core.activityEnded(token) }
+
     /// Replaces all scripted device behaviour.
     public func replaceDevices(_ devices: [DeviceToken: DeviceBehaviour]) {
         core.updateDevices { $0 = devices }

@@ -11,17 +11,26 @@ public struct ReceivedNotification: Sendable, Equatable {
     public var apnsIdGenerated: Bool
     /// When it was accepted, in ms since 1970 (the configured clock).
     public var receivedAtMs: Int64
+    /// The `apns-channel-id` of a broadcast (`POST /4/broadcasts/apps/{bundle-id}`), nil for device sends.
+    /// For a broadcast, `request.token` is empty, `request.topic` is the bundle id from the path and
+    /// `request.apnsId` the `apns-request-id` (given or made up).
+    public var channelId: String?
 
     /// Creates a record.
-    public init(request: NotificationRequest, uniqueId: String, apnsIdGenerated: Bool, receivedAtMs: Int64) {
+    public init(
+        request: NotificationRequest, uniqueId: String, apnsIdGenerated: Bool, receivedAtMs: Int64,
+        channelId: String? = nil
+    ) {
         self.request = request
         self.uniqueId = uniqueId
         self.apnsIdGenerated = apnsIdGenerated
         self.receivedAtMs = receivedAtMs
+        self.channelId = channelId
     }
 
     /// The record as one compact JSON object (the `--record` file's line format):
-    /// `{"token","topic","pushType","priority","expiration","collapseId","apnsId","uniqueId","receivedAt","payload"}`.
+    /// `{"token","topic","pushType","priority","expiration","collapseId","apnsId","uniqueId","receivedAt","payload","channelId"}`
+    /// (`token` null and `channelId` set for broadcasts; `channelId` null for device sends).
     public func jsonLine(into out: inout [UInt8]) {
         func key(_ k: String) {
             JSONValue.string(k).encode(into: &out)
@@ -31,7 +40,7 @@ public struct ReceivedNotification: Sendable, Equatable {
             if let s { JSONValue.string(s).encode(into: &out) } else { out.append(contentsOf: "null".utf8) }
         }
         out.append(UInt8(ascii: "{"))
-        key("token"); str(request.token.hex); out.append(UInt8(ascii: ","))
+        key("token"); str(channelId == nil ? request.token.hex : nil); out.append(UInt8(ascii: ","))
         key("topic"); str(request.topic); out.append(UInt8(ascii: ","))
         key("pushType"); str(request.pushType.rawValue); out.append(UInt8(ascii: ","))
         key("priority"); out.append(contentsOf: String(request.priority.rawValue).utf8); out.append(UInt8(ascii: ","))
@@ -43,7 +52,8 @@ public struct ReceivedNotification: Sendable, Equatable {
         key("uniqueId"); str(uniqueId); out.append(UInt8(ascii: ","))
         key("receivedAt"); out.append(contentsOf: String(receivedAtMs).utf8); out.append(UInt8(ascii: ","))
         // The payload was validated as a JSON object, so it is embedded verbatim.
-        key("payload"); out.append(contentsOf: request.payload)
+        key("payload"); out.append(contentsOf: request.payload); out.append(UInt8(ascii: ","))
+        key("channelId"); str(channelId)
         out.append(UInt8(ascii: "}"))
     }
 }

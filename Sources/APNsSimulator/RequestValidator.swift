@@ -16,6 +16,10 @@ struct RequestValidator: Sendable {
         var collapseId: String?
         var topic: String?
         var authorization: String?
+        /// `apns-channel-id` (channel management and broadcasts).
+        var channelId: String?
+        /// `apns-request-id` (channel management and broadcasts).
+        var requestId: String?
         var duplicate = false
         /// The header block breaks HTTP/2's rules (RFC 9113 §8.2–8.3): the stream gets RST_STREAM
         /// PROTOCOL_ERROR, as from any HTTP/2 server.
@@ -34,7 +38,8 @@ struct RequestValidator: Sendable {
 
     /// The answer.
     enum Verdict: Sendable {
-        case accept(NotificationRequest, apnsIdGenerated: Bool)
+        /// `endsActivity`: a liveactivity `end` event, after which the token's activity takes no more pushes.
+        case accept(NotificationRequest, apnsIdGenerated: Bool, endsActivity: Bool = false)
         case reject(APNsReason, timestampMs: Int64?)
     }
 
@@ -42,10 +47,11 @@ struct RequestValidator: Sendable {
     var environment: APNsEnvironment
 
     /// Applies APNs' rules in the order APNs reports them: path and method, headers, credentials,
-    /// topic, payload, then the device's own state.
+    /// topic, payload, then the device's own state. `activityEnded` gives the time a liveactivity `end` was
+    /// accepted for a token (later liveactivity pushes to it are 410 Unregistered with that timestamp).
     func validate(
         head: Head, body: [UInt8], client: Client, device: (DeviceToken) -> DeviceBehaviour?,
-        nowMs: Int64, newID: () -> String
+        activityEnded: (DeviceToken) -> Int64? = { _ in nil }, nowMs: Int64, newID: () -> String
     ) -> Verdict {
         func reject(_ reason: APNsReason, _ ts: Int64? = nil) -> Verdict { .reject(reason, timestampMs: ts) }
 
@@ -60,18 +66,10 @@ struct RequestValidator: Sendable {
         if head.duplicate { return reject(.duplicateHeaders) }
 
         // Credentials.
-        var allowedTopics: [String]? = nil
-        switch client {
-        case .anonymous: break
-        case .certificate(let identity):
-            guard !identity.topics.isEmpty, identity.development || identity.production else {
-                return reject(.badCertificate)
-            }
-            let fits = environment == .development ? identity.development : identity.production
-            guard fits else { return reject(.badCertificateEnvironment) }
-            allowedTopics = identity.topics
-        case .token(.failure(let error)): return reject(error.reason)
-        case .token(.success(let verified)): allowedTopics = verified.topics.map { Array($0) }
+        let allowedTopics: [String]?
+        switch credentialTopics(for: client) {
+        case .failure(let reason): return reject(reason.reason)
+        case .success(let topics): allowedTopics = topics
         }
 
         var apnsIdGenerated = false
@@ -127,6 +125,14 @@ struct RequestValidator: Sendable {
                 aps["alert"] == nil, aps["sound"] == nil, aps["badge"] == nil
             else { return reject(.invalidPushType) }
         }
+        var endsActivity = false
+        if pushType == .liveactivity {
+            // Only Live Activity pushes need their payload's content: parsed just for them.
+            switch ActivityPayloadRules.check(priority: priority, payload: body) {
+            case .failure(let reason): return reject(reason.reason)
+            case .success(let event): endsActivity = event == .end
+            }
+        }
 
         // The device's own state.
         switch device(token) {
@@ -139,10 +145,28 @@ struct RequestValidator: Sendable {
             let base = pushType.topicSuffix.isEmpty ? topic : String(topic.dropLast(pushType.topicSuffix.count))
             if base != bundle { return reject(.deviceTokenNotForTopic) }
         }
+        if pushType == .liveactivity, let ended = activityEnded(token) { return reject(.unregistered, ended) }
         let request = NotificationRequest(
             token: token, topic: topic, pushType: pushType, priority: priority, expiration: expiration,
             collapseId: head.collapseId, apnsId: apnsId, payload: body)
-        return .accept(request, apnsIdGenerated: apnsIdGenerated)
+        return .accept(request, apnsIdGenerated: apnsIdGenerated, endsActivity: endsActivity)
+    }
+
+    /// The topics `client` may use (nil: any), or why its credentials are refused. Shared by device sends,
+    /// channel management and broadcasts.
+    func credentialTopics(for client: Client) -> Result<[String]?, ReasonError> {
+        switch client {
+        case .anonymous: return .success(nil)
+        case .certificate(let identity):
+            guard !identity.topics.isEmpty, identity.development || identity.production else {
+                return .failure(ReasonError(.badCertificate))
+            }
+            let fits = environment == .development ? identity.development : identity.production
+            guard fits else { return .failure(ReasonError(.badCertificateEnvironment)) }
+            return .success(identity.topics)
+        case .token(.failure(let error)): return .failure(error)
+        case .token(.success(let verified)): return .success(verified.topics.map { Array($0) })
+        }
     }
 
     static func isHexDigit(_ c: UInt8) -> Bool {

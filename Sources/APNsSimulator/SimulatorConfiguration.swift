@@ -43,6 +43,12 @@ public struct SimulatorConfiguration: Sendable {
     public var faults: SimulatorFaults
     /// Scripted device behaviour active from the start (see ``DeviceBehaviour``). Default none.
     public var devices: [DeviceToken: DeviceBehaviour]
+    /// Broadcast channels one bundle id may hold at once; creating more answers 400
+    /// CannotCreateChannelConfig. Default 10,000, Apple's limit per app and environment.
+    public var maxChannelsPerBundleId: Int
+    /// Bundle ids without the broadcast capability: their channel and broadcast requests answer 400
+    /// FeatureNotEnabled. Default none.
+    public var broadcastDisabledBundleIds: Set<String>
     /// Milliseconds since 1970, for `iat` checks and 410 timestamps. Default: the system clock.
     public var clock: @Sendable () -> Int64
     /// Event loops serving connections. Default: NIO's shared multi-threaded group.
@@ -56,6 +62,7 @@ public struct SimulatorConfiguration: Sendable {
         environment: APNsEnvironment = .development, maxConcurrentStreams: Int = 1000,
         providerTokenLifetime: Int64 = 3600, recordFile: String? = nil, receivedLimit: Int = 10_000,
         faults: SimulatorFaults = .init(), devices: [DeviceToken: DeviceBehaviour] = [:],
+        maxChannelsPerBundleId: Int = 10_000, broadcastDisabledBundleIds: Set<String> = [],
         clock: @escaping @Sendable () -> Int64 = SimulatorClock.systemMilliseconds,
         eventLoopGroup: (any EventLoopGroup)? = nil
     ) {
@@ -73,6 +80,8 @@ public struct SimulatorConfiguration: Sendable {
         self.receivedLimit = receivedLimit
         self.faults = faults
         self.devices = devices
+        self.maxChannelsPerBundleId = maxChannelsPerBundleId
+        self.broadcastDisabledBundleIds = broadcastDisabledBundleIds
         self.clock = clock
         self.eventLoopGroup = eventLoopGroup
     }

@@ -8,6 +8,12 @@ final class SimulatorCore: Sendable {
     let validator: RequestValidator
     let verifier: ProviderTokenVerifier
     let recorder: SimulatorRecorder
+    let channelValidator: ChannelRequestValidator
+    let channels: ChannelStore
+    /// Tokens whose Live Activity an accepted `end` event closed, with when (ms since 1970).
+    private let endedActivities = Mutex<[DeviceToken: Int64]>([:])
+    /// Lets liveactivity pushes skip the lock while no activity has ended.
+    private let hasEndedActivities = Atomic<Bool>(false)
     private let faultState: Mutex<SimulatorFaults>
     private let deviceState: Mutex<[DeviceToken: DeviceBehaviour]>
     /// Lets the hot path skip the device lock entirely while no device is scripted.
@@ -21,6 +27,9 @@ final class SimulatorCore: Sendable {
         self.verifier = try ProviderTokenVerifier(
             keys: configuration.jwtKeys, lifetimeSeconds: configuration.providerTokenLifetime)
         self.recorder = try SimulatorRecorder(limit: configuration.receivedLimit, recordFile: configuration.recordFile)
+        self.channelValidator = ChannelRequestValidator(
+            requests: validator, broadcastDisabled: configuration.broadcastDisabledBundleIds)
+        self.channels = ChannelStore(limit: configuration.maxChannelsPerBundleId)
         self.faultState = Mutex(configuration.faults)
         self.deviceState = Mutex(configuration.devices)
         self.hasDevices = Atomic(!configuration.devices.isEmpty)
@@ -44,6 +53,20 @@ final class SimulatorCore: Sendable {
     }
 
     var devices: [DeviceToken: DeviceBehaviour] { deviceState.withLock { $0 } }
+
+    /// When `token`'s Live Activity ended, or nil while it is live.
+    func activityEnded(_ token: DeviceToken) -> Int64? {
+        guard hasEndedActivities.load(ordering: .relaxed) else { return nil }
+        return endedActivities.withLock { $0[token] }
+    }
+
+    /// Records an accepted `end` event for `token` (the first one counts).
+    func endActivity(_ token: DeviceToken, atMs: Int64) {
+        endedActivities.withLock { ended in
+            if ended[token] == nil { ended[token] = atMs }
+            hasEndedActivities.store(true, ordering: .relaxed)
+        }
+    }
 
     func now() -> Int64 { configuration.clock() }
 

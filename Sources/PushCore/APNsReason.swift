@@ -9,6 +9,9 @@ public enum APNsReason: Sendable, Hashable, CustomStringConvertible {
     case invalidProviderToken, missingProviderToken, unrelatedKeyIdInToken, badEnvironmentKeyIdInToken
     case badPath, methodNotAllowed, expiredToken, unregistered, payloadTooLarge
     case tooManyProviderTokenUpdates, tooManyRequests, internalServerError, serviceUnavailable, shutdown
+    /// Broadcast channels (iOS 18): channel management (`/1/apps/…`) and broadcast sends (`/4/broadcasts/…`).
+    case missingChannelId, badChannelId, channelNotRegistered, cannotCreateChannelConfig, featureNotEnabled
+    case badMessageStoragePolicy
     /// A reason this version does not know.
     case unknown(String)
 
@@ -21,6 +24,8 @@ public enum APNsReason: Sendable, Hashable, CustomStringConvertible {
         .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken, .badPath, .methodNotAllowed, .expiredToken,
         .unregistered, .payloadTooLarge, .tooManyProviderTokenUpdates, .tooManyRequests,
         .internalServerError, .serviceUnavailable, .shutdown,
+        .missingChannelId, .badChannelId, .channelNotRegistered, .cannotCreateChannelConfig, .featureNotEnabled,
+        .badMessageStoragePolicy,
     ]
 
     /// Parses Apple's reason string.
@@ -69,6 +74,12 @@ public enum APNsReason: Sendable, Hashable, CustomStringConvertible {
         case .internalServerError: "InternalServerError"
         case .serviceUnavailable: "ServiceUnavailable"
         case .shutdown: "Shutdown"
+        case .missingChannelId: "MissingChannelId"
+        case .badChannelId: "BadChannelId"
+        case .channelNotRegistered: "ChannelNotRegistered"
+        case .cannotCreateChannelConfig: "CannotCreateChannelConfig"
+        case .featureNotEnabled: "FeatureNotEnabled"
+        case .badMessageStoragePolicy: "BadMessageStoragePolicy"
         case .unknown(let s): s
         }
     }
@@ -79,6 +90,10 @@ public enum APNsReason: Sendable, Hashable, CustomStringConvertible {
         case .badCollapseId, .badDeviceToken, .badExpirationDate, .badMessageId, .badPriority, .badTopic,
              .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType,
              .missingDeviceToken, .missingTopic, .payloadEmpty, .topicDisallowed:
+            400
+        // Apple's channel and broadcast error table pairs every channel reason with 400 (see docs/channels-wire.md).
+        case .missingChannelId, .badChannelId, .channelNotRegistered, .cannotCreateChannelConfig, .featureNotEnabled,
+             .badMessageStoragePolicy:
             400
         case .badCertificate, .badCertificateEnvironment, .expiredProviderToken, .forbidden,
              .invalidProviderToken, .missingProviderToken, .unrelatedKeyIdInToken,

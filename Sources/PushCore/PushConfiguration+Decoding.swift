@@ -140,6 +140,12 @@ extension PushConfiguration {
             throw ConfigurationError("\(at).topic is required (the app's bundle id)")
         }
         let endpoint = try Endpoint(parsing: try f.string("endpoint") ?? "development")
+        func optionalEndpoint(_ key: String) throws(ConfigurationError) -> Endpoint? {
+            guard let text = try f.string(key) else { return nil }
+            do { return try Endpoint(parsing: text) } catch { throw ConfigurationError("\(at).\(key): \(error.message)") }
+        }
+        let channelEndpoint = try optionalEndpoint("channelEndpoint")
+        let broadcastEndpoint = try optionalEndpoint("broadcastEndpoint")
         let caFile = try f.string("caFile").map { resolve($0, against: base) }
         guard let authValue = try f.take("auth") else {
             throw ConfigurationError("\(at).auth is required ({\"p12\",\"passwordFile\"|\"passwordEnv\"} or {\"p8\",\"keyId\",\"teamId\"})")
@@ -176,6 +182,8 @@ extension PushConfiguration {
             registrationKeys: registrationKeys, sendKeys: sendKeys, payloadLimit: payloadLimit, window: window,
             connections: connections, outageLimitSeconds: outageLimit, webhook: webhook)
         app.proxy = proxy
+        app.channelEndpoint = channelEndpoint
+        app.broadcastEndpoint = broadcastEndpoint
         return app
     }
 

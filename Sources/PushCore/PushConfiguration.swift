@@ -199,6 +199,14 @@ public struct AppSettings: Sendable, Equatable {
     public var topic: String
     /// Where notifications go.
     public var endpoint: Endpoint
+    /// Where broadcast channel management (`/1/apps/…/channels`) goes (`apps.ID.channelEndpoint`), or nil for
+    /// the default: Apple's channel-management host of the request's environment when ``endpoint`` is
+    /// `production` or `development`, the simulator when it is `simulator`, the same URL when it is a URL.
+    /// With `production` / `development` here too, the host follows the request's environment.
+    public var channelEndpoint: Endpoint?
+    /// Where broadcast sends (`/4/broadcasts/apps/…`) go (`apps.ID.broadcastEndpoint`), or nil for ``endpoint``.
+    /// Apple's hosts are chosen per the request's environment, as for device sends.
+    public var broadcastEndpoint: Endpoint?
     /// An extra trust anchor (PEM) for the endpoint. TLS verification is never switched off.
     public var caFile: String?
     /// Credentials.
@@ -254,6 +262,13 @@ public struct AppSettings: Sendable, Equatable {
 
     /// The environment a token gets when registration names none.
     public var defaultEnvironment: APNsEnvironment { endpoint.impliedEnvironment ?? .production }
+
+    /// ``channelEndpoint`` or, when unset, ``endpoint`` (whose Apple values then mean Apple's
+    /// channel-management hosts).
+    public var effectiveChannelEndpoint: Endpoint { channelEndpoint ?? endpoint }
+
+    /// ``broadcastEndpoint`` or, when unset, ``endpoint``.
+    public var effectiveBroadcastEndpoint: Endpoint { broadcastEndpoint ?? endpoint }
 }
 
 /// A configuration problem, with a message that names the key or value at fault.

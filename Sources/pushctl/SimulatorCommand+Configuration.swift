@@ -29,6 +29,10 @@ extension SimulatorCommand {
         if let n = resetAfter, n < 0 { throw CLIError.usage("--reset-after must not be negative") }
         if let n = resetHandshakes, n < 0 { throw CLIError.usage("--reset-handshakes must not be negative") }
         guard delayMs >= 0 else { throw CLIError.usage("--delay-ms must not be negative") }
+        guard maxChannels >= 0 else { throw CLIError.usage("--max-channels must not be negative") }
+        if let empty = broadcastDisabled.first(where: { $0.isEmpty }) {
+            throw CLIError.usage("--broadcast-disabled needs a bundle id, not '\(empty)'")
+        }
 
         let directory = certificates.map(absolutePath) ?? settings.certificates
         let pem: (ca: String?, certificate: String, key: String)
@@ -71,6 +75,6 @@ extension SimulatorCommand {
             host: host ?? settings.host, port: port, caPEM: pem.ca, serverCertificatePEM: pem.certificate,
             serverKeyPEM: pem.key, clientAuth: auth, jwtKeys: keys, environment: environment,
             maxConcurrentStreams: maxConcurrentStreams, recordFile: record.map(absolutePath), faults: faults,
-            devices: deviceMap)
+            devices: deviceMap, maxChannelsPerBundleId: maxChannels, broadcastDisabledBundleIds: Set(broadcastDisabled))
     }
 }

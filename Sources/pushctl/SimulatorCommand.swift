@@ -35,6 +35,10 @@ struct SimulatorCommand: AsyncParsableCommand {
     var record: String?
     @Option(help: "Devices file (JSON) scripting unregistered/bad/other-environment/throttled tokens.")
     var devices: String?
+    @Option(help: "Broadcast channels one bundle id may hold (default 10000, Apple's limit); more answer CannotCreateChannelConfig.")
+    var maxChannels: Int = 10_000
+    @Option(help: "Bundle id without the broadcast capability (channel and broadcast requests answer FeatureNotEnabled); repeatable.")
+    var broadcastDisabled: [String] = []
     @Option(help: "Fault: GOAWAY after this many streams per connection.")
     var goawayAfter: Int?
     @Flag(help: "Fault: after a rejection drop MAX_CONCURRENT_STREAMS to 1 until the next success.")

@@ -108,6 +108,90 @@ struct RequestValidatorTests {
         }
     }
 
+    /// A liveactivity request to `token` with `aps` as given.
+    static func activity(_ aps: String, priority: String = "10", token: String = hexToken(0x51)) -> H2TestClient.Request {
+        notification(
+            token: token,
+            headers: [
+                ("apns-topic", topic + ".push-type.liveactivity"), ("apns-push-type", "liveactivity"),
+                ("apns-priority", priority),
+            ],
+            body: #"{"aps":\#(aps)}"#)
+    }
+
+    static let liveActivityCases: [Case] = {
+        let state = #""content-state":{"score":1}"#
+        let ts = #""timestamp":1700000000"#
+        let start = #""event":"start",\#(ts),\#(state),"attributes-type":"Match","attributes":{"home":"A"}"#
+        return [
+            Case(name: "update", request: activity(#"{"event":"update",\#(ts),\#(state)}"#), status: 200, reason: nil),
+            Case(name: "update priority 5", request: activity(#"{"event":"update",\#(ts),\#(state)}"#, priority: "5"), status: 200, reason: nil),
+            Case(name: "priority 1", request: activity(#"{"event":"update",\#(ts),\#(state)}"#, priority: "1"), status: 400, reason: "BadPriority"),
+            Case(name: "start", request: activity("{\(start),\"input-push-token\":1}"), status: 200, reason: nil),
+            Case(name: "start with channel", request: activity("{\(start),\"input-push-channel\":\"dGVzdA==\"}"), status: 200, reason: nil),
+            Case(name: "start without attributes-type", request: activity(#"{"event":"start",\#(ts),\#(state),"attributes":{}}"#), status: 400, reason: "BadPayload"),
+            Case(name: "start without attributes", request: activity(#"{"event":"start",\#(ts),\#(state),"attributes-type":"M"}"#), status: 400, reason: "BadPayload"),
+            Case(name: "start attributes not an object", request: activity(#"{"event":"start",\#(ts),\#(state),"attributes-type":"M","attributes":1}"#), status: 400, reason: "BadPayload"),
+            Case(name: "start without content-state", request: activity(#"{"event":"start",\#(ts),"attributes-type":"M","attributes":{}}"#), status: 400, reason: "BadPayload"),
+            Case(name: "start with dismissal-date", request: activity("{\(start),\"dismissal-date\":1700003600}"), status: 400, reason: "BadPayload"),
+            Case(name: "no event", request: activity(#"{\#(ts),\#(state)}"#), status: 400, reason: "BadPayload"),
+            Case(name: "unknown event", request: activity(#"{"event":"pause",\#(ts),\#(state)}"#), status: 400, reason: "BadPayload"),
+            Case(name: "no timestamp", request: activity(#"{"event":"update",\#(state)}"#), status: 400, reason: "BadPayload"),
+            Case(name: "string timestamp", request: activity(#"{"event":"update","timestamp":"1700000000",\#(state)}"#), status: 400, reason: "BadPayload"),
+            Case(name: "fractional timestamp", request: activity(#"{"event":"update","timestamp":1700000000.5,\#(state)}"#), status: 400, reason: "BadPayload"),
+            Case(name: "update without content-state", request: activity(#"{"event":"update",\#(ts)}"#), status: 400, reason: "BadPayload"),
+            Case(name: "content-state not an object", request: activity(#"{"event":"update",\#(ts),"content-state":[1]}"#), status: 400, reason: "BadPayload"),
+            Case(name: "update with attributes", request: activity(#"{"event":"update",\#(ts),\#(state),"attributes":{}}"#), status: 400, reason: "BadPayload"),
+            Case(name: "update with input-push-token", request: activity(#"{"event":"update",\#(ts),\#(state),"input-push-token":1}"#), status: 400, reason: "BadPayload"),
+            Case(name: "update with dismissal-date", request: activity(#"{"event":"update",\#(ts),\#(state),"dismissal-date":1700003600}"#), status: 400, reason: "BadPayload"),
+            Case(name: "update with stale-date", request: activity(#"{"event":"update",\#(ts),\#(state),"stale-date":1700003600}"#), status: 200, reason: nil),
+            Case(name: "string stale-date", request: activity(#"{"event":"update",\#(ts),\#(state),"stale-date":"later"}"#), status: 400, reason: "BadPayload"),
+            Case(name: "end without content-state", request: activity(#"{"event":"end",\#(ts),"dismissal-date":1700003600}"#, token: hexToken(0x61)), status: 200, reason: nil),
+            Case(name: "end with attributes-type", request: activity(#"{"event":"end",\#(ts),"attributes-type":"M"}"#), status: 400, reason: "BadPayload"),
+            Case(name: "string dismissal-date", request: activity(#"{"event":"end",\#(ts),"dismissal-date":"now"}"#), status: 400, reason: "BadPayload"),
+            Case(name: "aps not an object", request: notification(headers: [("apns-topic", topic + ".push-type.liveactivity"), ("apns-push-type", "liveactivity")], body: #"{"aps":1}"#), status: 400, reason: "BadPayload"),
+        ]
+    }()
+
+    @Test func liveActivityPayloadRules() async throws {
+        try await SimulatorFixture.run(.none) { f in
+            let client = try await f.connect()
+            for c in Self.liveActivityCases {
+                let r = try await client.send(c.request)
+                #expect(r.status == c.status, "\(c.name)")
+                #expect(reasonOf(r) == c.reason, "\(c.name)")
+            }
+            await client.close()
+            #expect(f.simulator.counters.accepted == Self.liveActivityCases.filter { $0.status == 200 }.count)
+        }
+    }
+
+    @Test func anEndedActivityAnswers410ToLaterUpdates() async throws {
+        let now: Int64 = 1_700_000_123_456
+        try await SimulatorFixture.run(.none, configure: { $0.clock = { now } }) { f in
+            let client = try await f.connect()
+            let token = hexToken(0x71)
+            let update = Self.activity(#"{"event":"update","timestamp":1700000000,"content-state":{"s":1}}"#, token: token)
+            let first = try await client.send(update)
+            let end = try await client.send(Self.activity(#"{"event":"end","timestamp":1700000001}"#, token: token))
+            let later = try await client.send(update)
+            let laterEnd = try await client.send(Self.activity(#"{"event":"end","timestamp":1700000002}"#, token: token))
+            // Other push types to the token and other tokens' activities are unaffected.
+            let alert = try await client.send(notification(token: token))
+            let other = try await client.send(Self.activity(#"{"event":"update","timestamp":1700000000,"content-state":{}}"#, token: hexToken(0x72)))
+            await client.close()
+            #expect(first.status == 200)
+            #expect(end.status == 200)
+            #expect(later.status == 410)
+            #expect(reasonOf(later) == "Unregistered")
+            #expect((try? JSONValue(parsing: later.body))?["timestamp"]?.intValue == now)
+            #expect(laterEnd.status == 410)
+            #expect(alert.status == 200)
+            #expect(other.status == 200)
+            #expect(f.simulator.activityEnded(try DeviceToken(parsing: token)) == now)
+        }
+    }
+
     @Test func echoesTheRequestApnsIdOnRejections() async throws {
         try await SimulatorFixture.run(.none) { f in
             let client = try await f.connect()

@@ -22,3 +22,21 @@ import Testing
         #expect(APNsOutcome.classify(status: 403, reason: .expiredProviderToken) == .retryable(.expiredProviderToken))
     }
 }
+
+@Suite struct APNsReasonChannelTests {
+    @Test func channelReasonsAreKnownWithApplesStatus() {
+        let channel: [(APNsReason, String)] = [
+            (.missingChannelId, "MissingChannelId"), (.badChannelId, "BadChannelId"),
+            (.channelNotRegistered, "ChannelNotRegistered"), (.cannotCreateChannelConfig, "CannotCreateChannelConfig"),
+            (.featureNotEnabled, "FeatureNotEnabled"), (.badMessageStoragePolicy, "BadMessageStoragePolicy"),
+        ]
+        for (reason, name) in channel {
+            #expect(reason.rawValue == name)
+            #expect(APNsReason(rawValue: name) == reason)
+            #expect(reason.status == 400, "\(name)")
+            #expect(APNsReason.known.contains(reason))
+            #expect(APNsReason.label(status: 400, reason: name) == name)
+        }
+        #expect(APNsReason.label(status: 400, reason: "InvalidPolicy") == APNsReason.unknownLabel)
+    }
+}

@@ -130,6 +130,40 @@ import Testing
         }
     }
 
+    @Test func channelAndBroadcastEndpoints() throws {
+        let auth = #""auth":{"p8":"/k.p8","keyId":"K","teamId":"T"}"#
+        // Unset: both follow the app's endpoint.
+        let plain = try decode(#"{"apps":{"a":{"topic":"t","endpoint":"production",\#(auth)}}}"#).app("a")
+        #expect(plain.channelEndpoint == nil)
+        #expect(plain.broadcastEndpoint == nil)
+        #expect(plain.effectiveChannelEndpoint == .production)
+        #expect(plain.effectiveBroadcastEndpoint == .production)
+        // Set: same syntax as endpoint.
+        let set = try decode(
+            #"{"apps":{"a":{"topic":"t","endpoint":"simulator","channelEndpoint":"https://manage.internal:2195","broadcastEndpoint":"development",\#(auth)}}}"#
+        ).app("a")
+        #expect(set.channelEndpoint == .url(host: "manage.internal", port: 2195))
+        #expect(set.broadcastEndpoint == .development)
+        #expect(set.effectiveChannelEndpoint == .url(host: "manage.internal", port: 2195))
+        #expect(set.effectiveBroadcastEndpoint == .development)
+        let simulator = try decode(#"{"apps":{"a":{"topic":"t","endpoint":"simulator","channelEndpoint":"simulator","broadcastEndpoint":null,\#(auth)}}}"#).app("a")
+        #expect(simulator.effectiveChannelEndpoint == .simulator)
+        #expect(simulator.effectiveBroadcastEndpoint == .simulator)
+        // Errors name the key.
+        #expect(throws: ConfigurationError.self) {
+            try decode(#"{"apps":{"a":{"topic":"t","channelEndpoint":"http://x",\#(auth)}}}"#)
+        }
+        do {
+            _ = try decode(#"{"apps":{"a":{"topic":"t","broadcastEndpoint":"staging",\#(auth)}}}"#)
+            Issue.record("a bad broadcastEndpoint was accepted")
+        } catch {
+            #expect(error.message.hasPrefix("apps.a.broadcastEndpoint: "))
+        }
+        #expect(throws: ConfigurationError.self) {
+            try decode(#"{"apps":{"a":{"topic":"t","channelEndpoint":5,\#(auth)}}}"#)
+        }
+    }
+
     @Test func unknownAppNamesTheConfiguredOnes() throws {
         let config = try decode(Self.example)
         #expect(throws: ConfigurationError("unknown app 'nope'; configured apps: example")) { try config.app("nope") }
