@@ -2,11 +2,7 @@ import PushCore
 
 /// `POST /v1/apps/{app}/notifications`: who gets it, what it says, and its APNs options.
 struct NotificationBody {
-    enum Target: Equatable {
-        case tokens([DeviceToken])
-        case channel(String)
-        case all
-    }
+    typealias Target = JobFields.Target
 
     var id: String?
     /// Not before this time (ms since 1970): `"at"`, RFC 3339 or epoch seconds.
@@ -28,59 +24,12 @@ struct NotificationBody {
             throw APIError.badRequest("field", "unknown field '\(unknown.0)'")
         }
 
-        var targets: [Target] = []
-        if let tokens = json["tokens"] {
-            guard case .array(let items) = tokens, !items.isEmpty else {
-                throw APIError.badRequest("tokens", "'tokens' must be a non-empty array of strings")
-            }
-            var parsed: [DeviceToken] = []
-            for (i, item) in items.enumerated() {
-                guard let text = item.stringValue else { throw APIError.badRequest("tokens", "tokens[\(i)] must be a string") }
-                do { parsed.append(try DeviceToken(parsing: text)) } catch {
-                    throw APIError.badRequest("tokens", "tokens[\(i)]: \(error.description)")
-                }
-            }
-            targets.append(.tokens(parsed))
-        }
-        if let channel = json["channel"] {
-            guard let name = channel.stringValue, !name.isEmpty else { throw APIError.badRequest("channel", "'channel' must be a string") }
-            targets.append(.channel(name))
-        }
-        if let all = json["all"] {
-            guard all == .bool(true) else { throw APIError.badRequest("all", "'all' must be true") }
-            targets.append(.all)
-        }
-        guard targets.count == 1 else {
-            throw APIError.badRequest("target", "give exactly one of 'tokens', 'channel' or 'all': true")
-        }
-
-        var environment: APNsEnvironment?
-        if let env = json["environment"] {
-            guard let text = env.stringValue, let e = APNsEnvironment(rawValue: text) else {
-                throw APIError.badRequest("environment", "environment must be development or production")
-            }
-            environment = e
-        }
-        var id: String?
-        if let value = json["id"] {
-            guard let text = value.stringValue, PushConfiguration.isValidAppId(text) else {
-                throw APIError.badRequest("id", "'id' must be 1-64 characters of A-Z a-z 0-9 . _ -")
-            }
-            id = text
-        }
-        var atMs: Int64?
-        if let at = json["at"] {
-            if let seconds = at.intValue {
-                guard seconds >= 0, seconds < 100_000_000_000 else { throw APIError.badRequest("at", "'at' must be epoch seconds ≥ 0 or an RFC 3339 time") }
-                atMs = seconds * 1000
-            } else if let text = at.stringValue {
-                do { atMs = try Timestamp.parseRFC3339(text) } catch { throw APIError.badRequest("at", error.message) }
-            } else {
-                throw APIError.badRequest("at", "'at' must be an RFC 3339 time (2026-11-24T08:00:00Z) or epoch seconds")
-            }
-        }
+        let target = try JobFields.target(json)
+        let environment = try JobFields.environment(json)
+        let id = try JobFields.id(json)
+        let atMs = try JobFields.atMs(json)
         let prepared = try prepareContent(json, payloadLimit: payloadLimit)
-        return NotificationBody(id: id, atMs: atMs, target: targets[0], environment: environment, prepared: prepared)
+        return NotificationBody(id: id, atMs: atMs, target: target, environment: environment, prepared: prepared)
     }
 
     /// The content fields of a send job, without a target: what `POST /v1/apps/{app}/payload-preview` takes.

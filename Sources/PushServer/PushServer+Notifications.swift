@@ -44,6 +44,15 @@ extension PushServer {
             priority: body.prepared.priority, expiration: body.prepared.expiration,
             collapseId: body.prepared.collapseId, channel: channel, environment: body.environment)
         record.scheduledMs = body.atMs
+        if let channel, let problem = Registry.channelNameProblem(channel) { throw APIError.badRequest("channel", problem) }
+        return try storeJob(record, tokens: tokens, now: now)
+    }
+
+    /// Stores a new job and starts it when due, or, for an id already stored, answers for that job: the same
+    /// request again resumes an interrupted job or retries a completed one's deferred devices; a different one
+    /// with the same id is a 409. 202 `{"id","state"[,"at"]}`.
+    func storeJob(_ record: BroadcastRecord, tokens: [DeviceToken]?, now: Int64, extra: [(String, JSONValue)] = []) throws -> Response {
+        let id = record.id, app = record.app
         if let existing = try registry.broadcast(id: id) {
             var wanted = record
             wanted.explicitTokens = tokens != nil
@@ -59,13 +68,12 @@ extension PushServer {
                 let deferred = existing.state == .completed ? try registry.broadcastCounts(id: id).deferred : 0
                 if existing.state.isUnfinished || deferred > 0 { jobs.enqueue(id, app: app, retryDeferred: deferred > 0) }
             }
-            return JSONResponse.make(.accepted, .object(Self.acceptedFields(existing)))
+            return JSONResponse.make(.accepted, .object(Self.acceptedFields(existing) + extra))
         }
-        if let channel, let problem = Registry.channelNameProblem(channel) { throw APIError.badRequest("channel", problem) }
         try registry.createBroadcast(record, tokens: tokens)
         // A job in the future is started by the runner's schedule check when its time comes.
         if record.isDue(atMs: now) { jobs.enqueue(id, app: app) }
-        return JSONResponse.make(.accepted, .object(Self.acceptedFields(record)))
+        return JSONResponse.make(.accepted, .object(Self.acceptedFields(record) + extra))
     }
 
     static func acceptedFields(_ record: BroadcastRecord) -> [(String, JSONValue)] {

@@ -8,6 +8,7 @@ import PushDelivery
 import PushSender
 import PushStore
 import ServiceLifecycle
+import Synchronization
 
 /// The HTTP API (`pushctl serve`): token registration, counts, health and metrics.
 public final class PushServer: Sendable {
@@ -74,6 +75,8 @@ public final class PushServer: Sendable {
     let logger: Logger
     /// The clock `/healthz` reads at each request (certificate days left).
     let now: @Sendable () -> Date
+    /// Channel-management clients by app, made at first use.
+    let channelClients = Mutex<[String: ChannelClient]>([:])
 
     /// Creates the server. `keys` usually comes from `APIKeys(apps: configuration.apps)`; `now` is the clock
     /// `/healthz` reads at each request.
@@ -111,6 +114,9 @@ public final class PushServer: Sendable {
         router.middlewares.add(RequestLogMiddleware(logger: logger, metrics: metrics))
         router.middlewares.add(JSONErrorMiddleware())
         addDeviceRoutes(to: router)
+        addLiveActivityTokenRoutes(to: router)
+        addLiveActivityRoutes(to: router)
+        addBroadcastChannelRoutes(to: router)
         addNotificationRoutes(to: router)
         addPayloadPreviewRoutes(to: router)
         addDeliveryRoutes(to: router)

@@ -126,6 +126,16 @@ public protocol RegistryStore: AnyObject, Sendable {
 
     /// One keyset page of an app's Live Activity tokens matching `query`: tokens > `after` (hex), in token order.
     func liveActivityTokens(_ query: LiveActivityTokenQuery, after: String, limit: Int) throws(StoreError) -> [LiveActivityToken]
+
+    /// Keeps a broadcast channel the app created (or updates its policy and label).
+    func saveBroadcastChannel(_ record: BroadcastChannelRecord) throws(StoreError)
+
+    /// The app's broadcast channels, oldest first.
+    func broadcastChannels(app: String) throws(StoreError) -> [BroadcastChannelRecord]
+
+    /// Forgets a broadcast channel; false when it was not kept.
+    @discardableResult
+    func deleteBroadcastChannel(app: String, environment: APNsEnvironment, channelId: String) throws(StoreError) -> Bool
 }
 
 extension RegistryStore {

@@ -63,6 +63,37 @@ struct PayloadOptions: ParsableArguments {
         }
     }
 
+    /// A Live Activity payload for a broadcast channel: `--payload` holds `{"aps": {event, content-state, …}, custom…}`,
+    /// checked by ``LiveActivityContent``'s rules (timestamp defaults to now). Only --priority (10 or 5),
+    /// --expiration, --collapse-id and --limit apply.
+    func prepareLiveActivity(appLimit: Int?, nowSeconds: Int64) throws -> PreparedNotification {
+        guard let payload else { throw CLIError.usage("--broadcast-channel sends a Live Activity payload: give it with --payload FILE") }
+        let builderFlags: [Any?] = [alert, title, subtitle, badge, sound, category, threadId, data, pushType]
+        if builderFlags.contains(where: { $0 != nil }) || silent || mutableContent || noTruncate {
+            throw CLIError.usage("--broadcast-channel takes --payload with the activity's aps keys; builder flags do not apply")
+        }
+        guard let json = try? JSONValue(parsing: try readInput(payload)), let pairs = json.objectPairs, let aps = json["aps"] else {
+            throw CLIError.usage("--payload must be a JSON object with an \"aps\" object of Live Activity keys (event, content-state, …)")
+        }
+        do {
+            var content = try LiveActivityContent(json: aps)
+            content.custom = pairs.filter { $0.0 != "aps" }
+            if content.event == .start {
+                throw CLIError.usage("a broadcast channel carries update and end events; start activities with `pushctl live-activity start`")
+            }
+            var priorityValue: PushPriority?
+            if let priority {
+                guard let p = PushPriority(rawValue: priority), p != .low else { throw CLIError.usage("--priority must be 10 or 5") }
+                priorityValue = p
+            }
+            return try content.prepare(
+                nowSeconds: nowSeconds, priority: priorityValue, expiration: expiration, collapseId: collapseId,
+                limit: [limit, appLimit].compactMap { $0 }.min())
+        } catch let error as PayloadError {
+            throw CLIError.usage(error.message)
+        }
+    }
+
     /// The typed payload the builder flags describe.
     func build() throws -> Payload {
         var aps = APS()

@@ -15,6 +15,8 @@ struct Pushctl: AsyncParsableCommand {
             SimulatorCommand.self,
             SendCommand.self,
             BroadcastCommand.self,
+            LiveActivityCommand.self,
+            ChannelsCommand.self,
             JobsCommand.self,
             WorkerCommand.self,
             ServeCommand.self,

@@ -13,7 +13,8 @@ struct SendCommand: AsyncParsableCommand {
         abstract: "Send a notification to devices now.",
         discussion: """
             Targets: --token (repeatable), --tokens-file (one token per line), --channel, or --all registered \
-            devices of the app. Prints one line per token (masked token, status, reason, apns-id) once its outcome \
+            devices of the app; or --broadcast-channel ID with --payload holding a Live Activity update or end: one \
+            request to APNs, which delivers it to every subscriber of that iOS 18 channel. Prints one line per token (masked token, status, reason, apns-id) once its outcome \
             is recorded, or JSON lines with --json. While APNs is unreachable the send waits and reconnects, up to \
             --outage-limit. Exit 0 all accepted; 1 some not accepted (dead, rejected, deferred after transient \
             failures) or the pruning breaker tripped; 2 invalid input or configuration (nothing sent); 3 \
@@ -29,6 +30,9 @@ struct SendCommand: AsyncParsableCommand {
     @Option(name: .customLong("tokens-file"), help: "File with one token per line (- for stdin).") var tokensFile: String?
     @Option(help: "Every registered device in this channel.") var channel: String?
     @Flag(help: "Every registered device of the app.") var all = false
+    @Option(name: .customLong("broadcast-channel"), help: "An iOS 18 broadcast channel id: one Live Activity update or end (--payload with its aps keys) to every subscriber.")
+    var broadcastChannel: String?
+    @Option(help: "With --broadcast-channel: the channel's environment (default: from the app's endpoint).") var environment: String?
     @OptionGroup var payload: PayloadOptions
     @Option(name: .customLong("outage-limit"), help: "Seconds APNs may stay unreachable before giving up (default: the app's outageLimitSeconds, else 600).")
     var outageLimit: Int?
@@ -41,10 +45,21 @@ struct SendCommand: AsyncParsableCommand {
         let config = try global.loadConfiguration()
         var appSettings: AppSettings
         do { appSettings = try config.app(app) } catch { throw CLIError.usage(error.message) }
-        let selectors = [!tokens.isEmpty, tokensFile != nil, channel != nil, all].filter { $0 }.count
+        let selectors = [!tokens.isEmpty, tokensFile != nil, channel != nil, all, broadcastChannel != nil].filter { $0 }.count
         guard selectors == 1 else {
-            throw CLIError.usage("choose exactly one target: --token, --tokens-file, --channel or --all")
+            throw CLIError.usage("choose exactly one target: --token, --tokens-file, --channel, --all or --broadcast-channel")
         }
+        if let broadcastChannel {
+            if at != nil || id != nil || outageLimit != nil {
+                throw CLIError.usage("--broadcast-channel sends one request now; --at, --id and --outage-limit do not apply")
+            }
+            let prepared = try payload.prepareLiveActivity(appLimit: appSettings.payloadLimit, nowSeconds: Int64(Date().timeIntervalSince1970))
+            try await ChannelBroadcast.send(
+                config: config, app: app, settings: appSettings, channelId: broadcastChannel, prepared: prepared,
+                environment: try parseEnvironment(environment), json: json)
+            return
+        }
+        if environment != nil { throw CLIError.usage("--environment is for --broadcast-channel") }
         if let outageLimit {
             guard AppSettings.outageLimitRange.contains(outageLimit) else {
                 throw CLIError.usage("--outage-limit must be between 1 and 86400 seconds")
@@ -53,7 +68,7 @@ struct SendCommand: AsyncParsableCommand {
         }
         if let channel, let problem = Registry.channelNameProblem(channel) { throw CLIError.usage("--channel: \(problem)") }
         let prepared = try payload.prepare(appLimit: appSettings.payloadLimit)
-        let explicit = try explicitTokens()
+        let explicit = try TokenList.read(tokens: tokens, file: tokensFile)
         if id != nil && at == nil { throw CLIError.usage("--id is for scheduled sends; add --at") }
         if let id, !PushConfiguration.isValidAppId(id) { throw CLIError.usage("--id must be 1-64 characters of A-Z a-z 0-9 . _ -") }
         if at != nil && outageLimit != nil {
@@ -74,73 +89,10 @@ struct SendCommand: AsyncParsableCommand {
             try ScheduleOption.store(record, tokens: explicit, in: registry, now: now)
             return
         }
-        let sender = try SenderFactory.make(
-            config: config, settings: appSettings, breakers: (try? registry.breakerStates(app: app)) ?? [:])
-
-        var engine = BroadcastConfiguration()
-        engine.storeOutageLimitMs = config.databaseOutageLimitSeconds * 1000
-        engine.webhookApps = Set(config.apps.filter { $0.value.webhook != nil }.keys)
-        let output = ResultPrinter(json: json)
-        let bundleId = appSettings.topic
-        let stop = StopFlag()
-        let signals = SignalWatcher { stop.raise(signal: $0) }
-        defer { signals.cancel() }
         let targets: SendRun.Targets = explicit.map { .tokens($0) } ?? .registered(channel: channel)
-        let reason = await SendRun(store: registry.deliveryStore, app: app, configuration: engine, logger: Logger(label: "pushctl.send"))
-            .run(
-                targets, sender: sender, stop: stop,
-                makeRequest: { prepared.request(token: $0, bundleId: bundleId) },
-                onCommitted: { for r in $0 { output.print(r) } },
-                onUnrecorded: { for r in $0 { output.print(r, note: "not recorded: the database is unavailable") } })
-        let breakers = sender.breakerStates
-        try? registry.saveBreakerStates(app: app, breakers)
-        await sender.shutdown()
-        output.flush()
-        let counts = output.counts
-        for endpoint in sender.summary.breakerTripped {
-            printError("pushctl: pruning breaker tripped for \(endpoint): too many BadDeviceToken answers (sandbox/production mix-up?); those tokens were kept")
-        }
-        switch reason {
-        case .signal(let n)?:
-            throw CLIError(code: n == SIGTERM ? 143 : 130, message: "interrupted: \(counts.unsent) notifications not sent")
-        case .endpoint(let endpointStop)? where endpointStop.kind == .credentials:
-            throw CLIError(code: 3, message: "\(endpointStop.message); \(counts.unsent) notifications not sent")
-        case .endpoint(let endpointStop)?:
-            throw CLIError(code: 5, message: "\(endpointStop.message); \(counts.unsent) notifications not sent")
-        case .store(let message)?:
-            throw CLIError(code: 5, message: "the database is unavailable: \(message)")
-        case .leaseLost?, nil:
-            break
-        }
-        if counts.total == 0 { throw CLIError(code: 1, message: "no devices matched") }
-        if counts.accepted == counts.total && sender.summary.breakerTripped.isEmpty { return }
-        throw CLIError(
-            code: 1,
-            message: "\(counts.accepted) of \(counts.total) accepted (\(counts.dead) dead tokens, \(counts.rejected) rejected, \(counts.deferred) deferred)")
-    }
-
-    /// Tokens from --token / --tokens-file, validated before anything is sent; nil for registry targets.
-    private func explicitTokens() throws -> [DeviceToken]? {
-        var texts = tokens
-        if let tokensFile {
-            let data: Data?
-            if tokensFile == "-" { data = FileHandle.standardInput.readDataToEndOfFile() } else {
-                data = FileManager.default.contents(atPath: tokensFile)
-            }
-            guard let data else { throw CLIError.usage("cannot read tokens file \(tokensFile)") }
-            texts = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
-                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
-        } else if texts.isEmpty {
-            return nil
-        }
-        var result: [DeviceToken] = []
-        for (i, text) in texts.enumerated() {
-            do { result.append(try DeviceToken(parsing: text)) } catch {
-                throw CLIError.usage("token \(i + 1): \(error)")
-            }
-        }
-        guard !result.isEmpty else { throw CLIError.usage("no tokens given") }
-        return result
+        let bundleId = appSettings.topic
+        try await DeviceSend.run(
+            config: config, app: app, settings: appSettings, registry: registry, targets: targets, json: json,
+            makeRequest: { prepared.request(token: $0, bundleId: bundleId) })
     }
 }
-

@@ -13,20 +13,30 @@ import Testing
         let config: PushConfiguration
         let simulator: APNsSimulator
 
-        static func make(responseDelayMs: Int = 0, secondApp: Bool = false) async throws -> Setup {
+        /// `tokenAuth`: the app authenticates with its .p8 key and the simulator checks provider tokens (Live
+        /// Activities need token-based authentication).
+        static func make(responseDelayMs: Int = 0, secondApp: Bool = false, tokenAuth: Bool = false) async throws -> Setup {
             let dir = NSTemporaryDirectory() + "jobs-" + UUID().uuidString
             let certs = dir + "/certs"
             try DevCertificates.make(in: certs, options: .init(topic: "com.example.app"))
             let pem = try SimulatorConfiguration.pemFiles(in: certs)
             var faults = SimulatorFaults()
             if responseDelayMs > 0 { faults.responseDelay = .milliseconds(responseDelayMs) }
+            let p8 = certs + "/AuthKey_\(DevCertificates.keyId).p8"
+            let jwtKeys = tokenAuth
+                ? [SimulatorJWTKey(keyId: DevCertificates.keyId, teamId: DevCertificates.teamId,
+                                   publicKeyPEM: try String(contentsOfFile: certs + "/AuthKey_\(DevCertificates.keyId).pub.pem", encoding: .utf8))]
+                : []
             let simulator = try APNsSimulator(configuration: SimulatorConfiguration(
                 host: "127.0.0.1", port: 0, caPEM: pem.ca, serverCertificatePEM: pem.certificate,
-                serverKeyPEM: pem.key, receivedLimit: 100_000, faults: faults))
+                serverKeyPEM: pem.key, clientAuth: tokenAuth ? .token : .certificate, jwtKeys: jwtKeys,
+                receivedLimit: 100_000, faults: faults))
             let port = try await simulator.start()
             let app = AppSettings(
                 topic: "com.example.app", endpoint: .simulator,
-                auth: .certificate(p12: certs + "/client.p12", password: .file(certs + "/client.p12.password")),
+                auth: tokenAuth
+                    ? .token(p8: p8, keyId: DevCertificates.keyId, teamId: DevCertificates.teamId)
+                    : .certificate(p12: certs + "/client.p12", password: .file(certs + "/client.p12.password")),
                 registrationKeys: [APIKeys.hash("reg")], sendKeys: [APIKeys.hash("send")])
             var apps = ["example": app]
             if secondApp {

@@ -17,7 +17,7 @@ import Testing
 
         static func make(
             tokens: Int, delayMs: Int = 0, simulatorArgs: [String] = [], devices: String? = nil, startSimulator: Bool = true,
-            database: String = "registry.sqlite", shardSize: Int? = nil
+            database: String = "registry.sqlite", shardSize: Int? = nil, tokenAuth: Bool = false
         ) async throws -> World {
             let dir = try CLI.temporaryDirectory()
             let certs = dir.appendingPathComponent("certs").path
@@ -29,7 +29,9 @@ import Testing
                 {"database": "\(database)",\(shardSize.map { " \"shardSize\": \($0)," } ?? "")
                  "simulator": {"host": "127.0.0.1", "port": \(port), "certificates": "certs"},
                  "apps": {"example": {"topic": "com.example.app", "endpoint": "simulator",
-                   "auth": {"p12": "certs/client.p12", "passwordFile": "certs/client.p12.password"}}}}
+                   "auth": \(tokenAuth
+                        ? #"{"p8": "certs/AuthKey_DEVKEY1234.p8", "keyId": "DEVKEY1234", "teamId": "DEVTEAM123"}"#
+                        : #"{"p12": "certs/client.p12", "passwordFile": "certs/client.p12.password"}"#)}}}
                 """.write(toFile: config, atomically: true, encoding: .utf8)
             let list = (0..<tokens).map { i -> String in
                 let d = String(i, radix: 16)
@@ -38,7 +40,7 @@ import Testing
             let imported = try await CLI.run(["tokens", "import", "--config", config, "--app", "example", "-"], stdin: list)
             guard imported.status == 0 else { throw Failure(imported.stderr) }
             let record = dir.appendingPathComponent("received.jsonl").path
-            var args = ["simulator", "--config", config, "--record", record] + simulatorArgs
+            var args = ["simulator", "--config", config, "--record", record] + (tokenAuth ? ["--client-auth", "token"] : []) + simulatorArgs
             if delayMs > 0 { args += ["--delay-ms", String(delayMs)] }
             if let devices {
                 let file = dir.appendingPathComponent("devices.json").path
