@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The HTTP API against its own description: schemathesis (PyPI) generates requests from docs/openapi.yaml —
 # schema-valid ones must be accepted, schema-invalid ones refused, undeclared methods answered 405 with Allow,
-# responses must match the documented statuses, headers and bodies (`--checks all`) — against a real
-# `pushctl serve` with the built-in simulator, the `app` path parameter set to the configured app.
+# responses must match the documented statuses, headers and bodies (every check is on by default) — against a real
+# `pushctl serve` with the built-in simulator, the `app` path parameter set to the configured app (a .p8 key:
+# Live Activity pushes need token authentication).
 # Usage: Tests/schemathesis/schemathesis.sh [path/to/pushctl]   (run by `make test`)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -38,7 +39,7 @@ cat > pushctl.json <<EOF
 {"database": "registry.sqlite", "server": {"host": "127.0.0.1", "port": $PORT, "rateLimitPerSecond": 100000, "rateLimitBurst": 100000},
  "simulator": {"host": "127.0.0.1", "port": $SIMPORT, "certificates": "certs"},
  "apps": {"example": {"topic": "com.example.app", "endpoint": "simulator",
-   "auth": {"p12": "certs/client.p12", "passwordFile": "certs/client.p12.password"}, "sendKeys": ["sha256:$HASH"]}}}
+   "auth": {"p8": "certs/AuthKey_DEVKEY1234.p8", "keyId": "DEVKEY1234", "teamId": "DEVTEAM123"}, "sendKeys": ["sha256:$HASH"]}}}
 EOF
 "$PUSHCTL" serve --config pushctl.json > serve.log 2>&1 &
 SERVER=$!
@@ -47,13 +48,21 @@ for _ in $(seq 1 100); do
   kill -0 "$SERVER" 2>/dev/null || { cat serve.log; echo "schemathesis: pushctl serve did not start" >&2; exit 1; }
   sleep 0.2
 done
+# A new push-to-start token for the same installation and type (an update token for the same activity) replaces
+# the old one, as ActivityKit rotates them: a stateful sequence that registers twice and then deletes the first
+# token finds it gone, by design. Schemathesis's "created resource not found" check is off for those two
+# deletes only; every other check still runs on them.
 cat > schemathesis.toml <<'EOF'
 [parameters]
 "path.app" = "example"
+
+[[operations]]
+include-path-regex = "/live-activities/(push-to-start|update)-tokens/"
+checks.ensure_resource_availability.enabled = false
 EOF
-echo "schemathesis: $("$ST" --version), --checks all, $EXAMPLES examples per operation, seed $SEED, against pushctl serve on :$PORT"
+echo "schemathesis: $("$ST" --version), every check (schemathesis.toml: one off for two deletes), $EXAMPLES examples per operation, seed $SEED, against pushctl serve on :$PORT"
 set +e
-"$ST" run "$ROOT/docs/openapi.yaml" --url "http://127.0.0.1:$PORT" --checks all \
+"$ST" run "$ROOT/docs/openapi.yaml" --url "http://127.0.0.1:$PORT" \
   -H "Authorization: Bearer $KEY" --max-examples "$EXAMPLES" --seed "$SEED" --no-color \
   --request-timeout 30 --workers 1 > st.log 2>&1
 STATUS=$?
