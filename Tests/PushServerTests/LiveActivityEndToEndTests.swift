@@ -164,4 +164,25 @@ import Testing
         try await s.stop()
         try await setup.stop()
     }
+
+    @Test func anAppWithCertificateCredentialsIsToldLiveActivitiesNeedTokenAuth() async throws {
+        let setup = try await Setup.make()  // .p12 credentials
+        let (s, registry) = try await setup.server()
+        let token = String(repeating: "d4", count: 32)
+        let registered = try await post(s, "/v1/apps/example/live-activities/push-to-start-tokens", key: "reg",
+            #"{"token":"\#(token)","installation":"inst-1","attributesType":"ScoreAttributes"}"#)
+        #expect(registered.status == 201)  // registering is fine; sending is not
+        let start = try await post(s, "/v1/apps/example/live-activities/start", #"""
+            {"all":true,"content":{"attributes-type":"ScoreAttributes","attributes":{},"content-state":{},"alert":{"title":"t","body":"b"}}}
+            """#)
+        #expect(start.status == 409 && start.errorCode == "token_auth_required")
+        #expect(start.json?["error"]?["message"]?.stringValue?.contains(".p8") == true)
+        #expect(try registry.broadcasts(app: "example", states: BroadcastState.allCases).isEmpty)
+        #expect(setup.simulator.received.isEmpty)
+        // Broadcast channels work with certificates.
+        let created = try await post(s, "/v1/apps/example/broadcast-channels", #"{}"#)
+        #expect(created.status == 201)
+        try await s.stop()
+        try await setup.stop()
+    }
 }

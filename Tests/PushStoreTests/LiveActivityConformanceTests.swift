@@ -111,4 +111,27 @@ import Testing
         #expect(log.map(\.outcome) == [.deleted, .skippedNewerRegistration])
         #expect(try registry.prune(app: "a", token: testToken(1), reason: .unregistered, apnsTimestampMs: nil) == .notFound)
     }
+
+    @Test(arguments: Backend.allCases) func broadcastChannelsAreKeptPerEnvironmentWithPolicyAndLabel(_ backend: Backend) throws {
+        let clock = ManualClock()
+        let registry = try backend.open(clock: clock)
+        try registry.saveBroadcastChannel(BroadcastChannelRecord(
+            app: "a", environment: .development, channelId: "Y2hhbm5lbDE=", storagePolicy: .mostRecent, label: "final"))
+        clock.advance(5)
+        try registry.saveBroadcastChannel(BroadcastChannelRecord(
+            app: "a", environment: .production, channelId: "Y2hhbm5lbDE=", storagePolicy: .noStorage))
+        try registry.saveBroadcastChannel(BroadcastChannelRecord(
+            app: "b", environment: .development, channelId: "b3RoZXI=", storagePolicy: .noStorage))
+        // Saving again keeps the label unless a new one is given.
+        try registry.saveBroadcastChannel(BroadcastChannelRecord(
+            app: "a", environment: .development, channelId: "Y2hhbm5lbDE=", storagePolicy: .mostRecent))
+        let kept = try registry.broadcastChannels(app: "a")
+        #expect(kept.map(\.environment) == [.development, .production])
+        #expect(kept[0].label == "final" && kept[0].storagePolicy == .mostRecent && kept[0].createdMs == clock.now - 5)
+        #expect(kept[1].label == nil && kept[1].storagePolicy == .noStorage)
+        #expect(try registry.deleteBroadcastChannel(app: "a", environment: .production, channelId: "Y2hhbm5lbDE="))
+        #expect(try !registry.deleteBroadcastChannel(app: "a", environment: .production, channelId: "Y2hhbm5lbDE="))
+        #expect(try registry.broadcastChannels(app: "a").map(\.environment) == [.development])
+        #expect(try registry.broadcastChannels(app: "b").count == 1)
+    }
 }

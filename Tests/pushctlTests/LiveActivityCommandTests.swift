@@ -66,6 +66,15 @@ import Testing
         #expect(record["channelId"]?.stringValue == channelId)
         #expect(record["pushType"]?.stringValue == "liveactivity")
         #expect(record["payload"]?["aps"] == (try JSONValue(parsing: #"{"content-state":{"score":"3-1"},"timestamp":1700000300,"event":"update"}"#)))
+        // `pushctl send --broadcast-channel` with a payload file: the same wire request.
+        let payload = w.dir.appendingPathComponent("end.json").path
+        try #"{"aps":{"event":"end","content-state":{"score":"3-2"},"timestamp":1700000400},"matchId":7}"#
+            .write(toFile: payload, atomically: true, encoding: .utf8)
+        r = try await run(w, ["send", "--broadcast-channel", channelId, "--payload", payload])
+        #expect(r.status == 0 && r.stdout.contains("accepted"), "\(r.stderr)")
+        record = try #require(try w.records().last)
+        #expect(record["channelId"]?.stringValue == channelId)
+        #expect(record["payload"] == (try JSONValue(parsing: #"{"aps":{"content-state":{"score":"3-2"},"timestamp":1700000400,"event":"end"},"matchId":7}"#)))
         r = try await run(w, ["channels", "show", channelId, "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(try JSONValue(parsing: r.stdout.trimmingCharacters(in: .whitespacesAndNewlines))["storagePolicy"]?.stringValue == "most-recent")
@@ -92,12 +101,21 @@ import Testing
             ["live-activity", "update", "--activity-id", "a", "--broadcast-channel", "abcd", "--content-state", "{}"],
             ["live-activity", "update", "--activity-id", "a", "--content-state", "{}", "--priority", "1"],
             ["channels", "create", "--storage-policy", "forever"],
+            ["send", "--broadcast-channel", "abcd", "--alert", "hi"],
         ]
         for args in cases {
             let r = try await run(w, args)
             #expect(r.status == 2, "\(args): \(r.status) \(r.stderr)")
             #expect(r.stderr.hasPrefix("pushctl: ") && r.stderr.split(separator: "\n").count == 1, "\(args): \(r.stderr)")
         }
+        #expect(try w.records().isEmpty)
+    }
+
+    @Test func anAppWithCertificateCredentialsExitsTwoForLiveActivitySends() async throws {
+        var w = try await World.make(tokens: 0)  // .p12 credentials
+        defer { w.stop() }
+        let r = try await run(w, ["live-activity", "update", "--activity-id", "a1", "--content-state", "{}"])
+        #expect(r.status == 2 && r.stderr.contains("token-based authentication"), "\(r.stderr)")
         #expect(try w.records().isEmpty)
     }
 }
