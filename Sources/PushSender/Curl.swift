@@ -91,6 +91,43 @@ func check(_ code: CURLMcode, _ what: @autoclosure () -> String) throws(Transpor
 }
 
 /// `curl_global_init` exactly once per process (Swift runs a static initializer once, thread-safely).
+/// TLS for a handle: verification always on (a configured CA file only adds trust anchors) and, for certificate
+/// credentials, the client certificate and key (copied into libcurl).
+func setTLSOptions(_ raw: UnsafeMutableRawPointer, caFile: String?, identity: TLSIdentity?) throws(TransportError) {
+    try check(pp_curl_easy_setopt_long(raw, CURLOPT_SSL_VERIFYPEER, 1), "VERIFYPEER")
+    try check(pp_curl_easy_setopt_long(raw, CURLOPT_SSL_VERIFYHOST, 2), "VERIFYHOST")
+    if let caFile { try check(pp_curl_easy_setopt_string(raw, CURLOPT_CAINFO, caFile), "CAINFO") }
+    if let identity {
+        try setBlob(raw, CURLOPT_SSLCERT_BLOB, identity.certificatePEM, "SSLCERT_BLOB")
+        try setBlob(raw, CURLOPT_SSLKEY_BLOB, identity.privateKeyPEM, "SSLKEY_BLOB")
+        try check(pp_curl_easy_setopt_string(raw, CURLOPT_SSLCERTTYPE, "PEM"), "SSLCERTTYPE")
+        try check(pp_curl_easy_setopt_string(raw, CURLOPT_SSLKEYTYPE, "PEM"), "SSLKEYTYPE")
+    }
+}
+
+/// A configured outbound proxy: HTTPS through an HTTP proxy is a CONNECT tunnel, and TLS to APNs (verified as
+/// always) runs inside it. An empty NOPROXY: a configured proxy applies to every host, whatever NO_PROXY says.
+func setProxyOptions(_ raw: UnsafeMutableRawPointer, _ proxy: SenderProxy) throws(TransportError) {
+    try check(pp_curl_easy_setopt_string(raw, CURLOPT_PROXY, proxy.url), "PROXY")
+    try check(pp_curl_easy_setopt_long(raw, CURLOPT_PROXYTYPE, Int(CURLPROXY_HTTP.rawValue)), "PROXYTYPE")
+    try check(pp_curl_easy_setopt_long(raw, CURLOPT_HTTPPROXYTUNNEL, 1), "HTTPPROXYTUNNEL")
+    try check(pp_curl_easy_setopt_string(raw, CURLOPT_NOPROXY, ""), "NOPROXY")
+    if let user = proxy.username, let password = proxy.password {
+        try check(pp_curl_easy_setopt_string(raw, CURLOPT_PROXYUSERNAME, user), "PROXYUSERNAME")
+        try check(pp_curl_easy_setopt_string(raw, CURLOPT_PROXYPASSWORD, password), "PROXYPASSWORD")
+    }
+}
+
+/// Sets a blob option from a copy of `bytes` (`CURL_BLOB_COPY`: libcurl keeps its own).
+private func setBlob(_ raw: UnsafeMutableRawPointer, _ option: CURLoption, _ bytes: [UInt8], _ what: String) throws(TransportError) {
+    var copy = bytes
+    let code = copy.withUnsafeMutableBytes { buf in
+        var blob = curl_blob(data: buf.baseAddress, len: buf.count, flags: pp_curl_blob_copy())
+        return pp_curl_easy_setopt_blob(raw, option, &blob)
+    }
+    try check(code, what)
+}
+
 enum CurlGlobal {
     static let initialized: Bool = curl_global_init(pp_curl_global_all()) == CURLE_OK
 }
@@ -173,16 +210,7 @@ final class EasyHandle {
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeoutMs), "CONNECTTIMEOUT")
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_TIMEOUT_MS, options.requestTimeoutMs), "TIMEOUT")
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_UPKEEP_INTERVAL_MS, options.upkeepIntervalMs), "UPKEEP")
-        // Verification is never switched off; a configured CA file is only an extra trust anchor source.
-        try check(pp_curl_easy_setopt_long(raw, CURLOPT_SSL_VERIFYPEER, 1), "VERIFYPEER")
-        try check(pp_curl_easy_setopt_long(raw, CURLOPT_SSL_VERIFYHOST, 2), "VERIFYHOST")
-        if let ca = options.caFile { try check(pp_curl_easy_setopt_string(raw, CURLOPT_CAINFO, ca), "CAINFO") }
-        if let identity = options.identity {
-            try Self.setBlob(raw, CURLOPT_SSLCERT_BLOB, identity.certificatePEM, "SSLCERT_BLOB")
-            try Self.setBlob(raw, CURLOPT_SSLKEY_BLOB, identity.privateKeyPEM, "SSLKEY_BLOB")
-            try check(pp_curl_easy_setopt_string(raw, CURLOPT_SSLCERTTYPE, "PEM"), "SSLCERTTYPE")
-            try check(pp_curl_easy_setopt_string(raw, CURLOPT_SSLKEYTYPE, "PEM"), "SSLKEYTYPE")
-        }
+        try setTLSOptions(raw, caFile: options.caFile, identity: options.identity)
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_POST, 1), "POST")
         try check(pp_curl_easy_setopt_pointer(raw, CURLOPT_ERRORBUFFER, errorBuffer), "ERRORBUFFER")
         try check(pp_curl_easy_setopt_pointer(raw, CURLOPT_PRIVATE, me), "PRIVATE")
@@ -200,18 +228,7 @@ final class EasyHandle {
             connectTo = list
             try check(pp_curl_easy_setopt_slist(raw, CURLOPT_CONNECT_TO, list.raw), "CONNECT_TO")
         }
-        if let proxy = options.proxy {
-            // HTTPS through an HTTP proxy is a CONNECT tunnel; TLS to APNs (verified as above) runs inside it.
-            // An empty NOPROXY: a configured proxy applies to every host, whatever NO_PROXY says.
-            try check(pp_curl_easy_setopt_string(raw, CURLOPT_PROXY, proxy.url), "PROXY")
-            try check(pp_curl_easy_setopt_long(raw, CURLOPT_PROXYTYPE, Int(CURLPROXY_HTTP.rawValue)), "PROXYTYPE")
-            try check(pp_curl_easy_setopt_long(raw, CURLOPT_HTTPPROXYTUNNEL, 1), "HTTPPROXYTUNNEL")
-            try check(pp_curl_easy_setopt_string(raw, CURLOPT_NOPROXY, ""), "NOPROXY")
-            if let user = proxy.username, let password = proxy.password {
-                try check(pp_curl_easy_setopt_string(raw, CURLOPT_PROXYUSERNAME, user), "PROXYUSERNAME")
-                try check(pp_curl_easy_setopt_string(raw, CURLOPT_PROXYPASSWORD, password), "PROXYPASSWORD")
-            }
-        }
+        if let proxy = options.proxy { try setProxyOptions(raw, proxy) }
         // No proxy configured: CURLOPT_PROXY stays unset, so libcurl reads HTTPS_PROXY/https_proxy and
         // NO_PROXY/no_proxy itself.
         if options.verbose { try check(pp_curl_easy_setopt_long(raw, CURLOPT_VERBOSE, 1), "VERBOSE") }
@@ -226,17 +243,6 @@ final class EasyHandle {
         curl_easy_reset(raw)
         do { try configure() } catch { return false }
         return true
-    }
-
-    private static func setBlob(
-        _ raw: UnsafeMutableRawPointer, _ option: CURLoption, _ bytes: [UInt8], _ what: String
-    ) throws(TransportError) {
-        var copy = bytes
-        let code = copy.withUnsafeMutableBytes { buf in
-            var blob = curl_blob(data: buf.baseAddress, len: buf.count, flags: pp_curl_blob_copy())
-            return pp_curl_easy_setopt_blob(raw, option, &blob)
-        }
-        try check(code, what)
     }
 
     deinit {
@@ -556,31 +562,13 @@ final class BlockingRequest {
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)), "HTTP_VERSION")
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_TIMEOUT_MS, timeoutMs), "TIMEOUT")
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_CONNECTTIMEOUT_MS, min(timeoutMs, connectTimeoutMs)), "CONNECTTIMEOUT")
-        // Verification is never switched off; a configured CA file is only an extra trust anchor source.
-        try check(pp_curl_easy_setopt_long(raw, CURLOPT_SSL_VERIFYPEER, 1), "VERIFYPEER")
-        try check(pp_curl_easy_setopt_long(raw, CURLOPT_SSL_VERIFYHOST, 2), "VERIFYHOST")
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_FOLLOWLOCATION, 0), "FOLLOWLOCATION")
-        if let caFile { try check(pp_curl_easy_setopt_string(raw, CURLOPT_CAINFO, caFile), "CAINFO") }
-        if let identity {
-            try Self.setBlob(raw, CURLOPT_SSLCERT_BLOB, identity.certificatePEM, "SSLCERT_BLOB")
-            try Self.setBlob(raw, CURLOPT_SSLKEY_BLOB, identity.privateKeyPEM, "SSLKEY_BLOB")
-            try check(pp_curl_easy_setopt_string(raw, CURLOPT_SSLCERTTYPE, "PEM"), "SSLCERTTYPE")
-            try check(pp_curl_easy_setopt_string(raw, CURLOPT_SSLKEYTYPE, "PEM"), "SSLKEYTYPE")
-        }
+        try setTLSOptions(raw, caFile: caFile, identity: identity)
         if let line {
             connectTo.append(line)
             try check(pp_curl_easy_setopt_slist(raw, CURLOPT_CONNECT_TO, connectTo.raw), "CONNECT_TO")
         }
-        if let proxy {
-            try check(pp_curl_easy_setopt_string(raw, CURLOPT_PROXY, proxy.url), "PROXY")
-            try check(pp_curl_easy_setopt_long(raw, CURLOPT_PROXYTYPE, Int(CURLPROXY_HTTP.rawValue)), "PROXYTYPE")
-            try check(pp_curl_easy_setopt_long(raw, CURLOPT_HTTPPROXYTUNNEL, 1), "HTTPPROXYTUNNEL")
-            try check(pp_curl_easy_setopt_string(raw, CURLOPT_NOPROXY, ""), "NOPROXY")
-            if let user = proxy.username, let password = proxy.password {
-                try check(pp_curl_easy_setopt_string(raw, CURLOPT_PROXYUSERNAME, user), "PROXYUSERNAME")
-                try check(pp_curl_easy_setopt_string(raw, CURLOPT_PROXYPASSWORD, password), "PROXYPASSWORD")
-            }
-        }
+        if let proxy { try setProxyOptions(raw, proxy) }
         switch method {
         case "POST":
             try check(pp_curl_easy_setopt_long(raw, CURLOPT_POST, 1), "POST")
@@ -601,17 +589,6 @@ final class BlockingRequest {
         try check(pp_curl_easy_setopt_pointer(raw, CURLOPT_WRITEDATA, me), "WRITEDATA")
         try check(pp_curl_easy_setopt_header_callback(raw, blockingHeaderCallback), "HEADERFUNCTION")
         try check(pp_curl_easy_setopt_pointer(raw, CURLOPT_HEADERDATA, me), "HEADERDATA")
-    }
-
-    private static func setBlob(
-        _ raw: UnsafeMutableRawPointer, _ option: CURLoption, _ bytes: [UInt8], _ what: String
-    ) throws(TransportError) {
-        var copy = bytes
-        let code = copy.withUnsafeMutableBytes { buf in
-            var blob = curl_blob(data: buf.baseAddress, len: buf.count, flags: pp_curl_blob_copy())
-            return pp_curl_easy_setopt_blob(raw, option, &blob)
-        }
-        try check(code, what)
     }
 
     /// Sends it and waits for the answer. A failure without an answer throws, with ``TransportError/failure(sent:)``

@@ -60,12 +60,25 @@ import Testing
         let registry = try Registry(path: database)
         let process = try PushctlProcess(
             ["tokens", "import", "--app", "example", "--batch-size", "\(batch)", file], config: config)
-        let deadline = Date().addingTimeInterval(30)
-        while try registry.count(app: "example") < 2 * batch, process.process.isRunning, Date() < deadline {
-            try await Task.sleep(for: .milliseconds(2))
+        // Watch and kill from a thread of its own: on the cooperative pool, under a loaded full test run, the
+        // watcher was not scheduled again until the import had finished.
+        nonisolated(unsafe) let watched = process
+        let killedWhileRunning = try await withCheckedThrowingContinuation { (c: CheckedContinuation<Bool, Error>) in
+            Thread.detachNewThread {
+                let process = watched
+                do {
+                    let deadline = Date().addingTimeInterval(30)
+                    while try registry.count(app: "example") < 2 * batch, process.process.isRunning, Date() < deadline {
+                        usleep(2000)
+                    }
+                    let running = process.process.isRunning
+                    kill(process.process.processIdentifier, SIGKILL)
+                    c.resume(returning: running)
+                } catch {
+                    c.resume(throwing: error)
+                }
+            }
         }
-        let killedWhileRunning = process.process.isRunning
-        kill(process.process.processIdentifier, SIGKILL)
         let result = await process.wait()
         #expect(killedWhileRunning, "the import finished before it could be killed")
         #expect(result.status != 0)
