@@ -72,21 +72,19 @@ extension PushServer {
             ("channels", .array((device?.channels ?? body.channels ?? []).map { .string($0) })),
             ("environment", .string((device?.environment ?? registration.environment ?? .production).rawValue)),
         ]
-        let status: HTTPResponse.Status
-        switch outcome {
-        case .created:
-            status = .created
-            fields.append(("outcome", .string("created")))
-        case .updated:
-            status = .ok
-            fields.append(("outcome", .string("updated")))
-        case .replaced(let old):
-            status = .ok
-            fields.append(("outcome", .string("replaced")))
-            fields.append(("replaced", .string(old.hex)))
-        }
-        metrics.registration(app: app, outcome: fields.last { $0.0 == "outcome" }?.1.stringValue ?? "")
+        let (status, outcomeFields) = Self.registrationAnswer(outcome)
+        fields += outcomeFields
+        metrics.registration(app: app, outcome: fields.first { $0.0 == "outcome" }?.1.stringValue ?? "")
         return JSONResponse.make(status, .object(fields))
+    }
+
+    /// A registration's HTTP status (201 new, 200 otherwise) and its `outcome` (and `replaced`) fields.
+    static func registrationAnswer(_ outcome: RegistrationOutcome) -> (HTTPResponse.Status, [(String, JSONValue)]) {
+        switch outcome {
+        case .created: return (.created, [("outcome", .string("created"))])
+        case .updated: return (.ok, [("outcome", .string("updated"))])
+        case .replaced(let old): return (.ok, [("outcome", .string("replaced")), ("replaced", .string(old.hex))])
+        }
     }
 
     /// `DELETE /v1/apps/{app}/devices/{token}`: 204, or 404 when the token is not registered.

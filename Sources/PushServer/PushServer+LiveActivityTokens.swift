@@ -46,20 +46,8 @@ extension PushServer {
         if kind == .pushToStart {
             fields.append(("channels", .array(Array(Set(registration.channels ?? [])).sorted().map { .string($0) })))
         }
-        let status: HTTPResponse.Status
-        switch outcome {
-        case .created:
-            status = .created
-            fields.append(("outcome", .string("created")))
-        case .updated:
-            status = .ok
-            fields.append(("outcome", .string("updated")))
-        case .replaced(let old):
-            status = .ok
-            fields.append(("outcome", .string("replaced")))
-            fields.append(("replaced", .string(old.hex)))
-        }
-        return JSONResponse.make(status, .object(fields))
+        let (status, outcomeFields) = Self.registrationAnswer(outcome)
+        return JSONResponse.make(status, .object(fields + outcomeFields))
     }
 
     /// `DELETE …/live-activities/{push-to-start,update}-tokens/{token}` (registration keys): 204, or 404.

@@ -125,7 +125,8 @@ struct BroadcastCommand: AsyncParsableCommand {
             print(broadcastId)
             return
         }
-        try await execute(id: broadcastId, config: config, settings: settings, registry: registry)
+        try await BroadcastExecution(app: app, rate: rate, json: json)
+            .run(id: broadcastId, config: config, settings: settings, registry: registry)
     }
 
     static func generatedId() -> String {

@@ -13,8 +13,10 @@ enum LiveActivityEventCommand {
             abstract: "Start a Live Activity on devices through their push-to-start tokens.",
             discussion: """
                 Targets: --token (repeatable) or --tokens-file, else the push-to-start tokens registered for \
-                --attributes-type (all of them, or those in --channel), optionally of one --environment. Exit codes \
-                as `pushctl send`.
+                --attributes-type (all of them, or those in --channel), optionally of one --environment. Sent now \
+                as `pushctl send` does (same exit codes); with --id, as a resumable job run by the broadcast engine \
+                (as `pushctl broadcast --id`: the same command again resumes it); with --at, stored as a job for \
+                `pushctl serve` or `pushctl worker`.
                 """)
         @OptionGroup var global: GlobalOptions
         @Option(help: "App id from the configuration.") var app: String
@@ -29,13 +31,18 @@ enum LiveActivityEventCommand {
         @Option(help: "Only push-to-start tokens in this registry channel.") var channel: String?
         @Option(help: "Only development or production tokens.") var environment: String?
         @OptionGroup var content: LiveActivityContentOptions
-        @Flag(help: "JSON lines instead of text.") var json = false
+        @Option(help: "Run it as a resumable job with this id (the broadcast engine, as `pushctl broadcast`): the same command again resumes it.")
+        var id: String?
+        @Option(help: "Store it as a job started at this time (RFC 3339 or epoch seconds) by `pushctl serve` or `pushctl worker`.")
+        var at: String?
+        @Flag(help: "JSON lines instead of text (with --id: the summary as JSON).") var json = false
 
         func run() async throws {
             let config = try global.loadConfiguration()
             let settings: AppSettings
             do { settings = try config.app(app) } catch { throw CLIError.usage(error.message) }
             if let problem = settings.liveActivityProblem { throw CLIError.usage(problem) }
+            if let id, !PushConfiguration.isValidAppId(id) { throw CLIError.usage("--id must be 1-64 characters of A-Z a-z 0-9 . _ -") }
             if (!tokens.isEmpty || tokensFile != nil) && (channel != nil || environment != nil) {
                 throw CLIError.usage("--token/--tokens-file name the tokens; --channel and --environment select registered ones")
             }
@@ -49,6 +56,12 @@ enum LiveActivityEventCommand {
             let environment = try parseEnvironment(environment)
             let registry: any RegistryStore
             do { registry = try RegistryStores.open(config) } catch { throw CLIError.usage("cannot open the registry \(config.database): \(error)") }
+            if let id, try registry.broadcast(id: id) != nil, at == nil {
+                // Resume the stored job as stored: its tokens and payload (with the timestamp of its first run).
+                printError("live-activity start: job \(id) is stored; resuming it")
+                try await BroadcastExecution(app: app, rate: nil, json: json).run(id: id, config: config, settings: settings, registry: registry)
+                return
+            }
             var targets = try TokenList.read(tokens: tokens, file: tokensFile)
             if targets == nil {
                 let query = LiveActivityTokenQuery(
@@ -57,6 +70,21 @@ enum LiveActivityEventCommand {
             }
             guard let list = targets, !list.isEmpty else {
                 throw CLIError(code: 1, message: "no push-to-start tokens registered for \(attributesType)\(channel.map { " in channel \($0)" } ?? "")")
+            }
+            if id != nil || at != nil {
+                let now = try registry.clockMs()
+                var record = BroadcastRecord(
+                    id: id ?? "job-" + APNsID.random(), app: app, payload: prepared.payload, pushType: prepared.pushType,
+                    priority: prepared.priority, expiration: prepared.expiration, collapseId: prepared.collapseId)
+                if let at {
+                    record.scheduledMs = try ScheduleOption.parse(at, now: now)
+                    try ScheduleOption.store(record, tokens: list, in: registry, now: now)
+                    return
+                }
+                try cli { () throws(StoreError) in try registry.createBroadcast(record, tokens: list) }
+                try await BroadcastExecution(app: app, rate: nil, json: json)
+                    .run(id: record.id, config: config, settings: settings, registry: registry)
+                return
             }
             let bundleId = settings.topic
             try await DeviceSend.run(

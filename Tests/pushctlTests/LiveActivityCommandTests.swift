@@ -118,4 +118,30 @@ import Testing
         #expect(r.status == 2 && r.stderr.contains("token-based authentication"), "\(r.stderr)")
         #expect(try w.records().isEmpty)
     }
+
+    @Test func aStartWithAnIdIsAResumableJobOfTheBroadcastEngine() async throws {
+        var w = try await World.make(tokens: 0, tokenAuth: true)
+        defer { w.stop() }
+        for i in 1...3 {
+            let token = String(repeating: "e\(i)", count: 32)
+            let r = try await run(w, ["live-activity", "tokens", "register", "--kind", "push-to-start", token,
+                                      "--installation", "inst-\(i)", "--attributes-type", "RideAttributes"])
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        let args = ["live-activity", "start", "--attributes-type", "RideAttributes", "--attributes", #"{"city":"Oslo"}"#,
+                    "--content-state", #"{"eta":5}"#, "--title", "Ride", "--alert", "On its way", "--id", "ride-1", "--json"]
+        var r = try await run(w, args)
+        #expect(r.status == 0, "\(r.stderr)")
+        let summary = try JSONValue(parsing: r.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(summary["id"]?.stringValue == "ride-1" && summary["state"]?.stringValue == "completed")
+        #expect(summary["accepted"] == .int(3))
+        #expect(try w.records().count == 3)
+        // The same command again resumes the stored job: it is complete, so nothing is sent twice.
+        r = try await run(w, args)
+        #expect(r.status == 0 && r.stderr.contains("resuming"), "\(r.stderr)")
+        #expect(try w.records().count == 3)
+        let registry = try w.openRegistry()
+        let job = try #require(try registry.broadcast(id: "ride-1"))
+        #expect(job.explicitTokens && job.pushType == .liveactivity && job.state == .completed)
+    }
 }

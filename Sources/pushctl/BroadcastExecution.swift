@@ -4,8 +4,18 @@ import PushDelivery
 import PushSender
 import PushStore
 
-extension BroadcastCommand {
-    func execute(id: String, config: PushConfiguration, settings: AppSettings, registry: any RegistryStore) async throws {
+/// Runs a stored broadcast or send job to its end in this process (`pushctl broadcast`, `pushctl live-activity
+/// start --id`): progress on stderr, the summary on stdout, and the documented exit codes. The same id again
+/// resumes it.
+struct BroadcastExecution {
+    /// The app.
+    var app: String
+    /// At most this many notifications per second.
+    var rate: Double?
+    /// The summary as JSON.
+    var json: Bool
+
+    func run(id: String, config: PushConfiguration, settings: AppSettings, registry: any RegistryStore) async throws {
         var engine = BroadcastConfiguration(config)
         engine.rate = rate
         let store = registry.deliveryStore
