@@ -47,7 +47,7 @@ done
 
 # The suites, as Swift Testing identifies tests (Module.Suite/test()). A renamed suite fails here, not silently.
 SUITES="PushSenderTests.SenderTests PushSenderTests.SenderOutageTests PushSenderTests.SenderCredentialTests
-pushctlTests.SendCommandTests pushctlTests.BroadcastCommandTests pushctlTests.OutboundProxyTests"
+pushctlTests.SendCommandTests pushctlTests.BroadcastCommandTests pushctlTests.OutboundProxyTests PushSenderTests.ChannelClientTests"
 MEMORY_SUITE=PushSenderTests.SenderMemoryTests
 regex() { local s out=; for s in "$@"; do out="${out:+$out|}${s//./\\.}/"; done; echo "^($out)"; }
 FILTER=$(regex $SUITES)
