@@ -236,7 +236,7 @@ public final class ChannelClient: Sendable {
                 }
                 let error = ChannelError.rejected(status: response.status, reason: reason, requestId: answerId)
                 guard [429, 500, 503].contains(response.status) else {
-                    logger.warning("APNs refused a channel request", metadata: log.merging(["reason": "\(reason.rawValue)", "status": "\(response.status)"]) { $1 })
+                    logger.debug("APNs refused a channel request (the caller reports it)", metadata: log.merging(["reason": "\(reason.rawValue)", "status": "\(response.status)"]) { $1 })
                     throw error
                 }
                 retryError = error
@@ -256,7 +256,7 @@ public final class ChannelClient: Sendable {
             failures += 1
             let delay = settings.backoff.delayMs(failedAttempts: failures, random: random())
             guard failures < settings.maxAttempts, ContinuousClock.now + .milliseconds(delay) < deadline else {
-                logger.warning("channel request failed after retries", metadata: log.merging(["error": "\(retryError.message)"]) { $1 })
+                logger.debug("channel request failed after retries (the caller reports it)", metadata: log.merging(["error": "\(retryError.message)"]) { $1 })
                 throw retryError
             }
             logger.debug("retrying a channel request", metadata: log.merging(["error": "\(retryError.message)", "delayMs": "\(delay)"]) { $1 })

@@ -144,4 +144,21 @@ import Testing
         let job = try #require(try registry.broadcast(id: "ride-1"))
         #expect(job.explicitTokens && job.pushType == .liveactivity && job.state == .completed)
     }
+
+    @Test func theSimulatorsChannelLimitAndMissingCapabilityBecomeApplesReasons() async throws {
+        var limited = try await World.make(tokens: 0, simulatorArgs: ["--max-channels", "1"])
+        defer { limited.stop() }
+        var r = try await run(limited, ["channels", "create"])
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try await run(limited, ["channels", "create"])
+        #expect(r.status == 1 && r.stderr.contains("CannotCreateChannelConfig"), "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1)
+        r = try await run(limited, ["channels", "list", "--local"])
+        #expect(r.stdout.split(separator: "\n").count == 1)  // only the channel APNs made is kept
+
+        var disabled = try await World.make(tokens: 0, simulatorArgs: ["--broadcast-disabled", "com.example.app"])
+        defer { disabled.stop() }
+        r = try await run(disabled, ["channels", "create"])
+        #expect(r.status == 1 && r.stderr.contains("FeatureNotEnabled"), "\(r.stderr)")
+    }
 }
