@@ -4,9 +4,11 @@ extension APNsConnectionHandler {
     /// A held read that brings fewer complete requests than this (but some) did not pay for itself: the client
     /// waits for its answers (one request at a time, or a small window) rather than streaming.
     static let pacingMinimumYield = 8
-    /// A held read that brings this many requests or more ends pacing: the client batches well on its own.
+    /// Held reads that bring this many requests or more, ``pacingPoorHoldsToStop`` in a row, end pacing: the
+    /// client batches well on its own.
     static let pacingMaximumYield = 64
-    /// This many held reads in a row each delivering fewer than ``pacingMinimumYield`` requests end pacing.
+    /// This many held reads in a row each delivering fewer than ``pacingMinimumYield`` requests (or
+    /// ``pacingMaximumYield`` or more) end pacing.
     static let pacingPoorHoldsToStop = 3
     /// After pacing ended, this many reads go through unpaced before it may start again.
     static let pacingBackoffReads = 1024
@@ -26,8 +28,8 @@ extension APNsConnectionHandler {
     /// but fewer than ``pacingMinimumYield`` did not pay for itself (the client waits for its answers: one
     /// request at a time, or a small window); ``pacingPoorHoldsToStop`` of those in a row stop pacing, and the
     /// next ``pacingBackoffReads`` reads are not held, so such a client pays a few holds per that many
-    /// requests. A held read that brings nothing cost the client nothing and counts neither way. A held read
-    /// that brings ``pacingMaximumYield`` requests or more ends pacing too: that client batches well by itself
+    /// requests. A held read that brings nothing cost the client nothing and counts neither way. As many held reads
+    /// in a row that bring ``pacingMaximumYield`` requests or more end pacing too: that client batches well by itself
     /// (h2load `-m 100`), and holding its reads would only cap it at its window per ``readPacing``.
     func read(context: ChannelHandlerContext) {
         if heldRead != nil { return }
@@ -42,18 +44,25 @@ extension APNsConnectionHandler {
             if served >= Self.pacingMaximumYield {
                 // The client sends in big batches of its own (h2load packs a hundred requests into a few
                 // records): unpaced reads are cheap enough, and a client with a bounded window would only be
-                // held back.
+                // held back. One big batch alone is no sign (curl_ceiling adds its requests a hundred at a time).
                 poorHolds = 0
-                pacing = false
-                unpacedReads = Self.pacingBackoffReads
+                bigHolds += 1
+                if bigHolds >= Self.pacingPoorHoldsToStop {
+                    bigHolds = 0
+                    pacing = false
+                    unpacedReads = Self.pacingBackoffReads
+                }
             } else if served >= Self.pacingMinimumYield {
                 poorHolds = 0
+                bigHolds = 0
             } else if served == 0 {
                 // Nothing came while the read was held: the hold cost the client nothing.
             } else if poorHolds + 1 < Self.pacingPoorHoldsToStop {
+                bigHolds = 0
                 poorHolds += 1
             } else {
                 poorHolds = 0
+                bigHolds = 0
                 pacing = false
                 unpacedReads = Self.pacingBackoffReads
             }

@@ -59,6 +59,8 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     @exclusivity(unchecked) var lastReadWasHeld = false
     /// Held reads in a row that delivered fewer than ``pacingMinimumYield`` requests.
     @exclusivity(unchecked) var poorHolds = 0
+    /// Held reads in a row that delivered ``pacingMaximumYield`` requests or more.
+    @exclusivity(unchecked) var bigHolds = 0
     /// Reads to let through unpaced before pacing may start again.
     @exclusivity(unchecked) var unpacedReads = 0
     /// The minimum time between two socket reads while pacing (zero: never pace).
