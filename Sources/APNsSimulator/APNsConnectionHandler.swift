@@ -141,14 +141,17 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     struct ResetConnection {}
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is ResetConnection {
+        // NIOHTTP2Handler sends several events per stream (created, closed, window updates): compare the
+        // event's type first, which is cheaper than a dynamic cast per candidate type.
+        let kind = type(of: event)
+        if kind == ResetConnection.self {
             resetConnection(context: context)
             return
         }
         // Without a stream multiplexer nobody else tops up the connection's receive window. Events can be
         // stale (several arrive per read batch), so only note the latest size and top up once per batch.
-        if let update = event as? NIOHTTP2WindowUpdatedEvent, update.streamID == .rootStream,
-            let size = update.inboundWindowSize
+        if kind == NIOHTTP2WindowUpdatedEvent.self, let update = event as? NIOHTTP2WindowUpdatedEvent,
+            update.streamID == .rootStream, let size = update.inboundWindowSize
         {
             connectionWindow = size
         }
