@@ -8,8 +8,9 @@ import PushCore
 /// channels, which keeps the per-request cost low), validates each request, answers it, and injects faults.
 ///
 /// Everything here runs on the connection's event loop.
-final class APNsConnectionHandler: ChannelInboundHandler {
+final class APNsConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = HTTP2Frame
+    typealias OutboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
 
     /// A request whose headers arrived and whose body is still coming.
@@ -46,6 +47,24 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     @exclusivity(unchecked) var certificateClient: RequestValidator.Client?
     /// The last provider token that verified, so each request only pays for a string compare.
     @exclusivity(unchecked) var verifiedToken: ProviderTokenVerifier.Verified?
+    /// Read pacing (see ``read(context:)``): requests the client completed since the last read was asked for.
+    @exclusivity(unchecked) var requestsSinceRead = 0
+    /// When the last socket read was let through.
+    @exclusivity(unchecked) var lastReadAt = NIODeadline.uptimeNanoseconds(0)
+    /// Reads are being held back to ``readPacing`` apart.
+    @exclusivity(unchecked) var pacing = false
+    /// The read being held back, if any.
+    @exclusivity(unchecked) var heldRead: Scheduled<Void>?
+    /// The last read let through was a held one (its yield decides whether pacing goes on).
+    @exclusivity(unchecked) var lastReadWasHeld = false
+    /// Held reads in a row that delivered fewer than ``pacingMinimumYield`` requests.
+    @exclusivity(unchecked) var poorHolds = 0
+    /// Held reads in a row that delivered ``pacingMaximumYield`` requests or more.
+    @exclusivity(unchecked) var bigHolds = 0
+    /// Reads to let through unpaced before pacing may start again.
+    @exclusivity(unchecked) var unpacedReads = 0
+    /// The minimum time between two socket reads while pacing (zero: never pace).
+    let readPacing: TimeAmount
 
     /// The inbound connection window we keep topping up to (bytes).
     static let connectionWindowTarget = 1 << 20
@@ -58,6 +77,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
 
     init(core: SimulatorCore) {
         self.core = core
+        self.readPacing = .nanoseconds(Self.nanoseconds(core.configuration.readPacing))
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -121,14 +141,17 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     struct ResetConnection {}
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is ResetConnection {
+        // NIOHTTP2Handler sends several events per stream (created, closed, window updates): compare the
+        // event's type first, which is cheaper than a dynamic cast per candidate type.
+        let kind = type(of: event)
+        if kind == ResetConnection.self {
             resetConnection(context: context)
             return
         }
         // Without a stream multiplexer nobody else tops up the connection's receive window. Events can be
         // stale (several arrive per read batch), so only note the latest size and top up once per batch.
-        if let update = event as? NIOHTTP2WindowUpdatedEvent, update.streamID == .rootStream,
-            let size = update.inboundWindowSize
+        if kind == NIOHTTP2WindowUpdatedEvent.self, let update = event as? NIOHTTP2WindowUpdatedEvent,
+            update.streamID == .rootStream, let size = update.inboundWindowSize
         {
             connectionWindow = size
         }
@@ -139,7 +162,14 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         closed = true
         streams.removeAll()
         deferred.removeAll()
+        heldRead?.cancel()
+        heldRead = nil
         context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        heldRead?.cancel()
+        heldRead = nil
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
@@ -191,6 +221,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
 
     private func complete(context: ChannelHandlerContext, id: HTTP2StreamID) {
         guard let stream = streams.removeValue(forKey: id) else { return }
+        requestsSinceRead += 1
         if limited, awaiting >= 1 {
             // Streams the client opened before it saw the lowered limit: one is served, the rest refused.
             refuse(context: context, id: id)

@@ -53,6 +53,11 @@ public struct SimulatorConfiguration: Sendable {
     public var clock: @Sendable () -> Int64
     /// Event loops serving connections. Default: NIO's shared multi-threaded group.
     public var eventLoopGroup: (any EventLoopGroup)?
+    /// While a client streams requests faster than this, its connection's socket reads are held this far
+    /// apart, so one wake-up reads many requests instead of a frame or two (clients such as libcurl write each
+    /// HTTP/2 frame on its own). A client that waits for each answer is not held (see
+    /// `APNsConnectionHandler.read(context:)`). Zero turns pacing off. Default 1 ms.
+    public var readPacing: Duration = .milliseconds(1)
 
     /// Creates a configuration; only the server's TLS identity is required.
     public init(

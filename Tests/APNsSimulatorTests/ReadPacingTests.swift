@@ -1,0 +1,74 @@
+import APNsSimulator
+import NIOHTTP2
+import PushCore
+import Testing
+
+/// Read pacing (`SimulatorConfiguration.readPacing`) only changes when the simulator reads, never what it
+/// answers: every request of a streaming client, of a client that waits for each answer and of a connection
+/// closed while a read is held back is served as without pacing.
+@Suite(.timeLimit(.minutes(1)))
+struct ReadPacingTests {
+    @Test func pacesReadsOneMillisecondApartByDefault() throws {
+        let configuration = SimulatorConfiguration(serverCertificatePEM: "", serverKeyPEM: "")
+        #expect(configuration.readPacing == .milliseconds(1))
+    }
+
+    /// A long pacing interval, so reads are certainly held while the client streams bursts.
+    @Test func answersEveryRequestOfAClientThatStreams() async throws {
+        try await SimulatorFixture.run(configure: { $0.readPacing = .milliseconds(20) }) { f in
+            let client = try await f.connect()
+            let bursts = (0..<40).map { b in (0..<5).map { i in notification(token: hexToken(UInt8(b * 5 + i))) } }
+            let responses = try await client.sendBursts(bursts)
+            #expect(responses.count == 200)
+            #expect(responses.allSatisfy { $0.status == 200 })
+            // Answers arrive on their own streams, whatever the batches the simulator read them in.
+            #expect(Set(responses.map(\.streamID)).count == 200)
+            let wrong = try await client.send(notification(token: "12345"))
+            #expect(wrong.status == 400)
+            #expect(reasonOf(wrong) == "BadDeviceToken")
+            await client.close()
+            #expect(f.simulator.counters.accepted == 200)
+            #expect(f.simulator.counters.requests == 201)
+            #expect(Set(f.simulator.received.map(\.request.token.hex)).count == 200)
+        }
+    }
+
+    @Test func answersAClientThatWaitsForEachAnswer() async throws {
+        try await SimulatorFixture.run(configure: { $0.readPacing = .milliseconds(20) }) { f in
+            let client = try await f.connect()
+            for i in 0..<30 {
+                let r = try await client.send(notification(token: hexToken(UInt8(i))))
+                #expect(r.status == 200)
+            }
+            await client.close()
+            #expect(f.simulator.counters.accepted == 30)
+        }
+    }
+
+    /// The client goes away while the simulator holds a read back: the held read must not outlive the
+    /// connection, and the simulator keeps serving new ones.
+    @Test func survivesAConnectionClosedWhileAReadIsHeld() async throws {
+        try await SimulatorFixture.run(configure: { $0.readPacing = .milliseconds(200) }) { f in
+            for round in 0..<3 {
+                let client = try await f.connect()
+                let bursts = (0..<4).map { _ in Array(repeating: notification(), count: 10) }
+                let responses = try await client.sendBursts(bursts)
+                #expect(responses.allSatisfy { $0.status == 200 }, "round \(round)")
+                await client.close()
+            }
+            #expect(f.simulator.counters.accepted == 120)
+            #expect(f.simulator.counters.connections == 3)
+        }
+    }
+
+    @Test func readsAsSoonAsDataArrivesWhenPacingIsOff() async throws {
+        try await SimulatorFixture.run(configure: { $0.readPacing = .zero }) { f in
+            let client = try await f.connect()
+            let responses = try await client.sendBursts((0..<10).map { _ in Array(repeating: notification(), count: 10) })
+            #expect(responses.count == 100)
+            #expect(responses.allSatisfy { $0.status == 200 })
+            await client.close()
+            #expect(f.simulator.counters.accepted == 100)
+        }
+    }
+}
