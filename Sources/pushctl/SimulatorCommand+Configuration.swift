@@ -30,6 +30,7 @@ extension SimulatorCommand {
         if let n = resetHandshakes, n < 0 { throw CLIError.usage("--reset-handshakes must not be negative") }
         guard delayMs >= 0 else { throw CLIError.usage("--delay-ms must not be negative") }
         guard maxChannels >= 0 else { throw CLIError.usage("--max-channels must not be negative") }
+        guard (0...1000).contains(readPacingMs) else { throw CLIError.usage("--read-pacing-ms must be 0-1000") }
         if let empty = broadcastDisabled.first(where: { $0.isEmpty }) {
             throw CLIError.usage("--broadcast-disabled needs a bundle id, not '\(empty)'")
         }
@@ -71,10 +72,12 @@ extension SimulatorCommand {
             tooManyRequestsFraction: fraction429, serviceUnavailableFraction: fraction503,
             internalServerErrorFraction: fraction500, blackHole: blackHole,
             resetHandshakes: resetHandshakes ?? 0)
-        return SimulatorConfiguration(
+        var configuration = SimulatorConfiguration(
             host: host ?? settings.host, port: port, caPEM: pem.ca, serverCertificatePEM: pem.certificate,
             serverKeyPEM: pem.key, clientAuth: auth, jwtKeys: keys, environment: environment,
             maxConcurrentStreams: maxConcurrentStreams, recordFile: record.map(absolutePath), faults: faults,
             devices: deviceMap, maxChannelsPerBundleId: maxChannels, broadcastDisabledBundleIds: Set(broadcastDisabled))
+        configuration.readPacing = .milliseconds(readPacingMs)
+        return configuration
     }
 }

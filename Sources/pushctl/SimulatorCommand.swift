@@ -39,6 +39,8 @@ struct SimulatorCommand: AsyncParsableCommand {
     var maxChannels: Int = 10_000
     @Option(help: "Bundle id without the broadcast capability (channel and broadcast requests answer FeatureNotEnabled); repeatable.")
     var broadcastDisabled: [String] = []
+    @Option(help: "While a client streams requests in small pieces, hold its socket reads this many ms apart (one wake-up reads many requests); 0 turns it off. Default 1.")
+    var readPacingMs: Int = 1
     @Option(help: "Fault: GOAWAY after this many streams per connection.")
     var goawayAfter: Int?
     @Flag(help: "Fault: after a rejection drop MAX_CONCURRENT_STREAMS to 1 until the next success.")
