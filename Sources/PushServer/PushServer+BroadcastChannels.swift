@@ -121,12 +121,7 @@ extension PushServer {
         do { result = try await client.broadcast(channelId: id, notification: body.prepared, environment: body.environment) } catch {
             throw Self.apiError(error)
         }
-        let requestId: JSONValue = .string(result.requestId)
-        let uniqueId: JSONValue = result.uniqueId.map { .string($0) } ?? .null
-        let fields: [(String, JSONValue)] = [
-            ("channelId", .string(id)), ("status", .int(Int64(result.status))), ("requestId", requestId), ("uniqueId", uniqueId),
-        ]
-        return JSONResponse.make(.ok, .object(fields))
+        return JSONResponse.make(.ok, result.json(channelId: id))
     }
 
     /// The channel id from the path and the environment from `?environment=` (default: the app's).

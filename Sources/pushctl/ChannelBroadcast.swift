@@ -13,12 +13,7 @@ enum ChannelBroadcast {
             throw ChannelClientFactory.cliError(error)
         }
         if json {
-            let requestId: JSONValue = .string(result.requestId)
-            let uniqueId: JSONValue = result.uniqueId.map { .string($0) } ?? .null
-            let fields: [(String, JSONValue)] = [
-                ("channelId", .string(channelId)), ("status", .int(Int64(result.status))), ("requestId", requestId), ("uniqueId", uniqueId),
-            ]
-            print(JSONValue.object(fields).encodedString)
+            print(result.json(channelId: channelId).encodedString)
         } else {
             print("broadcast to channel \(channelId): accepted (apns-request-id \(result.requestId), apns-unique-id \(result.uniqueId ?? "-"))")
         }
