@@ -9,6 +9,7 @@ struct ApikeyCommand: ParsableCommand {
 
     struct New: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "new",
             abstract: "Print a new random key once, and the sha256: line to put in the config.",
             discussion: """
                 The key itself is never stored: only its hash goes into apps.APP.registrationKeys or sendKeys.

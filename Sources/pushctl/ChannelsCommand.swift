@@ -38,7 +38,7 @@ struct ChannelOptions: ParsableArguments {
 
 extension ChannelsCommand {
     struct Create: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a broadcast channel; prints its id.")
+        static let configuration = CommandConfiguration(commandName: "create", abstract: "Create a broadcast channel; prints its id.")
         @OptionGroup var options: ChannelOptions
         @Option(name: .customLong("storage-policy"), help: "no-storage (default) or most-recent: whether APNs keeps the latest message for offline devices.")
         var storagePolicy: String = "no-storage"
@@ -64,6 +64,7 @@ extension ChannelsCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List the app's channels as APNs has them, with the registry's policy and label; channels the registry keeps but APNs no longer has are marked gone.")
         @OptionGroup var options: ChannelOptions
         @Flag(help: "Only the registry's channels; do not ask APNs.") var local = false
@@ -102,7 +103,7 @@ extension ChannelsCommand {
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Read one channel's settings from APNs.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Read one channel's settings from APNs.")
         @OptionGroup var options: ChannelOptions
         @Argument(help: "The channel id.") var channelId: String
 
@@ -127,7 +128,7 @@ extension ChannelsCommand {
     }
 
     struct Delete: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete a channel at APNs and from the registry.")
+        static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete a channel at APNs and from the registry.")
         @OptionGroup var options: ChannelOptions
         @Argument(help: "The channel id.") var channelId: String
 

@@ -27,6 +27,7 @@ struct JobsCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "Jobs of an app, newest first: id, state, scheduled time, devices, created, finished.")
 
         @OptionGroup var global: GlobalOptions
@@ -59,7 +60,7 @@ struct JobsCommand: AsyncParsableCommand {
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "One job: state, time and committed counts.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "One job: state, time and committed counts.")
 
         @OptionGroup var global: GlobalOptions
         @Option(help: "The app.") var app: String
@@ -83,6 +84,7 @@ struct JobsCommand: AsyncParsableCommand {
 
     struct Cancel: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "cancel",
             abstract: "Cancel a job: a scheduled or pending one never starts; a running or interrupted one stops where it is.",
             discussion: """
                 Devices without an outcome are not sent to; a process working on it (serve, worker, broadcast) stops \

@@ -10,6 +10,7 @@ enum LiveActivityEventCommand {
     /// `live-activity start`: a start event to push-to-start tokens.
     struct Start: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "start",
             abstract: "Start a Live Activity on devices through their push-to-start tokens.",
             discussion: """
                 Targets: --token (repeatable) or --tokens-file, else the push-to-start tokens registered for \
@@ -96,6 +97,7 @@ enum LiveActivityEventCommand {
     /// `live-activity update`: an update event to one activity's update token, or to a broadcast channel.
     struct Update: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "update",
             abstract: "Update a Live Activity (its update token, or every subscriber of a broadcast channel).")
         @OptionGroup var target: LiveActivityTarget
         @OptionGroup var content: LiveActivityContentOptions
@@ -109,6 +111,7 @@ enum LiveActivityEventCommand {
     /// `live-activity end`: an end event; the activity's update tokens are removed once it is accepted.
     struct End: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "end",
             abstract: "End a Live Activity; its update tokens are removed from the registry once APNs accepts the end.")
         @OptionGroup var target: LiveActivityTarget
         @OptionGroup var content: LiveActivityContentOptions

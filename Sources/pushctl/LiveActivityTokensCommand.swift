@@ -23,6 +23,7 @@ extension LiveActivityTokensCommand {
     /// `live-activity tokens register`.
     struct Register: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "register",
             abstract: "Register a push-to-start token (--installation, --attributes-type) or an update token (--activity-id).")
         @OptionGroup var options: TokensOptions
         @Option(help: "push-to-start or update.") var kind: String
@@ -51,7 +52,7 @@ extension LiveActivityTokensCommand {
 
     /// `live-activity tokens list`.
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List Live Activity tokens of one kind.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List Live Activity tokens of one kind.")
         @OptionGroup var options: TokensOptions
         @Option(help: "push-to-start or update.") var kind: String
         @Option(name: .customLong("attributes-type"), help: "Only this attributes type.") var attributesType: String?
@@ -90,7 +91,7 @@ extension LiveActivityTokensCommand {
 
     /// `live-activity tokens remove`.
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Unregister a Live Activity token, or every update token of --activity-id.")
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Unregister a Live Activity token, or every update token of --activity-id.")
         @OptionGroup var options: TokensOptions
         @Argument(help: "The token (omit with --activity-id).") var token: String?
         @Option(name: .customLong("activity-id"), help: "Remove every update token of this activity (it ended).") var activityId: String?

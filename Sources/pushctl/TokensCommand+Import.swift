@@ -7,6 +7,7 @@ extension TokensCommand {
     /// `tokens import FILE|-`.
     struct Import: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "import",
             abstract: "Import tokens, one per line, in batched transactions.",
             discussion: """
                 Each batch is validated before anything is written: a batch with an invalid line writes \

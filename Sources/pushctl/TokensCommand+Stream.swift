@@ -7,6 +7,7 @@ extension TokensCommand {
     /// `tokens list`: every token in key order, streamed (never all rows in memory).
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List tokens in key order: one per line (token environment channels), or JSON.")
         @OptionGroup var options: TokensOptions
         @Option(name: .long, help: "Only tokens in this channel.") var channel: String?
@@ -50,7 +51,7 @@ extension TokensCommand {
 
     /// `tokens export`: one canonical token per line, the format `tokens import` reads.
     struct Export: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Write every token, one per line, in key order.")
+        static let configuration = CommandConfiguration(commandName: "export", abstract: "Write every token, one per line, in key order.")
         @OptionGroup var options: TokensOptions
         @Option(name: .long, help: "Only tokens in this channel.") var channel: String?
 

@@ -52,6 +52,7 @@ extension TokensCommand {
     /// `tokens add`.
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Register a token (replacing --old if given), like the app's registration POST.")
         @OptionGroup var options: TokensOptions
         @Argument(help: "The token: hex or Apple's <xxxxxxxx …> form.") var token: String
@@ -83,7 +84,7 @@ extension TokensCommand {
 
     /// `tokens remove`.
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Unregister a token.")
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Unregister a token.")
         @OptionGroup var options: TokensOptions
         @Argument(help: "The token.") var token: String
 
@@ -97,7 +98,7 @@ extension TokensCommand {
 
     /// `tokens count`.
     struct Count: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Count registered tokens.")
+        static let configuration = CommandConfiguration(commandName: "count", abstract: "Count registered tokens.")
         @OptionGroup var options: TokensOptions
         @Option(name: .long, help: "Only tokens in this channel.") var channel: String?
         @Option(name: .long, help: "Only development or production tokens.") var environment: String?

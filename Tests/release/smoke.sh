@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The release binary (`make release`: static Swift runtime, linker flags the debug build used by every other test
+# does not have) does its main jobs: prints its help, runs the simulator, imports tokens, sends to one device and
+# broadcasts to all of them, each checked in its output. Usage: bash Tests/release/smoke.sh .build/release/pushctl
+set -euo pipefail
+BIN=$(realpath "${1:?usage: smoke.sh PUSHCTL}")
+WORK=$(mktemp -d)
+SIM_PID=
+cleanup() { [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+fail() { echo "release smoke: $*" >&2; exit 1; }
+
+"$BIN" --help | grep -q "self-hosted Apple Push Notification provider" || fail "--help does not describe pushctl"
+"$BIN" cert make-dev --out "$WORK/certs" --topic com.example.smoke > /dev/null
+CERTS="$WORK/certs"
+. "$(dirname "$0")/../../bench/lib.sh"
+start_simulator --client-auth certificate --record "$WORK/record.jsonl"
+cat > "$WORK/pushctl.json" <<JSON
+{ "database": "registry.sqlite",
+  "simulator": { "host": "127.0.0.1", "port": $PORT, "certificates": "certs" },
+  "apps": { "smoke": { "topic": "com.example.smoke", "endpoint": "simulator",
+                       "auth": { "p12": "certs/client.p12", "passwordFile": "certs/client.p12.password" } } } }
+JSON
+python3 -c 'import os; print("\n".join(os.urandom(32).hex() for _ in range(300)))' > "$WORK/tokens.txt"
+"$BIN" tokens import --config "$WORK/pushctl.json" --app smoke "$WORK/tokens.txt" | grep -q "imported 300 tokens" \
+  || fail "tokens import did not report 300 tokens"
+TOKEN=$(head -n 1 "$WORK/tokens.txt")
+"$BIN" send --config "$WORK/pushctl.json" --app smoke --token "$TOKEN" --alert "Smoke" > "$WORK/send.out" \
+  || fail "send exited $? ($(cat "$WORK/send.out"))"
+grep -q " 200 accepted " "$WORK/send.out" || fail "send did not report 200 accepted: $(cat "$WORK/send.out")"
+"$BIN" broadcast --config "$WORK/pushctl.json" --app smoke --id smoke-1 --alert "Smoke" --json > "$WORK/broadcast.out" 2> /dev/null \
+  || fail "broadcast exited $?"
+python3 - "$WORK/broadcast.out" <<'PY'
+import json, sys
+report = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+if (report["state"], report["accepted"], report["total"]) != ("completed", 300, 300):
+    sys.exit(f"release smoke: broadcast report {report}")
+PY
+stop_simulator
+RECORDED=$(wc -l < "$WORK/record.jsonl")
+[ "$RECORDED" -eq 301 ] || fail "the simulator recorded $RECORDED notifications, not 301 (1 send + 300 broadcast)"
+echo "release smoke: PASS (help, simulator, import, send, broadcast of 300)"
