@@ -28,6 +28,7 @@ struct Pushctl: AsyncParsableCommand {
     /// Runs the command and maps every failure to the documented exit codes: usage and input errors exit 2
     /// with a one-line message; commands throw ``CLIError`` for their own codes.
     static func main() async {
+        ExecutableImage.releaseRelocationTable()
         assert(unnamedCommands().isEmpty, "commands without an explicit commandName: \(unnamedCommands())")
         let command: ParsableCommand
         do {
