@@ -56,7 +56,10 @@ final class OutcomeCommitter: @unchecked Sendable {
         self.job = job
         self.tracker = tracker
         self.window = window
-        self.batchSize = max(1, batchSize)
+        // A batch never waits for more results than half the window can hold: the window's slots come back only
+        // when their batch commits, so with a window of 50 and batches of 200 the sender would stall on a full
+        // window until every commit interval (50 per 100 ms: 500 notifications/s).
+        self.batchSize = max(1, min(batchSize, window.map { $0.capacity / 2 } ?? batchSize))
         self.recordEvents = recordEvents
         self.intervalNs = UInt64(max(1, intervalMs)) * 1_000_000
         self.onCommitted = onCommitted

@@ -14,6 +14,9 @@ package final class BatchWindow: Sendable {
         var drainer: CheckedContinuation<Void, Never>?
     }
 
+    /// How many slots the window has.
+    package var capacity: Int { limit }
+
     /// A window of `limit` slots.
     package init(limit: Int) {
         self.limit = max(1, limit)

@@ -38,4 +38,41 @@ import Testing
         #expect(try f.registry.recentDeliveries(app: "example", limit: 10).count == 3)
         try await f.stop()
     }
+
+    /// A window smaller than the commit batch: each batch is committed once half the window is waiting for it,
+    /// not when the batch fills (it never would: the window's slots come back only with the commit) or when the
+    /// interval ends. With an interval of 90 seconds, 12 devices through a window of 4 would otherwise wait out
+    /// that interval for every batch.
+    @Test func aWindowSmallerThanTheCommitBatchCommitsAsItFills() async throws {
+        let f = try await BroadcastFixture.start()
+        let tokens = try f.seed(12)
+        var configuration = BroadcastConfiguration()
+        configuration.commitIntervalMs = 90_000
+        configuration.commitBatchSize = 200
+        let sender = try f.makeSender(window: 4)
+        let prepared = try Payload(aps: APS(alert: .text("Hello"))).prepare()
+        let batches = Mutex<[Int]>([])
+        let committed = Mutex<[DeliveryResult]>([])
+        let started = ContinuousClock.now
+        let stop = await SendRun(store: f.store, app: "example", configuration: configuration).run(
+            .tokens(tokens), sender: sender, stop: StopFlag(),
+            makeRequest: { token in
+                NotificationRequest(
+                    token: token, topic: "com.example.app", pushType: prepared.pushType, priority: prepared.priority,
+                    apnsId: UUID().uuidString.lowercased(), payload: prepared.payload)
+            },
+            onCommitted: { batch in
+                batches.withLock { $0.append(batch.count) }
+                committed.withLock { $0 += batch }
+            },
+            onUnrecorded: { _ in Issue.record("an outcome was not recorded") })
+        let elapsed = ContinuousClock.now - started
+        await sender.shutdown()
+        #expect(stop == nil)
+        #expect(elapsed < .seconds(60), "the run waited for the commit interval (\(elapsed))")
+        #expect(batches.withLock { $0 }.allSatisfy { $0 <= 4 }, "a batch held more than the window: \(batches.withLock { $0 })")
+        #expect(Set(committed.withLock { $0 }.map(\.token)) == Set(tokens))
+        #expect(try f.registry.recentDeliveries(app: "example", limit: 100).count == 12)
+        try await f.stop()
+    }
 }
