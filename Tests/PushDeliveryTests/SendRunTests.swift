@@ -16,21 +16,10 @@ import Testing
         var configuration = BroadcastConfiguration()
         configuration.commitIntervalMs = 60_000
         configuration.commitBatchSize = 200
-        let sender = try f.makeSender()
-        let prepared = try Payload(aps: APS(alert: .text("Hello"))).prepare()
         let committed = Mutex<[DeliveryResult]>([])
-        let started = ContinuousClock.now
-        let stop = await SendRun(store: f.store, app: "example", configuration: configuration).run(
-            .tokens(tokens), sender: sender, stop: StopFlag(),
-            makeRequest: { token in
-                NotificationRequest(
-                    token: token, topic: "com.example.app", pushType: prepared.pushType, priority: prepared.priority,
-                    apnsId: UUID().uuidString.lowercased(), payload: prepared.payload)
-            },
-            onCommitted: { batch in committed.withLock { $0 += batch } },
-            onUnrecorded: { _ in Issue.record("an outcome was not recorded") })
-        let elapsed = ContinuousClock.now - started
-        await sender.shutdown()
+        let (stop, elapsed) = try await Self.send(tokens, in: f, configuration: configuration, window: 500) { batch in
+            committed.withLock { $0 += batch }
+        }
         #expect(stop == nil)
         #expect(elapsed < .seconds(30), "the run waited for the commit interval (\(elapsed))")
         #expect(Set(committed.withLock { $0 }.map(\.token)) == Set(tokens))
@@ -49,10 +38,28 @@ import Testing
         var configuration = BroadcastConfiguration()
         configuration.commitIntervalMs = 90_000
         configuration.commitBatchSize = 200
-        let sender = try f.makeSender(window: 4)
-        let prepared = try Payload(aps: APS(alert: .text("Hello"))).prepare()
         let batches = Mutex<[Int]>([])
         let committed = Mutex<[DeliveryResult]>([])
+        let (stop, elapsed) = try await Self.send(tokens, in: f, configuration: configuration, window: 4) { batch in
+            batches.withLock { $0.append(batch.count) }
+            committed.withLock { $0 += batch }
+        }
+        #expect(stop == nil)
+        #expect(elapsed < .seconds(60), "the run waited for the commit interval (\(elapsed))")
+        #expect(batches.withLock { $0 }.allSatisfy { $0 <= 4 }, "a batch held more than the window: \(batches.withLock { $0 })")
+        #expect(Set(committed.withLock { $0 }.map(\.token)) == Set(tokens))
+        #expect(try f.registry.recentDeliveries(app: "example", limit: 100).count == 12)
+        try await f.stop()
+    }
+
+    /// Sends an alert to `tokens` through the fixture's simulator with a sender of `window` slots; returns how the
+    /// run stopped and how long it took.
+    private static func send(
+        _ tokens: [DeviceToken], in f: BroadcastFixture, configuration: BroadcastConfiguration, window: Int,
+        onCommitted: @escaping @Sendable ([DeliveryResult]) -> Void
+    ) async throws -> (StopReason?, Duration) {
+        let sender = try f.makeSender(window: window)
+        let prepared = try Payload(aps: APS(alert: .text("Hello"))).prepare()
         let started = ContinuousClock.now
         let stop = await SendRun(store: f.store, app: "example", configuration: configuration).run(
             .tokens(tokens), sender: sender, stop: StopFlag(),
@@ -61,18 +68,10 @@ import Testing
                     token: token, topic: "com.example.app", pushType: prepared.pushType, priority: prepared.priority,
                     apnsId: UUID().uuidString.lowercased(), payload: prepared.payload)
             },
-            onCommitted: { batch in
-                batches.withLock { $0.append(batch.count) }
-                committed.withLock { $0 += batch }
-            },
+            onCommitted: onCommitted,
             onUnrecorded: { _ in Issue.record("an outcome was not recorded") })
         let elapsed = ContinuousClock.now - started
         await sender.shutdown()
-        #expect(stop == nil)
-        #expect(elapsed < .seconds(60), "the run waited for the commit interval (\(elapsed))")
-        #expect(batches.withLock { $0 }.allSatisfy { $0 <= 4 }, "a batch held more than the window: \(batches.withLock { $0 })")
-        #expect(Set(committed.withLock { $0 }.map(\.token)) == Set(tokens))
-        #expect(try f.registry.recentDeliveries(app: "example", limit: 100).count == 12)
-        try await f.stop()
+        return (stop, elapsed)
     }
 }
