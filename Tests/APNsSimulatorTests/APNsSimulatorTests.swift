@@ -104,6 +104,27 @@ struct APNsSimulatorTests {
         #expect(two["payload"] == (try JSONValue(parsing: #"{"aps":{"badge":3},"x":[1,2]}"#)))
     }
 
+    /// The record file is written before the answer leaves: whoever holds a 200 finds its notification in the
+    /// file (tests read it as soon as a `pushctl` process exits). Before, the simulator flushed the answers to the
+    /// socket first and the record lines after, so a client could read the file between the two.
+    @Test func aNotificationIsInTheRecordFileOnceItsAnswerArrives() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("record.jsonl").path
+        try await SimulatorFixture.run(configure: { $0.recordFile = path }) { f in
+            let client = try await f.connect()
+            for i in 1...200 {
+                let answers = try await client.sendBatch([notification(token: hexToken(UInt8(i)))])
+                #expect(answers.first?.status == 200)
+                let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+                #expect(lines.count == i, "answer \(i) arrived before its record line")
+                if lines.count != i { break }
+            }
+            await client.close()
+        }
+    }
+
     @Test func keepsOnlyTheLatestNotificationsInMemoryButCountsAll() async throws {
         try await SimulatorFixture.run(configure: { $0.receivedLimit = 5 }) { f in
             let client = try await f.connect()
