@@ -80,7 +80,7 @@ extension APNsConnectionHandler {
                 self.writeResponse(
                     context: context, id: id, status: status, reason: reason, timestampMs: timestamp,
                     apnsId: apnsId, uniqueId: uniqueId)
-                self.flushAnswers(context: context)
+                context.flush()
                 self.closeIfDrained(context: context)
             }
             return
@@ -167,7 +167,7 @@ extension APNsConnectionHandler {
         if unflushedAnswers >= Self.flushEvery {
             unflushedAnswers = 0
             needsFlush = false
-            flushAnswers(context: context)
+            context.flush()
         }
     }
 

@@ -105,7 +105,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
                 streams.remove(at: index)
                 finish(context: context, id: id, head: head, verdict: .reject(.payloadTooLarge, timestampMs: nil))
                 // Flush first: a RST_STREAM would discard the answer's DATA still queued in NIOHTTP2Handler.
-                flushAnswers(context: context)
+                context.flush()
                 context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.noError))), promise: nil)
             }
         case .rstStream:
@@ -291,16 +291,8 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         if needsFlush {
             needsFlush = false
             unflushedAnswers = 0
-            flushAnswers(context: context)
+            context.flush()
         }
-    }
-
-    /// Sends what is queued for the client, after writing the record lines of what it accepts (`--record`): a
-    /// client that has its answer finds the notification in the record file. (The other way round, a test that
-    /// reads the file as soon as `pushctl` exits could miss the last line while this thread was preempted.)
-    func flushAnswers(context: ChannelHandlerContext) {
-        core.recorder.flush()
-        context.flush()
     }
 
     /// After a GOAWAY, once every stream up to the last-stream-id has its answer, wait for the client to close
@@ -311,7 +303,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     func closeIfDrained(context: ChannelHandlerContext) {
         if goingAway, !goAwayDrained, !closed, streams.isEmpty, awaiting == 0 {
             goAwayDrained = true
-            flushAnswers(context: context)
+            context.flush()
             let channel = context.channel
             context.eventLoop.scheduleTask(in: .seconds(Self.goAwayCloseGraceSeconds)) { channel.close(promise: nil) }
         }

@@ -94,6 +94,7 @@ public final class APNsSimulator: Sendable {
                 return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(NIOSSLServerHandler(context: sslContext))
+                    if core.configuration.recordFile != nil { try sync.addHandler(RecordBeforeFlushHandler(recorder: core.recorder)) }
                     // HTTP/2 regardless of ALPN: clients such as aioapns offer none and speak h2 by prior knowledge.
                     try sync.addHandler(
                         NIOHTTP2Handler(

@@ -64,7 +64,8 @@ final class SimulatorRecorder: Sendable {
         state.withLock { update(&$0.counters) }
     }
 
-    /// Writes buffered record lines (called at the end of each read batch and on stop).
+    /// Writes buffered record lines (called before every flush to the socket, by ``RecordBeforeFlushHandler``, and on
+    /// stop).
     func flush() {
         state.withLock { Self.flush(&$0) }
     }

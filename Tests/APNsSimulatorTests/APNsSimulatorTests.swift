@@ -106,7 +106,9 @@ struct APNsSimulatorTests {
 
     /// The record file is written before the answer leaves: whoever holds a 200 finds its notification in the
     /// file (tests read it as soon as a `pushctl` process exits). Before, the simulator flushed the answers to the
-    /// socket first and the record lines after, so a client could read the file between the two.
+    /// socket first and the record lines after, so a client could read the file between the two; and
+    /// NIOHTTP2Handler flushes queued answers on its own (acknowledging SETTINGS or PING), so only a handler
+    /// every flush passes through keeps the order (``RecordBeforeFlushHandler``).
     @Test func aNotificationIsInTheRecordFileOnceItsAnswerArrives() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
