@@ -74,10 +74,9 @@ struct APNsSimulatorTests {
     }
 
     @Test func writesAcceptedNotificationsAsJSONLines() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("record.jsonl").path
+        let record = try temporaryRecordFile()
+        defer { try? FileManager.default.removeItem(at: record.deletingLastPathComponent()) }
+        let path = record.path
         try await SimulatorFixture.run(configure: { $0.recordFile = path }) { f in
             let client = try await f.connect()
             _ = try await client.sendBatch([
@@ -87,7 +86,7 @@ struct APNsSimulatorTests {
             ])
             await client.close()
         }
-        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        let lines = try recordLines(path)
         #expect(lines.count == 2)
         let records = try lines.map { try JSONValue(parsing: String($0)) }
         let byToken = Dictionary(uniqueKeysWithValues: records.map { ($0["token"]?.stringValue ?? "", $0) })
@@ -110,16 +109,15 @@ struct APNsSimulatorTests {
     /// NIOHTTP2Handler flushes queued answers on its own (acknowledging SETTINGS or PING), so only a handler
     /// every flush passes through keeps the order (``RecordBeforeFlushHandler``).
     @Test func aNotificationIsInTheRecordFileOnceItsAnswerArrives() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("record.jsonl").path
+        let record = try temporaryRecordFile()
+        defer { try? FileManager.default.removeItem(at: record.deletingLastPathComponent()) }
+        let path = record.path
         try await SimulatorFixture.run(configure: { $0.recordFile = path }) { f in
             let client = try await f.connect()
             for i in 1...200 {
                 let answers = try await client.sendBatch([notification(token: hexToken(UInt8(i)))])
                 #expect(answers.first?.status == 200)
-                let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+                let lines = try recordLines(path)
                 #expect(lines.count == i, "answer \(i) arrived before its record line")
                 if lines.count != i { break }
             }
@@ -177,4 +175,16 @@ struct APNsSimulatorTests {
             try await H2TestClient.connect(port: port, caPEM: pki.ca.certificatePEM, timeout: .seconds(2))
         }
     }
+}
+
+/// A record file in a new temporary directory (the caller removes the directory).
+private func temporaryRecordFile() throws -> URL {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    return dir.appendingPathComponent("record.jsonl")
+}
+
+/// The JSON lines of a record file.
+private func recordLines(_ path: String) throws -> [Substring] {
+    try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
 }
