@@ -16,7 +16,7 @@ import urllib.error
 import urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -67,6 +67,17 @@ class Console:
             return WebDriverWait(self.driver, timeout, poll_frequency=0.1).until(lambda d: predicate())
         except TimeoutException:
             fail(f"timed out waiting for {what}")
+
+    def click(self, selector, what, timeout=20):
+        """Clicks the element `selector` finds once it is there; again if the page re-rendered it between the find
+        and the click (a list whose fetch answers late replaces its buttons, leaving a stale element)."""
+        def attempt():
+            try:
+                self.driver.find_element(By.CSS_SELECTOR, selector).click()
+                return True
+            except StaleElementReferenceException:
+                return False
+        self.wait(attempt, what, timeout)
 
     def text(self, element_id):
         return self.by_id(element_id).text
@@ -215,8 +226,7 @@ class Console:
         self.no_markup_from_data("devices view")
         self.screenshot("devices")
         self.by_id("tab-jobs").click()
-        show = self.wait(lambda: d.find_element(By.CSS_SELECTOR, f"button[aria-label='Show job {job_id}']"), "the job's Show button")
-        show.click()
+        self.click(f"button[aria-label='Show job {job_id}']", "the job's Show button")
         self.wait(lambda: HOSTILE in self.text("job-chart"), "the hostile reason as text in the outcome chart")
         self.no_markup_from_data("job chart")
 
@@ -225,8 +235,7 @@ class Console:
                                {"id": "console-later", "all": True, "alert": "later", "at": "2099-01-01T00:00:00Z"})
         check(status == 202, f"scheduling a job answered {status} {job}")
         self.by_id("jobs-refresh").click()
-        show = self.wait(lambda: d.find_element(By.CSS_SELECTOR, "button[aria-label='Show job console-later']"), "the scheduled job")
-        show.click()
+        self.click("button[aria-label='Show job console-later']", "the scheduled job")
         self.wait(lambda: self.text("job-state").startswith("pending"), "the scheduled job's state")
         self.by_id("job-cancel").click()
         self.wait(lambda: self.text("job-state") == "cancelled", "the job to be cancelled")
