@@ -19,6 +19,11 @@ static inline CURLcode pp_curl_easy_setopt_header_callback(CURL *h, size_t (*cb)
 static inline CURLcode pp_curl_easy_setopt_sockopt_callback(CURL *h, int (*cb)(void *, curl_socket_t, curlsocktype)) {
     return curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, cb);
 }
+/* CURLOPT_SSL_CTX_FUNCTION: called with the connection's SSL_CTX before its handshake (OpenSSL builds only;
+ * other TLS backends answer CURLE_NOT_BUILT_IN or CURLE_UNKNOWN_OPTION). */
+static inline CURLcode pp_curl_easy_setopt_ssl_ctx_callback(CURL *h, CURLcode (*cb)(CURL *, void *, void *)) {
+    return curl_easy_setopt(h, CURLOPT_SSL_CTX_FUNCTION, cb);
+}
 static inline CURLMcode pp_curl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
 static inline CURLcode pp_curl_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode pp_curl_easy_getinfo_pointer(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }

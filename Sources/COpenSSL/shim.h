@@ -13,6 +13,7 @@
 #include <openssl/asn1.h>
 #include <openssl/bn.h>
 #include <openssl/rand.h>
+#include <openssl/ssl.h>
 
 /* Macros and function-like macros Swift cannot import, wrapped with pp_ names. */
 static inline long pp_BIO_get_mem_data(BIO *b, char **pp) { return BIO_get_mem_data(b, pp); }
@@ -33,4 +34,11 @@ static inline unsigned long pp_XN_FLAG_ONELINE_UTF8(void) {
 
 /* ERR_GET_LIB / ERR_GET_REASON are inline helpers with macro arguments in some versions. */
 static inline int pp_ERR_GET_REASON(unsigned long e) { return ERR_GET_REASON(e); }
+/* Whether an error code is PKCS12_parse's "mac verify failure" (a wrong password, or a damaged file). */
+static inline int pp_ERR_is_pkcs12_mac_failure(unsigned long e) {
+    return ERR_GET_LIB(e) == ERR_LIB_PKCS12 && ERR_GET_REASON(e) == PKCS12_R_MAC_VERIFY_FAILURE;
+}
+
+/* SSL_CTX_add1_chain_cert is a macro over SSL_CTX_ctrl. */
+static inline int pp_SSL_CTX_add1_chain_cert(SSL_CTX *ctx, X509 *x) { return SSL_CTX_add1_chain_cert(ctx, x); }
 #endif

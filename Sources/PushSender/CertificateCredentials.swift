@@ -1,7 +1,7 @@
 import Foundation
 
 /// Certificate-mode credentials: the client certificate and key from a .p12 (as exported from Keychain, modern
-/// AES or legacy RC2/3DES), decrypted into memory as PEM for the transport. The unencrypted key is never
+/// AES or legacy RC2/3DES), decrypted into memory for the transport. The unencrypted key is never
 /// written to disk.
 ///
 /// An expired (or not yet valid) certificate is refused when loading and again at send time:
@@ -10,7 +10,7 @@ import Foundation
 public final class CertificateCredentials: CredentialProvider {
     /// Subject, topics, environment and validity of the client certificate.
     public let facts: CertificateFacts
-    /// The client certificate (plus chain) and private key, PEM, in memory.
+    /// The client certificate (plus chain) and private key, in memory.
     public let tlsIdentity: TLSIdentity?
     private let now: @Sendable () -> Date
 
@@ -44,13 +44,8 @@ public final class CertificateCredentials: CredentialProvider {
         -> (identity: TLSIdentity, facts: CertificateFacts)
     {
         let contents = try OpenSSLPKCS12(der: data).parse(password: password)
-        guard contents.certificate.matches(contents.key) else {
-            throw CredentialError(.invalidInput, ".p12 private key does not match its certificate")
-        }
-        var chainPEM = try contents.certificate.pem()
-        for extra in contents.chain { chainPEM += try extra.pem() }
-        let identity = TLSIdentity(certificatePEM: chainPEM, privateKeyPEM: try contents.key.privateKeyPEM())
-        return (identity, try CertificateFacts(contents.certificate))
+        let identity = try OpenSSLIdentity(key: contents.key, certificate: contents.certificate, chain: contents.chain)
+        return (TLSIdentity(identity), try CertificateFacts(contents.certificate))
     }
 
     /// Throws `.expired` / `.notYetValid` (naming the date) when the certificate cannot be used now.

@@ -92,17 +92,35 @@ func check(_ code: CURLMcode, _ what: @autoclosure () -> String) throws(Transpor
 
 /// `curl_global_init` exactly once per process (Swift runs a static initializer once, thread-safely).
 /// TLS for a handle: verification always on (a configured CA file only adds trust anchors) and, for certificate
-/// credentials, the client certificate and key (copied into libcurl).
+/// credentials, the client certificate and key. The caller keeps `identity` alive as long as the handle: libcurl
+/// holds a pointer to its decoded form, installed into each new connection's `SSL_CTX` by
+/// ``installIdentityCallback``; a libcurl without that hook (not built on OpenSSL) gets PEM copies instead.
 func setTLSOptions(_ raw: UnsafeMutableRawPointer, caFile: String?, identity: TLSIdentity?) throws(TransportError) {
     try check(pp_curl_easy_setopt_long(raw, CURLOPT_SSL_VERIFYPEER, 1), "VERIFYPEER")
     try check(pp_curl_easy_setopt_long(raw, CURLOPT_SSL_VERIFYHOST, 2), "VERIFYHOST")
     if let caFile { try check(pp_curl_easy_setopt_string(raw, CURLOPT_CAINFO, caFile), "CAINFO") }
     if let identity {
+        if let decoded = identity.decoded,
+           pp_curl_easy_setopt_ssl_ctx_callback(raw, installIdentityCallback) == CURLE_OK {
+            let data = Unmanaged.passUnretained(decoded).toOpaque()
+            try check(pp_curl_easy_setopt_pointer(raw, CURLOPT_SSL_CTX_DATA, data), "SSL_CTX_DATA")
+            return
+        }
         try setBlob(raw, CURLOPT_SSLCERT_BLOB, identity.certificatePEM, "SSLCERT_BLOB")
         try setBlob(raw, CURLOPT_SSLKEY_BLOB, identity.privateKeyPEM, "SSLKEY_BLOB")
         try check(pp_curl_easy_setopt_string(raw, CURLOPT_SSLCERTTYPE, "PEM"), "SSLCERTTYPE")
         try check(pp_curl_easy_setopt_string(raw, CURLOPT_SSLKEYTYPE, "PEM"), "SSLKEYTYPE")
     }
+}
+
+/// `CURLOPT_SSL_CTX_FUNCTION`: presents the client identity (`CURLOPT_SSL_CTX_DATA`, an unretained
+/// `OpenSSLIdentity`) on a new connection. A refusal fails the transfer with `CURLE_SSL_CERTPROBLEM`.
+private let installIdentityCallback: @convention(c) (
+    UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?
+) -> CURLcode = { _, sslContext, data in
+    guard let sslContext, let data else { return CURLE_SSL_CERTPROBLEM }
+    let identity = Unmanaged<OpenSSLIdentity>.fromOpaque(data).takeUnretainedValue()
+    return identity.install(into: sslContext) ? CURLE_OK : CURLE_SSL_CERTPROBLEM
 }
 
 /// A configured outbound proxy: HTTPS through an HTTP proxy is a CONNECT tunnel, and TLS to APNs (verified as
@@ -327,9 +345,11 @@ final class EasyHandle {
         var detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
         // A handshake that failed on the server's certificate: libcurl quotes the oldest OpenSSL error, which can
         // be a step of the failed check ("asn1 encoding routines::EVP lib" for a signature that does not verify);
-        // the verification result names the cause.
+        // the verification result names the cause. Not when our own certificate or key was refused before any
+        // handshake (CURLE_SSL_CERTPROBLEM): the result then still holds libcurl's "unspecified" starting value.
         var verify = 0
-        if pp_curl_easy_getinfo_long(raw, CURLINFO_SSL_VERIFYRESULT, &verify) == CURLE_OK, verify != 0,
+        if code != CURLE_SSL_CERTPROBLEM,
+            pp_curl_easy_getinfo_long(raw, CURLINFO_SSL_VERIFYRESULT, &verify) == CURLE_OK, verify != 0,
             !detail.contains("certificate problem")
         {
             detail += "; the server's certificate does not verify against the trusted CAs (\(x509VerificationErrorText(verify)))"
@@ -542,6 +562,8 @@ final class BlockingRequest {
     private let connectTo = HeaderList()
     fileprivate var body: [UInt8] = []
     fileprivate var headers: [String: String] = [:]
+    /// Kept as long as the handle: libcurl points at its decoded form (``setTLSOptions(_:caFile:identity:)``).
+    private let identity: TLSIdentity?
 
     /// - Parameters:
     ///   - method: `GET`, `POST` or `DELETE`; only POST sends `body`.
@@ -553,6 +575,7 @@ final class BlockingRequest {
         _ = CurlGlobal.initialized
         guard let raw = curl_easy_init() else { throw TransportError(code: -1, message: "curl_easy_init failed") }
         self.raw = raw
+        self.identity = identity
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         for l in lines { headerList.append(l) }

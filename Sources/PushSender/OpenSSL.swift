@@ -1,6 +1,6 @@
-// The only Swift file that talks to OpenSSL (libcrypto). Every C handle is owned by a `final class` that frees
-// it in `deinit`; every C return code goes through `check()`, which throws ``CredentialError`` with OpenSSL's
-// own error text. Everything here is internal except ``OpenSSLLibrary``.
+// The only Swift file that talks to OpenSSL (libcrypto, and libssl to install a client identity). Every C handle
+// is owned by a `final class` that frees it in `deinit`; every C return code goes through `check()`, which throws
+// ``CredentialError`` with OpenSSL's own error text. Everything here is internal except ``OpenSSLLibrary``.
 import COpenSSL
 import Foundation
 
@@ -325,20 +325,18 @@ final class OpenSSLPKCS12 {
         -> (key: OpenSSLKey, certificate: OpenSSLCertificate, chain: [OpenSSLCertificate])
     {
         ERR_clear_error()
-        var pass: String? = password
-        if PKCS12_mac_present(raw) == 1, PKCS12_verify_mac(raw, password, -1) != 1 {
-            // An empty password may have been encoded as "no password" (NULL) by the exporter.
-            if password.isEmpty, PKCS12_verify_mac(raw, nil, 0) == 1 {
-                pass = nil
-            } else {
-                ERR_clear_error()
-                throw CredentialError(.wrongPassword, "wrong password or corrupt .p12 (mac verify failure)")
-            }
-        }
         var key: OpaquePointer?
         var cert: OpaquePointer?
         var stack: OpaquePointer?
-        try check(PKCS12_parse(raw, pass, &key, &cert, &stack), "cannot decrypt .p12")
+        // PKCS12_parse checks the MAC itself (for an empty password it also tries "no password", which some
+        // exporters write), so its 2,048 rounds of key derivation run once; a failure of that check is the
+        // wrong-password error.
+        let status = PKCS12_parse(raw, password, &key, &cert, &stack)
+        if status != 1, pp_ERR_is_pkcs12_mac_failure(ERR_peek_last_error()) != 0 {
+            ERR_clear_error()
+            throw CredentialError(.wrongPassword, "wrong password or corrupt .p12 (mac verify failure)")
+        }
+        try check(status, "cannot decrypt .p12")
         let ownedKey = key.map(OpenSSLKey.init(owning:))
         let ownedCert = cert.map(OpenSSLCertificate.init(owning:))
         var chain: [OpenSSLCertificate] = []
@@ -354,6 +352,65 @@ final class OpenSSLPKCS12 {
         guard let ownedCert else { throw CredentialError(.invalidInput, ".p12 holds no certificate") }
         return (ownedKey, ownedCert, chain)
     }
+}
+
+// MARK: - TLS client identity
+
+/// A client certificate (plus intermediates) and its private key, decoded once and handed to every TLS
+/// connection as OpenSSL objects (``install(into:)``), so neither libcurl nor each of its handles keeps and
+/// re-parses a PEM copy of the key.
+///
+/// `@unchecked Sendable`: immutable after `init`; OpenSSL only reads (and reference-counts) the `X509` and
+/// `EVP_PKEY` objects it installs, which it allows from several threads at once.
+final class OpenSSLIdentity: @unchecked Sendable {
+    let key: OpenSSLKey
+    let certificate: OpenSSLCertificate
+    let chain: [OpenSSLCertificate]
+
+    /// Throws `.invalidInput` when `key` is not the certificate's private key.
+    init(key: OpenSSLKey, certificate: OpenSSLCertificate, chain: [OpenSSLCertificate]) throws(CredentialError) {
+        guard certificate.matches(key) else {
+            throw CredentialError(.invalidInput, ".p12 private key does not match its certificate")
+        }
+        self.key = key
+        self.certificate = certificate
+        self.chain = chain
+    }
+
+    /// Reads a PEM certificate file (the certificate, then any intermediates) and a PEM private key.
+    convenience init(certificatePEM: [UInt8], privateKeyPEM: [UInt8]) throws(CredentialError) {
+        ERR_clear_error()
+        let certificates = try OpenSSLBIO(certificatePEM)
+        var all: [OpenSSLCertificate] = []
+        while let x509 = PEM_read_bio_X509(certificates.raw, nil, nil, nil) { all.append(OpenSSLCertificate(owning: x509)) }
+        ERR_clear_error()  // the end of the file reads as "no start line"
+        guard let first = all.first else { throw CredentialError(.invalidInput, "no PEM certificate") }
+        let keyBIO = try OpenSSLBIO(privateKeyPEM)
+        let key = OpenSSLKey(owning: try check(
+            PEM_read_bio_PrivateKey(keyBIO.raw, nil, nil, nil), "not a PEM private key", code: .invalidInput))
+        try self.init(key: key, certificate: first, chain: Array(all.dropFirst()))
+    }
+
+    /// Makes `sslContext` (an `SSL_CTX *`, as libcurl's `CURLOPT_SSL_CTX_FUNCTION` hands it over) present this
+    /// identity. False (with OpenSSL's queue cleared) when OpenSSL refuses it.
+    func install(into sslContext: UnsafeMutableRawPointer) -> Bool {
+        let context = OpaquePointer(sslContext)
+        defer { ERR_clear_error() }
+        guard SSL_CTX_use_certificate(context, certificate.raw) == 1,
+              SSL_CTX_use_PrivateKey(context, key.raw) == 1 else { return false }
+        for extra in chain where pp_SSL_CTX_add1_chain_cert(context, extra.raw) != 1 { return false }
+        return SSL_CTX_check_private_key(context) == 1
+    }
+
+    /// The certificate, then the intermediates, PEM.
+    func certificatePEM() throws(CredentialError) -> [UInt8] {
+        var pem = try certificate.pem()
+        for extra in chain { pem += try extra.pem() }
+        return pem
+    }
+
+    /// The private key as unencrypted PKCS#8 PEM, in memory.
+    func privateKeyPEM() throws(CredentialError) -> [UInt8] { try key.privateKeyPEM() }
 }
 
 // MARK: - HMAC

@@ -33,6 +33,22 @@ import Testing
         }
     }
 
+    @Test func aP12ExportedWithAnEmptyPasswordOpensWithItAndOnlyWithIt() throws {
+        let openssl = try #require(CredentialFixture.opensslPath, "the openssl command-line tool")
+        let certs = try CredentialFixture.make()
+        let p12 = certs.path("empty-password.p12")
+        let export = try runProcess(openssl, [
+            "pkcs12", "-export", "-in", certs.path("client.pem"), "-inkey", certs.path("client.key"),
+            "-passout", "pass:", "-out", p12,
+        ])
+        #expect(export.status == 0, "\(export.stderr)")
+        let credentials = try CertificateCredentials(p12Path: p12, password: "")
+        #expect(credentials.tlsIdentity?.certificatePEM == (try CredentialFixture.bytes(certs.path("client.pem"))))
+        #expect { try CertificateCredentials(p12Path: p12, password: "not-empty") } throws: {
+            ($0 as? CredentialError)?.code == .wrongPassword
+        }
+    }
+
     @Test func expiredCertificateIsRefusedNamingTheDate() throws {
         // Issued 400 days ago for 30 days.
         let certs = try CredentialFixture.make(days: 30, now: Date().addingTimeInterval(-400 * 86_400))

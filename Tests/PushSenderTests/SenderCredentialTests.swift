@@ -41,6 +41,41 @@ struct SenderCredentialTests {
         #expect(sim.simulator.counters.accepted == 0)
     }
 
+    @Test func anIdentityOpenSSLCannotUseIsRefusedAtConnectWithoutRetrying() async throws {
+        let dev = try CredentialFixture.make(label: "sender-mismatched-key")
+        let sim = try await SimulatorHarness(dev: dev)
+        // make-dev's client certificate with the server's key: not decoded (the key does not match), so the PEM
+        // goes to libcurl as given, which refuses it before sending anything.
+        let identity = TLSIdentity(
+            certificatePEM: try CredentialFixture.bytes(dev.path("client.pem")),
+            privateKeyPEM: try CredentialFixture.bytes(dev.path("server.key")))
+        #expect(identity.decoded == nil)
+        let sleeper = RecordingSleeper()
+        let sender = try Sender(
+            target: sim.target(), credentials: FixedCertificate(tlsIdentity: identity),
+            configuration: SenderConfiguration(maxAttempts: 3), sleeper: sleeper)
+        let result = await sender.send(sim.request(testToken(1)))
+        await sender.shutdown()
+        await sim.stop()
+        #expect(result.kind != .accepted)
+        #expect(result.status == 0)
+        // The message names our key, not the server's certificate (no verification ran).
+        #expect(result.error?.contains("private key") == true)
+        #expect(result.error?.contains("server's certificate") == false)
+        #expect(sleeper.delays.isEmpty)
+        #expect(sim.simulator.counters.accepted == 0)
+    }
+
+    @Test func aPEMIdentityIsDecodedOnceAndKeepsTheBytesItWasGiven() throws {
+        let dev = try CredentialFixture.make(label: "sender-pem-identity")
+        let certificate = try CredentialFixture.bytes(dev.path("client.pem"))
+        let key = try CredentialFixture.bytes(dev.path("client.key"))
+        let identity = TLSIdentity(certificatePEM: certificate, privateKeyPEM: key)
+        #expect(identity.decoded != nil)
+        #expect(identity.certificatePEM == certificate)
+        #expect(identity.privateKeyPEM == key)
+    }
+
     @Test func expiredP12IsRefusedBeforeConnecting() throws {
         let past = Date(timeIntervalSinceNow: -10 * 86_400)
         let dev = try CredentialFixture.make(days: 2, now: past, label: "sender-expired")
