@@ -12,7 +12,19 @@ extension Sender {
         _ app: AppSettings, in configuration: PushConfiguration, settings: SenderConfiguration = .init(),
         breakerStates: [String: PruningBreaker.State] = [:], logger: Logger = Logger(label: "PushSender")
     ) throws -> Sender {
-        let credentials = try makeCredentials(for: app)
+        try forApp(
+            app, in: configuration, credentials: try makeCredentials(for: app), settings: settings,
+            breakerStates: breakerStates, logger: logger)
+    }
+
+    /// A sender for one configured app with credentials already loaded (``makeCredentials(for:now:)``, for
+    /// instance on another thread while the caller opened its registry). Throws as
+    /// ``forApp(_:in:settings:breakerStates:logger:)`` does once the credentials are loaded.
+    public static func forApp(
+        _ app: AppSettings, in configuration: PushConfiguration, credentials: any CredentialProvider,
+        settings: SenderConfiguration = .init(), breakerStates: [String: PruningBreaker.State] = [:],
+        logger: Logger = Logger(label: "PushSender")
+    ) throws -> Sender {
         var settings = settings
         if let proxy = configuration.proxy(for: app) { settings.proxy = try SenderProxy(proxy) }
         let notAfterMs = (credentials as? CertificateCredentials).map { $0.facts.notAfter * 1000 }

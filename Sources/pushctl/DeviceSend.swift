@@ -17,14 +17,18 @@ enum DeviceSend {
 
     /// Sends `makeRequest(token)` to `targets`; returns when every outcome is committed. Throws a ``CLIError``:
     /// 1 when not everything was accepted (or nothing matched), 3 credentials refused, 5 APNs or the database
-    /// unavailable, 130/143 interrupted.
+    /// unavailable, 130/143 interrupted. `credentials`: the app's credentials already loading
+    /// (``SenderFactory/loadCredentials(_:)``), else they are loaded here.
     @discardableResult
     static func run(
         config: PushConfiguration, app: String, settings: AppSettings, registry: any RegistryStore, targets: SendRun.Targets,
-        json: Bool, makeRequest: @escaping @Sendable (DeviceToken) -> NotificationRequest
+        json: Bool, credentials: Task<any CredentialProvider, any Error>? = nil,
+        makeRequest: @escaping @Sendable (DeviceToken) -> NotificationRequest
     ) async throws -> Counts {
-        let sender = try SenderFactory.make(
-            config: config, settings: settings, breakers: (try? registry.breakerStates(app: app)) ?? [:])
+        let savedBreakers = (try? registry.breakerStates(app: app)) ?? [:]
+        let sender = try await SenderFactory.make(
+            config: config, settings: settings, credentials: credentials ?? SenderFactory.loadCredentials(settings),
+            breakers: savedBreakers)
         var engine = BroadcastConfiguration()
         engine.storeOutageLimitMs = config.databaseOutageLimitSeconds * 1000
         engine.webhookApps = Set(config.apps.filter { $0.value.webhook != nil }.keys)

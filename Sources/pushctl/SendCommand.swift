@@ -75,6 +75,8 @@ struct SendCommand: AsyncParsableCommand {
             throw CLIError.usage("--outage-limit applies to a send made now; a scheduled job uses the app's outageLimitSeconds")
         }
 
+        // A send made now decrypts its credentials while the registry opens.
+        let credentials = at == nil ? SenderFactory.loadCredentials(appSettings) : nil
         let registry: any RegistryStore
         do { registry = try RegistryStores.open(config) } catch {
             throw CLIError.usage("cannot open the registry \(config.database): \(error)")
@@ -93,6 +95,6 @@ struct SendCommand: AsyncParsableCommand {
         let bundleId = appSettings.topic
         try await DeviceSend.run(
             config: config, app: app, settings: appSettings, registry: registry, targets: targets, json: json,
-            makeRequest: { prepared.request(token: $0, bundleId: bundleId) })
+            credentials: credentials, makeRequest: { prepared.request(token: $0, bundleId: bundleId) })
     }
 }

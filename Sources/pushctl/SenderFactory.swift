@@ -7,10 +7,35 @@ enum SenderFactory {
     static func make(config: PushConfiguration, settings: AppSettings, breakers: [String: PruningBreaker.State]) throws -> Sender {
         do {
             return try Sender.forApp(settings, in: config, breakerStates: breakers)
-        } catch let error as CredentialError {
-            throw CLIError(code: error.code == .expired || error.code == .notYetValid ? 3 : 2, message: "credentials: \(error.message)")
-        } catch let error as SenderError {
-            throw CLIError(code: 3, message: error.message)
+        } catch {
+            throw mapped(error)
         }
+    }
+
+    /// Starts decrypting the app's credentials on another thread: a .p12's key derivation takes milliseconds that
+    /// a one-shot send would otherwise spend after opening its registry instead of beside it.
+    static func loadCredentials(_ settings: AppSettings) -> Task<any CredentialProvider, any Error> {
+        Task.detached { try makeCredentials(for: settings) }
+    }
+
+    /// A sender with the credentials `loading` decrypts (see ``loadCredentials(_:)``); failures as ``make``.
+    static func make(
+        config: PushConfiguration, settings: AppSettings, credentials loading: Task<any CredentialProvider, any Error>,
+        breakers: [String: PruningBreaker.State]
+    ) async throws -> Sender {
+        do {
+            let credentials = try await loading.value
+            return try Sender.forApp(settings, in: config, credentials: credentials, breakerStates: breakers)
+        } catch {
+            throw mapped(error)
+        }
+    }
+
+    private static func mapped(_ error: any Error) -> any Error {
+        if let error = error as? CredentialError {
+            return CLIError(code: error.code == .expired || error.code == .notYetValid ? 3 : 2, message: "credentials: \(error.message)")
+        }
+        if let error = error as? SenderError { return CLIError(code: 3, message: error.message) }
+        return error
     }
 }
