@@ -49,6 +49,12 @@ final class Connection {
         sqlite3_close_v2(handle)
     }
 
+    /// When this is the last connection to close, leave the WAL (and its index) for the next one to open instead
+    /// of checkpointing it into the database and deleting it (`SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`).
+    func keepWALOnClose() throws(StoreError) {
+        try check(pp_sqlite3_db_config_int(handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1), handle, "NO_CKPT_ON_CLOSE")
+    }
+
     /// Runs fixed SQL (schema, pragmas, transaction control). Never pass SQL built from values here.
     func execute(_ sql: String) throws(StoreError) {
         try check(sqlite3_exec(handle, sql, nil, nil, nil), handle, "executing \(sql.prefix(60))")

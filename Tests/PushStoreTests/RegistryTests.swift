@@ -1,0 +1,44 @@
+import Foundation
+import PushCore
+import Testing
+
+@testable import PushStore
+
+/// SQLite-only behaviour of ``Registry`` itself (the contract both backends share is in
+/// ``RegistryConformanceTests``).
+@Suite struct RegistryTests {
+    private func walSize(_ path: String) -> Int? {
+        (try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? Int
+    }
+
+    private func register(_ count: Int, in registry: Registry, salt: UInt64 = 0) {
+        let requests = (0..<count).map { RegistrationRequest(app: "a", token: testToken($0, salt: salt), environment: .production) }
+        for result in registry.registerBatch(requests) { _ = try? result.get() }
+    }
+
+    @Test func aProcessThatWroteLittleLeavesItsWALForTheNextWithEveryCommitInIt() throws {
+        let path = makeTempDirectory() + "/registry.sqlite"
+        do {
+            let registry = try Registry(path: path)
+            register(3, in: registry)
+        }
+        // Closed without a checkpoint: the WAL is still there (under the limit) and holds the commits.
+        let size = try #require(walSize(path))
+        #expect(size > 0 && size < Registry.walKeptOnCloseBytes)
+        let reopened = try Registry(path: path)
+        #expect(try reopened.count(app: "a", channel: nil, environment: nil) == 3)
+    }
+
+    @Test func aLargeWALIsCheckpointedIntoTheDatabaseWhenTheRegistryCloses() throws {
+        let path = makeTempDirectory() + "/registry.sqlite"
+        do {
+            let registry = try Registry(path: path)
+            register(6_000, in: registry)
+            #expect((walSize(path) ?? 0) >= Registry.walKeptOnCloseBytes)
+        }
+        // Checkpointed and deleted: the database file alone now holds every device.
+        #expect(walSize(path) == nil)
+        let reopened = try Registry(path: path)
+        #expect(try reopened.count(app: "a", channel: nil, environment: nil) == 6_000)
+    }
+}
