@@ -43,6 +43,13 @@ struct Pushctl: AsyncParsableCommand {
             FileHandle.standardError.write(Data(("pushctl: " + firstLine(message) + "\n").utf8))
             Foundation.exit(2)
         }
+        await run(command)
+    }
+
+    /// Runs a parsed command and exits with its code, off the main actor: `main` is isolated to it, and returning
+    /// there at the end would first need a thread to serve the main queue (`dispatch_main` parked the main
+    /// thread), only to exit.
+    nonisolated static func run(_ command: ParsableCommand) async -> Never {
         do {
             try LogOptions.bootstrap()
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -51,6 +58,7 @@ struct Pushctl: AsyncParsableCommand {
                 var syncCommand = command
                 try syncCommand.run()
             }
+            Foundation.exit(0)
         } catch let error as CLIError {
             if !error.message.isEmpty {
                 FileHandle.standardError.write(Data(("pushctl: " + error.message + "\n").utf8))
