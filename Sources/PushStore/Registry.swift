@@ -58,14 +58,15 @@ public final class Registry: RegistryStore {
     /// Below this much WAL the registry's last connection closes without a checkpoint (see `deinit`).
     static let walKeptOnCloseBytes = 512 * 1024
 
-    /// A short-lived process (`pushctl send`, a cron broadcast) that wrote a few pages leaves them in the WAL
-    /// for the next process instead of checkpointing on close: the checkpoint, deleting the WAL and creating it
-    /// again next time cost up to five fsyncs per command, and reading back at most 512 KB when the next process
-    /// opens the file costs far less. A larger WAL (after a broadcast) is checkpointed as before. Durability is
-    /// unchanged: what is committed is in the WAL either way.
+    /// With ``RegistryOptions/keepsSmallWALOnClose`` (a short-lived process: `pushctl send`, a cron broadcast), a
+    /// few pages of WAL are left for the next process instead of checkpointed on close: the checkpoint, deleting
+    /// the WAL and creating it again next time cost up to five fsyncs per command, and reading back at most
+    /// 512 KB when the next process opens the file costs far less. A larger WAL (after a broadcast) is
+    /// checkpointed as before. Durability is unchanged: what is committed is in the WAL either way.
     deinit {
         var info = stat()
-        guard stat(path + "-wal", &info) == 0, Int(info.st_size) < Self.walKeptOnCloseBytes else { return }
+        guard options.keepsSmallWALOnClose, stat(path + "-wal", &info) == 0,
+              Int(info.st_size) < Self.walKeptOnCloseBytes else { return }
         try? writer.withLock { (db) throws(StoreError) in try db.keepWALOnClose() }
         try? reader.withLock { (db) throws(StoreError) in try db.keepWALOnClose() }
     }

@@ -34,10 +34,24 @@ public struct RegistryOptions: Sendable, Equatable {
     /// The writer cache a broadcast process uses (2 MB): its writes are sequential.
     public static let broadcastWriterCacheKiB = 2048
 
+    /// For a short-lived process (one command): when the registry closes with less than
+    /// ``Registry/walKeptOnCloseBytes`` of WAL, leave it for the next process instead of checkpointing it into the
+    /// database and deleting it, which costs a one-device `pushctl send` up to five fsyncs. Default false: a
+    /// long-running server keeps SQLite's checkpoint on close, so once it has stopped the `.sqlite` file alone
+    /// holds everything.
+    public var keepsSmallWALOnClose: Bool
+
     /// Creates options with the documented defaults.
-    public init(busyTimeoutMs: Int32 = 5000, synchronous: Synchronous = .normal, writerCacheKiB: Int = 32768) {
+    public init(
+        busyTimeoutMs: Int32 = 5000, synchronous: Synchronous = .normal, writerCacheKiB: Int = 32768,
+        keepsSmallWALOnClose: Bool = false
+    ) {
         self.busyTimeoutMs = busyTimeoutMs
         self.synchronous = synchronous
         self.writerCacheKiB = max(64, writerCacheKiB)
+        self.keepsSmallWALOnClose = keepsSmallWALOnClose
     }
+
+    /// The options of a one-shot `pushctl` command: the defaults, with small WALs kept on close.
+    public static let command = RegistryOptions(keepsSmallWALOnClose: true)
 }

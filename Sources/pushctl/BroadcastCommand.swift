@@ -62,7 +62,7 @@ struct BroadcastCommand: AsyncParsableCommand {
         }
         let registry: any RegistryStore
         // Outcomes are written in token order: a small writer cache is enough and keeps the process small.
-        let options = RegistryOptions(writerCacheKiB: RegistryOptions.broadcastWriterCacheKiB)
+        let options = RegistryOptions(writerCacheKiB: RegistryOptions.broadcastWriterCacheKiB, keepsSmallWALOnClose: true)
         do { registry = try RegistryStores.open(config, options: options) } catch {
             throw CLIError.usage("cannot open the registry \(config.database): \(error.message)")
         }

@@ -31,7 +31,7 @@ struct ChannelOptions: ParsableArguments {
         do { settings = try config.app(app) } catch { throw CLIError.usage(error.message) }
         let env = try parseEnvironment(environment) ?? settings.defaultEnvironment
         let registry: any RegistryStore
-        do { registry = try RegistryStores.open(config) } catch { throw CLIError.usage("cannot open the registry \(config.database): \(error)") }
+        do { registry = try RegistryStores.open(config, options: .command) } catch { throw CLIError.usage("cannot open the registry \(config.database): \(error)") }
         return (config, settings, env, registry)
     }
 }

@@ -35,7 +35,7 @@ struct DeliveriesCommand: ParsableCommand {
         } catch {
             throw CLIError.usage(error.message)
         }
-        let registry = try cli { () throws(StoreError) in try RegistryStores.open(config) }
+        let registry = try cli { () throws(StoreError) in try RegistryStores.open(config, options: .command) }
         var records: [DeliveryRecord] = []
         while records.count < limit {
             query.limit = min(DeliveryQuery.maxLimit, limit - records.count)

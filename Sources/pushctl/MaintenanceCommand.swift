@@ -22,7 +22,7 @@ struct MaintenanceCommand: ParsableCommand {
 
     func run() throws {
         let config = try global.loadConfiguration()
-        let registry = try cli { () throws(StoreError) in try RegistryStores.open(config) }
+        let registry = try cli { () throws(StoreError) in try RegistryStores.open(config, options: .command) }
         let retention = HistoryRetention(registry: registry, days: config.deliveryRetentionDays)
         let report = try cli { () throws(StoreError) in try retention.runOnce() }
         print("""

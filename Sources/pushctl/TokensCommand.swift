@@ -23,7 +23,7 @@ struct TokensOptions: ParsableArguments {
         let config = try global.loadConfiguration()
         let settings: AppSettings
         do { settings = try config.app(app) } catch { throw CLIError.usage(error.message) }
-        return (settings, try cli { () throws(StoreError) in try RegistryStores.open(config) })
+        return (settings, try cli { () throws(StoreError) in try RegistryStores.open(config, options: .command) })
     }
 }
 

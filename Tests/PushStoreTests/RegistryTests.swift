@@ -16,10 +16,10 @@ import Testing
         for result in registry.registerBatch(requests) { _ = try? result.get() }
     }
 
-    @Test func aProcessThatWroteLittleLeavesItsWALForTheNextWithEveryCommitInIt() throws {
+    @Test func aCommandThatWroteLittleLeavesItsWALForTheNextWithEveryCommitInIt() throws {
         let path = makeTempDirectory() + "/registry.sqlite"
         do {
-            let registry = try Registry(path: path)
+            let registry = try Registry(path: path, options: .command)
             register(3, in: registry)
         }
         // Closed without a checkpoint: the WAL is still there (under the limit) and holds the commits.
@@ -29,10 +29,10 @@ import Testing
         #expect(try reopened.count(app: "a", channel: nil, environment: nil) == 3)
     }
 
-    @Test func aLargeWALIsCheckpointedIntoTheDatabaseWhenTheRegistryCloses() throws {
+    @Test func aCommandsLargeWALIsCheckpointedIntoTheDatabaseWhenTheRegistryCloses() throws {
         let path = makeTempDirectory() + "/registry.sqlite"
         do {
-            let registry = try Registry(path: path)
+            let registry = try Registry(path: path, options: .command)
             register(6_000, in: registry)
             #expect((walSize(path) ?? 0) >= Registry.walKeptOnCloseBytes)
         }
@@ -40,5 +40,18 @@ import Testing
         #expect(walSize(path) == nil)
         let reopened = try Registry(path: path)
         #expect(try reopened.count(app: "a", channel: nil, environment: nil) == 6_000)
+    }
+
+    @Test func byDefaultEvenASmallWALIsCheckpointedOnClose() throws {
+        // A server (the default options) leaves one self-contained file when it stops.
+        let path = makeTempDirectory() + "/registry.sqlite"
+        do {
+            let registry = try Registry(path: path)
+            register(3, in: registry)
+            #expect((walSize(path) ?? 0) > 0)
+        }
+        #expect(walSize(path) == nil)
+        let reopened = try Registry(path: path)
+        #expect(try reopened.count(app: "a", channel: nil, environment: nil) == 3)
     }
 }

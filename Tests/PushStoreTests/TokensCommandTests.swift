@@ -34,6 +34,18 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aCommandLeavesItsFewWALPagesAndTheNextCommandReadsThem() async throws {
+        let token = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+        let added = try await run("add", "--app", "example", token)
+        #expect(added.status == 0, "\(added.stderr)")
+        // The command closed the registry without a checkpoint: its commit is still in the WAL, and the next
+        // process finds it there.
+        let wal = (try FileManager.default.attributesOfItem(atPath: database + "-wal"))[.size] as? Int
+        #expect((wal ?? 0) > 0)
+        #expect(try await run("export", "--app", "example").stdout == token + "\n")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func unknownAppAndBadTokenExitTwo() async throws {
         var result = try await run("count", "--app", "nope")
         #expect(result.status == 2)
