@@ -32,9 +32,8 @@ static inline unsigned long pp_XN_FLAG_ONELINE_UTF8(void) {
     return (XN_FLAG_ONELINE & ~ASN1_STRFLGS_ESC_MSB) | ASN1_STRFLGS_UTF8_CONVERT;
 }
 
-/* ERR_GET_LIB / ERR_GET_REASON are inline helpers with macro arguments in some versions. */
-static inline int pp_ERR_GET_REASON(unsigned long e) { return ERR_GET_REASON(e); }
-/* Whether an error code is PKCS12_parse's "mac verify failure" (a wrong password, or a damaged file). */
+/* Whether an error code is PKCS12_parse's "mac verify failure" (a wrong password, or a damaged file).
+ * ERR_GET_LIB / ERR_GET_REASON are inline helpers with macro arguments in some versions. */
 static inline int pp_ERR_is_pkcs12_mac_failure(unsigned long e) {
     return ERR_GET_LIB(e) == ERR_LIB_PKCS12 && ERR_GET_REASON(e) == PKCS12_R_MAC_VERIFY_FAILURE;
 }

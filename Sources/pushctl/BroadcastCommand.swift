@@ -60,12 +60,9 @@ struct BroadcastCommand: AsyncParsableCommand {
         if let id, !PushConfiguration.isValidAppId(id) {
             throw CLIError.usage("--id must be 1-64 characters of A-Z a-z 0-9 . _ -")
         }
-        let registry: any RegistryStore
         // Outcomes are written in token order: a small writer cache is enough and keeps the process small.
         let options = RegistryOptions(writerCacheKiB: RegistryOptions.broadcastWriterCacheKiB, keepsSmallWALOnClose: true)
-        do { registry = try RegistryStores.open(config, options: options) } catch {
-            throw CLIError.usage("cannot open the registry \(config.database): \(error.message)")
-        }
+        let registry = try RegistryStores.openForCommand(config, options: options)
         let broadcastId = id ?? Self.generatedId()
         var wanted = BroadcastRecord(
             id: broadcastId, app: app, payload: prepared.payload, pushType: prepared.pushType,

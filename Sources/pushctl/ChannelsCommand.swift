@@ -30,8 +30,7 @@ struct ChannelOptions: ParsableArguments {
         let settings: AppSettings
         do { settings = try config.app(app) } catch { throw CLIError.usage(error.message) }
         let env = try parseEnvironment(environment) ?? settings.defaultEnvironment
-        let registry: any RegistryStore
-        do { registry = try RegistryStores.open(config, options: .command) } catch { throw CLIError.usage("cannot open the registry \(config.database): \(error)") }
+        let registry = try RegistryStores.openForCommand(config)
         return (config, settings, env, registry)
     }
 }

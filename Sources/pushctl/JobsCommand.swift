@@ -16,9 +16,7 @@ struct JobsCommand: AsyncParsableCommand {
     static func open(_ global: GlobalOptions, app: String) throws -> any RegistryStore {
         let config = try global.loadConfiguration()
         do { _ = try config.app(app) } catch { throw CLIError.usage(error.message) }
-        do { return try RegistryStores.open(config, options: .command) } catch {
-            throw CLIError.usage("cannot open the registry \(config.database): \(error.message)")
-        }
+        return try RegistryStores.openForCommand(config)
     }
 
     static func shown(_ state: BroadcastState) -> String { state == .failed ? "interrupted" : state.rawValue }

@@ -55,8 +55,7 @@ enum LiveActivityEventCommand {
             if let inputPushChannel { extra.append(("input-push-channel", .string(inputPushChannel))) }
             let prepared = try content.prepare(event: .start, extra: extra, appLimit: settings.payloadLimit)
             let environment = try parseEnvironment(environment)
-            let registry: any RegistryStore
-            do { registry = try RegistryStores.open(config, options: .command) } catch { throw CLIError.usage("cannot open the registry \(config.database): \(error)") }
+            let registry = try RegistryStores.openForCommand(config)
             if let id, try registry.broadcast(id: id) != nil, at == nil {
                 // Resume the stored job as stored: its tokens and payload (with the timestamp of its first run).
                 printError("live-activity start: job \(id) is stored; resuming it")
@@ -151,8 +150,7 @@ struct LiveActivityTarget: ParsableArguments {
         }
         let activity = activityId!
         if let problem = settings.liveActivityProblem { throw CLIError.usage(problem) }
-        let registry: any RegistryStore
-        do { registry = try RegistryStores.open(config, options: .command) } catch { throw CLIError.usage("cannot open the registry \(config.database): \(error)") }
+        let registry = try RegistryStores.openForCommand(config)
         let query = LiveActivityTokenQuery(app: app, kind: .update, activityId: activity)
         let tokens = try cli { () throws(StoreError) in try registry.allLiveActivityTokens(query) }.map(\.token)
         guard !tokens.isEmpty else { throw CLIError(code: 1, message: "no update token registered for activity \(activity)") }

@@ -77,10 +77,7 @@ struct SendCommand: AsyncParsableCommand {
 
         // A send made now decrypts its credentials while the registry opens.
         let credentials = at == nil ? SenderFactory.loadCredentials(appSettings) : nil
-        let registry: any RegistryStore
-        do { registry = try RegistryStores.open(config, options: .command) } catch {
-            throw CLIError.usage("cannot open the registry \(config.database): \(error)")
-        }
+        let registry = try RegistryStores.openForCommand(config)
         if let at {
             let now = try registry.clockMs()
             var record = BroadcastRecord(

@@ -23,10 +23,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let port { config.server.port = port }
         let logger = Logger(label: "pushctl.serve")
 
-        let registry: any RegistryStore
-        do { registry = try RegistryStores.open(config) } catch {
-            throw CLIError.usage("cannot open the registry \(config.database): \(error.message)")
-        }
+        let registry = try RegistryStores.openForCommand(config, options: RegistryOptions())
 
         var credentials: [String: PushServer.CredentialStatus] = [:]
         for (id, app) in config.apps {

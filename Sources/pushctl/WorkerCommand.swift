@@ -38,11 +38,8 @@ struct WorkerCommand: AsyncParsableCommand {
         }
         guard !selected.isEmpty else { throw CLIError.usage("no apps configured") }
         let logger = Logger(label: "pushctl.worker")
-        let registry: any RegistryStore
         let options = RegistryOptions(writerCacheKiB: RegistryOptions.broadcastWriterCacheKiB)
-        do { registry = try RegistryStores.open(config, options: options) } catch {
-            throw CLIError.usage("cannot open the registry \(config.database): \(error.message)")
-        }
+        let registry = try RegistryStores.openForCommand(config, options: options)
         let worker = Worker(
             store: registry.deliveryStore, topics: selected.mapValues(\.topic), configuration: BroadcastConfiguration(config),
             concurrency: concurrency, logger: logger
