@@ -21,12 +21,7 @@ trap cleanup EXIT
 CERTS="$WORK/certs"
 . bench/lib.sh
 start_simulator --client-auth certificate
-cat > "$WORK/pushctl.json" <<JSON
-{ "database": "registry.sqlite",
-  "simulator": { "host": "127.0.0.1", "port": $PORT, "certificates": "certs" },
-  "apps": { "big": { "topic": "com.example.bench", "endpoint": "simulator",
-                     "auth": { "p12": "certs/client.p12", "passwordFile": "certs/client.p12.password" } } } }
-JSON
+simulator_config "$WORK/pushctl.json" registry.sqlite com.example.bench big
 db_bytes() { du -cb "$WORK"/registry.sqlite* | tail -n 1 | cut -f1; }
 
 # Tokens stream from a generator into `tokens import -` (no 650 MB token file).

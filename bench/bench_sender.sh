@@ -97,13 +97,7 @@ fi
 
 # ---- One certificate-mode simulator for every client. ----
 start_simulator --client-auth certificate
-cat > "$WORK/pushctl.json" <<JSON
-{ "database": "registry.sqlite",
-  "simulator": { "host": "127.0.0.1", "port": $PORT, "certificates": "certs" },
-  "apps": {
-    "big":   { "topic": "com.example.bench", "endpoint": "simulator", "auth": { "p12": "certs/client.p12", "passwordFile": "certs/client.p12.password" } },
-    "small": { "topic": "com.example.bench", "endpoint": "simulator", "auth": { "p12": "certs/client.p12", "passwordFile": "certs/client.p12.password" } } } }
-JSON
+simulator_config "$WORK/pushctl.json" registry.sqlite com.example.bench big small
 python3 - "$WORK" "$N" "$SMALL" <<'PY'
 import os, sys
 work, n, small = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

@@ -36,16 +36,8 @@ pg_createdb bench
 start_simulator --client-auth certificate
 psql_bench() { psql -X -q -t -A -h 127.0.0.1 -p "$PG_PORT" -U postgres -d bench "$@"; }
 
-config() {  # config NAME DATABASE
-  cat > "$WORK/$1.json" <<JSON
-{ "database": "$2",
-  "simulator": { "host": "127.0.0.1", "port": $PORT, "certificates": "certs" },
-  "apps": { "bench": { "topic": "com.example.bench", "endpoint": "simulator",
-    "auth": { "p12": "certs/client.p12", "passwordFile": "certs/client.p12.password" } } } }
-JSON
-}
-config sqlite registry.sqlite
-config pg "$PG_URL_BASE/bench"
+simulator_config "$WORK/sqlite.json" registry.sqlite com.example.bench bench
+simulator_config "$WORK/pg.json" "$PG_URL_BASE/bench" com.example.bench bench
 python3 - "$WORK/tokens.txt" "$N" <<'PY'
 import os, sys
 with open(sys.argv[1], "w") as f:

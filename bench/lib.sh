@@ -24,3 +24,22 @@ sim_cpu_ticks() { awk '{print $14 + $15}' "/proc/$SIM_PID/stat"; }
 
 # The req/s figure of an h2load output file.
 h2load_rate() { sed -n 's/.*finished in [^,]*, \([0-9.]*\) req\/s.*/\1/p' "$1"; }
+
+# Writes a pushctl configuration FILE: the registry DATABASE (relative to the file, or a postgres:// URL) and
+# each APP with TOPIC sending to the running simulator (PORT) with the dev client certificate (certs/client.p12
+# next to FILE). Usage: simulator_config FILE DATABASE TOPIC APP...
+simulator_config() {
+  local file=$1 database=$2 topic=$3 apps="" app
+  shift 3
+  for app in "$@"; do
+    apps+="${apps:+,
+}    \"$app\": { \"topic\": \"$topic\", \"endpoint\": \"simulator\",
+      \"auth\": { \"p12\": \"certs/client.p12\", \"passwordFile\": \"certs/client.p12.password\" } }"
+  done
+  cat > "$file" <<JSON
+{ "database": "$database",
+  "simulator": { "host": "127.0.0.1", "port": $PORT, "certificates": "certs" },
+  "apps": {
+$apps } }
+JSON
+}

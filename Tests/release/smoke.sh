@@ -15,12 +15,7 @@ fail() { echo "release smoke: $*" >&2; exit 1; }
 CERTS="$WORK/certs"
 . "$(dirname "$0")/../../bench/lib.sh"
 start_simulator --client-auth certificate --record "$WORK/record.jsonl"
-cat > "$WORK/pushctl.json" <<JSON
-{ "database": "registry.sqlite",
-  "simulator": { "host": "127.0.0.1", "port": $PORT, "certificates": "certs" },
-  "apps": { "smoke": { "topic": "com.example.smoke", "endpoint": "simulator",
-                       "auth": { "p12": "certs/client.p12", "passwordFile": "certs/client.p12.password" } } } }
-JSON
+simulator_config "$WORK/pushctl.json" registry.sqlite com.example.smoke smoke
 python3 -c 'import os; print("\n".join(os.urandom(32).hex() for _ in range(300)))' > "$WORK/tokens.txt"
 "$BIN" tokens import --config "$WORK/pushctl.json" --app smoke "$WORK/tokens.txt" | grep -q "imported 300 tokens" \
   || fail "tokens import did not report 300 tokens"
