@@ -35,6 +35,8 @@ public struct OutcomeBatch: Sendable {
     /// Also write webhook events (tokens pruned, final failures) to the outbox, in the same transaction: the
     /// app has a webhook.
     public var recordEvents = false
+    /// Which outcomes become delivery-log rows (the app's `deliveryLog`); every outcome is counted either way.
+    public var deliveryLog = DeliveryLogScope.all
 
     /// Creates a batch.
     public init(app: String, job: Job? = nil, outcomes: [DeliveryOutcome], releasedPrunes: [DeviceToken] = []) {

@@ -69,6 +69,7 @@ extension PushConfiguration {
             throw ConfigurationError("config.deliveryRetentionDays must be between 1 and 3650 days, not \(retentionDays)")
         }
         let proxy = try Self.decodeProxy(&top, at: "config", base: base)
+        let deliveryLog = try Self.decodeDeliveryLog(&top, at: "config") ?? .all
         let healthWarningDays = try top.int("healthWarningDays") ?? Self.defaultHealthWarningDays
         guard (0...3650).contains(healthWarningDays) else {
             throw ConfigurationError("config.healthWarningDays must be between 0 and 3650 days, not \(healthWarningDays)")
@@ -83,7 +84,17 @@ extension PushConfiguration {
         databasePasswordFile = passwordFile
         databasePasswordEnv = passwordEnv
         self.proxy = proxy
+        self.deliveryLog = deliveryLog
         self.healthWarningDays = healthWarningDays
+    }
+
+    /// `deliveryLog` from one object (the top level or an app): `"all"` or `"failures"`, or nil when absent.
+    private static func decodeDeliveryLog(_ f: inout Fields, at: String) throws(ConfigurationError) -> DeliveryLogScope? {
+        guard let text = try f.string("deliveryLog") else { return nil }
+        guard let scope = DeliveryLogScope(rawValue: text) else {
+            throw ConfigurationError(#"\#(at).deliveryLog must be "all" or "failures", not "\#(text)""#)
+        }
+        return scope
     }
 
     /// `proxy` with `proxyCredentialsFile` or `proxyCredentialsEnv` from one object (the top level or an app).
@@ -176,12 +187,14 @@ extension PushConfiguration {
             try decodeWebhook(value, at: "\(at).webhook", base: base)
         }
         let proxy = try decodeProxy(&f, at: at, base: base)
+        let deliveryLog = try decodeDeliveryLog(&f, at: at)
         try f.finish()
         var app = AppSettings(
             topic: topic, endpoint: endpoint, caFile: caFile, auth: auth,
             registrationKeys: registrationKeys, sendKeys: sendKeys, payloadLimit: payloadLimit, window: window,
             connections: connections, outageLimitSeconds: outageLimit, webhook: webhook)
         app.proxy = proxy
+        app.deliveryLog = deliveryLog
         app.channelEndpoint = channelEndpoint
         app.broadcastEndpoint = broadcastEndpoint
         return app

@@ -45,6 +45,9 @@ public struct PushConfiguration: Sendable, Equatable {
     public static let defaultDeliveryRetentionDays = 30
     /// The allowed range of ``deliveryRetentionDays``.
     public static let deliveryRetentionRange = 1...3650
+    /// Which outcomes become delivery-log rows for every app without its own `deliveryLog` (`deliveryLog`).
+    /// Default ``DeliveryLogScope/all``. See ``deliveryLog(for:)``.
+    public var deliveryLog = DeliveryLogScope.all
 
     /// The outbound HTTP proxy to APNs for every app without its own (`proxy`), or nil: then libcurl honours
     /// `HTTPS_PROXY` / `NO_PROXY` from the environment.
@@ -78,6 +81,17 @@ public struct PushConfiguration: Sendable, Equatable {
 
     /// The proxy `app`'s connections to APNs go through: its own, else the global one, else nil.
     public func proxy(for app: AppSettings) -> ProxySettings? { app.proxy ?? proxy }
+
+    /// Which of `app`'s outcomes become delivery-log rows: its own `deliveryLog`, else the global one.
+    public func deliveryLog(for app: AppSettings) -> DeliveryLogScope { app.deliveryLog ?? deliveryLog }
+
+    /// The apps whose delivery log is not ``DeliveryLogScope/all``, with their scope (the engine's view).
+    public var narrowedDeliveryLogs: [String: DeliveryLogScope] {
+        apps.compactMapValues { app in
+            let scope = deliveryLog(for: app)
+            return scope == .all ? nil : scope
+        }
+    }
 }
 
 /// The HTTP API's listening address.
@@ -233,6 +247,9 @@ public struct AppSettings: Sendable, Equatable {
     /// This app's outbound HTTP proxy to APNs (`apps.ID.proxy`), overriding the global `proxy`; nil for the
     /// global one. See ``PushConfiguration/proxy(for:)``.
     public var proxy: ProxySettings?
+    /// Which of this app's outcomes become delivery-log rows (`apps.ID.deliveryLog`), overriding the global
+    /// `deliveryLog`; nil for the global one. See ``PushConfiguration/deliveryLog(for:)``.
+    public var deliveryLog: DeliveryLogScope?
 
     /// The accepted range of ``window``.
     public static let windowRange = 1...10_000

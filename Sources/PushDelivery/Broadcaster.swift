@@ -233,6 +233,7 @@ public final class Broadcaster: Sendable {
             access: access, app: record.app, job: .init(id: record.id, shard: shard.index, fence: shard.fence, run: shard.run),
             tracker: tracker, window: window, batchSize: configuration.commitBatchSize,
             intervalMs: configuration.commitIntervalMs, recordEvents: configuration.webhookApps.contains(record.app),
+            deliveryLog: configuration.deliveryLog(for: record.app),
             onCommitted: { live.add($0) },
             onFailure: { error in
                 if error.code != .leaseLost {

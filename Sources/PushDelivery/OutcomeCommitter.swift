@@ -27,6 +27,7 @@ final class OutcomeCommitter: @unchecked Sendable {
     private let window: BatchWindow?
     private let batchSize: Int
     private let recordEvents: Bool
+    private let deliveryLog: DeliveryLogScope
     private let intervalNs: UInt64
     private let onCommitted: @Sendable ([DeliveryResult]) -> Void
     private let onFailure: @Sendable (DeliveryStoreError) -> Void
@@ -46,7 +47,8 @@ final class OutcomeCommitter: @unchecked Sendable {
 
     init(
         access: StoreAccess, app: String, job: Job?, tracker: CheckpointTracker?, window: BatchWindow?,
-        batchSize: Int, intervalMs: Int, recordEvents: Bool = false, onCommitted: @escaping @Sendable ([DeliveryResult]) -> Void,
+        batchSize: Int, intervalMs: Int, recordEvents: Bool = false, deliveryLog: DeliveryLogScope = .all,
+        onCommitted: @escaping @Sendable ([DeliveryResult]) -> Void,
         onFailure: @escaping @Sendable (DeliveryStoreError) -> Void,
         onUnrecorded: @escaping @Sendable ([DeliveryResult]) -> Void = { _ in }
     ) {
@@ -61,6 +63,7 @@ final class OutcomeCommitter: @unchecked Sendable {
         // window until every commit interval (50 per 100 ms: 500 notifications/s).
         self.batchSize = max(1, min(batchSize, window.map { $0.capacity / 2 } ?? batchSize))
         self.recordEvents = recordEvents
+        self.deliveryLog = deliveryLog
         self.intervalNs = UInt64(max(1, intervalMs)) * 1_000_000
         self.onCommitted = onCommitted
         self.onFailure = onFailure
@@ -167,6 +170,7 @@ final class OutcomeCommitter: @unchecked Sendable {
         let part = job.map { OutcomeBatch.Job(id: $0.id, shard: $0.shard, fence: $0.fence, run: $0.run, checkpoint: checkpoint) }
         var outcomeBatch = OutcomeBatch(app: app, job: part, outcomes: outcomes, releasedPrunes: prunes)
         outcomeBatch.recordEvents = recordEvents
+        outcomeBatch.deliveryLog = deliveryLog
         do {
             let receipt = try access.blocking("recording \(batch.count) outcomes") { store throws(DeliveryStoreError) in
                 try store.commit(outcomeBatch)

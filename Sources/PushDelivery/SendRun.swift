@@ -41,6 +41,7 @@ public struct SendRun: Sendable {
         let committer = OutcomeCommitter(
             access: access, app: app, job: nil, tracker: nil, window: window, batchSize: configuration.commitBatchSize,
             intervalMs: configuration.commitIntervalMs, recordEvents: configuration.webhookApps.contains(app),
+            deliveryLog: configuration.deliveryLog(for: app),
             onCommitted: onCommitted,
             onFailure: { stop.raise(.store($0.message)) }, onUnrecorded: onUnrecorded)
         sender.beginRun()

@@ -41,8 +41,9 @@ extension PostgresRegistry {
         return CommitReceipt()
     }
 
-    /// The one statement of a commit. Pending markers get an outcome row but no delivery-log row; when a token
-    /// appears twice in a batch its last outcome is the one kept, as with SQLite's INSERT OR REPLACE.
+    /// The one statement of a commit. Outcomes the batch's ``OutcomeBatch/deliveryLog`` leaves out (always the
+    /// pending markers) get an outcome row but no delivery-log row; when a token appears twice in a batch its last
+    /// outcome is the one kept, as with SQLite's INSERT OR REPLACE.
     private func write(_ batch: OutcomeBatch, pruned: Set<DeviceToken>, in db: PostgresSession) throws(StoreError) {
         let outcomes = batch.outcomes
         guard !outcomes.isEmpty || batch.job != nil else { return }
@@ -76,6 +77,7 @@ extension PostgresRegistry {
         let tally = DeliveryCount.tally(outcomes.compactMap { $0.logRecord(app: batch.app, broadcastId: batch.job?.id) })
         let (countStatuses, countReasons) = (tally.map { Int64($0.key.status) }, tally.map(\.key.reason))
         let (counts, retries) = (tally.map { Int64($0.value.count) }, tally.map { Int64($0.value.retries) })
+        let logged = DeliveryOutcome.Kind.allCases.filter(batch.deliveryLog.logs).map(\.rawValue)
         let bucket = counterBucket
         let app = batch.app
         let job = batch.job
@@ -102,7 +104,8 @@ extension PostgresRegistry {
             ), log AS (
                 INSERT INTO delivery_log (app, apns_id, unique_id, token, status, reason, attempts, possibly_duplicated,
                     first_attempt_ms, finished_ms, kind, broadcast_id)
-                SELECT \(app), i, nullif(u, ''), t, s, nullif(r, ''), a, d, f, e, k, \(id)::text FROM x WHERE k <> 'pending'
+                SELECT \(app), i, nullif(u, ''), t, s, nullif(r, ''), a, d, f, e, k, \(id)::text FROM x
+                WHERE k = ANY(\(logged)::text[])
             ), counted AS (
                 INSERT INTO delivery_counters (app, status, reason, bucket, count, retries)
                 SELECT \(app), s, r, \(bucket), c, n

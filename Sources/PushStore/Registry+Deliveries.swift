@@ -7,15 +7,18 @@ extension Registry {
         try write { (db) throws(StoreError) in try Self.insertDeliveries(records, in: db) }
     }
 
-    /// Inserts delivery-log rows inside the caller's transaction (shared with broadcast checkpoints).
-    static func insertDeliveries(_ records: [DeliveryRecord], in db: Connection) throws(StoreError) {
+    /// Inserts delivery-log rows inside the caller's transaction (shared with broadcast checkpoints): the
+    /// records `scope` logs (a record without a kind always is); every record is counted.
+    static func insertDeliveries(
+        _ records: [DeliveryRecord], logging scope: DeliveryLogScope = .all, in db: Connection
+    ) throws(StoreError) {
         let insert = try db.statement(
             """
             INSERT INTO delivery_log (app, apns_id, unique_id, token, status, reason, attempts,
                 possibly_duplicated, first_attempt_ms, finished_ms, kind, broadcast_id)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
             """)
-        for record in records {
+        for record in records where record.kind.map(scope.logs) ?? true {
             try insert.bind(1, record.app)
             try insert.bind(2, record.apnsId)
             try insert.bind(3, record.uniqueId)

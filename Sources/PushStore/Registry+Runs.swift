@@ -187,7 +187,7 @@ extension Registry {
                     try insert.run()
                 }
             }
-            if !deliveries.isEmpty { try Self.insertDeliveries(deliveries, in: db) }
+            if !deliveries.isEmpty { try Self.insertDeliveries(deliveries, logging: batch.deliveryLog, in: db) }
             if !accepted.isEmpty { try Self.markSuccess(app: batch.app, tokens: accepted, atMs: lastAcceptedMs, in: db) }
             if !batch.releasedPrunes.isEmpty {
                 let mark = batch.job == nil ? nil : try db.statement(

@@ -32,6 +32,7 @@ enum DeviceSend {
         var engine = BroadcastConfiguration()
         engine.storeOutageLimitMs = config.databaseOutageLimitSeconds * 1000
         engine.webhookApps = Set(config.apps.filter { $0.value.webhook != nil }.keys)
+        engine.deliveryLogs = config.narrowedDeliveryLogs
         let output = ResultPrinter(json: json)
         let stop = StopFlag()
         let signals = SignalWatcher { stop.raise(signal: $0) }

@@ -224,3 +224,37 @@ extension PushConfigurationTests {
         }
     }
 }
+
+extension PushConfigurationTests {
+    @Test func theDeliveryLogIsEveryOutcomeUnlessTheConfigOrTheAppNarrowsIt() throws {
+        let plain = try decode(Self.example)
+        #expect(plain.deliveryLog == .all)
+        #expect(try plain.deliveryLog(for: plain.app("example")) == .all)
+        #expect(plain.narrowedDeliveryLogs.isEmpty)
+
+        let config = try decode(#"""
+            {"deliveryLog": "failures",
+             "apps": {"a": {\#(Self.tokenApp)},
+                      "b": {\#(Self.tokenApp), "deliveryLog": "all"},
+                      "c": {\#(Self.tokenApp), "deliveryLog": "failures"}}}
+            """#)
+        #expect(config.deliveryLog == .failures)
+        #expect(try config.deliveryLog(for: config.app("a")) == .failures)
+        #expect(try config.deliveryLog(for: config.app("b")) == .all)
+        #expect(try config.app("a").deliveryLog == nil)
+        #expect(config.narrowedDeliveryLogs == ["a": .failures, "c": .failures])
+
+        let one = try decode(#"{"apps": {"a": {\#(Self.tokenApp)}, "c": {\#(Self.tokenApp), "deliveryLog": "failures"}}}"#)
+        #expect(one.narrowedDeliveryLogs == ["c": .failures])
+    }
+
+    @Test func aDeliveryLogScopeOtherThanAllOrFailuresIsRefusedWithTheKeyNamed() {
+        #expect(throws: ConfigurationError(#"config.deliveryLog must be "all" or "failures", not "none""#)) {
+            try decode(#"{"deliveryLog": "none"}"#)
+        }
+        #expect(throws: ConfigurationError(#"apps.a.deliveryLog must be "all" or "failures", not "Failures""#)) {
+            try decode(#"{"apps": {"a": {\#(Self.tokenApp), "deliveryLog": "Failures"}}}"#)
+        }
+        #expect(throws: ConfigurationError("config.deliveryLog must be a string")) { try decode(#"{"deliveryLog": false}"#) }
+    }
+}

@@ -135,6 +135,42 @@ import Testing
         #expect(try w.all(DeliveryQuery(app: "z")).map(\.apnsId) == ["other"])
     }
 
+    @Test(arguments: Backend.allCases) func aFailuresOnlyLogKeepsNoAcceptedRowsButCountsStoresAndMarksThemAll(_ backend: Backend) throws {
+        let w = try World(backend)
+        let t = w.tokens
+        let shard = try w.start("b")
+        var batch = OutcomeBatch(
+            app: "a", job: .init(id: "b", shard: shard.index, fence: shard.fence, run: shard.run),
+            outcomes: [
+                Self.outcome(t[0], .accepted, at: 1000), Self.outcome(t[1], .tokenDead, at: 2000),
+                Self.outcome(t[2], .deferred, at: 3000), Self.outcome(t[3], .accepted, at: 3000),
+                Self.outcome(t[4], .rejected, at: 3100), Self.outcome(t[5], .pending, at: 3500),
+            ])
+        batch.deliveryLog = .failures
+        _ = try w.store.commit(batch)
+        // A `pushctl send` batch (no broadcast) under the same scope.
+        var send = OutcomeBatch(app: "a", outcomes: [Self.outcome(t[6], .accepted, at: 4000, id: "s")])
+        send.deliveryLog = .failures
+        _ = try w.store.commit(send)
+
+        // The log holds the dead token, the deferral and the rejection; no accepted row, no pending marker.
+        #expect(try w.all().map(\.token) == [t[4], t[2], t[1]])
+        #expect(try w.all(DeliveryQuery(app: "a", kind: .accepted)).isEmpty)
+        // Every answered outcome is still counted (the accepted ones too), per status.
+        let counts = try w.registry.deliveryCounts().filter { $0.app == "a" }
+        #expect(counts.first { $0.status == 200 }?.count == 3)
+        #expect(counts.first { $0.status == 410 }?.count == 1)
+        // The broadcast's per-device outcomes are all stored: its counts and a resume see the accepted ones.
+        let progress = try w.store.counts(id: "b")
+        #expect(progress.accepted == 2 && progress.deferred == 1 && progress.done == 5)
+        let stored = try w.store.storedOutcomes(id: "b", after: "", through: String(repeating: "f", count: 64))
+        #expect(stored[t[0].hex]?.kind == .accepted && stored[t[3].hex]?.kind == .accepted)
+        // And an accepted notification still sets its device's last success.
+        #expect(try w.registry.device(app: "a", token: t[0])?.lastSuccessMs == 3000)
+        #expect(try w.registry.device(app: "a", token: t[6])?.lastSuccessMs == 4000)
+        #expect(try w.registry.device(app: "a", token: t[1])?.lastSuccessMs == nil)
+    }
+
     @Test(arguments: Backend.allCases) func everyHistoryQueryReadsThroughItsIndexInTheIndexsOwnOrder(_ backend: Backend) throws {
         let w = try World(backend)
         let cursor = DeliveryCursor(finishedMs: 5, id: 5)

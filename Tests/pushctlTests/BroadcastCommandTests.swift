@@ -17,7 +17,7 @@ import Testing
 
         static func make(
             tokens: Int, delayMs: Int = 0, simulatorArgs: [String] = [], devices: String? = nil, startSimulator: Bool = true,
-            database: String = "registry.sqlite", shardSize: Int? = nil, tokenAuth: Bool = false
+            database: String = "registry.sqlite", shardSize: Int? = nil, tokenAuth: Bool = false, extraConfig: String = ""
         ) async throws -> World {
             let dir = try CLI.temporaryDirectory()
             let certs = dir.appendingPathComponent("certs").path
@@ -26,7 +26,7 @@ import Testing
             let port = try freePort()
             let config = dir.appendingPathComponent("pushctl.json").path
             try """
-                {"database": "\(database)",\(shardSize.map { " \"shardSize\": \($0)," } ?? "")
+                {"database": "\(database)",\(shardSize.map { " \"shardSize\": \($0)," } ?? "") \(extraConfig)
                  "simulator": {"host": "127.0.0.1", "port": \(port), "certificates": "certs"},
                  "apps": {"example": {"topic": "com.example.app", "endpoint": "simulator",
                    "auth": \(tokenAuth
@@ -156,6 +156,33 @@ import Testing
         // Starting it again changes nothing.
         let again = try await CLI.run(["broadcast", "--config", w.config, "--app", "example", "--id", "later", "--alert", "a", "--detach"])
         #expect(again.status == 0 && again.stderr.contains("already completed"))
+    }
+
+    @Test func withAFailuresOnlyDeliveryLogTheHistoryHoldsTheDeadTokenAndTheSummaryStillCountsEveryDevice() async throws {
+        let dead = World.token(7)
+        var w = try await World.make(
+            tokens: 40, devices: #"[{"token": "\#(dead)", "state": "unregistered"}]"#, extraConfig: #""deliveryLog": "failures","#)
+        defer { w.stop() }
+        let r = try await CLI.run(["broadcast", "--config", w.config, "--app", "example", "--id", "lean", "--alert", "a", "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let summary = try JSONValue(parsing: r.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(summary["state"]?.stringValue == "completed")
+        #expect(summary["accepted"] == .int(39) && summary["pruned"] == .int(1))
+        #expect(try w.received().count == 39)
+        func history(_ extra: [String]) async throws -> [JSONValue] {
+            let h = try await CLI.run(["deliveries", "--config", w.config, "--app", "example", "--json"] + extra)
+            #expect(h.status == 0, "\(h.stderr)")
+            guard case .array(let items) = try JSONValue(parsing: Array(h.stdout.utf8)) else { return [] }
+            return items
+        }
+        let rows = try await history(["--broadcast", "lean"])
+        #expect(rows.count == 1)
+        #expect(rows.first?["token"]?.stringValue == dead && rows.first?["status"]?.stringValue == "tokenDead")
+        #expect(try await history(["--status", "accepted"]).isEmpty)
+        // The accepted ones are still the broadcast's per-device outcomes: running the id again sends nothing.
+        let again = try await CLI.run(["broadcast", "--config", w.config, "--app", "example", "--id", "lean", "--alert", "a", "--json"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try w.received().count == 39)
     }
 
     @Test func dryRunSendsNothing() async throws {

@@ -47,6 +47,26 @@ import Testing
         #expect(try registry.device(app: "example", token: DeviceToken(parsing: dead)) == nil)
     }
 
+    @Test func aSendUnderAFailuresOnlyDeliveryLogLogsTheDeadTokenAndNotTheAcceptedOnes() async throws {
+        let dead = World.token(1)
+        var w = try await World.make(
+            tokens: 3, devices: #"[{"token":"\#(dead)","state":"unregistered"}]"#,
+            extraConfig: #""deliveryLog": "failures","#)
+        defer { w.stop() }
+        let r = try await CLI.run(["send", "--config", w.config, "--app", "example", "--all", "--alert", "x", "--json"])
+        #expect(r.status == 1, "\(r.stderr)")  // one token is dead
+        let printed = try r.stdout.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+        #expect(printed.count == 3)  // every outcome is still reported to the caller
+        let history = try await CLI.run(["deliveries", "--config", w.config, "--app", "example", "--json"])
+        #expect(history.status == 0, "\(history.stderr)")
+        guard case .array(let rows) = try JSONValue(parsing: Array(history.stdout.utf8)) else {
+            Issue.record("not a JSON array: \(history.stdout)")
+            return
+        }
+        #expect(rows.map { $0["token"]?.stringValue } == [dead])
+        #expect(rows.first?["status"]?.stringValue == "tokenDead")
+    }
+
     @Test func badInputSendsNothing() async throws {
         var w = try await World.make(tokens: 1)
         defer { w.stop() }
