@@ -51,7 +51,14 @@ public struct OutcomeBatch: Sendable {
 public struct CommitReceipt: Sendable, Equatable {
     /// Tokens the store removed from the registry in this commit.
     public var pruned: Set<DeviceToken>
+    /// The batch's broadcast or send job has been cancelled (`pushctl jobs cancel`, `DELETE …/notifications/{id}`):
+    /// the batch is recorded, and the run should send nothing more. Found at every commit, so a cancel takes
+    /// effect within one commit interval rather than at the next heartbeat.
+    public var cancelled: Bool
 
     /// Creates a receipt.
-    public init(pruned: Set<DeviceToken> = []) { self.pruned = pruned }
+    public init(pruned: Set<DeviceToken> = [], cancelled: Bool = false) {
+        self.pruned = pruned
+        self.cancelled = cancelled
+    }
 }

@@ -240,7 +240,8 @@ public final class Broadcaster: Sendable {
                     logger.error("outcomes could not be recorded; stopping the broadcast", metadata: ["error": "\(error.message)"])
                 }
                 stop.raise(StopReason(error))
-            })
+            },
+            onCancelled: { stop.raise(.leaseLost("broadcast \(record.id) was cancelled")) })
         let feed = TargetFeed(
             pass: pass, record: record, shard: shard, access: access, batchSize: configuration.batchSize,
             markStep: max(1, sender.configuration.inFlightLimit / 4), rate: configuration.rate, sleeper: sleeper, clock: clock)

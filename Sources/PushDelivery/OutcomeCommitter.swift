@@ -10,7 +10,8 @@ import PushSender
 /// is committed, so the window bounds both what is in flight and what a crash could send twice, and a slow
 /// or locked store back-pressures the sender. A write that keeps failing is retried (``StoreAccess``) until
 /// the database outage limit; then the committer fails: nothing more is written, slots are still released
-/// so the run can drain, and the run stops as interrupted.
+/// so the run can drain, and the run stops as interrupted. A commit that finds its broadcast cancelled calls
+/// `onCancelled`: the run takes no more devices, and what is already in flight is still recorded.
 final class OutcomeCommitter: @unchecked Sendable {
     /// The broadcast part of every commit (nil for `pushctl send`: delivery log only).
     struct Job {
@@ -32,6 +33,7 @@ final class OutcomeCommitter: @unchecked Sendable {
     private let onCommitted: @Sendable ([DeliveryResult]) -> Void
     private let onFailure: @Sendable (DeliveryStoreError) -> Void
     private let onUnrecorded: @Sendable ([DeliveryResult]) -> Void
+    private let onCancelled: @Sendable () -> Void
 
     // Guarded by `condition`.
     private let condition = NSCondition()
@@ -50,9 +52,11 @@ final class OutcomeCommitter: @unchecked Sendable {
         batchSize: Int, intervalMs: Int, recordEvents: Bool = false, deliveryLog: DeliveryLogScope = .all,
         onCommitted: @escaping @Sendable ([DeliveryResult]) -> Void,
         onFailure: @escaping @Sendable (DeliveryStoreError) -> Void,
-        onUnrecorded: @escaping @Sendable ([DeliveryResult]) -> Void = { _ in }
+        onUnrecorded: @escaping @Sendable ([DeliveryResult]) -> Void = { _ in },
+        onCancelled: @escaping @Sendable () -> Void = {}
     ) {
         self.onUnrecorded = onUnrecorded
+        self.onCancelled = onCancelled
         self.access = access
         self.app = app
         self.job = job
@@ -182,6 +186,7 @@ final class OutcomeCommitter: @unchecked Sendable {
             }
             logCommitted(results)
             onCommitted(results)
+            if receipt.cancelled { onCancelled() }
         } catch {
             condition.lock()
             failure = error

@@ -23,7 +23,7 @@ extension PostgresRegistry {
                         app: batch.app, token: o.token, reason: prune.reason, apnsTimestampMs: prune.apnsTimestampMs, in: db)
                     if outcome == .deleted { receipt.pruned.insert(o.token) }
                 }
-                try write(batch, pruned: receipt.pruned, in: db)
+                receipt.cancelled = try write(batch, pruned: receipt.pruned, in: db)
                 for token in batch.releasedPrunes {
                     let outcome = try self.prune(app: batch.app, token: token, reason: .badDeviceToken, apnsTimestampMs: nil, in: db)
                     guard outcome == .deleted else { continue }
@@ -37,16 +37,17 @@ extension PostgresRegistry {
                 return receipt
             }
         }
-        try pool.withConnection { (db) throws(StoreError) in try write(batch, pruned: [], in: db) }
-        return CommitReceipt()
+        let cancelled = try pool.withConnection { (db) throws(StoreError) -> Bool in try write(batch, pruned: [], in: db) }
+        return CommitReceipt(cancelled: cancelled)
     }
 
     /// The one statement of a commit. Outcomes the batch's ``OutcomeBatch/deliveryLog`` leaves out (always the
     /// pending markers) get an outcome row but no delivery-log row; when a token appears twice in a batch its last
-    /// outcome is the one kept, as with SQLite's INSERT OR REPLACE.
-    private func write(_ batch: OutcomeBatch, pruned: Set<DeviceToken>, in db: PostgresSession) throws(StoreError) {
+    /// outcome is the one kept, as with SQLite's INSERT OR REPLACE. Returns whether the batch's broadcast has been
+    /// cancelled (``CommitReceipt/cancelled``).
+    private func write(_ batch: OutcomeBatch, pruned: Set<DeviceToken>, in db: PostgresSession) throws(StoreError) -> Bool {
         let outcomes = batch.outcomes
-        guard !outcomes.isEmpty || batch.job != nil else { return }
+        guard !outcomes.isEmpty || batch.job != nil else { return false }
         var lastIndex: [DeviceToken: Int] = [:]
         for (i, o) in outcomes.enumerated() { lastIndex[o.token] = i }
         let n = outcomes.count
@@ -126,10 +127,12 @@ extension PostgresRegistry {
                     reason = excluded.reason, attempts = excluded.attempts, pruned = excluded.pruned,
                     possibly_duplicated = excluded.possibly_duplicated, run = excluded.run
             )
-            SELECT count(*) FROM holds
-            """, as: Int64.self)
-        guard ok.first == 1 else {
+            SELECT (SELECT count(*) FROM holds),
+                (SELECT count(*) FROM broadcasts WHERE id = \(id)::text AND state = 'cancelled')
+            """, as: (Int64, Int64).self)
+        guard let (held, cancelled) = ok.first, held == 1 else {
             throw Registry.lostShard(id: job?.id ?? "", index: job?.shard ?? 0, fence: job?.fence ?? 0)
         }
+        return cancelled > 0
     }
 }

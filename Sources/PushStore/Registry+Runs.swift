@@ -205,6 +205,12 @@ extension Registry {
                 }
             }
             try Self.insertWebhookEvents(batch.webhookEvents(pruned: receipt.pruned), now: now, in: db)
+            if let job = batch.job {
+                let state = try db.statement("SELECT 1 FROM broadcasts WHERE id = ?1 AND state = 'cancelled'")
+                try state.bind(1, job.id)
+                receipt.cancelled = try state.step()
+                state.reset()
+            }
             return receipt
         }
     }

@@ -44,6 +44,22 @@ import Testing
         }
     }
 
+    @Test(arguments: Backend.allCases) func aCommitAfterACancelIsRecordedAndSaysTheBroadcastWasCancelled(_ backend: Backend) throws {
+        let w = try World(backend)
+        let shard = try #require(try w.claim())
+        let before = try w.store.commit(OutcomeBatch(app: "a", job: w.job(shard), outcomes: [w.outcome(w.tokens[0], .accepted)]))
+        #expect(before.cancelled == false)
+        #expect(try w.registry.cancelBroadcast(id: "b", app: "a")?.state == .cancelled)
+        // What was in flight when the cancel came is still recorded; the receipt tells the run to stop.
+        let after = try w.store.commit(OutcomeBatch(app: "a", job: w.job(shard), outcomes: [
+            w.outcome(w.tokens[1], .accepted), w.outcome(w.tokens[2], .tokenDead),
+        ]))
+        #expect(after.cancelled)
+        #expect(try w.store.counts(id: "b").done == 3)
+        // A send (no broadcast) is never cancelled.
+        #expect(try w.store.commit(OutcomeBatch(app: "a", outcomes: [w.outcome(w.tokens[3], .accepted)])).cancelled == false)
+    }
+
     @Test(arguments: Backend.allCases) func aTakenOverShardFencesTheOldClaimOut(_ backend: Backend) throws {
         let w = try World(backend)
         let first = try #require(try w.claim("o1", ttlMs: 1000))
