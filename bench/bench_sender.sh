@@ -3,7 +3,9 @@
 # --client-auth certificate`, in this order:
 #   1. with the system libcurl, REPEAT (default 3) interleaved pairs: `pushctl broadcast` to the SMALL (default
 #      100,000) registered devices of one app (a fresh --id each time: each new broadcast sends to every device
-#      again), then bare libcurl (bench/curl_ceiling.c, cc -O2), SMALL requests; pushctl, bare, pushctl, bare, …;
+#      again), then the same broadcast under `"deliveryLog": "failures"` (no delivery-log row per accepted
+#      notification), then bare libcurl (bench/curl_ceiling.c, cc -O2), SMALL requests; pushctl, pushctl with the
+#      lighter log, bare, …;
 #   2. with a libcurl >= 8.5 (CURL8_DIR, else /opt/curl8, else .build/curl8, else fetched there from Debian's
 #      bookworm-backports when root; Tests/curl8/lib.sh): the same REPEAT interleaved pairs, both clients run
 #      with LD_LIBRARY_PATH pointing at it;
@@ -109,10 +111,14 @@ PY
 "$BIN" tokens import --config "$WORK/pushctl.json" --app small "$WORK/small.txt" > /dev/null
 "$BIN" tokens import --config "$WORK/pushctl.json" --app big "$WORK/big.txt" > /dev/null
 
-broadcast() {  # broadcast NAME APP ID [env VAR=…]: one `pushctl broadcast`, timed
+# The same configuration with a delivery log of failures only (the accepted notifications are counted, not logged).
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["deliveryLog"] = "failures"; json.dump(c, open(sys.argv[2], "w"))' \
+  "$WORK/pushctl.json" "$WORK/pushctl-failures.json"
+
+broadcast() {  # [CONFIG=FILE] broadcast NAME APP ID [env VAR=…]: one `pushctl broadcast`, timed
   local name=$1 app=$2 id=$3
   shift 3
-  timed "$name" "$@" "$BIN" broadcast --config "$WORK/pushctl.json" --app "$app" --id "$id" \
+  timed "$name" "$@" "$BIN" broadcast --config "${CONFIG:-$WORK/pushctl.json}" --app "$app" --id "$id" \
     --alert "Benchmark digest" --sound default --json
 }
 # pushctl and bare libcurl interleaved, REPEAT runs each per libcurl: push-small-I/ceil-sys-I (system libcurl),
@@ -120,6 +126,8 @@ broadcast() {  # broadcast NAME APP ID [env VAR=…]: one `pushctl broadcast`, t
 for run in $(seq "$REPEAT"); do
   echo "libcurl $SYS_CURL, run $run of $REPEAT: pushctl broadcast, $SMALL devices"
   broadcast "push-small-$run" small "bench-small-$run"
+  echo "libcurl $SYS_CURL, run $run of $REPEAT: pushctl broadcast, $SMALL devices, deliveryLog failures"
+  CONFIG="$WORK/pushctl-failures.json" broadcast "push-lean-$run" small "bench-lean-$run"
   echo "libcurl $SYS_CURL, run $run of $REPEAT: bare libcurl, $SMALL requests"
   timed "ceil-sys-$run" "$WORK/curl_ceiling" "https://localhost:$PORT" "$WORK/certs" "$SMALL"
 done
@@ -275,6 +283,7 @@ def ceil_runs(prefix, label, lib):
 
 rows = {}
 rows["push-small"] = push_runs("push-small", f"`pushctl broadcast`, {small:,} devices", sys_curl)
+rows["push-lean"] = push_runs("push-lean", f"`pushctl broadcast`, {small:,} devices, `\"deliveryLog\": \"failures\"`", sys_curl)
 rows["ceil-sys"] = ceil_runs("ceil-sys", "bare libcurl (`bench/curl_ceiling.c`)", sys_curl)
 rows["push-big"] = broadcast("push-big", n, f"`pushctl broadcast`, {n:,} devices", sys_curl)
 rows["push-big"]["notes"] += " (one run)"
@@ -339,6 +348,11 @@ for lib, p, c in pairs:
     check(f"(b) pushctl rate ÷ bare libcurl rate, libcurl {lib}", f"{r:.2f}", r >= 0.95, "≥ 0.95",
           f" ({P['rate']:,.0f} vs {C['rate']:,.0f}/s; {basis()}: "
           f"pushctl {per(P['runs'], 'rate', '{:,.0f}')}/s, bare {per(C['runs'], 'rate', '{:,.0f}')}/s)")
+P, L, C = rows["push-small"], rows["push-lean"], rows["ceil-sys"]
+acc.append(f"- (a) and (b), informational, with `\"deliveryLog\": \"failures\"` (no delivery-log row per accepted notification), "
+           f"libcurl {sys_curl}: CPU/notif ÷ bare libcurl **{L['cpu_us'] / C['cpu_us']:.2f}**, rate ÷ bare libcurl "
+           f"**{L['rate'] / C['rate']:.2f}** ({L['cpu_us']:.1f} vs {C['cpu_us']:.1f} µs, {L['rate']:,.0f} vs {C['rate']:,.0f}/s; "
+           f"against the full log in the same runs: CPU {L['cpu_us'] / P['cpu_us']:.2f}×, rate {L['rate'] / P['rate']:.2f}×; {basis()})")
 H = rows["h2load"]
 for p in ("push-big", "push-small", "push-small-8"):
     P = rows[p]
@@ -360,7 +374,7 @@ acc.append("- 4 connections vs 1 over a long round trip: measured by `bash bench
            "(section \"Connections over a long round trip\"), not here.")
 
 # ---- table ----
-order = ["push-small", "ceil-sys", "push-small-8", "ceil-8", "push-big", "curl-cli", "aioapns", "h2load"]
+order = ["push-small", "push-lean", "ceil-sys", "push-small-8", "ceil-8", "push-big", "curl-cli", "aioapns", "h2load"]
 table = ["| client | libcurl | notifications | notifications/s | client CPU µs/notif | simulator CPU µs/notif | peak RSS | notes |",
          "|---|---|---|---|---|---|---|---|"]
 for k in order:
@@ -392,6 +406,8 @@ def pair(p, c, id_prefix):  # the commands of run 1; run I has --id ID_PREFIX-I
     return [cmd(f"{p}-1") + f"   # run I of {repeat}: --id {id_prefix}-I",
             cmd(f"{c}-1") + f"   # run I of {repeat}, right after pushctl's run I"]
 cmds += pair("push-small", "ceil-sys", "bench-small")
+cmds.insert(-1, cmd("push-lean-1") + f"   # run I of {repeat}: --id bench-lean-I, right after pushctl's run I; "
+            "pushctl-failures.json: pushctl.json plus \"deliveryLog\": \"failures\"")
 if curl8: cmds += pair("push-small-8", "ceil-8", "bench-small-curl8")
 cmds.append(cmd("push-big") + "   # once")
 cmds.append(cmd("curl-cli") + f"   # urls.cfg: the first {curl_n:,} tokens of big.txt")
@@ -413,7 +429,8 @@ now = datetime.datetime.now(datetime.timezone.utc)
 print(f"""Measured {now:%Y-%m-%d %H:%M} UTC by `bash bench/bench_sender.sh` (N={n} SMALL={small} CURL_N={curl_n} AIO_N={aio_n}
 COLD_RUNS={len(cold_p)} REPEAT={repeat}; release build; load average at the end: {E['LOAD']}). One `pushctl simulator
 --client-auth certificate` serves every client: first, per libcurl, {repeat} interleaved pairs of `pushctl broadcast` to the
-{small:,} devices (a fresh `--id` each: every new broadcast sends to all of them again) and bare libcurl, then the rest
+{small:,} devices (a fresh `--id` each: every new broadcast sends to all of them again) and bare libcurl (with the system
+libcurl, each pair also runs the broadcast under `"deliveryLog": "failures"` between the two), then the rest
 in the order of the table. The simulator, the client and SQLite share the 2 cores and the box drifts between minutes, so
 compare rows of one run only; the pushctl and bare libcurl rows of the {small:,} runs are medians of their {repeat} runs
 (each column on its own, every run in the notes), and ratios (a)–(c) use those medians. h2load cannot present a client
