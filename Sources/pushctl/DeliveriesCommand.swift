@@ -11,7 +11,8 @@ struct DeliveriesCommand: ParsableCommand {
         discussion: """
             One row per notification with an outcome: time (finished, UTC), status (accepted, tokenDead, rejected, \
             deferred), APNs' reason, token, apns-id and the broadcast or send job. History older than \
-            deliveryRetentionDays is deleted by `pushctl maintenance`, `serve` and `worker`.
+            deliveryRetentionDays is deleted by `pushctl maintenance`, `serve` and `worker`. An app whose \
+            deliveryLog is "failures" logs no accepted notifications (they are counted, not logged).
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -25,7 +26,8 @@ struct DeliveriesCommand: ParsableCommand {
 
     func run() throws {
         let config = try global.loadConfiguration()
-        do { _ = try config.app(app) } catch { throw CLIError.usage(error.message) }
+        let settings: AppSettings
+        do { settings = try config.app(app) } catch { throw CLIError.usage(error.message) }
         guard limit >= 1 else { throw CLIError.usage("--limit must be at least 1, not \(limit)") }
         var query: DeliveryQuery
         do {
@@ -34,6 +36,10 @@ struct DeliveriesCommand: ParsableCommand {
                 names: ["token": "--token", "broadcast": "--broadcast", "since": "--since", "status": "--status"])
         } catch {
             throw CLIError.usage(error.message)
+        }
+        if query.kind == .accepted, !config.deliveryLog(for: settings).logs(.accepted) {
+            FileHandle.standardError.write(Data((
+                "pushctl: note: app \(app) logs failures only (deliveryLog); accepted notifications are counted, not logged\n").utf8))
         }
         let registry = try cli { () throws(StoreError) in try RegistryStores.open(config, options: .command) }
         var records: [DeliveryRecord] = []
