@@ -29,10 +29,7 @@ enum DeviceSend {
         let sender = try await SenderFactory.make(
             config: config, settings: settings, credentials: credentials ?? SenderFactory.loadCredentials(settings),
             breakers: savedBreakers)
-        var engine = BroadcastConfiguration()
-        engine.storeOutageLimitMs = config.databaseOutageLimitSeconds * 1000
-        engine.webhookApps = Set(config.apps.filter { $0.value.webhook != nil }.keys)
-        engine.deliveryLogs = config.narrowedDeliveryLogs
+        let engine = BroadcastConfiguration(config)
         let output = ResultPrinter(json: json)
         let stop = StopFlag()
         let signals = SignalWatcher { stop.raise(signal: $0) }
