@@ -23,8 +23,8 @@ import Testing
             let certs = dir.appendingPathComponent("certs").path
             let made = try await CLI.run(["cert", "make-dev", "--out", certs, "--topic", "com.example.app"])
             guard made.status == 0 else { throw Failure(made.stderr) }
-            let port = try freePort()
             let config = dir.appendingPathComponent("pushctl.json").path
+            func writeConfig(port: Int) throws {
             try """
                 {"database": "\(database)",\(shardSize.map { " \"shardSize\": \($0)," } ?? "") \(extraConfig)
                  "simulator": {"host": "127.0.0.1", "port": \(port), "certificates": "certs"},
@@ -33,6 +33,9 @@ import Testing
                         ? #"{"p8": "certs/AuthKey_DEVKEY1234.p8", "keyId": "DEVKEY1234", "teamId": "DEVTEAM123"}"#
                         : #"{"p12": "certs/client.p12", "passwordFile": "certs/client.p12.password"}"#)}}}
                 """.write(toFile: config, atomically: true, encoding: .utf8)
+            }
+            var port = try freePort()
+            try writeConfig(port: port)
             let list = (0..<tokens).map { i -> String in
                 let d = String(i, radix: 16)
                 return "cd" + String(repeating: "0", count: 62 - d.count) + d
@@ -47,15 +50,48 @@ import Testing
                 try devices.write(toFile: file, atomically: true, encoding: .utf8)
                 args += ["--devices", file]
             }
-            var world = World(dir: dir, config: config, database: database, record: record, simulatorArgs: args, port: port)
-            if startSimulator { try world.startSimulator() }
-            return world
+            // Another test's process can take the free port between freePort() and the simulator's bind (tests run in
+            // parallel): then this simulator exits, and a client would reach the other one. Take another port.
+            for attempt in 1...5 {
+                var world = World(dir: dir, config: config, database: database, record: record, simulatorArgs: args, port: port)
+                guard startSimulator else { return world }
+                do {
+                    try world.startSimulator()
+                    return world
+                } catch is PortTaken where attempt < 5 {
+                    port = try freePort()
+                    try writeConfig(port: port)
+                }
+            }
+            throw Failure("no free port for the simulator")
         }
 
-        /// Starts the simulator process (again), with its usual arguments plus `extra`.
+        /// The simulator could not listen on its port (its process ended before saying it listens), with its output.
+        struct PortTaken: Error, CustomStringConvertible {
+            let description: String
+        }
+
+        /// Starts the simulator process (again), with its usual arguments plus `extra`, and waits until that process
+        /// says it listens on `port` (a listener on the port alone could be another test's).
         mutating func startSimulator(_ extra: [String] = []) throws {
-            simulator = try CLI.start(simulatorArgs + extra)
-            try CLI.waitForPort(port)
+            let log = dir.appendingPathComponent("simulator-\(UUID().uuidString).log")
+            FileManager.default.createFile(atPath: log.path, contents: nil)
+            let output = try FileHandle(forWritingTo: log)
+            defer { try? output.close() }
+            let process = CLI.makeProcess(simulatorArgs + extra, stdout: output, stderr: output)
+            try process.run()
+            simulator = process
+            let ready = "listening on https://127.0.0.1:\(port) "
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline {
+                if let text = try? String(contentsOf: log, encoding: .utf8), text.contains(ready) { return }
+                guard process.isRunning else {
+                    simulator = nil
+                    throw PortTaken(description: "the simulator ended without listening: " + ((try? String(contentsOf: log, encoding: .utf8)) ?? ""))
+                }
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+            throw Failure("the simulator did not listen on port \(port) within 60 s")
         }
 
         /// The registry the config names (SQLite file or PostgreSQL database), opened by the test.
