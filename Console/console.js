@@ -413,7 +413,7 @@ async function findDevice(event) {
       ['Channels', device.channels.length ? device.channels.join(', ') : 'none'],
       ['First registered', device.registeredAt],
       ['Last registration', device.lastRegisteredAt],
-      ['Last success', device.lastSuccessAt ?? 'never'],
+      ['Last success', device.lastSuccessAt ?? 'none recorded'],
       ['Last delivery', last ? `${last.status ?? 'unknown'}${last.reason ? ` (${last.reason})` : ''} at ${last.time}${last.broadcast ? `, job ${last.broadcast}` : ''}` : 'none recorded'],
     ];
     setList($('device-facts'), pairs);

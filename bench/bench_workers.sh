@@ -96,7 +96,7 @@ for w in $WORKER_COUNTS; do
   for p in "${WORKER_PIDS[@]}"; do wait "$p" || true; done
   WORKER_PIDS=()
   facts=$(psql_bench -F ' ' -c "
-    SELECT (SELECT count(*) FROM broadcast_outcomes WHERE broadcast_id = '$id' AND kind = 'accepted'),
+    SELECT (SELECT coalesce(sum(devices), 0) FROM broadcast_counts WHERE broadcast_id = '$id' AND kind = 'accepted'),
            finished_ms - created_ms,
            (SELECT count(*) FROM broadcast_shards WHERE broadcast_id = '$id'),
            (SELECT string_agg(s::text, ',' ORDER BY s DESC) FROM

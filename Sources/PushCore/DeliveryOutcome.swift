@@ -12,8 +12,10 @@ public struct DeliveryOutcome: Sendable, Equatable {
         /// Transient failures (429, 5xx, dropped connections) exhausted the device's attempts. Not final: the
         /// next run of the same broadcast id retries it.
         case deferred
-        /// Never answered because the run stopped (refused credentials, APNs unreachable past the outage
-        /// limit, a signal). Kept only so a resume knows whether it may have reached APNs; not counted as done.
+        /// No final answer yet: the run stopped before one came (refused credentials, APNs unreachable past the
+        /// outage limit, a signal), or the device was still waiting (in flight, in a retry's backoff, parked for an
+        /// unreachable endpoint) when the checkpoint had to pass it. Kept so the next claim sends it again and
+        /// knows whether it may already have reached APNs; not counted as done.
         case pending
     }
 
@@ -39,6 +41,10 @@ public struct DeliveryOutcome: Sendable, Equatable {
     public var startedMs: Int64
     /// Final answer (ms since 1970).
     public var finishedMs: Int64
+    /// The broadcast may already hold a row for this device (written by an earlier claim, or by this one while
+    /// the device waited), which this outcome replaces — or, when accepted, removes. The store looks the row up
+    /// only then for an accepted outcome (an accepted device otherwise writes nothing); it always does for the others.
+    public var mayHaveRow = false
 
     /// Creates an outcome.
     public init(

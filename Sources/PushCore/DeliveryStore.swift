@@ -1,6 +1,7 @@
 /// The storage the delivery engine (`PushDelivery`) needs, and nothing more: broadcasts split into range
-/// shards claimed under fenced leases, pages of targets, one transaction per batch of outcomes (with prunes
-/// and the shard's checkpoint), the end of a claim, and the pruning breaker's state. `PushStore` implements it on SQLite; another backend implements the same
+/// shards claimed under fenced leases, pages of targets, one transaction per batch of outcomes (the rows of
+/// devices that need action later, the job's counters, prunes and the shard's checkpoint — an accepted device
+/// of a broadcast writes nothing of its own), the end of a claim, and the pruning breaker's state. `PushStore` implements it on SQLite; another backend implements the same
 /// operations for several processes on several hosts, so nothing here assumes one process:
 /// - times (lease expiry) are the store's clock, never the caller's;
 /// - every write a claim makes names its shard's fence and fails with ``DeliveryStoreError/Code/leaseLost``
@@ -39,7 +40,7 @@ public protocol DeliveryStore: Sendable {
     func renewShard(id: String, index: Int, fence: Int64, ttlMs: Int64) throws(DeliveryStoreError) -> Bool
 
     /// Ends the claim held under `fence` (see ``ShardEnd``). The last shard finished completes the broadcast
-    /// (`total` becomes the number of devices with an outcome); a shard given back while no other live
+    /// (`total` becomes its counted devices, ``BroadcastCounts/done``); a shard given back while no other live
     /// claim works on the broadcast makes it interrupted. Returns the broadcast's state after.
     func finishShard(id: String, index: Int, fence: Int64, end: ShardEnd) throws(DeliveryStoreError) -> BroadcastState
 
@@ -51,7 +52,8 @@ public protocol DeliveryStore: Sendable {
     /// The broadcast's shards in key order.
     func shards(id: String) throws(DeliveryStoreError) -> [BroadcastShard]
 
-    /// Notifications each worker committed for the broadcast (outcomes other than pending markers), by owner.
+    /// Notifications each worker settled for the broadcast (counted in its commits: accepted devices the checkpoint
+    /// passed, the other outcomes but pending markers; a deferred device retried counts again), by owner.
     func workers(id: String) throws(DeliveryStoreError) -> [String: Int]
 
     /// One keyset page of the main pass: the targeted devices in (`after`, `through`] (hex), in token order.
@@ -62,12 +64,12 @@ public protocol DeliveryStore: Sendable {
     func devices(app: String, channel: String?, environment: APNsEnvironment?, after: String, limit: Int)
         throws(DeliveryStoreError) -> [DeliveryTarget]
 
-    /// Outcomes already stored for tokens in (`after`, `through`], by token hex (a resumed main pass skips
-    /// final ones).
+    /// Rows stored for tokens in (`after`, `through`], by token hex: dead tokens, rejections, deferrals and pending
+    /// devices (and accepted ones written before the lean ledger). A resumed main pass skips all but pending ones.
     func storedOutcomes(id: String, after: String, through: String) throws(DeliveryStoreError) -> [String: StoredOutcome]
 
-    /// One keyset page of the retry pass: tokens in (`after`, `through`] whose outcome is deferred by a run
-    /// before `run`.
+    /// One keyset page of the retry pass: tokens in (`after`, `through`] whose row is deferred, or pending (left
+    /// by a claim that stopped or died while they waited), by a run before `run`.
     func deferredTargets(id: String, beforeRun run: Int, after: String, through: String, limit: Int)
         throws(DeliveryStoreError) -> [(target: DeliveryTarget, previous: StoredOutcome)]
 
@@ -76,13 +78,15 @@ public protocol DeliveryStore: Sendable {
     func markDispatched(id: String, index: Int, fence: Int64, pass: DeliveryPass, run: Int, through: String)
         throws(DeliveryStoreError)
 
-    /// Writes a batch in one transaction (see ``OutcomeBatch``) and says what it pruned.
+    /// Writes a batch in one transaction (see ``OutcomeBatch``) and says what it pruned. The counters: accepted
+    /// devices as the batch's tally says; every other outcome but a pending one with its row, uncounting the row it
+    /// replaces (an accepted outcome that ``DeliveryOutcome/mayHaveRow`` removes its device's row).
     func commit(_ batch: OutcomeBatch) throws(DeliveryStoreError) -> CommitReceipt
 
     /// Records why a broadcast could not start (e.g. unreadable credentials); it stays resumable.
     func noteUnstartable(id: String, error: String) throws(DeliveryStoreError)
 
-    /// Totals over the broadcast's committed outcomes.
+    /// The broadcast's counters (exact, kept through resumes and history retention).
     func counts(id: String) throws(DeliveryStoreError) -> BroadcastCounts
 
     /// The persisted pruning-breaker state of each of `app`'s endpoints (keyed by endpoint URL).

@@ -1,5 +1,7 @@
-/// Everything one commit writes, in ONE transaction: delivery-log rows, broadcast outcomes, prunes,
-/// last-success times, BadDeviceToken prunes released by the breaker, and the shard's checkpoint.
+/// Everything one commit writes, in ONE transaction: the rows of devices that need action later (dead tokens,
+/// rejections, deferrals, pending devices), the job's counts, the shard's checkpoint, delivery-log rows as the
+/// app's scope says, prunes, last-success times of logged accepted notifications, and BadDeviceToken prunes
+/// released by the breaker. An accepted device of a broadcast writes nothing of its own.
 public struct OutcomeBatch: Sendable {
     /// The broadcast part of a commit, written only while `fence` still holds shard `shard`.
     public struct Job: Sendable, Equatable {
@@ -13,14 +15,18 @@ public struct OutcomeBatch: Sendable {
         public var run: Int
         /// The shard's new main-pass checkpoint, when it moved.
         public var checkpoint: String?
+        /// Accepted devices this commit adds to the job's counts (see ``AcceptedTally``). The store counts the
+        /// other outcomes itself, with their rows.
+        public var accepted = AcceptedTally()
 
         /// Creates the job part.
-        public init(id: String, shard: Int, fence: Int64, run: Int, checkpoint: String? = nil) {
+        public init(id: String, shard: Int, fence: Int64, run: Int, checkpoint: String? = nil, accepted: AcceptedTally = .init()) {
             self.id = id
             self.shard = shard
             self.fence = fence
             self.run = run
             self.checkpoint = checkpoint
+            self.accepted = accepted
         }
     }
 
@@ -36,7 +42,10 @@ public struct OutcomeBatch: Sendable {
     /// app has a webhook.
     public var recordEvents = false
     /// Which outcomes become delivery-log rows (the app's `deliveryLog`); every outcome is counted either way.
-    public var deliveryLog = DeliveryLogScope.all
+    public var deliveryLog = DeliveryLogScope.default
+    /// The notifications were sent to listed tokens rather than to all devices or a channel (see
+    /// ``DeliveryLogScope/failures``).
+    public var direct = false
 
     /// Creates a batch.
     public init(app: String, job: Job? = nil, outcomes: [DeliveryOutcome], releasedPrunes: [DeviceToken] = []) {
@@ -45,6 +54,9 @@ public struct OutcomeBatch: Sendable {
         self.outcomes = outcomes
         self.releasedPrunes = releasedPrunes
     }
+
+    /// True when `kind` becomes a delivery-log row in this batch.
+    public func logs(_ kind: DeliveryOutcome.Kind) -> Bool { deliveryLog.logs(kind, direct: direct) }
 }
 
 /// What a commit changed, as the store decided it.

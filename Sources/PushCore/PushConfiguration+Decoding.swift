@@ -69,7 +69,7 @@ extension PushConfiguration {
             throw ConfigurationError("config.deliveryRetentionDays must be between 1 and 3650 days, not \(retentionDays)")
         }
         let proxy = try Self.decodeProxy(&top, at: "config", base: base)
-        let deliveryLog = try Self.decodeDeliveryLog(&top, at: "config") ?? .all
+        let deliveryLog = try Self.decodeDeliveryLog(&top, at: "config") ?? .default
         let healthWarningDays = try top.int("healthWarningDays") ?? Self.defaultHealthWarningDays
         guard (0...3650).contains(healthWarningDays) else {
             throw ConfigurationError("config.healthWarningDays must be between 0 and 3650 days, not \(healthWarningDays)")

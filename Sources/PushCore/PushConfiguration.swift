@@ -46,8 +46,8 @@ public struct PushConfiguration: Sendable, Equatable {
     /// The allowed range of ``deliveryRetentionDays``.
     public static let deliveryRetentionRange = 1...3650
     /// Which outcomes become delivery-log rows for every app without its own `deliveryLog` (`deliveryLog`).
-    /// Default ``DeliveryLogScope/all``. See ``deliveryLog(for:)``.
-    public var deliveryLog = DeliveryLogScope.all
+    /// Default ``DeliveryLogScope/failures``. See ``deliveryLog(for:)``.
+    public var deliveryLog = DeliveryLogScope.default
 
     /// The outbound HTTP proxy to APNs for every app without its own (`proxy`), or nil: then libcurl honours
     /// `HTTPS_PROXY` / `NO_PROXY` from the environment.
@@ -85,13 +85,8 @@ public struct PushConfiguration: Sendable, Equatable {
     /// Which of `app`'s outcomes become delivery-log rows: its own `deliveryLog`, else the global one.
     public func deliveryLog(for app: AppSettings) -> DeliveryLogScope { app.deliveryLog ?? deliveryLog }
 
-    /// The apps whose delivery log is not ``DeliveryLogScope/all``, with their scope (the engine's view).
-    public var narrowedDeliveryLogs: [String: DeliveryLogScope] {
-        apps.compactMapValues { app in
-            let scope = deliveryLog(for: app)
-            return scope == .all ? nil : scope
-        }
-    }
+    /// Every app's delivery-log scope (the engine's view).
+    public var deliveryLogs: [String: DeliveryLogScope] { apps.mapValues { deliveryLog(for: $0) } }
 }
 
 /// The HTTP API's listening address.

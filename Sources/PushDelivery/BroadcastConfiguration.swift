@@ -28,7 +28,7 @@ public struct BroadcastConfiguration: Sendable {
     public var storeOutageLimitMs = PushConfiguration.defaultDatabaseOutageLimitSeconds * 1000
     /// Apps with a webhook: their commits also write outbox events (pruned tokens, final failures).
     public var webhookApps: Set<String> = []
-    /// Apps whose delivery log keeps less than every outcome (`deliveryLog`), with their scope; the rest log all.
+    /// Each app's delivery-log scope (`deliveryLog`); an app not named has the default (``DeliveryLogScope/default``).
     public var deliveryLogs: [String: DeliveryLogScope] = [:]
     /// This process's worker id, the owner of its claims: `host:pid:nonce`.
     public var owner = BroadcastConfiguration.defaultOwner()
@@ -43,11 +43,11 @@ public struct BroadcastConfiguration: Sendable {
         leaseTtlMs = Int64(config.shardLeaseSeconds) * 1000
         heartbeatMs = max(200, leaseTtlMs / 6)
         webhookApps = Set(config.apps.filter { $0.value.webhook != nil }.keys)
-        deliveryLogs = config.narrowedDeliveryLogs
+        deliveryLogs = config.deliveryLogs
     }
 
     /// Which of `app`'s outcomes become delivery-log rows.
-    public func deliveryLog(for app: String) -> DeliveryLogScope { deliveryLogs[app] ?? .all }
+    public func deliveryLog(for app: String) -> DeliveryLogScope { deliveryLogs[app] ?? .default }
 
     /// `host:pid:nonce` for this process.
     public static func defaultOwner() -> String {

@@ -12,9 +12,11 @@ import Synchronization
 ///   next run of the same id), and a run is `completed` only when every device is;
 /// - outcomes are never dropped: they are committed with the checkpoint they cover, a failing write is
 ///   retried while the sender waits, and a database down past its outage limit stops the run as interrupted;
-/// - after a crash, only devices in the in-flight window (sent, or answered but not yet committed) are sent
-///   again, with the same apns-id and collapse id, and only those that may have reached APNs are flagged
-///   possibly duplicated;
+/// - after a crash, only devices of the ahead window — twice the in-flight window: sent, answered but not yet
+///   committed, or committed past the checkpoint — are sent again, each at most once more, with the same apns-id
+///   and collapse id, flagged possibly duplicated; a device that waits (backoff, an unreachable endpoint) is held
+///   with a row of its own so the checkpoint does not stall behind it;
+/// - an accepted device writes nothing of its own: it is counted when the checkpoint passes it;
 /// - a broadcast is split into range shards of the token key space; each is worked on by one worker at a time,
 ///   under a fenced claim on the store's clock, so several processes on several hosts share a broadcast.
 public final class Broadcaster: Sendable {
@@ -225,15 +227,15 @@ public final class Broadcaster: Sendable {
     /// pass, the last token handed to the sender (the dispatch mark settles to it).
     private func runPass(_ pass: DeliveryPass, claim: ClaimState, sender: Sender, access: StoreAccess, stop: StopFlag) async -> String? {
         let (record, shard) = (claim.record, claim.shard)
-        let window = BatchWindow(limit: sender.configuration.inFlightLimit)
-        let tracker = pass == .main ? CheckpointTracker() : nil
+        let (inFlight, ahead) = DeliveryPump.windows(for: sender)
+        let tracker = pass == .main ? CheckpointTracker(holdAfter: inFlight.capacity / 2) : nil
         let live = claim.live
         let logger = logger
         let committer = OutcomeCommitter(
             access: access, app: record.app, job: .init(id: record.id, shard: shard.index, fence: shard.fence, run: shard.run),
-            tracker: tracker, window: window, batchSize: configuration.commitBatchSize,
+            tracker: tracker, ahead: ahead, batchSize: configuration.commitBatchSize,
             intervalMs: configuration.commitIntervalMs, recordEvents: configuration.webhookApps.contains(record.app),
-            deliveryLog: configuration.deliveryLog(for: record.app),
+            deliveryLog: configuration.deliveryLog(for: record.app), direct: record.explicitTokens,
             onCommitted: { live.add($0) },
             onFailure: { error in
                 if error.code != .leaseLost {
@@ -247,16 +249,19 @@ public final class Broadcaster: Sendable {
             markStep: max(1, sender.configuration.inFlightLimit / 4), rate: configuration.rate, sleeper: sleeper, clock: clock)
         let topic = bundleTopic(record.pushType)
         let collapseId = record.effectiveCollapseId
-        await DeliveryPump(sender: sender, window: window, committer: committer, stop: stop).run {
+        var count = 0
+        await DeliveryPump(sender: sender, inFlight: inFlight, ahead: ahead, committer: committer, stop: stop).run {
             () throws(DeliveryStoreError) -> DeliveryPump.Step? in
             guard let next = try await feed.next() else { return nil }
             let token = next.target.token
-            tracker?.dispatch(token.hex)
+            count += 1
+            let seq = tracker?.dispatch(token, hasRow: next.hasRow) ?? count
             let request = NotificationRequest(
                 token: token, topic: topic, pushType: record.pushType, priority: record.priority,
                 expiration: record.expiration, collapseId: collapseId,
                 apnsId: APNsID.derived(broadcast: record.id, token: token), payload: record.payload)
-            return DeliveryPump.Step(item: SendItem(request, environment: next.target.environment), maybeSentBefore: next.maybeSentBefore)
+            return DeliveryPump.Step(
+                item: SendItem(request, environment: next.target.environment), seq: seq, maybeSentBefore: next.maybeSentBefore)
         }
         // Held BadDeviceToken prunes belong to this pass's committer: the breaker released them by now or never will.
         claim.discard(sender.endRun())

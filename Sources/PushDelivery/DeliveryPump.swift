@@ -1,18 +1,31 @@
 import PushCore
 import PushSender
 
-/// Moves notifications from a source through the window into the sender, and their results into the
-/// committer — the loop broadcasts, send jobs and `pushctl send` share. A slot is taken before the next
-/// device is read and given back only once its outcome is committed.
+/// Moves notifications from a source through two windows into the sender, and their results into the
+/// committer — the loop broadcasts, send jobs and `pushctl send` share. A device takes a slot of each window
+/// before it is read: the *in-flight* slot comes back at its answer, so over a long round trip the link stays
+/// full (its rate reaches in-flight ÷ RTT); the *ahead* slot comes back only once its outcome is committed and,
+/// in a broadcast's main pass, behind the checkpoint (``OutcomeCommitter``), so a slow store holds the sender
+/// back instead of losing outcomes and the ahead window bounds what a crash can make the next claim send again.
 struct DeliveryPump {
     let sender: Sender
-    let window: BatchWindow
+    let inFlight: BatchWindow
+    let ahead: BatchWindow
     let committer: OutcomeCommitter
     let stop: StopFlag
 
-    /// One notification, and whether an earlier run may already have sent it.
+    /// The windows for a sender: in flight, its configured window (``SenderConfiguration/inFlightLimit``); ahead,
+    /// twice that (answered but not yet committed, or committed past the checkpoint, the other half).
+    static func windows(for sender: Sender) -> (inFlight: BatchWindow, ahead: BatchWindow) {
+        let limit = sender.configuration.inFlightLimit
+        return (BatchWindow(limit: limit), BatchWindow(limit: 2 * limit))
+    }
+
+    /// One notification, its sequence number (the checkpoint tracker's, else any distinct number), and whether
+    /// an earlier run may already have sent it.
     struct Step {
         var item: SendItem
+        var seq: Int
         var maybeSentBefore: Bool
     }
 
@@ -21,9 +34,11 @@ struct DeliveryPump {
     /// result is committed. A store failure or an endpoint stop raises `stop`.
     func run(_ next: () async throws(DeliveryStoreError) -> Step?) async {
         while true {
-            await window.acquire()
+            await ahead.acquire()
+            await inFlight.acquire()
             if stop.isRaised {
-                window.release()
+                inFlight.release()
+                ahead.release()
                 break
             }
             let step: Step?
@@ -31,14 +46,16 @@ struct DeliveryPump {
                 step = try await next()
             } catch {
                 stop.raise(StopReason(error))
-                window.release()
+                inFlight.release()
+                ahead.release()
                 break
             }
             guard let step else {
-                window.release()
+                inFlight.release()
+                ahead.release()
                 break
             }
-            let (committer, stop, maybeSent) = (committer, stop, step.maybeSentBefore)
+            let (committer, stop, inFlight, maybeSent, seq) = (committer, stop, inFlight, step.maybeSentBefore, step.seq)
             sender.submit(
                 step.item,
                 onResult: { result in
@@ -47,13 +64,14 @@ struct DeliveryPump {
                     if result.kind == .unsent, let endpointStop = result.stop, endpointStop.kind != .stopping {
                         stop.raise(.endpoint(endpointStop))
                     }
-                    committer.add(result)
+                    committer.add(result, seq: seq)
+                    inFlight.release()
                 },
                 onPruneReleased: { committer.releasePrune($0) })
         }
         if let reason = stop.reason { sender.abandonWaiting(reason.description) }
         committer.flushEagerly()
-        await window.drain()
+        await inFlight.drain()
         if let failure = await committer.finish() { stop.raise(StopReason(failure)) }
     }
 }

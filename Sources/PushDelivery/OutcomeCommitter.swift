@@ -5,13 +5,15 @@ import PushCore
 import PushSender
 
 /// Commits results on its own thread, in batches: one transaction at least every `intervalMs` or every
-/// `batchSize` results, holding the delivery-log rows, the broadcast outcomes, the prunes (as the store
-/// decides them) and the checkpoint they cover. Each result's window slot is released only once its batch
-/// is committed, so the window bounds both what is in flight and what a crash could send twice, and a slow
-/// or locked store back-pressures the sender. A write that keeps failing is retried (``StoreAccess``) until
-/// the database outage limit; then the committer fails: nothing more is written, slots are still released
-/// so the run can drain, and the run stops as interrupted. A commit that finds its broadcast cancelled calls
-/// `onCancelled`: the run takes no more devices, and what is already in flight is still recorded.
+/// `batchSize` results, holding the rows of devices that need action later, the job's counts, the prunes (as
+/// the store decides them) and the checkpoint they cover — an accepted device of a broadcast writes no row of
+/// its own. A device's slot of the *ahead* window is given back only once it is committed and, in the main
+/// pass, behind the checkpoint (``CheckpointTracker``), so the window bounds what a crash could make the next
+/// claim send again, and a slow or locked store back-pressures the sender (its in-flight slots are the pump's,
+/// freed at each answer). A write that keeps failing is retried (``StoreAccess``) until the database outage
+/// limit; then the committer fails: nothing more is written, the ahead window opens so the run can drain, and
+/// the run stops as interrupted. A commit that finds its broadcast cancelled calls `onCancelled`: the run takes
+/// no more devices, and what is already in flight is still recorded.
 final class OutcomeCommitter: @unchecked Sendable {
     /// The broadcast part of every commit (nil for `pushctl send`: delivery log only).
     struct Job {
@@ -25,10 +27,11 @@ final class OutcomeCommitter: @unchecked Sendable {
     private let app: String
     private let job: Job?
     private let tracker: CheckpointTracker?
-    private let window: BatchWindow?
+    private let ahead: BatchWindow?
     private let batchSize: Int
     private let recordEvents: Bool
     private let deliveryLog: DeliveryLogScope
+    private let direct: Bool
     private let intervalNs: UInt64
     private let onCommitted: @Sendable ([DeliveryResult]) -> Void
     private let onFailure: @Sendable (DeliveryStoreError) -> Void
@@ -37,7 +40,7 @@ final class OutcomeCommitter: @unchecked Sendable {
 
     // Guarded by `condition`.
     private let condition = NSCondition()
-    private var buffer: [DeliveryResult] = []
+    private var buffer: [(result: DeliveryResult, seq: Int)] = []
     private var released: [DeviceToken] = []
     private var firstBuffered: UInt64?
     private var finishing = false
@@ -47,9 +50,13 @@ final class OutcomeCommitter: @unchecked Sendable {
     private var failure: DeliveryStoreError?
     private let stopped = DispatchSemaphore(value: 0)
 
+    /// `tracker`: the main pass's checkpoint (nil for a retry pass — whose devices all have rows — and for
+    /// `pushctl send`). `ahead`: the window whose slots are freed as described above. `direct`: the devices were
+    /// listed tokens (``DeliveryLogScope/failures`` logs their accepted notifications).
     init(
-        access: StoreAccess, app: String, job: Job?, tracker: CheckpointTracker?, window: BatchWindow?,
-        batchSize: Int, intervalMs: Int, recordEvents: Bool = false, deliveryLog: DeliveryLogScope = .all,
+        access: StoreAccess, app: String, job: Job?, tracker: CheckpointTracker?, ahead: BatchWindow?,
+        batchSize: Int, intervalMs: Int, recordEvents: Bool = false, deliveryLog: DeliveryLogScope = .default,
+        direct: Bool = false,
         onCommitted: @escaping @Sendable ([DeliveryResult]) -> Void,
         onFailure: @escaping @Sendable (DeliveryStoreError) -> Void,
         onUnrecorded: @escaping @Sendable ([DeliveryResult]) -> Void = { _ in },
@@ -61,13 +68,14 @@ final class OutcomeCommitter: @unchecked Sendable {
         self.app = app
         self.job = job
         self.tracker = tracker
-        self.window = window
-        // A batch never waits for more results than half the window can hold: the window's slots come back only
-        // when their batch commits, so with a window of 50 and batches of 200 the sender would stall on a full
-        // window until every commit interval (50 per 100 ms: 500 notifications/s).
-        self.batchSize = max(1, min(batchSize, window.map { $0.capacity / 2 } ?? batchSize))
+        self.ahead = ahead
+        // A batch never waits for more results than half the in-flight window (a quarter of the ahead window)
+        // can hold: with a small window and batches of 200, the ahead window would fill before a batch did, and
+        // the sender would stall until every commit interval.
+        self.batchSize = max(1, min(batchSize, ahead.map { $0.capacity / 4 } ?? batchSize))
         self.recordEvents = recordEvents
         self.deliveryLog = deliveryLog
+        self.direct = direct
         self.intervalNs = UInt64(max(1, intervalMs)) * 1_000_000
         self.onCommitted = onCommitted
         self.onFailure = onFailure
@@ -76,10 +84,10 @@ final class OutcomeCommitter: @unchecked Sendable {
         thread.start()
     }
 
-    /// Queues a result (called on a transport thread).
-    func add(_ result: DeliveryResult) {
+    /// Queues the result of the device with sequence number `seq` (called on a transport thread).
+    func add(_ result: DeliveryResult, seq: Int) {
         condition.lock()
-        buffer.append(result)
+        buffer.append((result, seq))
         if !startTimerIfIdle() && buffer.count >= batchSize { condition.signal() }
         condition.unlock()
     }
@@ -153,8 +161,7 @@ final class OutcomeCommitter: @unchecked Sendable {
             condition.unlock()
 
             if !batch.isEmpty || !prunes.isEmpty {
-                if failed { onUnrecorded(batch) } else { commit(batch, prunes) }
-                window?.release(batch.count)
+                if failed { onUnrecorded(batch.map(\.result)) } else { commit(batch, prunes) }
             }
             if last {
                 condition.lock()
@@ -166,20 +173,47 @@ final class OutcomeCommitter: @unchecked Sendable {
         stopped.signal()
     }
 
-    private func commit(_ batch: [DeliveryResult], _ prunes: [DeviceToken]) {
-        let outcomes = batch.map(Self.outcome)
-        // The checkpoint covers only outcomes that count as done; a pending marker holds it back.
-        let done = batch.filter { $0.kind != .unsent }.map(\.token.hex)
-        let checkpoint = tracker?.checkpoint(committing: done)
-        let part = job.map { OutcomeBatch.Job(id: $0.id, shard: $0.shard, fence: $0.fence, run: $0.run, checkpoint: checkpoint) }
+    private func commit(_ answers: [(result: DeliveryResult, seq: Int)], _ prunes: [DeviceToken]) {
+        let batch = answers.map(\.result)
+        var outcomes = batch.map(Self.outcome)
+        var part = job.map { OutcomeBatch.Job(id: $0.id, shard: $0.shard, fence: $0.fence, run: $0.run) }
+        let releasing: Int
+        if let tracker {
+            let plan = tracker.commit(answers.map {
+                CheckpointTracker.Answer(
+                    seq: $0.seq, kind: Self.kind($0.result.kind),
+                    retried: $0.result.attempts > 1, possiblyDuplicated: $0.result.possiblyDuplicated)
+            })
+            for i in outcomes.indices { outcomes[i].mayHaveRow = plan.mayHaveRow[i] }
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            for token in plan.held {
+                outcomes.append(DeliveryOutcome(
+                    token: token, kind: .pending, apnsId: "", status: 0, attempts: 0, possiblyDuplicated: true,
+                    startedMs: now, finishedMs: now))
+            }
+            part?.checkpoint = plan.checkpoint
+            part?.accepted = plan.accepted
+            releasing = plan.released
+        } else {
+            // A retry pass: every device has a row (deferred or pending), replaced or removed now, and its accepted
+            // devices are counted at once. `pushctl send`: no job, no rows.
+            if job != nil {
+                for i in outcomes.indices { outcomes[i].mayHaveRow = true }
+                for r in batch where r.kind == .accepted {
+                    part?.accepted.add(retried: r.attempts > 1, possiblyDuplicated: r.possiblyDuplicated)
+                }
+            }
+            releasing = batch.count
+        }
         var outcomeBatch = OutcomeBatch(app: app, job: part, outcomes: outcomes, releasedPrunes: prunes)
         outcomeBatch.recordEvents = recordEvents
         outcomeBatch.deliveryLog = deliveryLog
+        outcomeBatch.direct = direct
         do {
             let receipt = try access.blocking("recording \(batch.count) outcomes") { store throws(DeliveryStoreError) in
                 try store.commit(outcomeBatch)
             }
-            tracker?.committed(done)
+            ahead?.release(releasing)
             var results = batch
             if !receipt.pruned.isEmpty {
                 for i in results.indices where receipt.pruned.contains(results[i].token) { results[i].pruned = true }
@@ -191,6 +225,7 @@ final class OutcomeCommitter: @unchecked Sendable {
             condition.lock()
             failure = error
             condition.unlock()
+            ahead?.open()
             onFailure(error)
             onUnrecorded(batch)
         }
@@ -213,16 +248,20 @@ final class OutcomeCommitter: @unchecked Sendable {
         }
     }
 
+    /// A sender result kind in the store's terms (an unsent one becomes a pending marker).
+    static func kind(_ kind: DeliveryResult.Kind) -> DeliveryOutcome.Kind {
+        switch kind {
+        case .accepted: .accepted
+        case .tokenDead: .tokenDead
+        case .rejected: .rejected
+        case .deferred: .deferred
+        case .unsent: .pending
+        }
+    }
+
     /// A sender result in the store's terms (an unsent one becomes a pending marker).
     static func outcome(_ r: DeliveryResult) -> DeliveryOutcome {
-        let kind: DeliveryOutcome.Kind
-        switch r.kind {
-        case .accepted: kind = .accepted
-        case .tokenDead: kind = .tokenDead
-        case .rejected: kind = .rejected
-        case .deferred: kind = .deferred
-        case .unsent: kind = .pending
-        }
+        let kind = Self.kind(r.kind)
         var prune: PruneRequest?
         if case .delete(let request) = r.prune { prune = request }
         return DeliveryOutcome(

@@ -37,19 +37,24 @@ public struct SendRun: Sendable {
         onUnrecorded: @escaping @Sendable ([DeliveryResult]) -> Void
     ) async -> StopReason? {
         let access = StoreAccess(store: store, outageLimitMs: configuration.storeOutageLimitMs, logger: logger)
-        let window = BatchWindow(limit: sender.configuration.inFlightLimit)
+        let (inFlight, ahead) = DeliveryPump.windows(for: sender)
+        var direct = false
+        if case .tokens = targets { direct = true }
         let committer = OutcomeCommitter(
-            access: access, app: app, job: nil, tracker: nil, window: window, batchSize: configuration.commitBatchSize,
+            access: access, app: app, job: nil, tracker: nil, ahead: ahead, batchSize: configuration.commitBatchSize,
             intervalMs: configuration.commitIntervalMs, recordEvents: configuration.webhookApps.contains(app),
-            deliveryLog: configuration.deliveryLog(for: app),
+            deliveryLog: configuration.deliveryLog(for: app), direct: direct,
             onCommitted: onCommitted,
             onFailure: { stop.raise(.store($0.message)) }, onUnrecorded: onUnrecorded)
         sender.beginRun()
         var pages = TargetPages(targets: targets, app: app, access: access, batchSize: configuration.batchSize)
-        await DeliveryPump(sender: sender, window: window, committer: committer, stop: stop).run {
+        var count = 0
+        await DeliveryPump(sender: sender, inFlight: inFlight, ahead: ahead, committer: committer, stop: stop).run {
             () throws(DeliveryStoreError) -> DeliveryPump.Step? in
             guard let target = try await pages.next() else { return nil }
-            return DeliveryPump.Step(item: SendItem(makeRequest(target.token), environment: target.environment), maybeSentBefore: false)
+            count += 1
+            return DeliveryPump.Step(
+                item: SendItem(makeRequest(target.token), environment: target.environment), seq: count, maybeSentBefore: false)
         }
         sender.endRun()
         return stop.reason

@@ -7,10 +7,12 @@ import PushSender
 /// known without a write per device. On a resumed main pass, devices that already have a final or deferred
 /// outcome are skipped, and those that may have reached APNs before are flagged.
 final class TargetFeed {
-    /// A device to send to, and whether an earlier run may already have reached APNs with it.
+    /// A device to send to, whether an earlier run may already have reached APNs with it, and whether an
+    /// earlier claim left it a row (pending in the main pass; every device of the retry pass has one).
     struct Next {
         var target: DeliveryTarget
         var maybeSentBefore: Bool
+        var hasRow = false
     }
 
     private let pass: DeliveryPass
@@ -93,7 +95,7 @@ final class TargetFeed {
                 let hex = target.token.hex
                 if let s = stored[hex] {
                     if s.kind != .pending { continue }  // final or deferred: done for the main pass
-                    page.append(Next(target: target, maybeSentBefore: s.possiblyDuplicated))
+                    page.append(Next(target: target, maybeSentBefore: s.possiblyDuplicated, hasRow: true))
                 } else {
                     page.append(Next(target: target, maybeSentBefore: hex <= shard.dispatched))
                 }
@@ -112,7 +114,7 @@ final class TargetFeed {
             let crashed = shard.retryRun > 0 && shard.retryRun < shard.run
             for (target, previous) in rows {
                 let inFlightAtCrash = crashed && previous.run < shard.retryRun && target.token.hex <= shard.retryDispatched
-                page.append(Next(target: target, maybeSentBefore: previous.possiblyDuplicated || inFlightAtCrash))
+                page.append(Next(target: target, maybeSentBefore: previous.possiblyDuplicated || inFlightAtCrash, hasRow: true))
             }
             self.after = last.target.token.hex
             if rows.count < limit { finished = true }

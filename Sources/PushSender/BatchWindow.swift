@@ -10,6 +10,7 @@ package final class BatchWindow: Sendable {
 
     private struct State {
         var inFlight = 0
+        var open = false
         var producer: CheckedContinuation<Void, Never>?
         var drainer: CheckedContinuation<Void, Never>?
     }
@@ -28,7 +29,7 @@ package final class BatchWindow: Sendable {
         while !tryTake() {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { s -> Bool in
-                    if s.inFlight < limit { return true }
+                    if s.inFlight < limit || s.open { return true }
                     s.producer = c
                     return false
                 }
@@ -39,7 +40,7 @@ package final class BatchWindow: Sendable {
 
     private func tryTake() -> Bool {
         state.withLock { s in
-            guard s.inFlight < limit else { return false }
+            guard s.inFlight < limit || s.open else { return false }
             s.inFlight += 1
             return true
         }
@@ -67,6 +68,17 @@ package final class BatchWindow: Sendable {
         }
         wake?.resume()
         drained?.resume()
+    }
+
+    /// Stops bounding: every later ``acquire()`` returns at once, and a waiting producer resumes (the delivery
+    /// engine's committer failed and will give no more slots back; the run drains and stops).
+    package func open() {
+        let wake = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            s.open = true
+            defer { s.producer = nil }
+            return s.producer
+        }
+        wake?.resume()
     }
 
     /// Waits until every slot is back.

@@ -149,6 +149,7 @@ enum ConsoleAssets {
     </form>
     <div id="device-result" class="card" hidden>
       <dl id="device-facts" class="facts"></dl>
+      <p id="device-note" class="note">Notifications sent to listed tokens are recorded per device. Those of a send to all devices or a channel are counted per job (Jobs), and recorded per device only when the app's <code>deliveryLog</code> is <code>all</code> (failures always are).</p>
     </div>
   </section>
 </div>
@@ -574,7 +575,7 @@ async function findDevice(event) {
       ['Channels', device.channels.length ? device.channels.join(', ') : 'none'],
       ['First registered', device.registeredAt],
       ['Last registration', device.lastRegisteredAt],
-      ['Last success', device.lastSuccessAt ?? 'never'],
+      ['Last success', device.lastSuccessAt ?? 'none recorded'],
       ['Last delivery', last ? `${last.status ?? 'unknown'}${last.reason ? ` (${last.reason})` : ''} at ${last.time}${last.broadcast ? `, job ${last.broadcast}` : ''}` : 'none recorded'],
     ];
     setList($('device-facts'), pairs);
@@ -684,6 +685,11 @@ progress { width: 100%; height: 1.1rem; }
 .chart .bar-deferred { fill: #c27c0e; }
 .sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 [hidden] { display: none !important; }
+
+.note {
+  color: #555;
+  font-size: 0.9em;
+}
 
 """#
 }

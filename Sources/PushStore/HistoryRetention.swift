@@ -31,6 +31,13 @@ public struct HistoryRetention: Sendable {
         self.nowMs = nowMs
     }
 
+    /// Outcome rows retention never deletes: a deferred or pending device is still to be sent (a later run of the
+    /// same id retries it), and the broadcast's counters count it.
+    public static let keptOutcomeKinds: [DeliveryOutcome.Kind] = [.deferred, .pending]
+
+    /// ``keptOutcomeKinds`` as an SQL list (`'deferred', 'pending'`).
+    static var keptOutcomeKindsSQL: String { keptOutcomeKinds.map { "'\($0.rawValue)'" }.joined(separator: ", ") }
+
     /// The time before which history is deleted now (ms since 1970).
     public var cutoffMs: Int64 { nowMs() - Int64(days) * 86_400_000 }
 

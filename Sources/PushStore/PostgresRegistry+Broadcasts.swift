@@ -77,29 +77,26 @@ extension PostgresRegistry {
     }
 
     public func broadcastCounts(id: String) throws(StoreError) -> BroadcastCounts {
-        try pool.withConnection { (db) throws(StoreError) -> BroadcastCounts in
-            let rows = try db.rows("""
-                SELECT kind, coalesce(reason, kind), count(*)::bigint, count(*) FILTER (WHERE pruned)::bigint,
-                    count(*) FILTER (WHERE attempts > 1)::bigint, count(*) FILTER (WHERE possibly_duplicated)::bigint
-                FROM broadcast_outcomes WHERE broadcast_id = \(id) AND kind <> 'pending' GROUP BY 1, 2
-                """, as: (String, String, Int64, Int64, Int64, Int64).self)
-            var counts = BroadcastCounts()
-            for (kind, reason, n64, pruned, retried, dup) in rows {
-                let n = Int(n64)
-                counts.done += n
-                counts.pruned += Int(pruned)
-                counts.retried += Int(retried)
-                counts.possiblyDuplicated += Int(dup)
-                switch kind {
-                case "accepted": counts.accepted += n
-                case "deferred":
-                    counts.deferred += n
-                    counts.notAcceptedByReason[reason, default: 0] += n
-                default: counts.notAcceptedByReason[reason, default: 0] += n
-                }
+        try pool.withConnection { (db) throws(StoreError) -> BroadcastCounts in try broadcastCounts(id: id, in: db) }
+    }
+
+    /// The broadcast's counters, summed over its shards, inside the caller's session.
+    func broadcastCounts(id: String, in db: PostgresSession) throws(StoreError) -> BroadcastCounts {
+        let rows = try db.rows("""
+            SELECT kind, reason, sum(devices)::bigint, sum(retried)::bigint, sum(possibly_duplicated)::bigint,
+                sum(pruned)::bigint
+            FROM broadcast_counts WHERE broadcast_id = \(id) GROUP BY 1, 2
+            """, as: (String, String, Int64, Int64, Int64, Int64).self)
+        var counts = BroadcastCounts()
+        for (kind, reason, devices, retried, dup, pruned) in rows {
+            guard let k = DeliveryOutcome.Kind(rawValue: kind) else {
+                throw StoreError(.corrupt, "broadcast \(id) has counts of an unknown kind \(kind)")
             }
-            return counts
+            counts.add(
+                kind: k, reason: reason, devices: Int(devices), retried: Int(retried), possiblyDuplicated: Int(dup),
+                pruned: Int(pruned))
         }
+        return counts
     }
 
     public func breakerStates(app: String) throws(StoreError) -> [String: PruningBreaker.State] {

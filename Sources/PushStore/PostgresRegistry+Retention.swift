@@ -47,10 +47,12 @@ extension PostgresRegistry {
 
     /// Deletes a completed broadcast's per-device rows of `table`, `batch` per statement, each only while the
     /// broadcast is still completed before the cutoff (a new round started meanwhile keeps them).
+    /// Deferred and pending outcome rows stay (``HistoryRetention/keptOutcomeKinds``).
     private func trimBroadcastRows(table: String, id: String, before cutoffMs: Int64, batch: Int64) throws(StoreError) -> Int {
+        let kept = table == "broadcast_outcomes" ? " AND kind NOT IN (\(HistoryRetention.keptOutcomeKindsSQL))" : ""
         let sql = """
             DELETE FROM \(table) WHERE broadcast_id = $1
-                AND token IN (SELECT token FROM \(table) WHERE broadcast_id = $1 ORDER BY token LIMIT $2)
+                AND token IN (SELECT token FROM \(table) WHERE broadcast_id = $1\(kept) ORDER BY token LIMIT $2)
                 AND EXISTS (SELECT 1 FROM broadcasts WHERE id = $1 AND state IN ('completed', 'cancelled') AND finished_ms < $3)
             """
         var deleted = 0

@@ -66,16 +66,16 @@ extension PostgresRegistry {
         let (run, limit) = (Int64(run), Int64(limit))
         return try pool.withConnection { (db) throws(StoreError) -> [(target: DeliveryTarget, previous: StoredOutcome)] in
             try db.rows("""
-                SELECT o.token, d.environment, o.possibly_duplicated, o.run::bigint FROM broadcast_outcomes o
+                SELECT o.token, d.environment, o.possibly_duplicated, o.run::bigint, o.kind FROM broadcast_outcomes o
                 JOIN broadcasts b ON b.id = o.broadcast_id
                 LEFT JOIN devices d ON d.app = b.app AND d.token = o.token
-                WHERE o.broadcast_id = \(id) AND o.kind = 'deferred' AND o.run < \(run) AND o.token > \(after)
+                WHERE o.broadcast_id = \(id) AND o.kind IN ('deferred', 'pending') AND o.run < \(run) AND o.token > \(after)
                     AND o.token <= \(through)
                 ORDER BY o.token LIMIT \(limit)
-                """, as: (String, String?, Bool, Int64).self
+                """, as: (String, String?, Bool, Int64, String).self
             ).map {
                 (DeliveryTarget(token: DeviceToken(trustedCanonicalHex: $0.0), environment: $0.1.flatMap(APNsEnvironment.init(rawValue:))),
-                 StoredOutcome(kind: .deferred, possiblyDuplicated: $0.2, run: Int($0.3)))
+                 StoredOutcome(kind: DeliveryOutcome.Kind(rawValue: $0.4) ?? .deferred, possiblyDuplicated: $0.2, run: Int($0.3)))
             }
         }
     }

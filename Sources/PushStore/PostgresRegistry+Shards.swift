@@ -201,7 +201,7 @@ extension PostgresRegistry {
             if state == BroadcastState.completed.rawValue {
                 try db.query("""
                     UPDATE broadcasts SET finished_ms = \(nowMs), error = NULL,
-                        total = (SELECT count(*) FROM broadcast_outcomes o WHERE o.broadcast_id = \(id) AND o.kind <> 'pending')
+                        total = (SELECT coalesce(sum(devices), 0) FROM broadcast_counts c WHERE c.broadcast_id = \(id) AND c.kind <> 'pending')
                     WHERE id = \(id) AND finished_ms IS NULL
                     """)
             }

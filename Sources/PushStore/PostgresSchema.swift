@@ -1,4 +1,5 @@
 import PostgresNIO
+import PushCore
 
 /// The PostgreSQL registry's schema as numbered migrations, like ``Schema`` for SQLite (same tables and
 /// meaning; tokens sort bytewise with `COLLATE "C"` so keyset pages match SQLite's order). Version N is
@@ -301,6 +302,33 @@ enum PostgresSchema {
                 PRIMARY KEY (app, environment, channel_id)
             )
             """,
+        ],
+        // 9: the lean ledger (SQLite's 12): counters per shard, kind and reason key instead of a row per accepted
+        // device; rows already stored are counted under shard -1 and kept (an unfinished broadcast resumes across
+        // the upgrade); the retry pass reads deferred and pending rows through one partial index.
+        [
+            """
+            CREATE TABLE broadcast_counts (
+                broadcast_id text NOT NULL,
+                shard integer NOT NULL,
+                kind text NOT NULL,
+                reason text NOT NULL,
+                devices bigint NOT NULL,
+                retried bigint NOT NULL,
+                possibly_duplicated bigint NOT NULL,
+                pruned bigint NOT NULL,
+                PRIMARY KEY (broadcast_id, shard, kind, reason)
+            ) WITH (fillfactor = 70)
+            """,
+            """
+            INSERT INTO broadcast_counts (broadcast_id, shard, kind, reason, devices, retried, possibly_duplicated, pruned)
+            SELECT broadcast_id, -1, kind, CASE WHEN kind = 'accepted' THEN '' ELSE \(BroadcastCounts.reasonKeySQL(kind: "kind", status: "status", reason: "reason")) END,
+                count(*), count(*) FILTER (WHERE attempts > 1), count(*) FILTER (WHERE possibly_duplicated),
+                count(*) FILTER (WHERE pruned)
+            FROM broadcast_outcomes WHERE kind <> 'pending' GROUP BY 1, 3, 4
+            """,
+            "DROP INDEX broadcast_outcomes_deferred",
+            "CREATE INDEX broadcast_outcomes_retry ON broadcast_outcomes (broadcast_id, token) WHERE kind IN ('deferred', 'pending')",
         ],
     ]
 

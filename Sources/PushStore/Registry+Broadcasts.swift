@@ -76,32 +76,28 @@ extension Registry {
         }
     }
 
-    /// Totals over every committed outcome of a broadcast (pending markers excluded).
+    /// The broadcast's counters, summed over its shards.
     public func broadcastCounts(id: String) throws(StoreError) -> BroadcastCounts {
-        try read { (db) throws(StoreError) -> BroadcastCounts in
-            let select = try db.statement("""
-                SELECT kind, coalesce(reason, kind), count(*), sum(pruned), sum(attempts > 1), sum(possibly_duplicated)
-                FROM broadcast_outcomes WHERE broadcast_id = ?1 AND kind <> 'pending' GROUP BY 1, 2
-                """)
-            defer { select.reset() }
-            try select.bind(1, id)
-            var counts = BroadcastCounts()
-            while try select.step() {
-                let n = Int(select.int64(2))
-                counts.done += n
-                counts.pruned += Int(select.int64(3))
-                counts.retried += Int(select.int64(4))
-                counts.possiblyDuplicated += Int(select.int64(5))
-                switch select.text(0) {
-                case "accepted": counts.accepted += n
-                case "deferred":
-                    counts.deferred += n
-                    counts.notAcceptedByReason[select.text(1), default: 0] += n
-                default: counts.notAcceptedByReason[select.text(1), default: 0] += n
-                }
+        try read { (db) throws(StoreError) -> BroadcastCounts in try Self.broadcastCounts(id: id, in: db) }
+    }
+
+    static func broadcastCounts(id: String, in db: Connection) throws(StoreError) -> BroadcastCounts {
+        let select = try db.statement("""
+            SELECT kind, reason, sum(devices), sum(retried), sum(possibly_duplicated), sum(pruned)
+            FROM broadcast_counts WHERE broadcast_id = ?1 GROUP BY 1, 2
+            """)
+        defer { select.reset() }
+        try select.bind(1, id)
+        var counts = BroadcastCounts()
+        while try select.step() {
+            guard let kind = DeliveryOutcome.Kind(rawValue: select.text(0)) else {
+                throw StoreError(.corrupt, "broadcast \(id) has counts of an unknown kind \(select.text(0))")
             }
-            return counts
+            counts.add(
+                kind: kind, reason: select.text(1), devices: Int(select.int64(2)), retried: Int(select.int64(3)),
+                possiblyDuplicated: Int(select.int64(4)), pruned: Int(select.int64(5)))
         }
+        return counts
     }
 
     static let broadcastColumns = """

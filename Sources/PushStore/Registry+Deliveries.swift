@@ -4,21 +4,22 @@ extension Registry {
     /// Appends delivery results to the delivery log in one transaction (call it per sent batch).
     public func recordDeliveries(_ records: [DeliveryRecord]) throws(StoreError) {
         guard !records.isEmpty else { return }
-        try write { (db) throws(StoreError) in try Self.insertDeliveries(records, in: db) }
+        try write { (db) throws(StoreError) in
+            try Self.insertDeliveries(records, in: db)
+            try Self.countDeliveries(DeliveryCount.tally(records), in: db)
+        }
     }
 
-    /// Inserts delivery-log rows inside the caller's transaction (shared with broadcast checkpoints): the
-    /// records `scope` logs (a record without a kind always is); every record is counted.
-    static func insertDeliveries(
-        _ records: [DeliveryRecord], logging scope: DeliveryLogScope = .all, in db: Connection
-    ) throws(StoreError) {
+    /// Inserts delivery-log rows inside the caller's transaction (shared with broadcast checkpoints); counting
+    /// them is the caller's (``countDeliveries(_:in:)``).
+    static func insertDeliveries(_ records: [DeliveryRecord], in db: Connection) throws(StoreError) {
         let insert = try db.statement(
             """
             INSERT INTO delivery_log (app, apns_id, unique_id, token, status, reason, attempts,
                 possibly_duplicated, first_attempt_ms, finished_ms, kind, broadcast_id)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
             """)
-        for record in records where record.kind.map(scope.logs) ?? true {
+        for record in records {
             try insert.bind(1, record.app)
             try insert.bind(2, record.apnsId)
             try insert.bind(3, record.uniqueId)
@@ -33,16 +34,16 @@ extension Registry {
             try insert.bind(12, record.broadcastId)
             try insert.run()
         }
-        try countDeliveries(records, in: db)
     }
 
-    /// Adds `records` to the delivery counters, inside the caller's transaction.
-    static func countDeliveries(_ records: [DeliveryRecord], in db: Connection) throws(StoreError) {
+    /// Adds a tally to the delivery counters, inside the caller's transaction.
+    static func countDeliveries(_ tally: DeliveryCount.Tally, in db: Connection) throws(StoreError) {
+        guard !tally.isEmpty else { return }
         let upsert = try db.statement("""
             INSERT INTO delivery_counters (app, status, reason, count, retries) VALUES (?1, ?2, ?3, ?4, ?5)
             ON CONFLICT (app, status, reason) DO UPDATE SET count = count + excluded.count, retries = retries + excluded.retries
             """)
-        for (key, sums) in DeliveryCount.tally(records) {
+        for (key, sums) in tally {
             try upsert.bind(1, key.app)
             try upsert.bind(2, Int64(key.status))
             try upsert.bind(3, key.reason)

@@ -29,13 +29,26 @@ public struct DeliveryCount: Sendable, Equatable {
         var reason: String
     }
 
+    /// Sums by counter key.
+    typealias Tally = [(key: Key, value: (count: Int, retries: Int))]
+
     /// `records` summed by counter key.
-    static func tally(_ records: [DeliveryRecord]) -> [(key: Key, value: (count: Int, retries: Int))] {
+    static func tally(_ records: [DeliveryRecord]) -> Tally {
+        tally(records.lazy.map { ($0.app, $0.status, $0.reason, $0.attempts) })
+    }
+
+    /// Every outcome of `app` but the pending ones (nothing was answered) summed by counter key: what the delivery
+    /// counters count, whatever the delivery log keeps.
+    static func tally(app: String, _ outcomes: [DeliveryOutcome]) -> Tally {
+        tally(outcomes.lazy.filter { $0.kind != .pending }.map { (app, $0.status, $0.reason, $0.attempts) })
+    }
+
+    private static func tally<S: Sequence>(_ items: S) -> Tally where S.Element == (String, Int, String?, Int) {
         var sums: [Key: (count: Int, retries: Int)] = [:]
-        for r in records {
-            let key = Key(app: r.app, status: r.status, reason: APNsReason.label(status: r.status, reason: r.reason))
+        for (app, status, reason, attempts) in items {
+            let key = Key(app: app, status: status, reason: APNsReason.label(status: status, reason: reason))
             let old = sums[key] ?? (0, 0)
-            sums[key] = (old.count + 1, old.retries + max(0, r.attempts - 1))
+            sums[key] = (old.count + 1, old.retries + max(0, attempts - 1))
         }
         return sums.sorted { ($0.key.app, $0.key.status, $0.key.reason) < ($1.key.app, $1.key.status, $1.key.reason) }
             .map { (key: $0.key, value: $0.value) }

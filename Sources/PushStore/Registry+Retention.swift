@@ -53,13 +53,16 @@ extension Registry {
 
     /// Deletes a completed broadcast's per-device rows of `table`, `batch` per transaction, each batch only
     /// while the broadcast is still completed before the cutoff (a new round started meanwhile keeps them).
+    /// Deferred and pending outcome rows stay (``HistoryRetention/keptOutcomeKinds``): a later run of the same id
+    /// retries them, and its counters say how many there are.
     private func trimBroadcastRows(table: String, id: String, before cutoffMs: Int64, batch: Int64) throws(StoreError) -> Int {
+        let kept = table == "broadcast_outcomes" ? " AND kind NOT IN (\(HistoryRetention.keptOutcomeKindsSQL))" : ""
         var deleted = 0
         while true {
             let n = try write { (db) throws(StoreError) -> Int in
                 let delete = try db.statement("""
                     DELETE FROM \(table) WHERE broadcast_id = ?1
-                        AND token IN (SELECT token FROM \(table) WHERE broadcast_id = ?1 ORDER BY token LIMIT ?2)
+                        AND token IN (SELECT token FROM \(table) WHERE broadcast_id = ?1\(kept) ORDER BY token LIMIT ?2)
                         AND EXISTS (SELECT 1 FROM broadcasts WHERE id = ?1 AND state IN ('completed', 'cancelled') AND finished_ms < ?3)
                     """)
                 try delete.bind(1, id)

@@ -227,13 +227,10 @@ extension Registry {
             try state.run()
             guard let record = try Self.broadcast(id: id, in: db) else { throw StoreError(.corrupt, "broadcast \(id) vanished") }
             if record.state == .completed && record.finishedMs == nil {
-                let done = try db.statement("""
-                    UPDATE broadcasts SET finished_ms = ?2, error = NULL,
-                        total = (SELECT count(*) FROM broadcast_outcomes o WHERE o.broadcast_id = ?1 AND o.kind <> 'pending')
-                    WHERE id = ?1
-                    """)
+                let done = try db.statement("UPDATE broadcasts SET finished_ms = ?2, error = NULL, total = ?3 WHERE id = ?1")
                 try done.bind(1, id)
                 try done.bind(2, now)
+                try done.bind(3, Int64(try Self.broadcastCounts(id: id, in: db).done))
                 try done.run()
             }
             return record.state

@@ -1,3 +1,5 @@
+import PushCore
+
 /// The registry's schema as numbered migrations. Version N is reached by running migrations 1…N in order;
 /// the version lives in the one-row `schema_version` table. Never edit a shipped migration: add one.
 enum Schema {
@@ -336,6 +338,39 @@ enum Schema {
                 created_ms INTEGER NOT NULL,
                 PRIMARY KEY (app, environment, channel_id)
             ) WITHOUT ROWID
+            """,
+        ],
+        // 12: the lean ledger. A broadcast keeps a row per device only where the device needs action later: dead
+        // tokens and rejections (history, the webhook), deferrals and pending devices (the next claim sends them
+        // again). An accepted device writes nothing of its own: the broadcast's counts are counters per shard,
+        // kind and reason key, written in the commit that moves the checkpoint past accepted devices or writes the
+        // other rows. Rows already stored are counted (under shard -1, as they cannot be told apart) and kept, so
+        // an unfinished broadcast resumes across the upgrade; retention removes them with the broadcast's history.
+        // The retry pass reads deferred and pending rows through one partial index.
+        [
+            """
+            CREATE TABLE broadcast_counts (
+                broadcast_id TEXT NOT NULL,
+                shard INTEGER NOT NULL,
+                kind TEXT NOT NULL,
+                reason TEXT NOT NULL,
+                devices INTEGER NOT NULL,
+                retried INTEGER NOT NULL,
+                possibly_duplicated INTEGER NOT NULL,
+                pruned INTEGER NOT NULL,
+                PRIMARY KEY (broadcast_id, shard, kind, reason)
+            ) WITHOUT ROWID
+            """,
+            """
+            INSERT INTO broadcast_counts (broadcast_id, shard, kind, reason, devices, retried, possibly_duplicated, pruned)
+            SELECT broadcast_id, -1, kind, CASE WHEN kind = 'accepted' THEN '' ELSE \(BroadcastCounts.reasonKeySQL(kind: "kind", status: "status", reason: "reason")) END,
+                count(*), sum(attempts > 1), sum(possibly_duplicated), sum(pruned)
+            FROM broadcast_outcomes WHERE kind <> 'pending' GROUP BY 1, 3, 4
+            """,
+            "DROP INDEX broadcast_outcomes_deferred",
+            """
+            CREATE INDEX broadcast_outcomes_retry ON broadcast_outcomes (broadcast_id, token)
+            WHERE kind IN ('deferred', 'pending')
             """,
         ],
     ]

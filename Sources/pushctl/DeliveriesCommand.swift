@@ -37,9 +37,10 @@ struct DeliveriesCommand: ParsableCommand {
         } catch {
             throw CLIError.usage(error.message)
         }
-        if query.kind == .accepted, !config.deliveryLog(for: settings).logs(.accepted) {
+        if query.kind == .accepted, !config.deliveryLog(for: settings).logs(.accepted, direct: false) {
             FileHandle.standardError.write(Data((
-                "pushctl: note: app \(app) logs failures only (deliveryLog); accepted notifications are counted, not logged\n").utf8))
+                "pushctl: note: app \(app) logs failures only (deliveryLog): accepted notifications of broadcasts to all "
+                    + "devices or a channel are counted, not logged; those sent to listed tokens are\n").utf8))
         }
         let registry = try cli { () throws(StoreError) in try RegistryStores.open(config, options: .command) }
         var records: [DeliveryRecord] = []

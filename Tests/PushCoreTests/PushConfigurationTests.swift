@@ -226,26 +226,26 @@ extension PushConfigurationTests {
 }
 
 extension PushConfigurationTests {
-    @Test func theDeliveryLogIsEveryOutcomeUnlessTheConfigOrTheAppNarrowsIt() throws {
+    @Test func theDeliveryLogIsFailuresUnlessTheConfigOrTheAppWidensIt() throws {
         let plain = try decode(Self.example)
-        #expect(plain.deliveryLog == .all)
-        #expect(try plain.deliveryLog(for: plain.app("example")) == .all)
-        #expect(plain.narrowedDeliveryLogs.isEmpty)
+        #expect(plain.deliveryLog == .failures)
+        #expect(try plain.deliveryLog(for: plain.app("example")) == .failures)
+        #expect(plain.deliveryLogs == ["example": .failures])
 
         let config = try decode(#"""
-            {"deliveryLog": "failures",
+            {"deliveryLog": "all",
              "apps": {"a": {\#(Self.tokenApp)},
-                      "b": {\#(Self.tokenApp), "deliveryLog": "all"},
-                      "c": {\#(Self.tokenApp), "deliveryLog": "failures"}}}
+                      "b": {\#(Self.tokenApp), "deliveryLog": "failures"},
+                      "c": {\#(Self.tokenApp), "deliveryLog": "all"}}}
             """#)
-        #expect(config.deliveryLog == .failures)
-        #expect(try config.deliveryLog(for: config.app("a")) == .failures)
-        #expect(try config.deliveryLog(for: config.app("b")) == .all)
+        #expect(config.deliveryLog == .all)
+        #expect(try config.deliveryLog(for: config.app("a")) == .all)
+        #expect(try config.deliveryLog(for: config.app("b")) == .failures)
         #expect(try config.app("a").deliveryLog == nil)
-        #expect(config.narrowedDeliveryLogs == ["a": .failures, "c": .failures])
+        #expect(config.deliveryLogs == ["a": .all, "b": .failures, "c": .all])
 
-        let one = try decode(#"{"apps": {"a": {\#(Self.tokenApp)}, "c": {\#(Self.tokenApp), "deliveryLog": "failures"}}}"#)
-        #expect(one.narrowedDeliveryLogs == ["c": .failures])
+        let one = try decode(#"{"apps": {"a": {\#(Self.tokenApp)}, "c": {\#(Self.tokenApp), "deliveryLog": "all"}}}"#)
+        #expect(one.deliveryLogs == ["a": .failures, "c": .all])
     }
 
     @Test func aDeliveryLogScopeOtherThanAllOrFailuresIsRefusedWithTheKeyNamed() {

@@ -40,10 +40,16 @@ import Testing
             return try #require(try store.claimShard(broadcastId: id, apps: nil, owner: "o", ttlMs: 3_600_000, ownerIsDead: { _ in false }))
         }
 
-        /// Commits `outcomes` for the claimed shard of broadcast `id`, the engine's write path.
-        func commit(_ id: String, _ shard: BroadcastShard, _ outcomes: [DeliveryOutcome]) throws {
-            _ = try store.commit(OutcomeBatch(
-                app: "a", job: .init(id: id, shard: shard.index, fence: shard.fence, run: shard.run), outcomes: outcomes))
+        /// Commits `outcomes` for the claimed shard of broadcast `id`, the engine's write path: its accepted devices
+        /// counted in this commit (as when the checkpoint passes them), every outcome logged unless `log` says otherwise.
+        func commit(_ id: String, _ shard: BroadcastShard, _ outcomes: [DeliveryOutcome], log: DeliveryLogScope = .all) throws {
+            var accepted = AcceptedTally()
+            for o in outcomes where o.kind == .accepted { accepted.add(retried: o.attempts > 1, possiblyDuplicated: o.possiblyDuplicated) }
+            var batch = OutcomeBatch(
+                app: "a", job: .init(id: id, shard: shard.index, fence: shard.fence, run: shard.run, accepted: accepted),
+                outcomes: outcomes)
+            batch.deliveryLog = log
+            _ = try store.commit(batch)
         }
 
         func finish(_ id: String, _ shard: BroadcastShard) throws -> BroadcastState {
@@ -135,40 +141,56 @@ import Testing
         #expect(try w.all(DeliveryQuery(app: "z")).map(\.apnsId) == ["other"])
     }
 
-    @Test(arguments: Backend.allCases) func aFailuresOnlyLogKeepsNoAcceptedRowsButCountsStoresAndMarksThemAll(_ backend: Backend) throws {
+    @Test(arguments: Backend.allCases) func aFailuresOnlyLogKeepsNoAcceptedRowOfABroadcastButCountsItAndLogsSendsToListedTokens(_ backend: Backend) throws {
         let w = try World(backend)
         let t = w.tokens
         let shard = try w.start("b")
-        var batch = OutcomeBatch(
-            app: "a", job: .init(id: "b", shard: shard.index, fence: shard.fence, run: shard.run),
-            outcomes: [
-                Self.outcome(t[0], .accepted, at: 1000), Self.outcome(t[1], .tokenDead, at: 2000),
-                Self.outcome(t[2], .deferred, at: 3000), Self.outcome(t[3], .accepted, at: 3000),
-                Self.outcome(t[4], .rejected, at: 3100), Self.outcome(t[5], .pending, at: 3500),
-            ])
-        batch.deliveryLog = .failures
-        _ = try w.store.commit(batch)
-        // A `pushctl send` batch (no broadcast) under the same scope.
-        var send = OutcomeBatch(app: "a", outcomes: [Self.outcome(t[6], .accepted, at: 4000, id: "s")])
-        send.deliveryLog = .failures
-        _ = try w.store.commit(send)
+        try w.commit("b", shard, [
+            Self.outcome(t[0], .accepted, at: 1000), Self.outcome(t[1], .tokenDead, at: 2000),
+            Self.outcome(t[2], .deferred, at: 3000), Self.outcome(t[3], .accepted, at: 3000),
+            Self.outcome(t[4], .rejected, at: 3100), Self.outcome(t[5], .pending, at: 3500),
+        ], log: .failures)
+        // `pushctl send` batches (no broadcast) under the same scope: to listed tokens, and to every device.
+        var direct = OutcomeBatch(app: "a", outcomes: [Self.outcome(t[6], .accepted, at: 4000, id: "s")])
+        direct.deliveryLog = .failures
+        direct.direct = true
+        _ = try w.store.commit(direct)
+        var all = OutcomeBatch(app: "a", outcomes: [Self.outcome(t[7], .accepted, at: 4100, id: "s2")])
+        all.deliveryLog = .failures
+        _ = try w.store.commit(all)
 
-        // The log holds the dead token, the deferral and the rejection; no accepted row, no pending marker.
-        #expect(try w.all().map(\.token) == [t[4], t[2], t[1]])
-        #expect(try w.all(DeliveryQuery(app: "a", kind: .accepted)).isEmpty)
+        // The log holds the dead token, the deferral, the rejection and the send to a listed token; no accepted row
+        // of the broadcast or of the send to every device, no pending marker.
+        #expect(try w.all().map(\.token) == [t[6], t[4], t[2], t[1]])
+        #expect(try w.all(DeliveryQuery(app: "a", kind: .accepted)).map(\.token) == [t[6]])
         // Every answered outcome is still counted (the accepted ones too), per status.
         let counts = try w.registry.deliveryCounts().filter { $0.app == "a" }
-        #expect(counts.first { $0.status == 200 }?.count == 3)
+        #expect(counts.first { $0.status == 200 }?.count == 4)
         #expect(counts.first { $0.status == 410 }?.count == 1)
-        // The broadcast's per-device outcomes are all stored: its counts and a resume see the accepted ones.
+        // The broadcast's counts hold every outcome; only devices that need action later keep a row.
         let progress = try w.store.counts(id: "b")
         #expect(progress.accepted == 2 && progress.deferred == 1 && progress.done == 5)
         let stored = try w.store.storedOutcomes(id: "b", after: "", through: String(repeating: "f", count: 64))
-        #expect(stored[t[0].hex]?.kind == .accepted && stored[t[3].hex]?.kind == .accepted)
-        // And an accepted notification still sets its device's last success.
-        #expect(try w.registry.device(app: "a", token: t[0])?.lastSuccessMs == 3000)
+        #expect(stored.keys.sorted() == [t[1], t[2], t[4], t[5]].map(\.hex).sorted())
+        // Last success is the last logged accepted notification: the send to a listed token sets it, a broadcast does not.
+        #expect(try w.registry.device(app: "a", token: t[0])?.lastSuccessMs == nil)
         #expect(try w.registry.device(app: "a", token: t[6])?.lastSuccessMs == 4000)
-        #expect(try w.registry.device(app: "a", token: t[1])?.lastSuccessMs == nil)
+        #expect(try w.registry.device(app: "a", token: t[7])?.lastSuccessMs == nil)
+    }
+
+    @Test(arguments: Backend.allCases) func aSendJobToListedTokensLogsItsAcceptedDevicesUnderTheDefaultScope(_ backend: Backend) throws {
+        let w = try World(backend)
+        let t = w.tokens
+        let shard = try w.start("job", tokens: [t[0], t[1]])
+        var batch = OutcomeBatch(
+            app: "a", job: .init(id: "job", shard: shard.index, fence: shard.fence, run: shard.run,
+                                 accepted: AcceptedTally(count: 1, retried: 0, possiblyDuplicated: 0)),
+            outcomes: [Self.outcome(t[0], .accepted, at: 1000, id: "job"), Self.outcome(t[1], .rejected, at: 1000, id: "job")])
+        batch.direct = true
+        _ = try w.store.commit(batch)
+        #expect(try w.all(DeliveryQuery(app: "a", broadcastId: "job")).map(\.token) == [t[1], t[0]])
+        #expect(try w.registry.device(app: "a", token: t[0])?.lastSuccessMs == 1000)
+        #expect(try w.store.counts(id: "job").accepted == 1)
     }
 
     @Test(arguments: Backend.allCases) func everyHistoryQueryReadsThroughItsIndexInTheIndexsOwnOrder(_ backend: Backend) throws {
@@ -230,11 +252,15 @@ import Testing
             #expect(try w.all().count == kept * devices, "day \(day)")
             #expect(try w.registry.pruneLog(app: "a", limit: 1000).count == kept, "day \(day)")
             if day > Int(retentionDays) {
-                #expect(report.deliveries == devices && report.prunes == 1 && report.outcomes == devices && report.broadcasts == 1, "day \(day): \(report)")
-                // The trimmed broadcast's record stays, completed, with its total; its per-device outcomes are gone.
+                // Only the dead token had a row of its own (an accepted device writes none).
+                #expect(report.deliveries == devices && report.prunes == 1 && report.outcomes == 1 && report.broadcasts == 1, "day \(day): \(report)")
+                // The trimmed broadcast's record stays, completed, with its total and its counts; its rows are gone.
                 let old = try #require(try w.registry.broadcast(id: "digest-\(day - Int(retentionDays) - 1)"))
                 #expect(old.state == .completed && old.total == devices)
-                #expect(try w.registry.broadcastCounts(id: old.id).done == 0)
+                let counts = try w.registry.broadcastCounts(id: old.id)
+                #expect(counts.done == devices && counts.accepted == devices - 1 && counts.pruned == 1)
+                #expect(counts.notAcceptedByReason == ["Unregistered": 1])
+                #expect(try w.store.storedOutcomes(id: old.id, after: "", through: BroadcastShard.keySpaceEnd).isEmpty)
                 #expect(try w.registry.broadcastCounts(id: "digest-\(day - Int(retentionDays))").done == devices)
             }
             if let sqlite = w.registry as? Registry { sizes[day] = try sqlite.checkpointedFileSize() }
@@ -266,11 +292,12 @@ import Testing
 
         w.clock.advance(100 * Self.dayMs)
         let report = try w.registry.trimHistory(before: w.clock.now - 30 * Self.dayMs, batchSize: 2)
-        #expect(report.deliveries == 4 + 1 + 3 + 6 && report.outcomes == 6 && report.jobTokens == 6 && report.broadcasts == 1)
+        // The completed job's accepted devices had no rows: only its token list goes.
+        #expect(report.deliveries == 4 + 1 + 3 + 6 && report.outcomes == 0 && report.jobTokens == 6 && report.broadcasts == 1)
         #expect(try w.all().isEmpty)  // the delivery log is history, whoever wrote it
-        // The unfinished broadcasts keep every outcome (pending markers included), so they resume where they stopped…
+        // The unfinished broadcasts keep every row (pending markers included), so they resume where they stopped…
         let stored = try w.store.storedOutcomes(id: "interrupted", after: "", through: BroadcastShard.keySpaceEnd)
-        #expect(stored.count == 6 && stored[t[5].hex]?.kind == .pending && stored[t[4].hex]?.kind == .deferred)
+        #expect(stored.count == 2 && stored[t[5].hex]?.kind == .pending && stored[t[4].hex]?.kind == .deferred)
         #expect(try w.store.counts(id: "interrupted").done == 5)
         #expect(try w.store.counts(id: "running").done == 3)
         // …and a second pass has nothing more to delete.
@@ -279,10 +306,34 @@ import Testing
         #expect(resumed.state == .running)
         let claim = try #require(try w.store.claimShard(broadcastId: "interrupted", apps: nil, owner: "o2", ttlMs: 1000, ownerIsDead: { _ in false }))
         #expect(try w.store.targets(of: resumed, after: claim.lo, through: claim.hi, limit: 100).count == 10)
-        // The completed job's record stays; its per-device rows are gone.
+        // The completed job's record stays with its counts; its per-device rows are gone.
         let job = try #require(try w.registry.broadcast(id: "completed"))
         #expect(job.state == .completed && job.total == 6)
-        #expect(try w.store.counts(id: "completed").done == 0)
+        #expect(try w.store.counts(id: "completed").done == 6)
+    }
+
+    @Test(arguments: Backend.allCases) func retentionKeepsACompletedBroadcastsDeferredRowsSoItsCountsAndItsNextRoundAgree(_ backend: Backend) throws {
+        let w = try World(backend)
+        let t = w.tokens
+        let now = w.clock.now
+        let shard = try w.start("b")
+        try w.commit("b", shard, [
+            Self.outcome(t[0], .accepted, at: now), Self.outcome(t[1], .deferred, at: now),
+            Self.outcome(t[2], .rejected, at: now), Self.outcome(t[3], .deferred, at: now),
+        ])
+        #expect(try w.finish("b", shard) == .completed)
+        w.clock.advance(100 * Self.dayMs)
+        let report = try w.registry.trimHistory(before: w.clock.now - 30 * Self.dayMs, batchSize: 1)
+        // The rejection was history; the deferrals are still to be sent.
+        #expect(report.outcomes == 1)
+        let counts = try w.store.counts(id: "b")
+        #expect(counts.done == 4 && counts.deferred == 2 && counts.accepted == 1)
+        // The next round retries exactly the devices its counters say are deferred.
+        _ = try w.store.startBroadcast(id: "b", shardSize: 100_000, newRound: true)
+        let next = try #require(try w.store.claimShard(broadcastId: "b", apps: nil, owner: "o2", ttlMs: 1000, ownerIsDead: { _ in false }))
+        let retry = try w.store.deferredTargets(id: "b", beforeRun: next.run, after: "", through: next.hi, limit: 100)
+        #expect(retry.map(\.target.token) == [t[1], t[3]])
+        #expect(retry.count == counts.deferred)
     }
 }
 

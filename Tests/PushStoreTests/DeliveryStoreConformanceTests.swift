@@ -32,26 +32,33 @@ import Testing
             try store.claimShard(broadcastId: "b", apps: nil, owner: owner, ttlMs: ttlMs, ownerIsDead: { _ in false })
         }
 
-        func job(_ shard: BroadcastShard, checkpoint: String? = nil) -> OutcomeBatch.Job {
-            .init(id: "b", shard: shard.index, fence: shard.fence, run: shard.run, checkpoint: checkpoint)
+        func job(_ shard: BroadcastShard, checkpoint: String? = nil, accepted: Int = 0, duplicated: Int = 0) -> OutcomeBatch.Job {
+            .init(id: "b", shard: shard.index, fence: shard.fence, run: shard.run, checkpoint: checkpoint,
+                  accepted: AcceptedTally(count: accepted, retried: 0, possiblyDuplicated: duplicated))
         }
 
-        func outcome(_ token: DeviceToken, _ kind: DeliveryOutcome.Kind, prune: PruneRequest? = nil, duplicated: Bool = false) -> DeliveryOutcome {
-            DeliveryOutcome(
+        func outcome(
+            _ token: DeviceToken, _ kind: DeliveryOutcome.Kind, prune: PruneRequest? = nil, duplicated: Bool = false,
+            mayHaveRow: Bool = false, attempts: Int = 1
+        ) -> DeliveryOutcome {
+            var o = DeliveryOutcome(
                 token: token, kind: kind, apnsId: APNsID.derived(broadcast: "b", token: token),
-                status: kind == .accepted ? 200 : (kind == .tokenDead ? 410 : 0), reason: kind == .tokenDead ? "Unregistered" : nil,
-                attempts: 1, possiblyDuplicated: duplicated, prune: prune, startedMs: 1, finishedMs: 2)
+                status: kind == .accepted ? 200 : (kind == .tokenDead ? 410 : (kind == .rejected ? 400 : 0)),
+                reason: kind == .tokenDead ? "Unregistered" : (kind == .rejected ? "BadTopic" : nil),
+                attempts: attempts, possiblyDuplicated: duplicated, prune: prune, startedMs: 1, finishedMs: 2)
+            o.mayHaveRow = mayHaveRow
+            return o
         }
     }
 
     @Test(arguments: Backend.allCases) func aCommitAfterACancelIsRecordedAndSaysTheBroadcastWasCancelled(_ backend: Backend) throws {
         let w = try World(backend)
         let shard = try #require(try w.claim())
-        let before = try w.store.commit(OutcomeBatch(app: "a", job: w.job(shard), outcomes: [w.outcome(w.tokens[0], .accepted)]))
+        let before = try w.store.commit(OutcomeBatch(app: "a", job: w.job(shard, accepted: 1), outcomes: [w.outcome(w.tokens[0], .accepted)]))
         #expect(before.cancelled == false)
         #expect(try w.registry.cancelBroadcast(id: "b", app: "a")?.state == .cancelled)
         // What was in flight when the cancel came is still recorded; the receipt tells the run to stop.
-        let after = try w.store.commit(OutcomeBatch(app: "a", job: w.job(shard), outcomes: [
+        let after = try w.store.commit(OutcomeBatch(app: "a", job: w.job(shard, accepted: 1), outcomes: [
             w.outcome(w.tokens[1], .accepted), w.outcome(w.tokens[2], .tokenDead),
         ]))
         #expect(after.cancelled)
@@ -116,26 +123,31 @@ import Testing
         #expect(try w.store.finishShard(id: "b", index: last.index, fence: last.fence, end: .finished) == .completed)
     }
 
-    @Test(arguments: Backend.allCases) func aCommitWritesOutcomesPrunesAndCheckpointTogetherAndCountsWhatTheStoreDid(_ backend: Backend) throws {
+    @Test(arguments: Backend.allCases) func aCommitWritesRowsPrunesCountsAndCheckpointTogetherAndAcceptedDevicesLeaveNoRow(_ backend: Backend) throws {
         let w = try World(backend)
         let record = try #require(try w.store.broadcast(id: "b"))
         #expect(record.total == 10 && record.run == 1 && record.state == .running)
         let shard = try #require(try w.claim())
         let t = w.tokens
-        let receipt = try w.store.commit(OutcomeBatch(
-            app: "a", job: w.job(shard, checkpoint: t[3].hex),
+        var batch = OutcomeBatch(
+            app: "a", job: w.job(shard, checkpoint: t[3].hex, accepted: 2, duplicated: 1),
             outcomes: [
                 w.outcome(t[0], .accepted), w.outcome(t[1], .tokenDead, prune: PruneRequest(reason: .unregistered)),
                 w.outcome(t[2], .deferred), w.outcome(t[3], .accepted, duplicated: true), w.outcome(t[4], .pending),
-            ]))
+            ])
+        batch.deliveryLog = .all
+        let receipt = try w.store.commit(batch)
         #expect(receipt.pruned == [t[1]])
         let counts = try w.store.counts(id: "b")
         #expect(counts.done == 4)  // the pending marker is not an outcome
         #expect(counts.accepted == 2 && counts.deferred == 1 && counts.pruned == 1 && counts.possiblyDuplicated == 1)
+        #expect(counts.notAcceptedByReason == ["Unregistered": 1, "deferred": 1])
         #expect(try w.registry.devices("a") == 9)
         #expect(try w.store.shards(id: "b").first?.checkpoint == t[3].hex)
         #expect(try w.registry.recentDeliveries(app: "a", limit: 100).count == 4)  // pending markers are not delivery-log rows
+        // Rows only where a device needs action later: the dead token, the deferral, the pending device.
         let stored = try w.store.storedOutcomes(id: "b", after: "", through: t[9].hex)
+        #expect(stored.keys.sorted() == [t[1].hex, t[2].hex, t[4].hex].sorted())
         #expect(stored[t[4].hex]?.kind == .pending)
         #expect(stored[t[2].hex] == StoredOutcome(kind: .deferred, possiblyDuplicated: false, run: 1))
         // A prune the breaker released later marks the outcome row pruned, in the store's count.
@@ -143,12 +155,129 @@ import Testing
             app: "a", job: w.job(shard), outcomes: [w.outcome(t[5], .tokenDead)], releasedPrunes: [t[5]]))
         #expect(released.pruned == [t[5]])
         #expect(try w.store.counts(id: "b").pruned == 2)
-        // The worker is credited with what it committed (pending markers aside).
-        #expect(try w.store.workers(id: "b") == ["o1": 5])
+        // …and one released for a row of an earlier commit too.
+        let dead = w.outcome(t[6], .tokenDead)
+        _ = try w.store.commit(OutcomeBatch(app: "a", job: w.job(shard), outcomes: [dead]))
+        #expect(try w.store.counts(id: "b").pruned == 2)
+        _ = try w.store.commit(OutcomeBatch(app: "a", job: w.job(shard), outcomes: [], releasedPrunes: [t[6]]))
+        #expect(try w.store.counts(id: "b").pruned == 3)
+        // The worker is credited with what it settled (pending markers aside).
+        #expect(try w.store.workers(id: "b") == ["o1": 6])
         // Completing sets total to the devices with an outcome.
         #expect(try w.store.finishShard(id: "b", index: shard.index, fence: shard.fence, end: .finished) == .completed)
         let done = try #require(try w.store.broadcast(id: "b"))
-        #expect(done.state == .completed && done.total == 5 && done.finishedMs != nil)
+        #expect(done.state == .completed && done.total == 6 && done.finishedMs != nil)
+    }
+
+    @Test(arguments: Backend.allCases) func anAnswerReplacesOrRemovesTheRowItsDeviceHadAndItCountsOnce(_ backend: Backend) throws {
+        let w = try World(backend)
+        let t = w.tokens
+        let first = try #require(try w.claim("o1", ttlMs: 1000))
+        // Claim 1 leaves: a pending device (held while it waited, then the claim died), and three deferrals.
+        _ = try w.store.commit(OutcomeBatch(app: "a", job: w.job(first), outcomes: [
+            w.outcome(t[0], .pending, duplicated: true), w.outcome(t[1], .deferred, attempts: 5),
+            w.outcome(t[2], .deferred), w.outcome(t[3], .deferred),
+        ]))
+        #expect(try w.store.counts(id: "b").done == 3 && w.store.counts(id: "b").deferred == 3)
+        w.clock.advance(1001)
+        let second = try #require(try w.claim("o2"))
+        let targets = try w.store.deferredTargets(id: "b", beforeRun: second.run, after: "", through: second.hi, limit: 10)
+        #expect(targets.map(\.target.token) == [t[0], t[1], t[2], t[3]])
+        #expect(targets.map(\.previous.kind) == [.pending, .deferred, .deferred, .deferred])
+        #expect(targets.first?.previous.possiblyDuplicated == true)
+        // Claim 2's answers: the pending one accepted (its row goes, it counts once), one deferral accepted, one
+        // rejected, one deferred again.
+        _ = try w.store.commit(OutcomeBatch(app: "a", job: w.job(second, accepted: 2), outcomes: [
+            w.outcome(t[0], .accepted, mayHaveRow: true), w.outcome(t[1], .accepted, mayHaveRow: true),
+            w.outcome(t[2], .rejected, mayHaveRow: true), w.outcome(t[3], .deferred, mayHaveRow: true),
+        ]))
+        let counts = try w.store.counts(id: "b")
+        #expect(counts.done == 4 && counts.accepted == 2 && counts.deferred == 1 && counts.notAccepted == 2)
+        #expect(counts.notAcceptedByReason == ["BadTopic": 1, "deferred": 1])
+        #expect(counts.retried == 0)  // the deferral that took five attempts is no longer counted as such
+        let stored = try w.store.storedOutcomes(id: "b", after: "", through: BroadcastShard.keySpaceEnd)
+        #expect(stored.keys.sorted() == [t[2].hex, t[3].hex].sorted())
+        #expect(stored[t[3].hex]?.run == second.run)
+        // Nothing is left for claim 2 itself to retry; a later claim would retry the one deferred again.
+        #expect(try w.store.deferredTargets(id: "b", beforeRun: second.run, after: "", through: second.hi, limit: 10).isEmpty)
+        #expect(try w.store.deferredTargets(id: "b", beforeRun: second.run + 1, after: "", through: second.hi, limit: 10)
+            .map(\.target.token) == [t[3]])
+        #expect(try w.store.workers(id: "b") == ["o1": 3, "o2": 4])
+    }
+
+    /// The upgrade to the lean ledger (SQLite schema 12, PostgreSQL 9): a broadcast the old engine left unfinished —
+    /// a row for every device with an outcome, accepted ones included, some past the checkpoint — is counted from
+    /// its rows, and resumes from them: the accepted rows past the checkpoint still keep those devices from being
+    /// sent again, the pending and deferred ones are the next claim's to send, and the counts end exact.
+    @Test(arguments: Backend.allCases) func anUnfinishedBroadcastOfTheOldLedgerIsCountedAndResumesAcrossTheUpgrade(_ backend: Backend) throws {
+        let w = try World(backend)
+        let t = w.tokens.map(\.hex)
+        let old = try #require(try w.claim("old", ttlMs: 1000))
+        let (sqlTrue, sqlFalse) = backend == .sqlite ? ("1", "0") : ("true", "false")
+        func row(_ token: String, _ kind: String, _ status: Int, _ reason: String?, attempts: Int = 1, pruned: Bool = false, dup: Bool = false) -> String {
+            "('b', '\(token)', '\(kind)', \(status), \(reason.map { "'\($0)'" } ?? "NULL"), \(attempts), \(pruned ? sqlTrue : sqlFalse), \(dup ? sqlTrue : sqlFalse), 1)"
+        }
+        let version = backend == .sqlite ? Schema.currentVersion - 1 : PostgresSchema.currentVersion - 1
+        try w.registry.executeRaw("""
+            INSERT INTO broadcast_outcomes (broadcast_id, token, kind, status, reason, attempts, pruned, possibly_duplicated, run) VALUES
+                \(row(t[0], "accepted", 200, nil)), \(row(t[1], "accepted", 200, nil, attempts: 2)), \(row(t[2], "tokenDead", 410, "Unregistered", pruned: true)),
+                \(row(t[3], "accepted", 200, nil)), \(row(t[4], "deferred", 429, "TooManyRequests", attempts: 5)), \(row(t[5], "accepted", 200, nil, dup: true)),
+                \(row(t[6], "pending", 0, "APNs unreachable", attempts: 0, dup: true));
+            UPDATE broadcast_shards SET checkpoint = '\(t[4])', dispatched = '\(t[7])' WHERE broadcast_id = 'b';
+            DROP TABLE broadcast_counts;
+            DROP INDEX broadcast_outcomes_retry;
+            CREATE INDEX broadcast_outcomes_deferred ON broadcast_outcomes (broadcast_id, token) WHERE kind = 'deferred';
+            UPDATE schema_version SET version = \(version)
+            """)
+        let end = ShardEnd.released(error: "APNs unreachable", retryAfterMs: 0, mainDone: false, settledDispatched: nil)
+        #expect(try w.store.finishShard(id: "b", index: 0, fence: old.fence, end: end) == .interrupted)
+
+        // Opened by the new version: migrated, and counted from its rows.
+        let upgraded = try backend.reopen(w.registry)
+        let store = upgraded.deliveryStore
+        let counts = try store.counts(id: "b")
+        #expect(counts.done == 6 && counts.accepted == 4 && counts.deferred == 1 && counts.pruned == 1)
+        #expect(counts.retried == 2 && counts.possiblyDuplicated == 1)
+        #expect(counts.notAcceptedByReason == ["Unregistered": 1, "TooManyRequests": 1])
+
+        // Resumed: the main pass starts after the checkpoint and skips the accepted row past it; the pending and
+        // deferred devices are the retry pass's.
+        _ = try store.startBroadcast(id: "b", shardSize: 1000, newRound: true)
+        let shard = try #require(try store.claimShard(broadcastId: "b", apps: nil, owner: "new", ttlMs: 30_000, ownerIsDead: { _ in false }))
+        #expect(shard.run == 2 && shard.checkpoint == t[4] && shard.dispatched == t[7])
+        let stored = try store.storedOutcomes(id: "b", after: shard.checkpoint, through: shard.hi)
+        #expect(stored[t[5]]?.kind == .accepted && stored[t[6]]?.kind == .pending)
+        #expect(try store.deferredTargets(id: "b", beforeRun: shard.run, after: "", through: shard.hi, limit: 10)
+            .map(\.target.token.hex) == [t[4], t[6]])
+        // What the engine then commits: t6 (its pending row) and t7–t9 accepted in the main pass, t4 in the retry pass.
+        let main = OutcomeBatch(
+            app: "a", job: .init(id: "b", shard: 0, fence: shard.fence, run: shard.run, checkpoint: BroadcastShard.keySpaceEnd,
+                                 accepted: AcceptedTally(count: 4, retried: 0, possiblyDuplicated: 2)),
+            outcomes: [w.outcome(w.tokens[6], .accepted, duplicated: true, mayHaveRow: true)]
+                + (7...9).map { w.outcome(w.tokens[$0], .accepted, duplicated: $0 == 7) })
+        _ = try store.commit(main)
+        _ = try store.commit(OutcomeBatch(
+            app: "a", job: .init(id: "b", shard: 0, fence: shard.fence, run: shard.run, accepted: AcceptedTally(count: 1, retried: 1, possiblyDuplicated: 0)),
+            outcomes: [w.outcome(w.tokens[4], .accepted, mayHaveRow: true, attempts: 2)]))
+        #expect(try store.finishShard(id: "b", index: 0, fence: shard.fence, end: .finished) == .completed)
+        let final = try store.counts(id: "b")
+        #expect(final.done == 10 && final.accepted == 9 && final.deferred == 0 && final.notAccepted == 1)
+        #expect(try store.broadcast(id: "b")?.total == 10)
+    }
+
+    @Test(arguments: Backend.allCases) func anAcceptedDeviceIsCountedOnlyThroughTheEnginesTally(_ backend: Backend) throws {
+        let w = try World(backend)
+        let t = w.tokens
+        let shard = try #require(try w.claim())
+        // Answered but not yet passed by the checkpoint: not counted, no row.
+        _ = try w.store.commit(OutcomeBatch(app: "a", job: w.job(shard), outcomes: [w.outcome(t[1], .accepted)]))
+        #expect(try w.store.counts(id: "b").done == 0)
+        #expect(try w.store.storedOutcomes(id: "b", after: "", through: BroadcastShard.keySpaceEnd).isEmpty)
+        // The commit whose checkpoint passes it counts it.
+        _ = try w.store.commit(OutcomeBatch(app: "a", job: w.job(shard, checkpoint: t[1].hex, accepted: 2),
+                                            outcomes: [w.outcome(t[0], .accepted)]))
+        #expect(try w.store.counts(id: "b").accepted == 2)
+        #expect(try w.store.shards(id: "b").first?.checkpoint == t[1].hex)
     }
 
     @Test(arguments: Backend.allCases) func deferredDevicesAreTheNextClaimsTargetsAndOnlyTheirs(_ backend: Backend) throws {
@@ -156,7 +285,7 @@ import Testing
         let t = w.tokens
         let first = try #require(try w.claim())
         _ = try w.store.commit(OutcomeBatch(
-            app: "a", job: w.job(first),
+            app: "a", job: w.job(first, accepted: 1),
             outcomes: [w.outcome(t[1], .deferred), w.outcome(t[2], .accepted), w.outcome(t[6], .deferred, duplicated: true)]))
         #expect(try w.store.deferredTargets(id: "b", beforeRun: first.run, after: "", through: first.hi, limit: 10).isEmpty)
         #expect(try w.store.finishShard(id: "b", index: 0, fence: first.fence, end: .finished) == .completed)
@@ -175,7 +304,8 @@ import Testing
         // Bounded by the shard's range.
         #expect(try w.store.deferredTargets(id: "b", beforeRun: next.run, after: "", through: t[5].hex, limit: 10).map(\.target.token) == [t[1]])
         // Retried in run 2: no longer a target of run 2's pass.
-        _ = try w.store.commit(OutcomeBatch(app: "a", job: w.job(next), outcomes: [w.outcome(t[1], .accepted)]))
+        _ = try w.store.commit(OutcomeBatch(app: "a", job: w.job(next, accepted: 1), outcomes: [w.outcome(t[1], .accepted, mayHaveRow: true)]))
+        #expect(try w.store.counts(id: "b").accepted == 2 && w.store.counts(id: "b").deferred == 1)
         #expect(try w.store.deferredTargets(id: "b", beforeRun: 2, after: "", through: next.hi, limit: 10).map(\.target.token) == [t[6]])
         try w.store.markDispatched(id: "b", index: 0, fence: next.fence, pass: .retry, run: 2, through: t[6].hex)
         let marked = try #require(try w.store.shards(id: "b").first)
@@ -369,5 +499,20 @@ extension BroadcastRecord {
         var copy = self
         copy.explicitTokens = true
         return copy
+    }
+}
+
+extension RegistryStore {
+    /// Runs raw SQL statements (separated by `;` at line ends) on the registry's database, in one transaction (to
+    /// set up what an older version left behind).
+    func executeRaw(_ sql: String) throws {
+        switch self {
+        case let sqlite as Registry: try sqlite.writer.withLock { (db) throws(StoreError) in try db.execute(sql) }
+        case let postgres as PostgresRegistry:
+            try postgres.pool.transaction { (db) throws(StoreError) in
+                for statement in sql.components(separatedBy: ";\n") { try db.execute(statement) }
+            }
+        default: throw StoreError(.invalidInput, "unknown backend \(type(of: self))")
+        }
     }
 }

@@ -192,14 +192,22 @@ import Testing
             DeliveryCount(app: "a", status: 200, reason: nil, count: 1, retries: 1),
             DeliveryCount(app: "a", status: 400, reason: "BadDeviceToken", count: 1),
         ])
-        // An accepted outcome committed by the engine sets the device's last success, never backwards.
+        // An accepted outcome of a send to listed tokens, committed by the engine, sets the device's last success,
+        // never backwards (and is logged under the default scope).
         let store = registry.deliveryStore
-        func accepted(at ms: Int64) -> DeliveryOutcome {
-            DeliveryOutcome(token: token, kind: .accepted, apnsId: "x", status: 200, reason: nil, attempts: 1,
-                            possiblyDuplicated: false, prune: nil, startedMs: ms - 1, finishedMs: ms)
+        func accepted(at ms: Int64, direct: Bool = true) -> OutcomeBatch {
+            var batch = OutcomeBatch(app: "a", outcomes: [
+                DeliveryOutcome(token: token, kind: .accepted, apnsId: "x", status: 200, reason: nil, attempts: 1,
+                                possiblyDuplicated: false, prune: nil, startedMs: ms - 1, finishedMs: ms)])
+            batch.direct = direct
+            return batch
         }
-        _ = try store.commit(OutcomeBatch(app: "a", outcomes: [accepted(at: 5000)]))
-        _ = try store.commit(OutcomeBatch(app: "a", outcomes: [accepted(at: 4000)]))
+        _ = try store.commit(accepted(at: 5000))
+        _ = try store.commit(accepted(at: 4000))
+        #expect(try registry.device(app: "a", token: token)?.lastSuccessMs == 5000)
+        #expect(try registry.recentDeliveries(app: "a", limit: 10).count == 4)
+        // One sent to every device (not listed) is neither logged nor the device's last success by default.
+        _ = try store.commit(accepted(at: 6000, direct: false))
         #expect(try registry.device(app: "a", token: token)?.lastSuccessMs == 5000)
         #expect(try registry.recentDeliveries(app: "a", limit: 10).count == 4)
     }
