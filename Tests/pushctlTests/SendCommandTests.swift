@@ -67,6 +67,27 @@ import Testing
         #expect(rows.first?["status"]?.stringValue == "tokenDead")
     }
 
+    @Test func underTheDefaultDeliveryLogASendToListedTokensLogsItsAcceptedNotificationAndASendToAllDoesNot() async throws {
+        var w = try await World.make(tokens: 3)
+        defer { w.stop() }
+        let direct = try await CLI.run(["send", "--config", w.config, "--app", "example", "--token", World.token(2), "--alert", "x"])
+        #expect(direct.status == 0, "\(direct.stderr)")
+        let all = try await CLI.run(["send", "--config", w.config, "--app", "example", "--all", "--alert", "y"])
+        #expect(all.status == 0, "\(all.stderr)")
+        #expect(try w.received().count == 4)
+        let history = try await CLI.run(["deliveries", "--config", w.config, "--app", "example", "--json"])
+        #expect(history.status == 0, "\(history.stderr)")
+        guard case .array(let rows) = try JSONValue(parsing: Array(history.stdout.utf8)) else {
+            Issue.record("not a JSON array: \(history.stdout)")
+            return
+        }
+        #expect(rows.map { $0["token"]?.stringValue } == [World.token(2)])
+        #expect(rows.first?["status"]?.stringValue == "accepted")
+        let registry = try w.openRegistry()
+        #expect(try registry.device(app: "example", token: DeviceToken(parsing: World.token(2)))?.lastSuccessMs != nil)
+        #expect(try registry.device(app: "example", token: DeviceToken(parsing: World.token(0)))?.lastSuccessMs == nil)
+    }
+
     @Test func badInputSendsNothing() async throws {
         var w = try await World.make(tokens: 1)
         defer { w.stop() }
