@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Sender at the transport floor (release build): every client side by side on ONE `pushctl simulator
+# Sender at libcurl's floor (release build): every client side by side on ONE `pushctl simulator
 # --client-auth certificate`, in this order:
-#   1. with the system libcurl, REPEAT (default 3) interleaved pairs: `pushctl broadcast` to the SMALL (default
-#      100,000) registered devices of one app (a fresh --id each time: each new broadcast sends to every device
-#      again), then the same broadcast under `"deliveryLog": "failures"` (no delivery-log row per accepted
-#      notification), then bare libcurl (bench/curl_ceiling.c, cc -O2), SMALL requests; pushctl, pushctl with the
-#      lighter log, bare, …;
+#   1. with the system libcurl, REPEAT (default 3) interleaved pairs: `pushctl broadcast` (default configuration:
+#      the lean ledger, `"deliveryLog": "failures"`) to the SMALL (default 100,000) registered devices of one app
+#      (a fresh --id each time: each new broadcast sends to every device again), then the same broadcast under
+#      `"deliveryLog": "all"` (a delivery-log row per accepted notification, the opt-in), then bare libcurl
+#      (bench/curl_ceiling.c, cc -O2, the same request headers: apns-id, collapse id, expiration, …), SMALL
+#      requests; pushctl, pushctl with the full log, bare, …;
 #   2. with a libcurl >= 8.5 (CURL8_DIR, else /opt/curl8, else .build/curl8, else fetched there from Debian's
 #      bookworm-backports when root; Tests/curl8/lib.sh): the same REPEAT interleaved pairs, both clients run
 #      with LD_LIBRARY_PATH pointing at it;
-#   3. pushctl broadcast to N (default 1,000,000) devices of another app, once (system libcurl);
+#   3. pushctl broadcast to N (default 1,000,000) devices of another app, once (system libcurl), with the SQLite
+#      file's growth over it (checkpointed with `PRAGMA wal_checkpoint(TRUNCATE)` before and after);
 #   4. curl's CLI (HTTP/2, -Z, client certificate; CURL_N, default 100,000) and aioapns (AIO_N, default 20,000);
 #   5. cold start: `pushctl send` to one device vs curl's CLI sending the same notification, COLD_RUNS
 #      (default 15) fresh processes each, median wall-clock ms.
@@ -19,7 +21,8 @@
 # simulator: h2load cannot present a client certificate).
 # Every row: notifications/s, client CPU µs per notification (utime+stime from /usr/bin/time -v), simulator CPU
 # µs per notification (its /proc/PID/stat ticks around that client's run) and peak RSS. Prints the acceptance
-# ratios of "Sender at the transport floor" and replaces the "## Sender and broadcast" section of bench/RESULTS.md.
+# ratios of "A broadcast writes per shard, not per device" (and, no longer targets, the earlier ones) and replaces
+# the "## Sender and broadcast" section of bench/RESULTS.md.
 # (The 1-vs-4-connections item is bench/bench_connections.sh's.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +43,7 @@ fi
 [ "$COLD_RUNS" -ge 1 ] && [ "$H2_RUNS" -ge 1 ] && [ "$REPEAT" -ge 1 ] || die "COLD_RUNS, H2_RUNS and REPEAT must be at least 1"
 TIME=/usr/bin/time
 [ -x "$TIME" ] || die "$TIME (GNU time) is missing: make bench-deps"
-for tool in h2load curl cc python3; do command -v "$tool" > /dev/null || die "$tool is missing: make bench-deps"; done
+for tool in h2load curl cc python3 sqlite3; do command -v "$tool" > /dev/null || die "$tool is missing: make bench-deps"; done
 WORK=$(mktemp -d)
 SIM_PID=
 cleanup() { [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null || true; rm -rf "$WORK"; }
@@ -111,36 +114,40 @@ PY
 "$BIN" tokens import --config "$WORK/pushctl.json" --app small "$WORK/small.txt" > /dev/null
 "$BIN" tokens import --config "$WORK/pushctl.json" --app big "$WORK/big.txt" > /dev/null
 
-# The same configuration with a delivery log of failures only (the accepted notifications are counted, not logged).
-python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["deliveryLog"] = "failures"; json.dump(c, open(sys.argv[2], "w"))' \
-  "$WORK/pushctl.json" "$WORK/pushctl-failures.json"
+# The same configuration with a delivery-log row per accepted notification (the opt-in `"deliveryLog": "all"`).
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["deliveryLog"] = "all"; json.dump(c, open(sys.argv[2], "w"))' \
+  "$WORK/pushctl.json" "$WORK/pushctl-all.json"
 
 broadcast() {  # [CONFIG=FILE] broadcast NAME APP ID [env VAR=…]: one `pushctl broadcast`, timed
   local name=$1 app=$2 id=$3
   shift 3
   timed "$name" "$@" "$BIN" broadcast --config "${CONFIG:-$WORK/pushctl.json}" --app "$app" --id "$id" \
-    --alert "Benchmark digest" --sound default --json
+    --alert "Benchmark digest" --sound default --expiration 0 --json
 }
 # pushctl and bare libcurl interleaved, REPEAT runs each per libcurl: push-small-I/ceil-sys-I (system libcurl),
 # push-small-8-I/ceil-8-I (libcurl 8). Each broadcast has a fresh id, so it sends to all SMALL devices again.
 for run in $(seq "$REPEAT"); do
   echo "libcurl $SYS_CURL, run $run of $REPEAT: pushctl broadcast, $SMALL devices"
   broadcast "push-small-$run" small "bench-small-$run"
-  echo "libcurl $SYS_CURL, run $run of $REPEAT: pushctl broadcast, $SMALL devices, deliveryLog failures"
-  CONFIG="$WORK/pushctl-failures.json" broadcast "push-lean-$run" small "bench-lean-$run"
+  echo "libcurl $SYS_CURL, run $run of $REPEAT: pushctl broadcast, $SMALL devices, deliveryLog all"
+  CONFIG="$WORK/pushctl-all.json" broadcast "push-all-$run" small "bench-all-$run"
   echo "libcurl $SYS_CURL, run $run of $REPEAT: bare libcurl, $SMALL requests"
-  timed "ceil-sys-$run" "$WORK/curl_ceiling" "https://localhost:$PORT" "$WORK/certs" "$SMALL"
+  timed "ceil-sys-$run" "$WORK/curl_ceiling" "https://localhost:$PORT" "$WORK/certs" "$SMALL" 500 100 "bench-small-$run"
 done
 if [ -n "$CURL8" ]; then
   for run in $(seq "$REPEAT"); do
     echo "libcurl $CURL8_VERSION, run $run of $REPEAT: pushctl broadcast, $SMALL devices"
     broadcast "push-small-8-$run" small "bench-small-curl8-$run" env "LD_LIBRARY_PATH=$CURL8"
     echo "libcurl $CURL8_VERSION, run $run of $REPEAT: bare libcurl, $SMALL requests"
-    timed "ceil-8-$run" env "LD_LIBRARY_PATH=$CURL8" "$WORK/curl_ceiling" "https://localhost:$PORT" "$WORK/certs" "$SMALL"
+    timed "ceil-8-$run" env "LD_LIBRARY_PATH=$CURL8" "$WORK/curl_ceiling" "https://localhost:$PORT" "$WORK/certs" "$SMALL" 500 100 \
+      "bench-small-curl8-$run"
   done
 fi
 echo "pushctl broadcast, $N devices (one run)"
+checkpointed_size() { sqlite3 "$WORK/registry.sqlite" "PRAGMA wal_checkpoint(TRUNCATE)" > /dev/null; stat -c %s "$WORK/registry.sqlite"; }
+checkpointed_size > "$WORK/db-before-big"
 broadcast push-big big bench-big
+checkpointed_size > "$WORK/db-after-big"
 
 # curl's CLI: the same payload, HTTP/2 multiplexed, client certificate, the first CURL_N tokens of the big app.
 printf '%s' '{"aps":{"alert":"Benchmark digest","sound":"default"}}' > "$WORK/payload.json"
@@ -191,7 +198,7 @@ for run in $(seq "$H2_RUNS"); do
   echo "h2load run $run of $H2_RUNS, $N requests"
   start_simulator --client-auth none
   timed "h2load-$run" h2load -n "$N" -c 1 -m 100 -d "$WORK/payload.json" -H 'apns-topic: com.example.bench' \
-    -H 'apns-push-type: alert' -H 'apns-priority: 10' -H 'apns-collapse-id: bench-small-1' \
+    -H 'apns-push-type: alert' -H 'apns-priority: 10' -H 'apns-expiration: 0' -H 'apns-collapse-id: bench-small-1' \
     -H 'apns-id: 6e1f8a3c-2b1d-4c5e-9f70-0a1b2c3d4e5f' -H 'content-type: application/json' \
     "https://127.0.0.1:$PORT/3/device/$H2_TOKEN"
   stop_simulator
@@ -283,7 +290,7 @@ def ceil_runs(prefix, label, lib):
 
 rows = {}
 rows["push-small"] = push_runs("push-small", f"`pushctl broadcast`, {small:,} devices", sys_curl)
-rows["push-lean"] = push_runs("push-lean", f"`pushctl broadcast`, {small:,} devices, `\"deliveryLog\": \"failures\"`", sys_curl)
+rows["push-all"] = push_runs("push-all", f"`pushctl broadcast`, {small:,} devices, `\"deliveryLog\": \"all\"` (opt-in)", sys_curl)
 rows["ceil-sys"] = ceil_runs("ceil-sys", "bare libcurl (`bench/curl_ceiling.c`)", sys_curl)
 rows["push-big"] = broadcast("push-big", n, f"`pushctl broadcast`, {n:,} devices", sys_curl)
 rows["push-big"]["notes"] += " (one run)"
@@ -332,7 +339,7 @@ for lib, p, c in pairs:
     P, C = rows[p], rows[c]
     if "why" in P: missing(f"(a) pushctl CPU/notif ÷ bare libcurl CPU/notif, libcurl {lib}", P["why"]); continue
     r = P["cpu_us"] / C["cpu_us"]
-    check(f"(a) pushctl CPU/notif ÷ bare libcurl CPU/notif, libcurl {lib}", f"{r:.2f}", r <= 1.15, "≤ 1.15",
+    check(f"(a) pushctl CPU/notif ÷ bare libcurl CPU/notif (same headers), libcurl {lib}", f"{r:.2f}", r <= 1.2, "≤ 1.2",
           f" ({P['cpu_us']:.1f} vs {C['cpu_us']:.1f} µs, {small:,} each; {basis()}: "
           f"pushctl {per(P['runs'], 'cpu_us')} µs, bare {per(C['runs'], 'cpu_us')} µs)")
     if p == "push-small":
@@ -340,19 +347,26 @@ for lib, p, c in pairs:
         r = B["cpu_us"] / C["cpu_us"]
         acc.append(f"- (a), informational: pushctl CPU/notif at {n:,} devices (one run) ÷ bare libcurl CPU/notif, libcurl {lib}: "
                    f"**{r:.2f}** — the {n:,}-device broadcast against the bare median of {small:,} requests "
-                   f"({B['cpu_us']:.1f} vs {C['cpu_us']:.1f} µs; {'within' if r <= 1.15 else 'above'} (a)'s ≤ 1.15)")
+                   f"({B['cpu_us']:.1f} vs {C['cpu_us']:.1f} µs; {'within' if r <= 1.2 else 'above'} (a)'s ≤ 1.2)")
 for lib, p, c in pairs:
     P, C = rows[p], rows[c]
     if "why" in P: missing(f"(b) pushctl rate ÷ bare libcurl rate, libcurl {lib}", P["why"]); continue
     r = P["rate"] / C["rate"]
-    check(f"(b) pushctl rate ÷ bare libcurl rate, libcurl {lib}", f"{r:.2f}", r >= 0.95, "≥ 0.95",
+    check(f"(b) pushctl rate ÷ bare libcurl rate, libcurl {lib}", f"{r:.2f}", r >= 0.85, "≥ 0.85",
           f" ({P['rate']:,.0f} vs {C['rate']:,.0f}/s; {basis()}: "
           f"pushctl {per(P['runs'], 'rate', '{:,.0f}')}/s, bare {per(C['runs'], 'rate', '{:,.0f}')}/s)")
-P, L, C = rows["push-small"], rows["push-lean"], rows["ceil-sys"]
-acc.append(f"- (a) and (b), informational, with `\"deliveryLog\": \"failures\"` (no delivery-log row per accepted notification), "
-           f"libcurl {sys_curl}: CPU/notif ÷ bare libcurl **{L['cpu_us'] / C['cpu_us']:.2f}**, rate ÷ bare libcurl "
-           f"**{L['rate'] / C['rate']:.2f}** ({L['cpu_us']:.1f} vs {C['cpu_us']:.1f} µs, {L['rate']:,.0f} vs {C['rate']:,.0f}/s; "
-           f"against the full log in the same runs: CPU {L['cpu_us'] / P['cpu_us']:.2f}×, rate {L['rate'] / P['rate']:.2f}×; {basis()})")
+P, L, C = rows["push-small"], rows["push-all"], rows["ceil-sys"]
+acc.append(f"- (a) and (b), informational, with the opt-in `\"deliveryLog\": \"all\"` (a delivery-log row and a last-success "
+           f"update per accepted notification), libcurl {sys_curl}: CPU/notif ÷ bare libcurl **{L['cpu_us'] / C['cpu_us']:.2f}**, "
+           f"rate ÷ bare libcurl **{L['rate'] / C['rate']:.2f}** ({L['cpu_us']:.1f} vs {C['cpu_us']:.1f} µs, {L['rate']:,.0f} vs "
+           f"{C['rate']:,.0f}/s; against the default in the same runs: CPU {L['cpu_us'] / P['cpu_us']:.2f}×, rate "
+           f"{L['rate'] / P['rate']:.2f}×; {basis()})")
+grow = int(read("db-after-big")) - int(read("db-before-big"))
+check(f"SQLite: the main database file's growth over the {n:,}-device broadcast (checkpointed, `PRAGMA wal_checkpoint(TRUNCATE)` "
+      "before and after)", f"{grow / 1e6:.2f} MB", grow <= 1_000_000, "≤ 1 MB",
+      f" ({int(read('db-before-big')):,} → {int(read('db-after-big')):,} bytes; every device accepted)")
+acc.append("- No longer targets (reported): (c) simulator CPU per pushctl notification vs per h2load request, (d) peak RSS, "
+           "(e) cold `send` vs curl's CLI:")
 H = rows["h2load"]
 for p in ("push-big", "push-small", "push-small-8"):
     P = rows[p]
@@ -360,21 +374,21 @@ for p in ("push-big", "push-small", "push-small-8"):
     r = P["sim_us"] / H["sim_us"]
     runs = (f"; median of {repeat} runs: {per(P['runs'], 'sim_us')} µs" if "runs" in P and repeat > 1
             else "; one run" if p == "push-big" else "")
-    check(f"(c) simulator CPU/notif serving {P['label'].replace(', `LD_LIBRARY_PATH`', '')} (libcurl {P['lib']}) ÷ per h2load request",
-          f"{r:.2f}", r <= 1.1, "≤ 1.1", f" ({P['sim_us']:.1f} vs {H['sim_us']:.1f} µs{runs})")
+    acc.append(f"  - (c) simulator CPU/notif serving {P['label'].replace(', `LD_LIBRARY_PATH`', '')} (libcurl {P['lib']}) ÷ per h2load "
+               f"request: **{r:.2f}** ({P['sim_us']:.1f} vs {H['sim_us']:.1f} µs{runs})")
 rs, rb = rows["push-small"]["rss"], rows["push-big"]["rss"]
 diff = rb / rs - 1
-check(f"(d) pushctl peak RSS at {small:,} / {n:,} devices", f"{rs:.1f} / {rb:.1f} MB ({diff * 100:+.1f}%)",
-      rs <= 40 and rb <= 40 and abs(diff) <= 0.10, "≤ 40 MB each, within 10%",
-      f" ({small:,}: median of {per(rows['push-small']['runs'], 'rss')} MB)" if repeat > 1 else "")
+acc.append(f"  - (d) pushctl peak RSS at {small:,} / {n:,} devices: **{rs:.1f} / {rb:.1f} MB** ({diff * 100:+.1f}%"
+           + (f"; {small:,}: median of {per(rows['push-small']['runs'], 'rss')} MB)" if repeat > 1 else ")")
+           + "; the 10M-device flatness target is bench/bench_scale.sh's")
 r = cp / cc_
-check("(e) cold `pushctl send` ÷ curl CLI, one device", f"{r:.2f}", r <= 1.5, "≤ 1.5",
-      f" (medians of {len(cold_p)}: {cp:.1f} vs {cc_:.1f} ms; pushctl {min(cold_p):.1f}–{max(cold_p):.1f}, curl {min(cold_c):.1f}–{max(cold_c):.1f})")
+acc.append(f"  - (e) cold `pushctl send` ÷ curl CLI, one device: **{r:.2f}** (medians of {len(cold_p)}: {cp:.1f} vs {cc_:.1f} ms; "
+           f"pushctl {min(cold_p):.1f}–{max(cold_p):.1f}, curl {min(cold_c):.1f}–{max(cold_c):.1f})")
 acc.append("- 4 connections vs 1 over a long round trip: measured by `bash bench/bench_connections.sh` "
            "(section \"Connections over a long round trip\"), not here.")
 
 # ---- table ----
-order = ["push-small", "push-lean", "ceil-sys", "push-small-8", "ceil-8", "push-big", "curl-cli", "aioapns", "h2load"]
+order = ["push-small", "push-all", "ceil-sys", "push-small-8", "ceil-8", "push-big", "curl-cli", "aioapns", "h2load"]
 table = ["| client | libcurl | notifications | notifications/s | client CPU µs/notif | simulator CPU µs/notif | peak RSS | notes |",
          "|---|---|---|---|---|---|---|---|"]
 for k in order:
@@ -406,8 +420,8 @@ def pair(p, c, id_prefix):  # the commands of run 1; run I has --id ID_PREFIX-I
     return [cmd(f"{p}-1") + f"   # run I of {repeat}: --id {id_prefix}-I",
             cmd(f"{c}-1") + f"   # run I of {repeat}, right after pushctl's run I"]
 cmds += pair("push-small", "ceil-sys", "bench-small")
-cmds.insert(-1, cmd("push-lean-1") + f"   # run I of {repeat}: --id bench-lean-I, right after pushctl's run I; "
-            "pushctl-failures.json: pushctl.json plus \"deliveryLog\": \"failures\"")
+cmds.insert(-1, cmd("push-all-1") + f"   # run I of {repeat}: --id bench-all-I, right after pushctl's run I; "
+            "pushctl-all.json: pushctl.json plus \"deliveryLog\": \"all\"")
 if curl8: cmds += pair("push-small-8", "ceil-8", "bench-small-curl8")
 cmds.append(cmd("push-big") + "   # once")
 cmds.append(cmd("curl-cli") + f"   # urls.cfg: the first {curl_n:,} tokens of big.txt")
@@ -430,7 +444,7 @@ print(f"""Measured {now:%Y-%m-%d %H:%M} UTC by `bash bench/bench_sender.sh` (N={
 COLD_RUNS={len(cold_p)} REPEAT={repeat}; release build; load average at the end: {E['LOAD']}). One `pushctl simulator
 --client-auth certificate` serves every client: first, per libcurl, {repeat} interleaved pairs of `pushctl broadcast` to the
 {small:,} devices (a fresh `--id` each: every new broadcast sends to all of them again) and bare libcurl (with the system
-libcurl, each pair also runs the broadcast under `"deliveryLog": "failures"` between the two), then the rest
+libcurl, each pair also runs the broadcast under the opt-in `"deliveryLog": "all"` between the two), then the rest
 in the order of the table. The simulator, the client and SQLite share the 2 cores and the box drifts between minutes, so
 compare rows of one run only; the pushctl and bare libcurl rows of the {small:,} runs are medians of their {repeat} runs
 (each column on its own, every run in the notes), and ratios (a)–(c) use those medians. h2load cannot present a client
@@ -446,7 +460,7 @@ System libcurl {sys_curl}. {lib8}
 
 Cold start, one device, fresh process, medians of {len(cold_p)}: `pushctl send` {cp:.1f} ms, curl CLI {cc_:.1f} ms.
 
-Acceptance ("Sender at the transport floor"), from this run:
+Acceptance ("A broadcast writes per shard, not per device"), from this run:
 
 """ + "\n".join(acc) + """
 

@@ -101,7 +101,7 @@ extension OutcomeBatch {
 
     /// The outcomes that leave a row, the last one per token (a token answered twice in a batch keeps its last).
     var rowOutcomes: [DeliveryOutcome] {
-        guard job != nil else { return [] }
+        guard job != nil, outcomes.contains(where: { $0.kind != .accepted }) else { return [] }
         var last: [DeviceToken: Int] = [:]
         for (i, o) in outcomes.enumerated() { last[o.token] = i }
         return outcomes.enumerated().filter { last[$0.element.token] == $0.offset && $0.element.kind != .accepted }.map(\.element)
@@ -109,7 +109,7 @@ extension OutcomeBatch {
 
     /// The accepted outcomes whose row (if any) goes: the last outcome of their token is accepted and it may have one.
     var rowsRemoved: [DeviceToken] {
-        guard job != nil else { return [] }
+        guard job != nil, outcomes.contains(where: { $0.kind == .accepted && $0.mayHaveRow }) else { return [] }
         var last: [DeviceToken: DeliveryOutcome] = [:]
         for o in outcomes { last[o.token] = o }
         return outcomes.filter { $0.kind == .accepted && $0.mayHaveRow && last[$0.token] == $0 }.map(\.token)
