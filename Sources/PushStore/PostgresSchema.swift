@@ -302,6 +302,16 @@ enum PostgresSchema {
             )
             """,
         ],
+        // 9: a broadcast's rate (SQLite's 12).
+        [
+            """
+            CREATE TABLE broadcast_rates (
+                broadcast_id text PRIMARY KEY,
+                per_second double precision NOT NULL CHECK (per_second > 0),
+                next_ms double precision NOT NULL DEFAULT 0
+            )
+            """,
+        ],
     ]
 
     /// Brings the database to ``currentVersion``. Throws `.schemaTooNew` for a database from a newer build.
