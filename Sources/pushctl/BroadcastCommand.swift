@@ -27,7 +27,8 @@ struct BroadcastCommand: AsyncParsableCommand {
     @Option(help: "Only devices in this channel.") var channel: String?
     @Option(help: "Only devices in this environment (development or production).") var environment: String?
     @Option(help: "Broadcast id; the same id resumes, a completed id is not sent again.") var id: String?
-    @Option(help: "At most N notifications per second.") var rate: Double?
+    @Option(help: "At most N notifications per second over the whole broadcast: stored with it, kept by every process working on it (workers, another run of this id).")
+    var rate: Double?
     @Option(name: .customLong("outage-limit"), help: "Seconds APNs may stay unreachable before the run stops as interrupted (default: the app's outageLimitSeconds, else 600).")
     var outageLimit: Int?
     @Flag(name: .customLong("dry-run"), help: "Show the payload and the number of devices; send nothing.") var dryRun = false
@@ -88,28 +89,25 @@ struct BroadcastCommand: AsyncParsableCommand {
             try ScheduleOption.store(wanted, tokens: nil, in: registry, now: now)
             return
         }
+        let execution = BroadcastExecution(app: app, json: json)
         if let existing = try registry.broadcast(id: broadcastId) {
             guard existing.describesSameJob(as: wanted) else {
                 let scheduled = existing.scheduledMs.map { " (scheduled for \(Timestamp.rfc3339(ms: $0)))" } ?? ""
                 throw CLIError.usage("broadcast \(broadcastId) exists with a different app, payload, target or time\(scheduled); use another --id")
             }
-            if existing.state == .cancelled {
-                throw CLIError(code: 1, message: "broadcast \(broadcastId) was cancelled; nothing sent (use another --id)")
-            }
-            if existing.state == .completed {
-                let deferred = try registry.broadcastCounts(id: broadcastId).deferred
-                if deferred == 0 {
-                    printError("broadcast \(broadcastId) already completed; nothing sent")
-                    if detach { print(broadcastId) }
-                    return
-                }
-                printError("broadcast \(broadcastId): retrying \(deferred) deferred devices")
-            } else {
-                printError("broadcast \(broadcastId): resuming (\(existing.state.rawValue))")
+            guard try execution.shouldRun(existing, registry: registry, summary: !detach) else {
+                if detach { print(broadcastId) }
+                return
             }
         } else {
             try registry.createBroadcast(wanted, tokens: nil)
             if id == nil && !detach { printError("broadcast id: \(broadcastId)") }
+        }
+        if let rate {
+            // Stored with the broadcast: every process working on it (workers, another run of this id) keeps to it.
+            do { try registry.deliveryStore.setRate(id: broadcastId, perSecond: rate) } catch {
+                throw CLIError(code: 5, message: "cannot store the rate of broadcast \(broadcastId): \(error.message)")
+            }
         }
         if detach {
             do {
@@ -122,8 +120,7 @@ struct BroadcastCommand: AsyncParsableCommand {
             print(broadcastId)
             return
         }
-        try await BroadcastExecution(app: app, rate: rate, json: json)
-            .run(id: broadcastId, config: config, settings: settings, registry: registry)
+        try await execution.run(id: broadcastId, config: config, settings: settings, registry: registry)
     }
 
     static func generatedId() -> String {

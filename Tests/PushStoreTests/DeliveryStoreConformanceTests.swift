@@ -44,6 +44,30 @@ import Testing
         }
     }
 
+    @Test(arguments: Backend.allCases) func aStoredRateIsOneScheduleEveryHandleReservesAgainst(_ backend: Backend) throws {
+        let w = try World(backend)
+        #expect(try w.store.reserveSends(id: "b", count: 50) == nil)  // no rate: nothing to wait for
+        try w.store.setRate(id: "b", perSecond: 500)
+        // Another process's handle on the same database shares the schedule: 50 at 500/s is 100 ms each.
+        let other: any DeliveryStore = switch backend {
+        case .sqlite: try Registry(path: w.registry.location, nowMs: w.clock.function).deliveryStore
+        case .postgres:
+            try PostgresRegistry(url: PostgresURL(parsing: w.registry.location), password: nil, connections: 1, nowMs: w.clock.function)
+                .deliveryStore
+        }
+        #expect(try w.store.reserveSends(id: "b", count: 50) == RateReservation(waitMs: 0, perSecond: 500))
+        #expect(try other.reserveSends(id: "b", count: 50)?.waitMs == 100)
+        #expect(try w.store.reserveSends(id: "b", count: 50)?.waitMs == 200)
+        // Giving back what was not sent frees its time for the next reservation.
+        _ = try w.store.reserveSends(id: "b", count: -50)
+        #expect(try other.reserveSends(id: "b", count: 50)?.waitMs == 200)
+        // A new rate starts a new schedule; no rate, no schedule.
+        try w.store.setRate(id: "b", perSecond: 1000)
+        #expect(try other.reserveSends(id: "b", count: 50) == RateReservation(waitMs: 0, perSecond: 1000))
+        try w.store.setRate(id: "b", perSecond: nil)
+        #expect(try other.reserveSends(id: "b", count: 50) == nil)
+    }
+
     @Test(arguments: Backend.allCases) func aCommitAfterACancelIsRecordedAndSaysTheBroadcastWasCancelled(_ backend: Backend) throws {
         let w = try World(backend)
         let shard = try #require(try w.claim())
