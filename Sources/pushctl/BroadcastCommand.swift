@@ -12,8 +12,9 @@ struct BroadcastCommand: AsyncParsableCommand {
             With --id the broadcast is idempotent: a completed id is not sent again (except devices it deferred), an \
             interrupted one resumes with the same apns-ids, sending only to devices without an outcome. The devices \
             are split into shards (shardSize); this command works on them alongside any `pushctl worker` (or a \
-            second run of the same id) and returns when every shard is finished by anyone; with --detach it only \
-            starts the broadcast for the workers. Exit status: 0 completed; 1 completed with deferred or rejected \
+            second run of the same id, which joins a running one and says whom it waits for) and returns when every \
+            shard is finished by anyone; with --detach it only starts the broadcast for the workers. --rate is the \
+            whole broadcast's rate, stored with it and kept by every process working on it. Exit status: 0 completed; 1 completed with deferred or rejected \
             devices, or the pruning breaker tripped; 2 invalid input; 3 interrupted: credentials refused; \
             5 interrupted: APNs unreachable longer than the outage limit, or the database unavailable; 130/143 \
             interrupted by SIGINT/SIGTERM; 1 also when it was cancelled (`pushctl jobs cancel`). Interrupted runs \
