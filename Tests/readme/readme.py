@@ -279,6 +279,8 @@ class Runner:
             out_text, err_text = read(f"{n}.out"), read(f"{n}.err")
             rc_text = open(os.path.join(out_dir, f"{n}.rc")).read().strip() if os.path.exists(os.path.join(out_dir, f"{n}.rc")) else "?"
             shown = self.substitute(command)
+            if command.strip() == "echo $?" and n > 0:
+                shown = f"echo $? (the status of `{self.substitute(steps[n - 1][0])}`)"
             next_is_status = n + 1 < len(steps) and steps[n + 1][0].strip() == "echo $?"
             if rc_text not in ("0", "bg") and not next_is_status:
                 raise Failure(f"`{shown}` exited {rc_text}; the README shows no other status:\n{indent((out_text + err_text)[-1500:])}")
