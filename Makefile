@@ -42,15 +42,16 @@ release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product pushctl
 
 ## test: the whole test suite, the API fuzzed against its OpenAPI description (schemathesis), then the release build (Swift 6 reports some concurrency errors only there), a smoke test of the release binary and the README's examples (Tests/readme/readme.sh).
-## The fault suites (5,000-device broadcasts under APNs and database faults, suites named *FaultTests) run
-## after the others, one test at a time, so their load does not starve the timing-sensitive tests; then the
+## The fault suites (5,000-device broadcasts under APNs and database faults, suites named *FaultTests) and the
+## timed broadcast tests (BroadcastTimingTests: --rate, joining, progress) run after the others, one test at a
+## time, so their load does not starve the timing-sensitive tests and theirs is measured on a quiet machine; then the
 ## sender's suites again on libcurl 8; then the multi-host test (network namespaces: a database host, an APNs
 ## host, three workers, one killed).
 test: deps
 	$(SWIFT) build --build-tests
 	@# Under a private TMPDIR: fails when the tests leave their pushctl-test-* directories behind.
-	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --skip FaultTests
-	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --filter FaultTests --no-parallel
+	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --skip "FaultTests|BroadcastTimingTests"
+	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --filter "FaultTests|BroadcastTimingTests" --no-parallel
 	@# The HTTP API against docs/openapi.yaml: schemathesis (PyPI, installed by the script) with --checks all.
 	bash Tests/schemathesis/schemathesis.sh .build/debug/pushctl
 	@# The web console in headless chromium over WebDriver (Selenium from PyPI, the system chromedriver); fails

@@ -2,7 +2,8 @@ import PostgresNIO
 import PushCore
 
 extension PostgresRegistry {
-    /// Stores broadcast `id`'s rate, or removes it (nil); its schedule starts afresh, now (the database's clock).
+    /// Stores broadcast `id`'s rate, or removes it (nil); a new rate starts its schedule afresh, now (the database's
+    /// clock); the same rate again keeps the schedule the running processes share.
     public func setRate(id: String, perSecond: Double?) throws(StoreError) {
         guard let perSecond else {
             try pool.withConnection { (db) throws(StoreError) in
@@ -15,7 +16,8 @@ extension PostgresRegistry {
             try db.query("""
                 INSERT INTO broadcast_rates (broadcast_id, per_second, next_ms)
                 VALUES (\(id), \(perSecond), coalesce(\(self.now)::bigint, pp_now_ms())::double precision)
-                ON CONFLICT (broadcast_id) DO UPDATE SET per_second = excluded.per_second, next_ms = excluded.next_ms
+                ON CONFLICT (broadcast_id) DO UPDATE SET per_second = excluded.per_second,
+                    next_ms = CASE WHEN broadcast_rates.per_second = excluded.per_second THEN broadcast_rates.next_ms ELSE excluded.next_ms END
                 """)
         }
     }

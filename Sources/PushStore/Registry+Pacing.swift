@@ -1,8 +1,8 @@
 import PushCore
 
 extension Registry {
-    /// Stores broadcast `id`'s rate, or removes it (nil). Its schedule starts afresh, now: a new rate owes nothing
-    /// to the old one.
+    /// Stores broadcast `id`'s rate, or removes it (nil). A new rate starts its schedule afresh, now (it owes nothing to the
+    /// old one); the same rate again (a second run of the id) keeps the schedule the running processes share.
     public func setRate(id: String, perSecond: Double?) throws(StoreError) {
         try write { (db) throws(StoreError) in
             guard let perSecond else {
@@ -14,7 +14,8 @@ extension Registry {
             guard perSecond > 0, perSecond.isFinite else { throw StoreError(.invalidInput, "a rate must be a positive number") }
             let upsert = try db.statement("""
                 INSERT INTO broadcast_rates (broadcast_id, per_second, next_ms) VALUES (?1, ?2, ?3)
-                ON CONFLICT (broadcast_id) DO UPDATE SET per_second = excluded.per_second, next_ms = excluded.next_ms
+                ON CONFLICT (broadcast_id) DO UPDATE SET per_second = excluded.per_second,
+                    next_ms = CASE WHEN per_second = excluded.per_second THEN next_ms ELSE excluded.next_ms END
                 """)
             try upsert.bind(1, id)
             try upsert.bind(2, perSecond)

@@ -61,7 +61,9 @@ import Testing
         // Giving back what was not sent frees its time for the next reservation.
         _ = try w.store.reserveSends(id: "b", count: -50)
         #expect(try other.reserveSends(id: "b", count: 50)?.waitMs == 200)
-        // A new rate starts a new schedule; no rate, no schedule.
+        // The same rate again (a second run of the id) keeps the schedule; a new rate starts a new one; no rate, no schedule.
+        try w.store.setRate(id: "b", perSecond: 500)
+        #expect(try w.store.reserveSends(id: "b", count: 50)?.waitMs == 300)
         try w.store.setRate(id: "b", perSecond: 1000)
         #expect(try other.reserveSends(id: "b", count: 50) == RateReservation(waitMs: 0, perSecond: 1000))
         try w.store.setRate(id: "b", perSecond: nil)
