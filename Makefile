@@ -41,15 +41,17 @@ RELEASE_FLAGS := -c release --static-swift-stdlib -Xlinker --no-export-dynamic
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product pushctl
 
-## test: the whole test suite, the API fuzzed against its OpenAPI description (schemathesis), then the release build (Swift 6 reports some concurrency errors only there) and a smoke test of the release binary.
-## The fault suites (5,000-device broadcasts under APNs and database faults, suites named *FaultTests) run
-## after the others, one test at a time, so their load does not starve the timing-sensitive tests; then the
+## test: the whole test suite, the API fuzzed against its OpenAPI description (schemathesis), then the release build (Swift 6 reports some concurrency errors only there), a smoke test of the release binary and the README's examples (Tests/readme/readme.sh).
+## The fault suites (5,000-device broadcasts under APNs and database faults, suites named *FaultTests) and the
+## timed broadcast tests (BroadcastTimingTests: --rate, joining, progress) run after the others, one test at a
+## time, so their load does not starve the timing-sensitive tests and theirs is measured on a quiet machine; then the
 ## sender's suites again on libcurl 8; then the multi-host test (network namespaces: a database host, an APNs
 ## host, three workers, one killed).
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --skip FaultTests
-	$(SWIFT) test --skip-build --filter FaultTests --no-parallel
+	@# Under a private TMPDIR: fails when the tests leave their pushctl-test-* directories behind.
+	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --skip "FaultTests|BroadcastTimingTests"
+	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --filter "FaultTests|BroadcastTimingTests" --no-parallel
 	@# The HTTP API against docs/openapi.yaml: schemathesis (PyPI, installed by the script) with --checks all.
 	bash Tests/schemathesis/schemathesis.sh .build/debug/pushctl
 	@# The web console in headless chromium over WebDriver (Selenium from PyPI, the system chromedriver); fails
@@ -64,6 +66,9 @@ test: deps
 	@# flags); then that binary (static Swift runtime, its own linker flags) sends and broadcasts through the simulator.
 	$(SWIFT) build $(RELEASE_FLAGS)
 	bash Tests/release/smoke.sh $(RELEASE)
+	@# README as tests: the README's runnable blocks, in order, against `make run` (this release binary), a private
+	@# PostgreSQL, tinyproxy and a webhook receiver; each block's documented status and output are checked.
+	bash Tests/readme/readme.sh $(RELEASE)
 
 ## certs: development PKI in Certificates/dev (CA, simulator server certificate, client .p12) if missing.
 certs: release

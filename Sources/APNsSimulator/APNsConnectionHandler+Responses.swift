@@ -96,28 +96,49 @@ extension APNsConnectionHandler {
         case .none:
             return .anonymous
         case .certificate:
+            return certificateClient(context: context, presented: nil)
+        case .either:
+            // As APNs: a connection with a client certificate is a certificate connection; without one, the
+            // provider token decides (none at all is MissingProviderToken).
             if let known = certificateClient { return known }
-            var identity = ClientIdentity(topics: [], development: false, production: false)
-            if let tls = try? context.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self),
-                let certificate = tls.peerCertificate, let der = try? certificate.toDERBytes(),
-                let parsed = try? ClientIdentity(der: der)
-            {
-                identity = parsed
-            }
-            let client = RequestValidator.Client.certificate(identity)
-            certificateClient = client
-            return client
+            if let presented = peerCertificate(context: context) { return certificateClient(context: context, presented: presented) }
+            return tokenClient(head: head, nowMs: nowMs)
         case .token:
-            if let cached = verifiedToken, let header = head.authorization, header.utf8.count == cached.token.utf8.count + 7,
-                header.hasSuffix(cached.token)
-            {
-                if let reason = core.verifier.checkAge(cached, nowMs: nowMs) { return .token(.failure(.init(reason))) }
-                return .token(.success(cached))
-            }
-            let result = core.verifier.verify(authorization: head.authorization, nowMs: nowMs)
-            if case .success(let verified) = result { verifiedToken = verified }
-            return .token(result)
+            return tokenClient(head: head, nowMs: nowMs)
         }
+    }
+
+    /// The TLS peer's certificate, if it presented one.
+    private func peerCertificate(context: ChannelHandlerContext) -> NIOSSLCertificate? {
+        guard let tls = try? context.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self) else { return nil }
+        return tls.peerCertificate
+    }
+
+    /// The connection's certificate client (its identity parsed once per connection).
+    private func certificateClient(context: ChannelHandlerContext, presented: NIOSSLCertificate?) -> RequestValidator.Client {
+        if let known = certificateClient { return known }
+        var identity = ClientIdentity(topics: [], development: false, production: false)
+        if let certificate = presented ?? peerCertificate(context: context), let der = try? certificate.toDERBytes(),
+            let parsed = try? ClientIdentity(der: der)
+        {
+            identity = parsed
+        }
+        let client = RequestValidator.Client.certificate(identity)
+        certificateClient = client
+        return client
+    }
+
+    /// The request's provider token, verified (the last good one is cached per connection).
+    private func tokenClient(head: RequestValidator.Head, nowMs: Int64) -> RequestValidator.Client {
+        if let cached = verifiedToken, let header = head.authorization, header.utf8.count == cached.token.utf8.count + 7,
+            header.hasSuffix(cached.token)
+        {
+            if let reason = core.verifier.checkAge(cached, nowMs: nowMs) { return .token(.failure(.init(reason))) }
+            return .token(.success(cached))
+        }
+        let result = core.verifier.verify(authorization: head.authorization, nowMs: nowMs)
+        if case .success(let verified) = result { verifiedToken = verified }
+        return .token(result)
     }
 
     func writeSettings(context: ChannelHandlerContext, maxConcurrentStreams: Int) {

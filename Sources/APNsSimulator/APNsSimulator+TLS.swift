@@ -16,14 +16,16 @@ extension APNsSimulator {
             // Don't wait long for a peer's close_notify when closing (GOAWAY fault, stop()).
             tls.shutdownTimeout = .seconds(1)
             switch configuration.clientAuth {
-            case .certificate:
+            case .certificate, .either:
                 guard let caPEM = configuration.caPEM else {
                     throw SimulatorError(.badConfiguration, "certificate client auth needs the CA (caPEM / ca.pem)")
                 }
                 let roots = try NIOSSLCertificate.fromPEMBytes(Array(caPEM.utf8))
                 guard !roots.isEmpty else { throw SimulatorError(.badTLSMaterial, "CA PEM holds no certificate") }
-                // Chain to the CA, no hostname check: APNs client certificates name an app, not a host.
-                tls.certificateVerification = .noHostnameVerification
+                // Chain to the CA, no hostname check: APNs client certificates name an app, not a host. In
+                // `either` mode a certificate is asked for but not required (a token client sends none); one
+                // that is presented must still chain to the CA.
+                tls.certificateVerification = configuration.clientAuth == .either ? .optionalVerification : .noHostnameVerification
                 tls.trustRoots = .certificates(roots)
             case .token, .none:
                 tls.certificateVerification = .none

@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import NIOHTTP2
 import NIOPosix
@@ -107,7 +108,9 @@ public final class APNsSimulator: Sendable {
         do {
             server = try await bootstrap.bind(host: configuration.host, port: requestedPort).get()
         } catch {
-            throw SimulatorError(.bindFailed, "cannot listen on \(configuration.host):\(requestedPort): \(error)")
+            // NIO's own text for a failed bind has a stray parenthesis: name the system's reason instead.
+            let reason = (error as? IOError).map { "\(String(cString: strerror($0.errnoCode))) (errno \($0.errnoCode))" } ?? "\(error)"
+            throw SimulatorError(.bindFailed, "cannot listen on \(configuration.host):\(requestedPort): \(reason)")
         }
         let port = server.localAddress?.port ?? requestedPort
         run.withLock {

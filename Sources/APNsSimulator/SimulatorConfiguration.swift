@@ -10,6 +10,10 @@ public struct SimulatorConfiguration: Sendable {
         case certificate
         /// `authorization: bearer <JWT>` signed with one of ``SimulatorConfiguration/jwtKeys``.
         case token
+        /// Either, as APNs' hosts take both: a connection that presents a client certificate (it must chain to
+        /// ``SimulatorConfiguration/caPEM``) is judged by it, one without by its provider token. `pushctl serve`
+        /// runs its built-in simulator this way, so certificate (.p12) and token (.p8) apps work side by side.
+        case either
         /// Anyone may send (for load generators such as h2load that cannot present a certificate).
         case none
     }
@@ -18,7 +22,8 @@ public struct SimulatorConfiguration: Sendable {
     public var host: String
     /// TCP port; 0 (the default) picks a free one, read it back from ``APNsSimulator/start()``.
     public var port: Int
-    /// PEM of the CA that client certificates must chain to. Required for ``ClientAuth/certificate``.
+    /// PEM of the CA that client certificates must chain to. Required for ``ClientAuth/certificate`` and
+    /// ``ClientAuth/either``.
     public var caPEM: String?
     /// PEM of the server certificate chain (leaf first) presented to clients.
     public var serverCertificatePEM: String
@@ -26,7 +31,7 @@ public struct SimulatorConfiguration: Sendable {
     public var serverKeyPEM: String
     /// Client authentication mode. Default ``ClientAuth/certificate``, as APNs' certificate endpoint.
     public var clientAuth: ClientAuth
-    /// Provider-token signing keys accepted in ``ClientAuth/token`` mode. Default none.
+    /// Provider-token signing keys accepted in ``ClientAuth/token`` and ``ClientAuth/either`` modes. Default none.
     public var jwtKeys: [SimulatorJWTKey]
     /// The environment this simulator plays. Default `.development` (the sandbox).
     public var environment: APNsEnvironment

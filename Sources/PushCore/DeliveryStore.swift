@@ -107,6 +107,14 @@ public protocol DeliveryStore: Sendable {
 
     /// Events of `app` waiting in the outbox.
     func webhookBacklog(app: String) throws(DeliveryStoreError) -> Int
+
+    /// Stores broadcast `id`'s rate (`--rate`): at most `perSecond` notifications a second over every process
+    /// working on it. Nil removes it.
+    func setRate(id: String, perSecond: Double?) throws(DeliveryStoreError)
+
+    /// Reserves `count` of broadcast `id`'s notifications under its stored rate (see ``Pacer``); a negative
+    /// count gives unsent ones back. Nil when the broadcast has no rate.
+    func reserveSends(id: String, count: Int) throws(DeliveryStoreError) -> RateReservation?
 }
 
 /// An outcome a broadcast already holds for a token.

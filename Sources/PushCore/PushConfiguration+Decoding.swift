@@ -215,10 +215,11 @@ extension PushConfiguration {
         }
         let file = try f.string("secretFile")
         let env = try f.string("secretEnv")
+        let caFile = try f.string("caFile").map { resolve($0, against: base) }
         try f.finish()
         switch (file, env) {
-        case (let file?, nil): return WebhookSettings(url: url, secret: .file(resolve(file, against: base)))
-        case (nil, let env?): return WebhookSettings(url: url, secret: .environment(env))
+        case (let file?, nil): return WebhookSettings(url: url, secret: .file(resolve(file, against: base)), caFile: caFile)
+        case (nil, let env?): return WebhookSettings(url: url, secret: .environment(env), caFile: caFile)
         default: throw ConfigurationError("\(at) needs exactly one of secretFile or secretEnv (the signing secret)")
         }
     }

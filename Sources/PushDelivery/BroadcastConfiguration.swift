@@ -17,8 +17,6 @@ public struct BroadcastConfiguration: Sendable {
     /// How often a run waiting for other workers' shards, or an idle worker, looks again (a PostgreSQL notice
     /// wakes it sooner). Default 1 s.
     public var pollMs = 1000
-    /// At most this many notifications per second (`--rate`); nil = as fast as APNs takes them.
-    public var rate: Double?
     /// Outcomes are committed at least this often… Default 100 ms.
     public var commitIntervalMs = 100
     /// …and at least every this many outcomes. Default 200.

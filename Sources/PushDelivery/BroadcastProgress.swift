@@ -18,6 +18,15 @@ public struct BroadcastProgress: Sendable {
     public var total = 0
     /// Seconds since this run started.
     public var elapsed: Double = 0
+    /// Outcomes other processes (workers, another run of the same id) committed for the broadcast since this
+    /// run started.
+    public var doneByOthers = 0
+    /// While this process has nothing to claim: the processes (`host:pid`) holding the broadcast's other
+    /// shards, whom it waits for. Empty while it works on a shard of its own.
+    public var waitingFor: [String] = []
+    /// Devices of the whole broadcast with an outcome: earlier runs, this process and the others (at most
+    /// ``total``).
+    public var doneOverall: Int { min(total, doneBefore + done + doneByOthers) }
 }
 
 /// Counters updated by the committer and read by the progress reporter.
@@ -38,6 +47,14 @@ final class LiveProgress: Sendable {
                 if r.kind == .accepted { p.accepted += 1 } else { p.failed += 1 }
                 if r.pruned { p.pruned += 1 }
             }
+        }
+    }
+
+    /// What the other processes did so far, and whom this one waits for (nil: it works on a shard itself).
+    func noteOthers(done: Int?, waitingFor: [String]?) {
+        state.withLock { p in
+            if let done { p.doneByOthers = done }
+            if let waitingFor { p.waitingFor = waitingFor }
         }
     }
 

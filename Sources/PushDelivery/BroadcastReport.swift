@@ -23,6 +23,22 @@ public struct BroadcastReport: Sendable {
     /// Seconds this run took.
     public var seconds: Double
 
+    /// Creates a report; also what `pushctl` prints for a broadcast it finds completed and does not run again.
+    public init(
+        record: BroadcastRecord, counts: BroadcastCounts, stop: StopReason? = nil, breakerTripped: [String] = [],
+        discardedPrunes: Int = 0, sentThisRun: Int = 0, retriedThisRun: Int = 0, workers: [String: Int] = [:], seconds: Double = 0
+    ) {
+        self.record = record
+        self.counts = counts
+        self.stop = stop
+        self.breakerTripped = breakerTripped
+        self.discardedPrunes = discardedPrunes
+        self.sentThisRun = sentThisRun
+        self.retriedThisRun = retriedThisRun
+        self.workers = workers
+        self.seconds = seconds
+    }
+
     /// The signal that interrupted the run, or 0.
     public var signal: Int32 {
         if case .signal(let n) = stop { return n }

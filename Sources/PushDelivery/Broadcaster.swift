@@ -74,10 +74,13 @@ public final class Broadcaster: Sendable {
 
         let started = ContinuousClock.now
         let live = LiveProgress(total: record.total, doneBefore: doneBefore)
+        // Other processes on the same broadcast (workers, another run of this id) count in the progress.
+        let othersBefore = await committedByOthers(id: id, access: access) ?? 0
         let reporter = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(Int64(progressInterval * 1000)))
                 if Task.isCancelled { break }
+                live.noteOthers(done: await committedByOthers(id: id, access: access).map { $0 - othersBefore }, waitingFor: nil)
                 var p = live.snapshot
                 p.elapsed = Self.seconds(since: started)
                 progress(p)
@@ -98,6 +101,7 @@ public final class Broadcaster: Sendable {
                 break
             }
             if let shard = claimed {
+                live.noteOthers(done: nil, waitingFor: [])
                 let result = await work(on: shard, of: record, sender: sender, stop: stop, live: live)
                 discarded += result.discardedPrunes
                 // A shard taken over is the new owner's: go on with the others. Any other stop of the claim
@@ -113,10 +117,12 @@ public final class Broadcaster: Sendable {
                 try store.broadcast(id: id)
             }
             if let latest = latest ?? nil, latest.state == .completed || latest.state == .cancelled { break }
+            live.noteOthers(done: nil, waitingFor: await holders(of: id, access: access))
             await access.waitForWork(timeoutMs: pollMs)
         }
         let after = sender.summary
         reporter.cancel()
+        live.noteOthers(done: await committedByOthers(id: id, access: access).map { $0 - othersBefore }, waitingFor: [])
         var final = live.snapshot
         final.elapsed = Self.seconds(since: started)
         progress(final)
@@ -246,7 +252,7 @@ public final class Broadcaster: Sendable {
             onCancelled: { stop.raise(.leaseLost("broadcast \(record.id) was cancelled")) })
         let feed = TargetFeed(
             pass: pass, record: record, shard: shard, access: access, batchSize: configuration.batchSize,
-            markStep: max(1, sender.configuration.inFlightLimit / 4), rate: configuration.rate, sleeper: sleeper, clock: clock)
+            markStep: max(1, sender.configuration.inFlightLimit / 4), sleeper: sleeper)
         let topic = bundleTopic(record.pushType)
         let collapseId = record.effectiveCollapseId
         var count = 0

@@ -21,9 +21,7 @@ final class TargetFeed {
     private let access: StoreAccess
     private let batchSize: Int
     private let markStep: Int
-    private var pacer: Pacer
-    private let sleeper: Sleeper
-    private let clock: SenderClock
+    private let pacer: RatePacer
 
     private var page: [Next] = []
     private var index = 0
@@ -33,7 +31,7 @@ final class TargetFeed {
 
     init(
         pass: DeliveryPass, record: BroadcastRecord, shard: BroadcastShard, access: StoreAccess, batchSize: Int,
-        markStep: Int, rate: Double?, sleeper: Sleeper, clock: SenderClock
+        markStep: Int, sleeper: Sleeper
     ) {
         self.pass = pass
         self.record = record
@@ -41,18 +39,21 @@ final class TargetFeed {
         self.access = access
         self.batchSize = max(1, batchSize)
         self.markStep = max(1, markStep)
-        self.pacer = Pacer(perSecond: rate)
-        self.sleeper = sleeper
-        self.clock = clock
+        self.pacer = RatePacer(id: record.id, access: access, sleeper: sleeper)
         after = pass == .main ? max(shard.lo, shard.checkpoint) : shard.lo
     }
 
     /// The next device, or nil at the end of the pass.
     func next() async throws(DeliveryStoreError) -> Next? {
         while index >= page.count {
-            if finished { return nil }
+            if finished {
+                await pacer.finish()
+                return nil
+            }
             try await loadPage()
         }
+        // The broadcast's rate (`--rate`), shared with every process working on it.
+        try await pacer.admit()
         let next = page[index]
         let hex = next.target.token.hex
         if hex > markedThrough {
@@ -63,8 +64,6 @@ final class TargetFeed {
                 try store.markDispatched(id: id, index: index, fence: fence, pass: pass, run: run, through: through)
             }
             markedThrough = through
-            let wait = pacer.delay(forNext: ahead - index + 1, now: Double(clock.nowMs()) / 1000)
-            if wait > 0 { await sleeper.sleep(milliseconds: Int((wait * 1000).rounded(.up))) }
         }
         index += 1
         return next

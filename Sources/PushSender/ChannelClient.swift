@@ -234,8 +234,12 @@ public final class ChannelClient: Sendable {
                     logger.info("provider token expired; refreshed and retrying", metadata: log)
                     continue
                 }
-                let error = ChannelError.rejected(status: response.status, reason: reason, requestId: answerId)
-                guard [429, 500, 503].contains(response.status) else {
+                var error = ChannelError.rejected(status: response.status, reason: reason, requestId: answerId)
+                if reason == .expiredProviderToken, refreshedToken {
+                    // A fresh token expired too: the clock or the key, not this request.
+                    error = ChannelError(.credentials, error.message, requestId: answerId)
+                }
+                guard [429, 500, 503].contains(response.status), error.code != .credentials else {
                     logger.debug("APNs refused a channel request (the caller reports it)", metadata: log.merging(["reason": "\(reason.rawValue)", "status": "\(response.status)"]) { $1 })
                     throw error
                 }

@@ -42,11 +42,15 @@ public struct ChannelError: Error, Sendable, Equatable, CustomStringConvertible 
         self.requestId = requestId
     }
 
-    /// An APNs rejection: `APNs refused: <Reason> (<what it means>)`.
+    /// An APNs rejection: `APNs refused: <Reason> (<what it means>)`. A refusal of the credentials (the reasons
+    /// ``APNsOutcome/classify(status:reason:timestampMs:)`` calls credential failures, as for device sends) is a
+    /// ``Code/credentials`` failure, whatever the request was.
     public static func rejected(status: Int, reason: APNsReason, requestId: String? = nil) -> ChannelError {
-        ChannelError(
-            .rejected(status: status, reason: reason), "APNs refused: \(reason.rawValue) (\(meaning(of: reason, status: status)))",
-            requestId: requestId)
+        let message = "APNs refused: \(reason.rawValue) (\(meaning(of: reason, status: status)))"
+        if case .credentialFailure = APNsOutcome.classify(status: status, reason: reason) {
+            return ChannelError(.credentials, message, requestId: requestId)
+        }
+        return ChannelError(.rejected(status: status, reason: reason), message, requestId: requestId)
     }
 
     /// The APNs reason of a rejection, else nil.

@@ -347,8 +347,11 @@ final class EasyHandle {
         // be a step of the failed check ("asn1 encoding routines::EVP lib" for a signature that does not verify);
         // the verification result names the cause. Not when our own certificate or key was refused before any
         // handshake (CURLE_SSL_CERTPROBLEM): the result then still holds libcurl's "unspecified" starting value.
+        // Nor when the connection timed out: the handshake never got to verifying, and the result still holds
+        // libcurl's starting value (1, "unspecified", which OpenSSL also reports for a real failure, such as a
+        // signature that does not verify).
         var verify = 0
-        if code != CURLE_SSL_CERTPROBLEM,
+        if code != CURLE_SSL_CERTPROBLEM, code != CURLE_OPERATION_TIMEDOUT,
             pp_curl_easy_getinfo_long(raw, CURLINFO_SSL_VERIFYRESULT, &verify) == CURLE_OK, verify != 0,
             !detail.contains("certificate problem")
         {

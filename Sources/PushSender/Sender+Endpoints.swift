@@ -95,34 +95,41 @@ extension Sender {
             case stopped([TransferJob], EndpointStop)
         }
         let now = clock.nowMs()
+        // The endpoint has been unreachable since the failed attempt began, not since its failure came back (a
+        // connect timeout reports it seconds later).
+        let attemptMs = job.attemptStartedNs > 0 ? Int64((DispatchTime.now().uptimeNanoseconds &- job.attemptStartedNs) / 1_000_000) : 0
         let limitMs = configuration.outageLimitMs
         let step = shared.withLock { s -> Step in
             guard var e = s.endpoints[target] else { return .unsent(stoppingStop(target)) }
             if let stop = e.stop { return .unsent(stop) }
             var first = false
+            var decides = false
             if var outage = e.outage {
                 if outage.probe === job {
                     outage.probe = nil
                     outage.failures += 1
                     outage.lastError = error
-                    if now - outage.sinceMs >= Int64(limitMs) {
-                        let seconds = (now - outage.sinceMs) / 1000
-                        let stop = EndpointStop(
-                            .outage, endpoint: target.description,
-                            message: "APNs at \(target) unreachable for \(seconds) s (outage limit \(limitMs / 1000) s): \(error)")
-                        e.stop = stop
-                        e.outage = nil
-                        let jobs = e.parked + [job]
-                        e.parked.removeAll()
-                        s.summary.stops.append(stop)
-                        s.endpoints[target] = e
-                        return .stopped(jobs, stop)
-                    }
+                    decides = true
                 }
                 e.outage = outage
             } else {
-                e.outage = EndpointState.Outage(sinceMs: now, failures: 1, lastError: error)
+                e.outage = EndpointState.Outage(sinceMs: now - max(0, attemptMs), failures: 1, lastError: error)
                 first = true
+                decides = true
+            }
+            // The probe's failure (or a first failure that already took the whole limit) decides whether to wait on.
+            if decides, let outage = e.outage, now - outage.sinceMs >= Int64(limitMs) {
+                let seconds = (now - outage.sinceMs) / 1000
+                let stop = EndpointStop(
+                    .outage, endpoint: target.description,
+                    message: "APNs at \(target) unreachable for \(seconds) s (outage limit \(limitMs / 1000) s): \(error)")
+                e.stop = stop
+                e.outage = nil
+                let jobs = e.parked + [job]
+                e.parked.removeAll()
+                s.summary.stops.append(stop)
+                s.endpoints[target] = e
+                return .stopped(jobs, stop)
             }
             if s.stopping {
                 s.endpoints[target] = e

@@ -16,8 +16,12 @@ public struct SenderConfiguration: Sendable {
     /// window must cover rate × round-trip time (500 at 50 ms RTT allows 10,000/s): raise it per app with
     /// `apps.ID.window`.
     public var window: Int
-    /// TCP + TLS connect timeout. Default 10 s.
+    /// TCP + TLS connect timeout. Default 10 s; never longer than the outage limit (see
+    /// ``connectAttemptTimeoutMs``).
     public var connectTimeoutMs: Int
+    /// The connect timeout a connection uses: ``connectTimeoutMs``, cut to the outage limit (at least 1 s), so
+    /// one attempt at an endpoint that never answers cannot outlast the limit the run was given.
+    public var connectAttemptTimeoutMs: Int { min(connectTimeoutMs, max(1000, outageLimitMs)) }
     /// Whole-request timeout (`CURLOPT_TIMEOUT_MS`), so a silent server cannot hang a send. Default 30 s.
     public var requestTimeoutMs: Int
     /// APNs answers per notification before it is deferred: the first answer plus retries after 429, 500,

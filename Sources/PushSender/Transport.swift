@@ -29,7 +29,7 @@ final class Transport: @unchecked Sendable {
         self.configuration = configuration
         self.onComplete = onComplete
         self.options = EasyOptions(
-            connectTimeoutMs: configuration.connectTimeoutMs, requestTimeoutMs: configuration.requestTimeoutMs,
+            connectTimeoutMs: configuration.connectAttemptTimeoutMs, requestTimeoutMs: configuration.requestTimeoutMs,
             upkeepIntervalMs: configuration.upkeepIntervalMs, caFile: target.caFile, identity: identity,
             connectTo: target.address.map { "\(target.host):\(target.port):\($0):\(target.port)" },
             verbose: configuration.verbose, proxy: configuration.proxy)

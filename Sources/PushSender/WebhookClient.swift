@@ -38,7 +38,7 @@ public final class WebhookClient: Sendable {
             secret = value
         }
         guard !secret.isEmpty else { throw CredentialError(.invalidInput, "the webhook secret is empty") }
-        self.init(url: settings.url, secret: Array(secret.utf8), timeoutMs: timeoutMs)
+        self.init(url: settings.url, secret: Array(secret.utf8), timeoutMs: timeoutMs, caFile: settings.caFile)
     }
 
     /// The signature header's value for `body` sent at `timestamp` (epoch seconds).

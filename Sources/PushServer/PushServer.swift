@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import Metrics
+import NIOCore
 import Prometheus
 import PushCore
 import PushDelivery
@@ -152,21 +153,31 @@ public final class PushServer: Sendable {
     }
 
     /// Runs until SIGTERM or SIGINT, then stops accepting, finishes requests, commits queued registrations
-    /// and stops the running send job at a checkpoint (it resumes at the next start).
-    public func run() async throws {
+    /// and stops the running send job at a checkpoint (it resumes at the next start). `onListening` runs once
+    /// the socket is bound (so a banner never claims a port the server did not get); a bind that fails throws
+    /// ``ListenError``.
+    public func run(onListening: @escaping @Sendable () -> Void = {}) async throws {
         // SQLite only: WAL checkpoints off the request path (PostgreSQL checkpoints itself).
         let checkpoints = try (registry as? Registry)?.startBackgroundCheckpoints()
         defer { checkpoints?.stop() }
         await jobs.resumeUnfinished()
         jobs.startAdopting()
         webhooks?.start()
+        let (host, port) = (configuration.server.host, configuration.server.port)
         let app = Application(
             router: makeRouter(),
-            configuration: .init(address: .hostname(configuration.server.host, port: configuration.server.port), serverName: nil),
+            configuration: .init(address: .hostname(host, port: port), serverName: nil),
+            onServerRunning: { _ in onListening() },
             logger: logger)
         let group = ServiceGroup(
             configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        do {
+            try await group.run()
+        } catch let error as IOError {
+            await jobs.shutdown()
+            await webhooks?.stop()
+            throw ListenError(host: host, port: port, error)
+        }
         batcher.shutdown()
         await jobs.shutdown()
         await webhooks?.stop()

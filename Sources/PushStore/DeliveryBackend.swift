@@ -31,6 +31,8 @@ protocol DeliveryBackend: Sendable {
     func deleteWebhookEvents(ids: [Int64]) throws(StoreError)
     func retryWebhookEvents(ids: [Int64], afterMs: Int64) throws(StoreError)
     func webhookBacklog(app: String) throws(StoreError) -> Int
+    func setRate(id: String, perSecond: Double?) throws(StoreError)
+    func reserveSends(id: String, count: Int) throws(StoreError) -> RateReservation?
 }
 
 extension Registry: DeliveryBackend {
@@ -164,6 +166,14 @@ struct BackendDeliveryStore<Backend: DeliveryBackend>: DeliveryStore {
 
     func saveBreakerStates(app: String, _ states: [String: PruningBreaker.State]) throws(DeliveryStoreError) {
         try mapped { () throws(StoreError) in try backend.saveBreakerStates(app: app, states) }
+    }
+
+    func setRate(id: String, perSecond: Double?) throws(DeliveryStoreError) {
+        try mapped { () throws(StoreError) in try backend.setRate(id: id, perSecond: perSecond) }
+    }
+
+    func reserveSends(id: String, count: Int) throws(DeliveryStoreError) -> RateReservation? {
+        try mapped { () throws(StoreError) in try backend.reserveSends(id: id, count: count) }
     }
 
     private func mapped<T>(_ body: () throws(StoreError) -> T) throws(DeliveryStoreError) -> T {

@@ -34,7 +34,8 @@ public final class PostgresRegistry: RegistryStore {
     }
 
     /// Opens `url`, reading the password from the first line of `passwordFile` or from the environment
-    /// variable `passwordEnv` (never from the URL or the command line).
+    /// variable `passwordEnv` (never from the URL or the command line). A password file that cannot be read or
+    /// a variable that is not set is a configuration problem (`.invalidInput`), not the database's.
     public static func open(
         url text: String, passwordFile: String?, passwordEnv: String?, connections: Int = 4
     ) throws(StoreError) -> PostgresRegistry {
@@ -42,12 +43,12 @@ public final class PostgresRegistry: RegistryStore {
         var password: String?
         if let passwordFile {
             guard let data = FileManager.default.contents(atPath: passwordFile), let text = String(data: data, encoding: .utf8) else {
-                throw StoreError(.cannotOpen, "cannot read the database password file \(passwordFile)")
+                throw StoreError(.invalidInput, "cannot read the database password file \(passwordFile)")
             }
             password = text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
         } else if let passwordEnv {
             guard let value = ProcessInfo.processInfo.environment[passwordEnv] else {
-                throw StoreError(.cannotOpen, "the database password variable \(passwordEnv) is not set")
+                throw StoreError(.invalidInput, "the database password variable \(passwordEnv) is not set")
             }
             password = value
         }

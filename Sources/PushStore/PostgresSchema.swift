@@ -330,6 +330,16 @@ enum PostgresSchema {
             "DROP INDEX broadcast_outcomes_deferred",
             "CREATE INDEX broadcast_outcomes_retry ON broadcast_outcomes (broadcast_id, token) WHERE kind IN ('deferred', 'pending')",
         ],
+        // 10: a broadcast's rate (SQLite's 13).
+        [
+            """
+            CREATE TABLE broadcast_rates (
+                broadcast_id text PRIMARY KEY,
+                per_second double precision NOT NULL CHECK (per_second > 0),
+                next_ms double precision NOT NULL DEFAULT 0
+            )
+            """,
+        ],
     ]
 
     /// Brings the database to ``currentVersion``. Throws `.schemaTooNew` for a database from a newer build.

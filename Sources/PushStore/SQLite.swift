@@ -145,6 +145,12 @@ final class Statement {
         try check(sqlite3_bind_int64(handle, index, value), connection.handle, "binding parameter \(index)")
     }
 
+    /// Binds a floating-point parameter.
+    func bind(_ index: Int32, _ value: Double?) throws(StoreError) {
+        guard let value else { return try bindNull(index) }
+        try check(sqlite3_bind_double(handle, index, value), connection.handle, "binding parameter \(index)")
+    }
+
     /// Binds NULL.
     func bindNull(_ index: Int32) throws(StoreError) {
         try check(sqlite3_bind_null(handle, index), connection.handle, "binding parameter \(index)")
@@ -173,6 +179,9 @@ final class Statement {
     func optionalInt64(_ column: Int32) -> Int64? {
         sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, column)
     }
+
+    /// The number in `column` of the current row.
+    func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
 
     /// The text in `column` ("" for NULL).
     func text(_ column: Int32) -> String {

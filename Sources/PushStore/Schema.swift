@@ -373,6 +373,18 @@ enum Schema {
             WHERE kind IN ('deferred', 'pending')
             """,
         ],
+        // 13: a broadcast's rate (`--rate`), honoured by every process working on it: the rate, and the time its
+        // next notification may go (ms on the store's clock), which each process moves on as it reserves
+        // notifications (see `Pacer`). No row: no rate.
+        [
+            """
+            CREATE TABLE broadcast_rates (
+                broadcast_id TEXT PRIMARY KEY,
+                per_second REAL NOT NULL CHECK (per_second > 0),
+                next_ms REAL NOT NULL DEFAULT 0
+            ) WITHOUT ROWID
+            """,
+        ],
     ]
 
     /// Brings the database to ``currentVersion`` in one write transaction, so two processes opening a new

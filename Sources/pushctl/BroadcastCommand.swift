@@ -12,8 +12,9 @@ struct BroadcastCommand: AsyncParsableCommand {
             With --id the broadcast is idempotent: a completed id is not sent again (except devices it deferred), an \
             interrupted one resumes with the same apns-ids, sending only to devices without an outcome. The devices \
             are split into shards (shardSize); this command works on them alongside any `pushctl worker` (or a \
-            second run of the same id) and returns when every shard is finished by anyone; with --detach it only \
-            starts the broadcast for the workers. Exit status: 0 completed; 1 completed with deferred or rejected \
+            second run of the same id, which joins a running one and says whom it waits for) and returns when every \
+            shard is finished by anyone; with --detach it only starts the broadcast for the workers. --rate is the \
+            whole broadcast's rate, stored with it and kept by every process working on it. Exit status: 0 completed; 1 completed with deferred or rejected \
             devices, or the pruning breaker tripped; 2 invalid input; 3 interrupted: credentials refused; \
             5 interrupted: APNs unreachable longer than the outage limit, or the database unavailable; 130/143 \
             interrupted by SIGINT/SIGTERM; 1 also when it was cancelled (`pushctl jobs cancel`). Interrupted runs \
@@ -27,7 +28,8 @@ struct BroadcastCommand: AsyncParsableCommand {
     @Option(help: "Only devices in this channel.") var channel: String?
     @Option(help: "Only devices in this environment (development or production).") var environment: String?
     @Option(help: "Broadcast id; the same id resumes, a completed id is not sent again.") var id: String?
-    @Option(help: "At most N notifications per second.") var rate: Double?
+    @Option(help: "At most N notifications per second over the whole broadcast: stored with it, kept by every process working on it (workers, another run of this id).")
+    var rate: Double?
     @Option(name: .customLong("outage-limit"), help: "Seconds APNs may stay unreachable before the run stops as interrupted (default: the app's outageLimitSeconds, else 600).")
     var outageLimit: Int?
     @Flag(name: .customLong("dry-run"), help: "Show the payload and the number of devices; send nothing.") var dryRun = false
@@ -88,28 +90,25 @@ struct BroadcastCommand: AsyncParsableCommand {
             try ScheduleOption.store(wanted, tokens: nil, in: registry, now: now)
             return
         }
+        let execution = BroadcastExecution(app: app, json: json)
         if let existing = try registry.broadcast(id: broadcastId) {
             guard existing.describesSameJob(as: wanted) else {
                 let scheduled = existing.scheduledMs.map { " (scheduled for \(Timestamp.rfc3339(ms: $0)))" } ?? ""
                 throw CLIError.usage("broadcast \(broadcastId) exists with a different app, payload, target or time\(scheduled); use another --id")
             }
-            if existing.state == .cancelled {
-                throw CLIError(code: 1, message: "broadcast \(broadcastId) was cancelled; nothing sent (use another --id)")
-            }
-            if existing.state == .completed {
-                let deferred = try registry.broadcastCounts(id: broadcastId).deferred
-                if deferred == 0 {
-                    printError("broadcast \(broadcastId) already completed; nothing sent")
-                    if detach { print(broadcastId) }
-                    return
-                }
-                printError("broadcast \(broadcastId): retrying \(deferred) deferred devices")
-            } else {
-                printError("broadcast \(broadcastId): resuming (\(existing.state.rawValue))")
+            guard try execution.shouldRun(existing, registry: registry, summary: !detach) else {
+                if detach { print(broadcastId) }
+                return
             }
         } else {
             try registry.createBroadcast(wanted, tokens: nil)
             if id == nil && !detach { printError("broadcast id: \(broadcastId)") }
+        }
+        if let rate {
+            // Stored with the broadcast: every process working on it (workers, another run of this id) keeps to it.
+            do { try registry.deliveryStore.setRate(id: broadcastId, perSecond: rate) } catch {
+                throw CLIError(code: 5, message: "cannot store the rate of broadcast \(broadcastId): \(error.message)")
+            }
         }
         if detach {
             do {
@@ -122,8 +121,7 @@ struct BroadcastCommand: AsyncParsableCommand {
             print(broadcastId)
             return
         }
-        try await BroadcastExecution(app: app, rate: rate, json: json)
-            .run(id: broadcastId, config: config, settings: settings, registry: registry)
+        try await execution.run(id: broadcastId, config: config, settings: settings, registry: registry)
     }
 
     static func generatedId() -> String {

@@ -10,14 +10,59 @@ import PushStore
 struct BroadcastExecution {
     /// The app.
     var app: String
-    /// At most this many notifications per second.
-    var rate: Double?
     /// The summary as JSON.
     var json: Bool
 
+    /// What running a stored id again does — the one place that decides it, for `pushctl broadcast --id` and
+    /// `pushctl live-activity start --id`: a cancelled one exits 1; a completed one with no deferred devices
+    /// is not sent again (its summary is printed, exit 0); a completed one with deferred devices retries them;
+    /// one that another process is running is joined (this command works on the shards nobody holds, shows the
+    /// whole broadcast's progress and whom it waits for, takes over the shards of a process that dies or
+    /// stops, and returns when every shard is finished); an interrupted one resumes. True when it must run.
+    /// `summary` false (`--detach`, whose stdout is the id alone) prints no summary for a completed one.
+    func shouldRun(_ existing: BroadcastRecord, registry: any RegistryStore, summary: Bool = true) throws -> Bool {
+        let id = existing.id
+        switch existing.state {
+        case .cancelled:
+            throw CLIError(code: 1, message: "broadcast \(id) was cancelled; nothing sent (use another --id)")
+        case .completed:
+            let counts = try cli { () throws(StoreError) in try registry.broadcastCounts(id: id) }
+            if counts.deferred == 0 {
+                printError("broadcast \(id) already completed; nothing sent")
+                guard summary else { return false }
+                let workers = (try? registry.deliveryStore.workers(id: id)) ?? [:]
+                printSummary(BroadcastReport(record: existing, counts: counts, workers: workers))
+                return false
+            }
+            printError("broadcast \(id): retrying \(counts.deferred) deferred devices")
+        default:
+            let holders = Self.holders(of: id, registry: registry)
+            if existing.state == .running, !holders.isEmpty {
+                printError("broadcast \(id) is running in \(holders.joined(separator: ", ")): joining it (this command returns when every shard is finished)")
+            } else {
+                printError("broadcast \(id): resuming (\(existing.state.rawValue))")
+            }
+        }
+        return true
+    }
+
+    /// The processes (`host:pid`) holding a live claim on one of the broadcast's shards.
+    static func holders(of id: String, registry: any RegistryStore) -> [String] {
+        let now = (try? registry.clockMs()) ?? 0
+        let shards = (try? registry.deliveryStore.shards(id: id)) ?? []
+        var seen: [String] = []
+        for shard in shards where shard.state == .claimed && shard.expiresMs > now {
+            let name = Broadcaster.processName(shard.owner)
+            if !seen.contains(name) { seen.append(name) }
+        }
+        return seen
+    }
+
     func run(id: String, config: PushConfiguration, settings: AppSettings, registry: any RegistryStore) async throws {
         var engine = BroadcastConfiguration(config)
-        engine.rate = rate
+        // Waiting for other processes' last shards: look every 200 ms (on SQLite nothing wakes a waiter sooner), so
+        // the command returns soon after the broadcast completes.
+        engine.pollMs = 200
         let store = registry.deliveryStore
         let broadcaster = Broadcaster(store: store, bundleId: settings.topic, configuration: engine)
         let breakers = (try? registry.breakerStates(app: app)) ?? [:]
@@ -70,13 +115,23 @@ struct BroadcastExecution {
         if report.counts.notAcceptedByReason.keys.contains(where: { !dead.contains($0) }) { throw CLIError(code: 1, message: "") }
     }
 
-    static func showProgress(_ p: BroadcastProgress, tty: Bool) {
-        let done = p.doneBefore + p.done
-        let rate = p.elapsed > 0 ? Double(p.done) / p.elapsed : 0
+    /// One progress line. The first figures are the whole broadcast's (devices with an outcome, from earlier
+    /// runs, this process and the others working on it; its rate and time left); the parenthesis is this
+    /// process's part of this run, so its counts never mix with the totals.
+    static func progressLine(_ p: BroadcastProgress) -> String {
+        let done = p.doneOverall
+        let rate = p.elapsed > 0 ? Double(p.done + p.doneByOthers) / p.elapsed : 0
         let remaining = max(0, p.total - done)
         let eta = rate > 0 ? Int(Double(remaining) / rate) : 0
-        let percent = p.total > 0 ? min(100, Double(done) * 100 / Double(p.total)) : 100
-        let stats = "\(done)/\(p.total) \(Int(rate))/s ETA \(eta / 60):\(String(format: "%02d", eta % 60)) accepted \(p.accepted) not accepted \(p.failed) pruned \(p.pruned)"
+        var line = "\(done)/\(p.total) done, \(Int(rate))/s, ETA \(eta / 60):\(String(format: "%02d", eta % 60))"
+        line += " (this process: \(p.done) sent, accepted \(p.accepted), not accepted \(p.failed), pruned \(p.pruned))"
+        if !p.waitingFor.isEmpty { line += "; waiting for \(p.waitingFor.joined(separator: ", "))" }
+        return line
+    }
+
+    static func showProgress(_ p: BroadcastProgress, tty: Bool) {
+        let percent = p.total > 0 ? min(100, Double(p.doneOverall) * 100 / Double(p.total)) : 100
+        let stats = progressLine(p)
         if tty {
             let width = 30
             let filled = Int(percent / 100 * Double(width))
@@ -107,11 +162,11 @@ struct BroadcastExecution {
             print(JSONValue.object(fields).encodedString)
             return
         }
-        print("broadcast \(r.record.id) \(r.record.state.rawValue): \(r.sentThisRun) sent in \(String(format: "%.1f", r.seconds)) s (\(Int(rate)) notifications/s)")
+        print("broadcast \(r.record.id) \(r.record.state.rawValue): \(r.sentThisRun) sent by this process in \(String(format: "%.1f", r.seconds)) s (\(Int(rate)) notifications/s)")
         print("  devices \(r.record.total), finished \(r.counts.done), accepted \(r.counts.accepted), not accepted \(r.counts.notAccepted), deferred \(r.counts.deferred)")
         if !rejected.isEmpty { print("  not accepted by reason: " + rejected.map { "\($0.key) \($0.value)" }.joined(separator: ", ")) }
         print("  pruned \(r.counts.pruned), retried \(r.counts.retried), possibly duplicated \(r.counts.possiblyDuplicated)")
-        if r.workers.count > 1 {
+        if r.workers.count > 1 || (r.sentThisRun == 0 && !r.workers.isEmpty) {
             print("  workers: " + r.workers.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
         if let stop = r.stop { print("  interrupted: \(stop.description)") }

@@ -56,10 +56,13 @@ enum LiveActivityEventCommand {
             let prepared = try content.prepare(event: .start, extra: extra, appLimit: settings.payloadLimit)
             let environment = try parseEnvironment(environment)
             let registry = try RegistryStores.openForCommand(config)
-            if let id, try registry.broadcast(id: id) != nil, at == nil {
-                // Resume the stored job as stored: its tokens and payload (with the timestamp of its first run).
-                printError("live-activity start: job \(id) is stored; resuming it")
-                try await BroadcastExecution(app: app, rate: nil, json: json).run(id: id, config: config, settings: settings, registry: registry)
+            if let id, let existing = try registry.broadcast(id: id), at == nil {
+                // The stored job as stored: its tokens and payload (with the timestamp of its first run); run again
+                // as `pushctl broadcast --id` runs a stored id.
+                let execution = BroadcastExecution(app: app, json: json)
+                if try execution.shouldRun(existing, registry: registry) {
+                    try await execution.run(id: id, config: config, settings: settings, registry: registry)
+                }
                 return
             }
             var targets = try TokenList.read(tokens: tokens, file: tokensFile)
@@ -82,7 +85,7 @@ enum LiveActivityEventCommand {
                     return
                 }
                 try cli { () throws(StoreError) in try registry.createBroadcast(record, tokens: list) }
-                try await BroadcastExecution(app: app, rate: nil, json: json)
+                try await BroadcastExecution(app: app, json: json)
                     .run(id: record.id, config: config, settings: settings, registry: registry)
                 return
             }

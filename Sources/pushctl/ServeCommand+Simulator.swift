@@ -13,18 +13,20 @@ enum SimulatorHost {
         do { pem = try SimulatorConfiguration.pemFiles(in: config.simulator.certificates) } catch {
             throw CLIError.usage("\(error.message) (run `make certs` or `pushctl cert make-dev --out \(config.simulator.certificates) --topic TOPIC`)")
         }
-        // One client-auth mode per simulator: token mode only when every simulator app uses a .p8 key.
+        // As APNs' hosts, the simulator takes certificate (.p12) and token (.p8) apps side by side (`either`): a
+        // connection with a client certificate is judged by it, one without by its provider token. Token mode
+        // alone only when there is no CA to check certificates against.
         var keys: [SimulatorJWTKey] = []
         for app in apps {
             if case .token(let p8, let keyId, let teamId) = app.auth, let data = FileManager.default.contents(atPath: p8) {
                 keys.append(SimulatorJWTKey(keyId: keyId, teamId: teamId, publicKeyPEM: String(decoding: data, as: UTF8.self)))
             }
         }
-        let tokenOnly = keys.count == apps.count
+        let tokenOnly = keys.count == apps.count && pem.ca == nil
         let configuration = SimulatorConfiguration(
             host: config.simulator.host, port: config.simulator.port, caPEM: pem.ca,
             serverCertificatePEM: pem.certificate, serverKeyPEM: pem.key,
-            clientAuth: tokenOnly ? .token : .certificate, jwtKeys: keys)
+            clientAuth: tokenOnly ? .token : .either, jwtKeys: keys)
         let simulator: APNsSimulator
         do { simulator = try APNsSimulator(configuration: configuration) } catch {
             throw CLIError.usage(error.message)
@@ -32,7 +34,7 @@ enum SimulatorHost {
         do {
             _ = try await simulator.start()
         } catch {
-            throw CLIError(code: 1, message: "cannot start the APNs simulator on \(config.simulator.host):\(config.simulator.port): \(error)")
+            throw CLIError(code: 1, message: "cannot start the APNs simulator: \((error as? SimulatorError)?.message ?? "\(error)")")
         }
         logger.info("APNs simulator listening on \(config.simulator.host):\(simulator.port ?? 0)")
         return simulator

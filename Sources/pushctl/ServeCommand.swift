@@ -48,12 +48,15 @@ struct ServeCommand: AsyncParsableCommand {
         let webhooks = try WebhookSetup.dispatcher(config: config, apps: config.apps, store: registry.deliveryStore, logger: logger)
         let server = PushServer(
             configuration: config, registry: registry, keys: keys, credentials: credentials, webhooks: webhooks, logger: logger)
-        printBanner(config: config, devKeys: devKeys, simulatorPort: simulator?.port)
         let retention = HistoryRetention(registry: registry, days: config.deliveryRetentionDays)
         let trimming = Task { await retention.run(logger: logger) }
         defer { trimming.cancel() }
+        let (banner, settings, keysShown, simulatorPort) = (self, config, devKeys, simulator?.port)
         do {
-            try await server.run()
+            try await server.run { banner.printBanner(config: settings, devKeys: keysShown, simulatorPort: simulatorPort) }
+        } catch let error as ListenError {
+            try? await simulator?.stop()
+            throw CLIError(code: 1, message: error.description)
         } catch {
             try? await simulator?.stop()
             throw CLIError(code: 1, message: "server stopped: \(error)")

@@ -11,7 +11,7 @@ extension SimulatorCommand {
             ? try global.loadConfiguration() : nil
         let settings = file?.simulator ?? SimulatorSettings(certificates: absolutePath("Certificates/dev"))
         guard let auth = SimulatorConfiguration.ClientAuth(rawValue: clientAuth) else {
-            throw CLIError.usage("--client-auth must be certificate, token or none, not '\(clientAuth)'")
+            throw CLIError.usage("--client-auth must be certificate, token, either or none, not '\(clientAuth)'")
         }
         guard let environment = APNsEnvironment(rawValue: self.environment) else {
             throw CLIError.usage("--environment must be development or production, not '\(self.environment)'")
@@ -38,7 +38,7 @@ extension SimulatorCommand {
         let directory = certificates.map(absolutePath) ?? settings.certificates
         let pem: (ca: String?, certificate: String, key: String)
         do { pem = try SimulatorConfiguration.pemFiles(in: directory) } catch { throw CLIError.usage(error.message) }
-        if auth == .certificate, pem.ca == nil {
+        if auth == .certificate || auth == .either, pem.ca == nil {
             throw CLIError.usage("cannot read \(directory)/ca.pem, needed for certificate client auth")
         }
 

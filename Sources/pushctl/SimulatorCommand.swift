@@ -23,7 +23,7 @@ struct SimulatorCommand: AsyncParsableCommand {
     var port: Int?
     @Option(help: "Directory with ca.pem, server.pem, server.key (default: config simulator.certificates).")
     var certificates: String?
-    @Option(help: "Client authentication: certificate, token or none (default certificate).")
+    @Option(help: "Client authentication: certificate, token, either (a certificate if the client presents one, else a provider token, as APNs) or none (default certificate).")
     var clientAuth: String = "certificate"
     @Option(help: "Environment played: development or production (default development).")
     var environment: String = "development"

@@ -136,16 +136,4 @@ import Testing
         }
         #expect(seen.count == 20_000)
     }
-
-    @Test func pacerKeepsTheAverageRate() {
-        var pacer = Pacer(perSecond: 100)
-        var now = 0.0
-        for _ in 0..<50 {
-            now += pacer.delay(forNext: 10, now: now)  // 10 items per step: 500 items in total
-        }
-        // The last batch may start once 490 items' worth of time (4.9 s) has passed.
-        #expect(abs(now - 4.9) < 1e-9)
-        var unlimited = Pacer(perSecond: nil)
-        #expect(unlimited.delay(forNext: 1_000_000, now: 0) == 0)
-    }
 }

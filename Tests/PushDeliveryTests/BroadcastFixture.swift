@@ -57,10 +57,9 @@ struct BroadcastFixture {
             breakerStates: breakers)
     }
 
-    func broadcaster(batchSize: Int = 250, rate: Double? = nil) -> Broadcaster {
+    func broadcaster(batchSize: Int = 250) -> Broadcaster {
         var c = BroadcastConfiguration()
         c.batchSize = batchSize
-        c.rate = rate
         c.storeOutageLimitMs = 30_000
         return Broadcaster(store: store, bundleId: "com.example.app", configuration: c)
     }

@@ -51,6 +51,32 @@ import Testing
         }
     }
 
+    @Test(arguments: Backend.allCases) func aStoredRateIsOneScheduleEveryHandleReservesAgainst(_ backend: Backend) throws {
+        let w = try World(backend)
+        #expect(try w.store.reserveSends(id: "b", count: 50) == nil)  // no rate: nothing to wait for
+        try w.store.setRate(id: "b", perSecond: 500)
+        // Another process's handle on the same database shares the schedule: 50 at 500/s is 100 ms each.
+        let other: any DeliveryStore = switch backend {
+        case .sqlite: try Registry(path: w.registry.location, nowMs: w.clock.function).deliveryStore
+        case .postgres:
+            try PostgresRegistry(url: PostgresURL(parsing: w.registry.location), password: nil, connections: 1, nowMs: w.clock.function)
+                .deliveryStore
+        }
+        #expect(try w.store.reserveSends(id: "b", count: 50) == RateReservation(waitMs: 0, perSecond: 500))
+        #expect(try other.reserveSends(id: "b", count: 50)?.waitMs == 100)
+        #expect(try w.store.reserveSends(id: "b", count: 50)?.waitMs == 200)
+        // Giving back what was not sent frees its time for the next reservation.
+        _ = try w.store.reserveSends(id: "b", count: -50)
+        #expect(try other.reserveSends(id: "b", count: 50)?.waitMs == 200)
+        // The same rate again (a second run of the id) keeps the schedule; a new rate starts a new one; no rate, no schedule.
+        try w.store.setRate(id: "b", perSecond: 500)
+        #expect(try w.store.reserveSends(id: "b", count: 50)?.waitMs == 300)
+        try w.store.setRate(id: "b", perSecond: 1000)
+        #expect(try other.reserveSends(id: "b", count: 50) == RateReservation(waitMs: 0, perSecond: 1000))
+        try w.store.setRate(id: "b", perSecond: nil)
+        #expect(try other.reserveSends(id: "b", count: 50) == nil)
+    }
+
     @Test(arguments: Backend.allCases) func aCommitAfterACancelIsRecordedAndSaysTheBroadcastWasCancelled(_ backend: Backend) throws {
         let w = try World(backend)
         let shard = try #require(try w.claim())
@@ -217,7 +243,8 @@ import Testing
         func row(_ token: String, _ kind: String, _ status: Int, _ reason: String?, attempts: Int = 1, pruned: Bool = false, dup: Bool = false) -> String {
             "('b', '\(token)', '\(kind)', \(status), \(reason.map { "'\($0)'" } ?? "NULL"), \(attempts), \(pruned ? sqlTrue : sqlFalse), \(dup ? sqlTrue : sqlFalse), 1)"
         }
-        let version = backend == .sqlite ? Schema.currentVersion - 1 : PostgresSchema.currentVersion - 1
+        // The schema before the lean ledger (SQLite 11, PostgreSQL 8): the later migrations' tables go too.
+        let version = backend == .sqlite ? 11 : 8
         try w.registry.executeRaw("""
             INSERT INTO broadcast_outcomes (broadcast_id, token, kind, status, reason, attempts, pruned, possibly_duplicated, run) VALUES
                 \(row(t[0], "accepted", 200, nil)), \(row(t[1], "accepted", 200, nil, attempts: 2)), \(row(t[2], "tokenDead", 410, "Unregistered", pruned: true)),
@@ -225,6 +252,7 @@ import Testing
                 \(row(t[6], "pending", 0, "APNs unreachable", attempts: 0, dup: true));
             UPDATE broadcast_shards SET checkpoint = '\(t[4])', dispatched = '\(t[7])' WHERE broadcast_id = 'b';
             DROP TABLE broadcast_counts;
+            DROP TABLE broadcast_rates;
             DROP INDEX broadcast_outcomes_retry;
             CREATE INDEX broadcast_outcomes_deferred ON broadcast_outcomes (broadcast_id, token) WHERE kind = 'deferred';
             UPDATE schema_version SET version = \(version)

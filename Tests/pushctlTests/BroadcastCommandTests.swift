@@ -226,6 +226,21 @@ import Testing
         #expect(try w.received().count == 39)
     }
 
+    @Test func anAlreadyCompletedIdPrintsItsSummaryAndSendsNothing() async throws {
+        var w = try await World.make(tokens: 5)
+        defer { w.stop() }
+        let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "done", "--alert", "a", "--json"]
+        #expect(try await CLI.run(args).status == 0)
+        let again = try await CLI.run(args)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stderr.contains("broadcast done already completed; nothing sent"))
+        // A cron script parsing the summary gets it, with nothing sent this time.
+        let summary = try JSONValue(parsing: again.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(summary["id"]?.stringValue == "done" && summary["state"]?.stringValue == "completed")
+        #expect(summary["accepted"] == .int(5) && summary["sentThisRun"] == .int(0))
+        #expect(try w.received().count == 5)
+    }
+
     @Test func dryRunSendsNothing() async throws {
         var w = try await World.make(tokens: 25)
         defer { w.stop() }

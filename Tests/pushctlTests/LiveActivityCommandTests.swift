@@ -136,9 +136,13 @@ import Testing
         #expect(summary["id"]?.stringValue == "ride-1" && summary["state"]?.stringValue == "completed")
         #expect(summary["accepted"] == .int(3))
         #expect(try w.records().count == 3)
-        // The same command again resumes the stored job: it is complete, so nothing is sent twice.
+        // The same command again finds the stored job complete, says so as `pushctl broadcast --id` does, prints its
+        // summary and sends nothing twice.
         r = try await run(w, args)
-        #expect(r.status == 0 && r.stderr.contains("resuming"), "\(r.stderr)")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("broadcast ride-1 already completed; nothing sent") && !r.stderr.contains("resuming"), "\(r.stderr)")
+        let again = try JSONValue(parsing: r.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(again["state"]?.stringValue == "completed" && again["accepted"] == .int(3) && again["sentThisRun"] == .int(0))
         #expect(try w.records().count == 3)
         let registry = try w.openRegistry()
         let job = try #require(try registry.broadcast(id: "ride-1"))

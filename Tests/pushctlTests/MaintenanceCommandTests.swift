@@ -57,10 +57,10 @@ import Testing
     }
 
     /// A webhook receiver as a backend might run it: Python's http.server, recording each POST (headers and
-    /// body) as one JSON line, answering 200.
-    static func startReceiver(record: String, port: Int) throws -> Process {
+    /// body) as one JSON line, answering 200; over TLS with `tls` (certificate and key PEM files).
+    static func startReceiver(record: String, port: Int, tls: (certificate: String, key: String)? = nil) throws -> Process {
         let script = """
-            import http.server, json, sys
+            import http.server, json, ssl, sys
             class H(http.server.BaseHTTPRequestHandler):
                 def do_POST(self):
                     body = self.rfile.read(int(self.headers['Content-Length'])).decode()
@@ -68,11 +68,16 @@ import Testing
                         f.write(json.dumps({'headers': {k.lower(): v for k, v in self.headers.items()}, 'body': body}) + '\\n')
                     self.send_response(200); self.end_headers()
                 def log_message(self, *a): pass
-            http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()
+            server = http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), H)
+            if len(sys.argv) > 3:
+                context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+                context.load_cert_chain(sys.argv[3], sys.argv[4])
+                server.socket = context.wrap_socket(server.socket, server_side=True)
+            server.serve_forever()
             """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, String(port), record]
+        process.arguments = ["python3", "-c", script, String(port), record] + (tls.map { [$0.certificate, $0.key] } ?? [])
         // Not the test's pipes (an orphan holding them would keep `swift test` waiting), and stopped with
         // SIGKILL: children inherit the test process's blocked SIGTERM.
         process.standardOutput = FileHandle.nullDevice
@@ -117,5 +122,44 @@ import Testing
         // Nothing is posted twice.
         let again = try await CLI.run(["maintenance", "--config", w.config])
         #expect(again.stdout.contains("webhook of example: 0 events delivered, 0 waiting"), "\(again.stdout)")
+    }
+
+    @Test func aWebhookReceiverWhosePrivateCASignedItsCertificateIsReachedThroughTheWebhooksCAFile() async throws {
+        let later = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
+        let dead = BroadcastCommandTests.World.token(1)
+        var w = try await BroadcastCommandTests.World.make(
+            tokens: 3, devices: #"[{"token":"\#(dead)","state":"unregistered","timestamp":\#(later)}]"#)
+        defer { w.stop() }
+        let port = try BroadcastCommandTests.freePort()
+        let record = w.dir.appendingPathComponent("webhook.jsonl").path
+        try "hook-secret\n".write(toFile: w.dir.appendingPathComponent("hook.secret").path, atomically: true, encoding: .utf8)
+        func configure(caFile: String?) throws {
+            var config = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: w.config))) as? [String: Any])
+            var apps = try #require(config["apps"] as? [String: Any])
+            var app = try #require(apps["example"] as? [String: Any])
+            var hook: [String: Any] = ["url": "https://127.0.0.1:\(port)/hook", "secretFile": "hook.secret"]
+            if let caFile { hook["caFile"] = caFile }
+            app["webhook"] = hook
+            apps["example"] = app
+            config["apps"] = apps
+            try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: w.config))
+        }
+        try configure(caFile: nil)
+        let sent = try await CLI.run(["send", "--config", w.config, "--app", "example", "--token", dead, "--alert", "x"])
+        #expect(sent.status == 1 && sent.stdout.contains("pruned"), "\(sent.stdout) \(sent.stderr)")
+        // The receiver's certificate is the development CA's (`cert make-dev`: 127.0.0.1 among its names).
+        let certs = w.dir.appendingPathComponent("certs").path
+        let receiver = try Self.startReceiver(record: record, port: port, tls: (certs + "/server.pem", certs + "/server.key"))
+        defer { kill(receiver.processIdentifier, SIGKILL) }
+        // Without the CA the receiver does not verify: nothing is posted, the event waits.
+        let unverified = try await CLI.run(["maintenance", "--config", w.config])
+        #expect(unverified.stdout.contains("webhook of example: 0 events delivered, 1 waiting"), "\(unverified.stdout) \(unverified.stderr)")
+        try configure(caFile: "certs/ca.pem")
+        try await Task.sleep(for: .milliseconds(1200))  // the failed post made the event due again after 1 s
+        let run = try await CLI.run(["maintenance", "--config", w.config])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("webhook of example: 1 events delivered, 0 waiting"), "\(run.stdout) \(run.stderr)")
+        let lines = ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").split(separator: "\n")
+        #expect(lines.count == 1)
     }
 }

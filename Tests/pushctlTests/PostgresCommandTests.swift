@@ -49,4 +49,19 @@ import Testing
         #expect(result.stderr.contains("databasePasswordFile"))
         #expect(!result.stderr.contains("secret") && !result.stdout.contains("secret"))
     }
+
+    @Test func aPasswordVariableThatIsNotSetIsAConfigurationErrorExitingTwo() async throws {
+        let dir = try CLI.temporaryDirectory()
+        let config = dir.appendingPathComponent("pushctl.json").path
+        try #"{"database": "postgres://push@127.0.0.1:1/db", "databasePasswordEnv": "PUSHCTL_TEST_UNSET_DB_PASSWORD", "apps": {"example": {"topic": "com.example.app", "auth": {"p8": "k.p8", "keyId": "ABC123DEFG", "teamId": "TEAM123456"}}}}"#
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        for command in [["tokens", "count"], ["broadcast", "--alert", "x"], ["deliveries"]] {
+            let words = command.count > 1 && command[0] == "tokens" ? 2 : 1
+            let args = Array(command.prefix(words)) + ["--config", config, "--app", "example"] + Array(command.dropFirst(words))
+            let result = try await CLI.run(args, unset: ["PUSHCTL_TEST_UNSET_DB_PASSWORD"])
+            #expect(result.status == 2, "\(command): \(result.stderr)")
+            #expect(result.stderr.contains("PUSHCTL_TEST_UNSET_DB_PASSWORD is not set"), "\(command): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(command): \(result.stderr)")
+        }
+    }
 }

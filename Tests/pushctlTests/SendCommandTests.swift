@@ -116,6 +116,19 @@ import Testing
         #expect(!r.stderr.contains("credentials"))
     }
 
+    @Test func anEndpointThatNeverAnswersStopsAtTheOutageLimitNamingTheTimeoutNotTheCertificate() async throws {
+        // TCP is accepted, the TLS handshake never answered: each connect attempt times out.
+        var w = try await World.make(tokens: 1, simulatorArgs: ["--black-hole"])
+        defer { w.stop() }
+        let started = Date()
+        let r = try await CLI.run(["send", "--config", w.config, "--app", "example", "--all", "--alert", "x", "--outage-limit", "5"])
+        let seconds = Date().timeIntervalSince(started)
+        #expect(r.status == 5, "\(r.stdout)\(r.stderr)")
+        #expect(seconds < 12, "took \(seconds) s for an outage limit of 5 s (it took 20 s when the limit waited for two 10 s connect timeouts)")
+        #expect(r.stderr.contains("unreachable for 5 s (outage limit 5 s)"), "\(r.stderr)")
+        #expect(!r.stderr.contains("certificate"), "\(r.stderr)")
+    }
+
     @Test func refusedCredentialsExitThree() async throws {
         // The dev certificate is for the development environment; a production simulator refuses it.
         var w = try await World.make(tokens: 2, simulatorArgs: ["--environment", "production"])

@@ -1,0 +1,95 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import PushCore
+import Testing
+
+/// `pushctl serve` as `make run` starts it: the HTTP API and the built-in APNs simulator in one process.
+@Suite(.timeLimit(.minutes(3))) struct ServeCommandTests {
+    typealias World = BroadcastCommandTests.World
+
+    /// A configuration like the shipped one: `example` on the development certificate (.p12) and `example-live` on
+    /// the development key (.p8), both on the built-in simulator at `simulatorPort`.
+    static func sideBySideConfig(in w: World, simulatorPort: Int) throws -> String {
+        let path = w.dir.appendingPathComponent("serve.json").path
+        try """
+            {"database": "registry.sqlite",
+             "simulator": {"host": "127.0.0.1", "port": \(simulatorPort), "certificates": "certs"},
+             "apps": {
+               "example": {"topic": "com.example.app", "endpoint": "simulator",
+                           "auth": {"p12": "certs/client.p12", "passwordFile": "certs/client.p12.password"}},
+               "example-live": {"topic": "com.example.app", "endpoint": "simulator",
+                                "auth": {"p8": "certs/AuthKey_DEVKEY1234.p8", "keyId": "DEVKEY1234", "teamId": "DEVTEAM123"}}}}
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// Starts `pushctl serve` and waits for its banner; returns it with the banner's development key per app.
+    static func startServe(config: String, port: Int) async throws -> (CLI.Background, [String: String]) {
+        let serve = try CLI.startCapturing(["serve", "--config", config, "--port", String(port)])
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, serve.isRunning, !serve.stdoutText.contains("Send it a notification") {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        var keys: [String: String] = [:]
+        let lines = serve.stdoutText.split(separator: "\n").map(String.init)
+        for (i, line) in lines.enumerated() where line.hasPrefix("App '") && i + 1 < lines.count {
+            let app = String(line.dropFirst(5).prefix { $0 != "'" })
+            keys[app] = lines[i + 1].trimmingCharacters(in: .whitespaces)
+        }
+        return (serve, keys)
+    }
+
+    @Test func serveTakesCertificateAndTokenAppsSideBySideSoLiveActivitiesWorkUnderIt() async throws {
+        var w = try await World.make(tokens: 1, startSimulator: false)
+        defer { w.stop() }
+        let config = try Self.sideBySideConfig(in: w, simulatorPort: w.port)
+        let httpPort = try BroadcastCommandTests.freePort()
+        let (serve, keys) = try await Self.startServe(config: config, port: httpPort)
+        defer { if serve.isRunning { serve.terminate(); serve.waitUntilExit() } }
+        let key = try #require(keys["example-live"], "\(serve.stdoutText)\(serve.stderrText)")
+
+        // A Live Activity start to a push-to-start token, through the built-in simulator (token authentication).
+        let token = String(repeating: "a1", count: 32)
+        var r = try await CLI.run(["live-activity", "tokens", "register", "--config", config, "--app", "example-live",
+                                   "--kind", "push-to-start", token, "--installation", "inst-1", "--attributes-type", "ScoreAttributes"])
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try await CLI.run(["live-activity", "start", "--config", config, "--app", "example-live", "--attributes-type", "ScoreAttributes",
+                               "--attributes", #"{"home":"Lions"}"#, "--content-state", #"{"score":"0-0"}"#, "--title", "Kick-off",
+                               "--alert", "Lions v Bears"])
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        #expect(r.stdout.contains(" 200 "), "\(r.stdout)")
+
+        // A broadcast channel over the HTTP API.
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(httpPort)/v1/apps/example-live/broadcast-channels")!)
+        request.httpMethod = "POST"
+        request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data(#"{"storagePolicy":"most-recent","label":"Lions v Bears"}"#.utf8)
+        let (body, response) = try await URLSession.shared.data(for: request)
+        #expect((response as? HTTPURLResponse)?.statusCode == 201, "\(String(decoding: body, as: UTF8.self))")
+
+        // The certificate app beside it still sends.
+        r = try await CLI.run(["send", "--config", config, "--app", "example", "--token", World.token(0), "--alert", "hi"])
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+    }
+
+    @Test func aPortInUseIsOneLineNamingTheAddressAndNoBannerClaimsIt() async throws {
+        var w = try await World.make(tokens: 0)  // its simulator process holds w.port
+        defer { w.stop() }
+        // The API's port is taken.
+        let free = try BroadcastCommandTests.freePort()
+        let config = try Self.sideBySideConfig(in: w, simulatorPort: free)
+        var r = try await CLI.run(["serve", "--config", config, "--port", String(w.port)])
+        #expect(r.status == 1)
+        #expect(r.stderr.hasSuffix("\npushctl: cannot listen on 127.0.0.1:\(w.port): Address already in use (errno 98)\n"), "\(r.stderr)")
+        #expect(!r.stdout.contains("PushProvider is listening"), "\(r.stdout)")
+        // The built-in simulator's port is taken.
+        let taken = try Self.sideBySideConfig(in: w, simulatorPort: w.port)
+        r = try await CLI.run(["serve", "--config", taken, "--port", String(try BroadcastCommandTests.freePort())])
+        #expect(r.status == 1)
+        #expect(r.stderr.hasSuffix("pushctl: cannot start the APNs simulator: cannot listen on 127.0.0.1:\(w.port): Address already in use (errno 98)\n"), "\(r.stderr)")
+        #expect(!r.stdout.contains("PushProvider is listening"), "\(r.stdout)")
+    }
+}
