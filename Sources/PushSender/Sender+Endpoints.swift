@@ -12,20 +12,22 @@ extension Sender {
             case unsent(EndpointStop)
             case parked(scheduleProbe: Bool)
         }
-        let step = shared.withLock { s -> Step in
-            var e = endpointState(target, in: &s)
+        // Every notification passes here: the endpoint's state is changed in place (no copy of it, one lookup).
+        func step(_ e: inout EndpointState, stopping: Bool) -> Step {
             if let stop = e.stop { return .unsent(stop) }
             if let outage = e.outage, outage.probe !== job {
-                if s.stopping { return .unsent(stoppingStop(target)) }
-                let schedule = park(job, in: &e)
-                s.endpoints[target] = e
-                return .parked(scheduleProbe: schedule)
+                if stopping { return .unsent(stoppingStop(target)) }
+                return .parked(scheduleProbe: park(job, in: &e))
             }
             guard !e.transports.isEmpty else { return .unsent(stoppingStop(target)) }
             let transport = e.transports[e.dispatched % e.transports.count]
             e.dispatched &+= 1
-            s.endpoints[target] = e
             return .send(transport)
+        }
+        let step = shared.withLock { s -> Step in
+            if s.endpoints[target] == nil { _ = endpointState(target, in: &s) }
+            let stopping = s.stopping
+            return step(&s.endpoints[target]!, stopping: stopping)
         }
         switch step {
         case .send(let transport):

@@ -28,10 +28,9 @@ extension Sender {
         let outcome = APNsOutcome.classify(status: response.status, reason: reason, timestampMs: timestampMs)
         job.attempts += 1
 
-        // One lock for everything an answer changes: the endpoint is reachable, the breaker counts it.
-        let (decision, change, released, discarded, reconnected) = shared.withLock {
-            s -> (PruneDecision, PruningBreaker.Change?, [TransferJob], Int, [TransferJob]) in
-            guard var e = s.endpoints[target] else { return (.none, nil, [], 0, []) }
+        // One lock for everything an answer changes: the endpoint is reachable, the breaker counts it. Every answer
+        // passes here: the endpoint's state is changed in place (no copy of it, one lookup).
+        func record(_ e: inout EndpointState) -> (PruneDecision, PruningBreaker.Change?, [TransferJob], Int, [TransferJob]) {
             var reconnected: [TransferJob] = []
             if e.outage != nil {
                 reconnected = e.parked
@@ -45,7 +44,6 @@ extension Sender {
             case .tripped:
                 discarded = e.held.count
                 e.held.removeAll()
-                s.summary.breakerTripped.append(target.description)
             case .healthy:
                 released = e.held
                 e.held.removeAll()
@@ -65,8 +63,14 @@ extension Sender {
                     e.held.append(job)
                 }
             }
-            s.endpoints[target] = e
             return (decision, change, released, discarded, reconnected)
+        }
+        let (decision, change, released, discarded, reconnected) = shared.withLock {
+            s -> (PruneDecision, PruningBreaker.Change?, [TransferJob], Int, [TransferJob]) in
+            guard s.endpoints[target] != nil else { return (.none, nil, [], 0, []) }
+            let recorded = record(&s.endpoints[target]!)
+            if recorded.1 == .tripped { s.summary.breakerTripped.append(target.description) }
+            return recorded
         }
         if !reconnected.isEmpty {
             logger.notice("APNs reachable again; sending the notifications that waited", metadata: [

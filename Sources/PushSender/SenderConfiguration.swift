@@ -102,6 +102,13 @@ public struct SenderTarget: Sendable, Hashable, CustomStringConvertible {
     /// must still match `host`. Default nil.
     public var address: String?
 
+    /// Hashes the host and port only (targets that differ only in their CA file or address are rare): the sender
+    /// looks its endpoint up by target for every notification and every answer.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(host)
+        hasher.combine(port)
+    }
+
     /// Creates a target.
     public init(host: String, port: Int, caFile: String? = nil, address: String? = nil) {
         self.host = host

@@ -173,12 +173,19 @@ final class Transport: @unchecked Sendable {
     /// the transport thread only. Handles keep the list of their current request alive, so the cache may drop
     /// its lists at any time: it starts over past 32 of them (tokens rotate, send jobs differ).
     private var headerCache: [HeaderKey: HeaderList] = [:]
+    /// The last list handed out and its key: consecutive requests of a broadcast share it, and comparing their
+    /// strings (the same storage, so one pointer compare each) costs less than hashing them for the cache.
+    private var lastHeaders: (key: HeaderKey, list: HeaderList)?
 
     private func sharedHeaders(_ request: NotificationRequest, _ authorization: String?) -> HeaderList {
         let key = HeaderKey(
             pushType: request.pushType.rawValue, priority: Int(request.priority.rawValue), topic: request.topic,
             expiration: request.expiration, collapseId: request.collapseId, authorization: authorization)
-        if let cached = headerCache[key] { return cached }
+        if let last = lastHeaders, last.key == key { return last.list }
+        if let cached = headerCache[key] {
+            lastHeaders = (key, cached)
+            return cached
+        }
         let headers = HeaderList()
         headers.append("apns-push-type: " + key.pushType)
         headers.append("apns-priority: " + String(key.priority))
@@ -190,6 +197,7 @@ final class Transport: @unchecked Sendable {
         headers.append("Expect:")
         if headerCache.count >= 32 { headerCache.removeAll(keepingCapacity: true) }
         headerCache[key] = headers
+        lastHeaders = (key, headers)
         return headers
     }
 }

@@ -45,10 +45,23 @@ public struct DeliveryCount: Sendable, Equatable {
 
     private static func tally<S: Sequence>(_ items: S) -> Tally where S.Element == (String, Int, String?, Int) {
         var sums: [Key: (count: Int, retries: Int)] = [:]
+        // Runs of one key (a broadcast's batch is mostly 200s) are summed before touching the dictionary.
+        var run: (key: Key, count: Int, retries: Int)?
         for (app, status, reason, attempts) in items {
-            let key = Key(app: app, status: status, reason: APNsReason.label(status: status, reason: reason))
-            let old = sums[key] ?? (0, 0)
-            sums[key] = (old.count + 1, old.retries + max(0, attempts - 1))
+            let label = APNsReason.label(status: status, reason: reason)
+            if let r = run, r.key.status == status, r.key.reason == label, r.key.app == app {
+                run = (r.key, r.count + 1, r.retries + max(0, attempts - 1))
+                continue
+            }
+            if let r = run {
+                let old = sums[r.key] ?? (0, 0)
+                sums[r.key] = (old.count + r.count, old.retries + r.retries)
+            }
+            run = (Key(app: app, status: status, reason: label), 1, max(0, attempts - 1))
+        }
+        if let r = run {
+            let old = sums[r.key] ?? (0, 0)
+            sums[r.key] = (old.count + r.count, old.retries + r.retries)
         }
         return sums.sorted { ($0.key.app, $0.key.status, $0.key.reason) < ($1.key.app, $1.key.status, $1.key.reason) }
             .map { (key: $0.key, value: $0.value) }
