@@ -18,10 +18,12 @@ package final class BatchWindow: Sendable {
     /// How many slots the window has.
     package var capacity: Int { limit }
 
-    /// A window of `limit` slots.
-    package init(limit: Int) {
+    /// A window of `limit` slots whose producer, once the window was full, resumes when `resumeAfter` slots
+    /// came back (default a quarter of them: fewer wake-ups; the delivery engine's in-flight window resumes sooner,
+    /// so a window that waits a long round trip for its answers stays full).
+    package init(limit: Int, resumeAfter: Int? = nil) {
         self.limit = max(1, limit)
-        resumeBelow = max(0, self.limit - max(1, self.limit / 4))
+        resumeBelow = max(0, self.limit - max(1, min(self.limit, resumeAfter ?? self.limit / 4)))
     }
 
     /// Takes one slot, suspending while the window is full.

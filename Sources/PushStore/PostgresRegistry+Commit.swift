@@ -100,6 +100,46 @@ extension PostgresRegistry {
         let sent = Int64(counts.settled)
         let bucket = counterBucket
 
+        // The common batch — accepted devices of a broadcast, nothing to log or keep per device — gets a statement
+        // of its own: the server parses and plans every statement it is sent, and this one has four parts, not ten.
+        if let id, logged.isEmpty, rows.isEmpty, removed.isEmpty, marked.isEmpty {
+            let ok = try db.rows("""
+                WITH fenced AS (
+                    UPDATE broadcast_shards SET checkpoint = CASE WHEN \(checkpoint)::text IS NULL THEN checkpoint
+                        ELSE greatest(checkpoint, \(checkpoint)) END
+                    WHERE broadcast_id = \(id) AND shard = \(shard) AND fence = \(fence) AND state = 'claimed'
+                    RETURNING 1
+                ), claim AS (
+                    UPDATE broadcast_claims SET sent = sent + \(sent)
+                    WHERE \(sent) > 0 AND broadcast_id = \(id) AND shard = \(shard) AND fence = \(fence)
+                        AND EXISTS (SELECT 1 FROM fenced)
+                ), counted AS (
+                    INSERT INTO delivery_counters (app, status, reason, bucket, count, retries)
+                    SELECT \(app), s, r, \(bucket), c, n
+                    FROM unnest(\(cStatuses)::bigint[], \(cReasons)::text[], \(cCounts)::bigint[], \(cRetries)::bigint[])
+                        AS y (s, r, c, n)
+                    WHERE EXISTS (SELECT 1 FROM fenced)
+                    ON CONFLICT (app, status, reason, bucket) DO UPDATE SET count = delivery_counters.count + excluded.count,
+                        retries = delivery_counters.retries + excluded.retries
+                ), tallied AS (
+                    INSERT INTO broadcast_counts (broadcast_id, shard, kind, reason, devices, retried, possibly_duplicated, pruned)
+                    SELECT \(id), \(shard), k, r, n, t, d, p
+                    FROM unnest(\(kKinds)::text[], \(kReasons)::text[], \(kDevices)::bigint[], \(kRetried)::bigint[],
+                        \(kDups)::bigint[], \(kPruned)::bigint[]) AS x (k, r, n, t, d, p)
+                    WHERE EXISTS (SELECT 1 FROM fenced)
+                    ON CONFLICT (broadcast_id, shard, kind, reason) DO UPDATE SET
+                        devices = broadcast_counts.devices + excluded.devices, retried = broadcast_counts.retried + excluded.retried,
+                        possibly_duplicated = broadcast_counts.possibly_duplicated + excluded.possibly_duplicated,
+                        pruned = broadcast_counts.pruned + excluded.pruned
+                )
+                SELECT (SELECT count(*) FROM fenced), (SELECT count(*) FROM broadcasts WHERE id = \(id) AND state = 'cancelled')
+                """, as: (Int64, Int64).self)
+            guard let (held, cancelled) = ok.first, held == 1 else {
+                throw Registry.lostShard(id: id, index: Int(shard), fence: fence)
+            }
+            return cancelled > 0
+        }
+
         let ok = try db.rows("""
             WITH fenced AS (
                 UPDATE broadcast_shards SET checkpoint = CASE WHEN \(checkpoint)::text IS NULL THEN checkpoint
