@@ -9,6 +9,9 @@ PGPKGS  := postgresql postgresql-client
 PROXYPKGS := tinyproxy
 # A browser for the console test (Tests/console/console.sh): headless chromium driven by its chromedriver.
 CONSOLEPKGS := chromium chromium-driver
+# The commit `pushctl --version` names: Package.swift reads it from the environment (SwiftPM caches the manifest
+# by its environment, so a new commit recompiles one C file and relinks). "unknown" outside git.
+export PUSHPROVIDER_COMMIT := $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || c=$$c-dirty; } && echo $$c)
 
 .PHONY: deps build release test run certs bench bench-deps clean
 

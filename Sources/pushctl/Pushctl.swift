@@ -25,6 +25,15 @@ struct Pushctl: AsyncParsableCommand {
             MaintenanceCommand.self,
         ])
 
+    @Flag(help: "Print the version, the git commit it was built from and the libcurl, OpenSSL and SQLite it runs with.")
+    var version = false
+
+    /// `pushctl --version` prints ``VersionReport``; `pushctl` alone prints the help, as before.
+    func run() throws {
+        guard version else { throw CleanExit.helpRequest(self) }
+        print(VersionReport.text())
+    }
+
     /// Runs the command and maps every failure to the documented exit codes: usage and input errors exit 2
     /// with a one-line message; commands throw ``CLIError`` for their own codes.
     static func main() async {

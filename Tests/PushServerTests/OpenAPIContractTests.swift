@@ -135,6 +135,13 @@ import Yams
         try await s.stop()
     }
 
+    @Test func theDescriptionsVersionIsTheProductVersion() throws {
+        let text = try String(contentsOf: Self.specURL, encoding: .utf8)
+        let spec = try #require(try Yams.load(yaml: text) as? [String: Any])
+        let info = try #require(spec["info"] as? [String: Any])
+        #expect(info["version"] as? String == ProductVersion.semantic)
+    }
+
     @Test func theServersRouteTableIsTheDocumentedOneAndTheConsole() throws {
         var documented: [String: Set<String>] = [:]
         for key in try Self.documented().keys {
