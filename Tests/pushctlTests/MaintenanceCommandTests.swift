@@ -30,7 +30,7 @@ import Testing
         #expect(refused.status == 2 && refused.stderr.contains("deliveryRetentionDays must be between 1 and 3650"))
     }
 
-    @Test(arguments: [["worker"], ["serve", "--port", "0"]])
+    @Test(arguments: [["worker"], ["serve", "--port", "0", "--admin-port", "0"]])
     func serveAndWorkerTrimTheHistoryWhenTheyStart(_ command: [String]) async throws {
         let dir = try CLI.temporaryDirectory()
         // A production endpoint: `serve` starts no simulator (and loads no credentials: it only logs that).

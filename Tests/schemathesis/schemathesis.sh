@@ -3,7 +3,8 @@
 # schema-valid ones must be accepted, schema-invalid ones refused, undeclared methods answered 405 with Allow,
 # responses must match the documented statuses, headers and bodies (every check is on by default) — against a real
 # `pushctl serve` with the built-in simulator, the `app` path parameter set to the configured app (a .p8 key:
-# Live Activity pushes need token authentication).
+# Live Activity pushes need token authentication). It runs against the admin listener, which serves every
+# documented route (the public one serves all but /healthz/details and /metrics: ListenerTests checks that).
 # Usage: Tests/schemathesis/schemathesis.sh [path/to/pushctl]   (run by `make test`)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -34,9 +35,10 @@ cd "$WORK"
 "$PUSHCTL" cert make-dev --out certs --topic com.example.app >/dev/null
 KEY=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 HASH=$(printf %s "$KEY" | sha256sum | cut -d' ' -f1)
-PORT=$(free_port); SIMPORT=$(free_port)
+PORT=$(free_port); ADMINPORT=$(free_port); SIMPORT=$(free_port)
 cat > pushctl.json <<EOF
-{"database": "registry.sqlite", "server": {"host": "127.0.0.1", "port": $PORT, "rateLimitPerSecond": 100000, "rateLimitBurst": 100000},
+{"database": "registry.sqlite", "server": {"host": "127.0.0.1", "port": $PORT, "rateLimitPerSecond": 100000, "rateLimitBurst": 100000,
+   "admin": {"host": "127.0.0.1", "port": $ADMINPORT}},
  "simulator": {"host": "127.0.0.1", "port": $SIMPORT, "certificates": "certs"},
  "apps": {"example": {"topic": "com.example.app", "endpoint": "simulator",
    "auth": {"p8": "certs/AuthKey_DEVKEY1234.p8", "keyId": "DEVKEY1234", "teamId": "DEVTEAM123"}, "sendKeys": ["sha256:$HASH"]}}}
@@ -44,7 +46,7 @@ EOF
 "$PUSHCTL" serve --config pushctl.json > serve.log 2>&1 &
 SERVER=$!
 for _ in $(seq 1 100); do
-  curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
+  curl -sf "http://127.0.0.1:$ADMINPORT/healthz" >/dev/null 2>&1 && break
   kill -0 "$SERVER" 2>/dev/null || { cat serve.log; echo "schemathesis: pushctl serve did not start" >&2; exit 1; }
   sleep 0.2
 done
@@ -60,9 +62,9 @@ cat > schemathesis.toml <<'EOF'
 include-path-regex = "/live-activities/(push-to-start|update)-tokens/"
 checks.ensure_resource_availability.enabled = false
 EOF
-echo "schemathesis: $("$ST" --version), every check (schemathesis.toml: one off for two deletes), $EXAMPLES examples per operation, seed $SEED, against pushctl serve on :$PORT"
+echo "schemathesis: $("$ST" --version), every check (schemathesis.toml: one off for two deletes), $EXAMPLES examples per operation, seed $SEED, against pushctl serve's admin listener on :$ADMINPORT"
 set +e
-"$ST" run "$ROOT/docs/openapi.yaml" --url "http://127.0.0.1:$PORT" \
+"$ST" run "$ROOT/docs/openapi.yaml" --url "http://127.0.0.1:$ADMINPORT" \
   -H "Authorization: Bearer $KEY" --max-examples "$EXAMPLES" --seed "$SEED" --no-color \
   --request-timeout 30 --workers 1 > st.log 2>&1
 STATUS=$?
