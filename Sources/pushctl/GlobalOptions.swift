@@ -15,17 +15,31 @@ struct GlobalOptions: ParsableArguments {
         return absolutePath(path)
     }
 
-    /// Loads and validates the configuration; any problem is a usage error (exit 2).
+    /// Loads and validates the configuration; any problem is a usage error (exit 2), including a secret file
+    /// other users can read (``SecretFile``).
     func loadConfiguration() throws -> PushConfiguration {
         let path = configPath
         guard let data = FileManager.default.contents(atPath: path) else {
             throw CLIError.usage("cannot read configuration file \(path) (set --config or PUSHCTL_CONFIG)")
         }
         let base = (path as NSString).deletingLastPathComponent
+        let configuration: PushConfiguration
         do {
-            return try PushConfiguration(json: data, baseDirectory: base)
+            configuration = try PushConfiguration(json: data, baseDirectory: base)
         } catch {
             throw CLIError.usage("\(path): \(error.message)")
+        }
+        try Self.checkSecretFiles(of: configuration)
+        return configuration
+    }
+
+    /// Refuses (exit 2) a configuration whose secret files other users may read, naming the file and the chmod
+    /// that fixes it. A file that does not exist is left to the code that reads it, which says so in its terms.
+    static func checkSecretFiles(of configuration: PushConfiguration) throws {
+        for file in configuration.secretFiles {
+            var info = stat()
+            guard stat(file.path, &info) == 0 else { continue }
+            if let refusal = file.refusal(mode: UInt32(info.st_mode)) { throw CLIError.usage(refusal) }
         }
     }
 }

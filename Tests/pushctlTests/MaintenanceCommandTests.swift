@@ -91,7 +91,9 @@ import Testing
         defer { w.stop() }
         let port = try BroadcastCommandTests.freePort()
         let record = w.dir.appendingPathComponent("webhook.jsonl").path
-        try "hook-secret\n".write(toFile: w.dir.appendingPathComponent("hook.secret").path, atomically: true, encoding: .utf8)
+        #expect(FileManager.default.createFile(  // a secret: not readable by others, or pushctl refuses it
+            atPath: w.dir.appendingPathComponent("hook.secret").path, contents: Data("hook-secret\n".utf8),
+            attributes: [.posixPermissions: 0o600]))
         var config = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: w.config))) as? [String: Any])
         var apps = try #require(config["apps"] as? [String: Any])
         var app = try #require(apps["example"] as? [String: Any])
