@@ -4,7 +4,8 @@
 # responses must match the documented statuses, headers and bodies (every check is on by default) — against a real
 # `pushctl serve` with the built-in simulator, the `app` path parameter set to the configured app (a .p8 key:
 # Live Activity pushes need token authentication). It runs against the admin listener, which serves every
-# documented route (the public one serves all but /healthz/details and /metrics: ListenerTests checks that).
+# documented route (the public one serves all but /healthz/details and /metrics: ListenerTests checks that), twice:
+# with a fixed seed, then with one that changes every run (printed: SCHEMATHESIS_SEEDS=… reruns both).
 # Usage: Tests/schemathesis/schemathesis.sh [path/to/pushctl]   (run by `make test`)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -13,7 +14,7 @@ case "$PUSHCTL" in /*) ;; *) PUSHCTL="$PWD/$PUSHCTL" ;; esac
 [ -x "$PUSHCTL" ] || { echo "schemathesis: no pushctl at $PUSHCTL (build first)" >&2; exit 1; }
 VERSION=4.32.5
 EXAMPLES=${SCHEMATHESIS_EXAMPLES:-100}
-SEED=${SCHEMATHESIS_SEED:-20261124}
+SEEDS=${SCHEMATHESIS_SEEDS:-20261124 $(date +%s)}
 
 if ! command -v st >/dev/null 2>&1 || [ "$(st --version 2>/dev/null | awk '{print $3}')" != "$VERSION" ]; then
   echo "schemathesis: installing schemathesis==$VERSION from PyPI"
@@ -62,19 +63,23 @@ cat > schemathesis.toml <<'EOF'
 include-path-regex = "/live-activities/(push-to-start|update)-tokens/"
 checks.ensure_resource_availability.enabled = false
 EOF
-echo "schemathesis: $("$ST" --version), every check (schemathesis.toml: one off for two deletes), $EXAMPLES examples per operation, seed $SEED, against pushctl serve's admin listener on :$ADMINPORT"
-set +e
-"$ST" run "$ROOT/docs/openapi.yaml" --url "http://127.0.0.1:$ADMINPORT" \
-  -H "Authorization: Bearer $KEY" --max-examples "$EXAMPLES" --seed "$SEED" --no-color \
-  --request-timeout 30 --workers 1 > st.log 2>&1
-STATUS=$?
-set -e
-# Each failure: its check, the server's answer and the curl line that reproduces it; then the summary.
-grep -E '^(- ST|\[[0-9]+\]|    `|    curl|_{5,})' st.log | head -80 || true
-tail -22 st.log
-# Its last line: "No issues found in …", "1 warning in …" (warnings are not failures) or "N failures, … in …".
-if [ "$STATUS" -ne 0 ] || tail -1 st.log | grep -Eq '[0-9]+ (failure|error)'; then
-  echo "schemathesis: FAILED (exit $STATUS)" >&2
-  exit 1
-fi
-echo "schemathesis: PASS"
+FAILED=
+for SEED in $SEEDS; do
+  echo "schemathesis: $("$ST" --version), every check (schemathesis.toml: one off for two deletes), $EXAMPLES examples per operation, seed $SEED, against pushctl serve's admin listener on :$ADMINPORT"
+  set +e
+  "$ST" run "$ROOT/docs/openapi.yaml" --url "http://127.0.0.1:$ADMINPORT" \
+    -H "Authorization: Bearer $KEY" --max-examples "$EXAMPLES" --seed "$SEED" --no-color \
+    --request-timeout 30 --workers 1 > st.log 2>&1
+  STATUS=$?
+  set -e
+  # Each failure: its check, the server's answer and the curl line that reproduces it; then the summary.
+  grep -E '^(- ST|\[[0-9]+\]|    `|    curl|_{5,})' st.log | head -80 || true
+  tail -22 st.log
+  # Its last line: "No issues found in …", "1 warning in …" (warnings are not failures) or "N failures, … in …".
+  if [ "$STATUS" -ne 0 ] || tail -1 st.log | grep -Eq '[0-9]+ (failure|error)'; then
+    echo "schemathesis: FAILED with seed $SEED (exit $STATUS); rerun it: SCHEMATHESIS_SEEDS=$SEED $0" >&2
+    FAILED=1
+  fi
+done
+[ -z "$FAILED" ] || exit 1
+echo "schemathesis: PASS (seeds $SEEDS)"
