@@ -69,13 +69,15 @@ test: deps
 	bash Tests/release/smoke.sh $(RELEASE)
 
 ## certs: development PKI in Certificates/dev (CA, simulator server certificate, client .p12) if missing.
+MAKE_DEV_CERTS = if [ ! -f Certificates/dev/client.p12 ]; then $(RELEASE) cert make-dev --out Certificates/dev --topic com.example.app; fi
 certs: release
-	@if [ ! -f Certificates/dev/client.p12 ]; then $(RELEASE) cert make-dev --out Certificates/dev --topic com.example.app; fi
+	@$(MAKE_DEV_CERTS)
 
-## run: the whole product on this machine: registry + HTTP API + built-in APNs simulator.
+## run: the whole product on this machine: registry + HTTP API + built-in APNs simulator (one release build: the
+## certificates are made here, not by a second make that would build again).
 run: release
 	@if $(RELEASE) --help | grep -q ' serve '; then \
-	  $(MAKE) --no-print-directory certs && $(RELEASE) serve --config $(CONFIG); \
+	  { $(MAKE_DEV_CERTS); } && $(RELEASE) serve --config $(CONFIG); \
 	else \
 	  $(RELEASE) --help; \
 	fi
