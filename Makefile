@@ -49,6 +49,8 @@ release: deps
 ## after the others, one test at a time, so their load does not starve the timing-sensitive tests; then the
 ## sender's suites again on libcurl 8; then the multi-host test (network namespaces: a database host, an APNs
 ## host, three workers, one killed).
+## Every process a step starts inherits PUSHPROVIDER_TEST_RUN: the last step fails if one still runs.
+test: export PUSHPROVIDER_TEST_RUN := $(shell date +%s%N)
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip FaultTests
@@ -67,6 +69,7 @@ test: deps
 	@# flags); then that binary (static Swift runtime, its own linker flags) sends and broadcasts through the simulator.
 	$(SWIFT) build $(RELEASE_FLAGS)
 	bash Tests/release/smoke.sh $(RELEASE)
+	bash Tests/leftovers/leftovers.sh
 
 ## certs: development PKI in Certificates/dev (CA, simulator server certificate, client .p12) if missing.
 MAKE_DEV_CERTS = if [ ! -f Certificates/dev/client.p12 ]; then $(RELEASE) cert make-dev --out Certificates/dev --topic com.example.app; fi
