@@ -4,15 +4,23 @@ import PushCore
 
 /// Options every command that reads the configuration takes (and `--log-format`, which every command takes).
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: "Configuration file (default: $PUSHCTL_CONFIG, else Config/pushctl.json).")
+    @Option(name: .long, help: "Configuration file (default: $PUSHCTL_CONFIG, else Config/pushctl.json, else /etc/pushprovider/pushctl.json).")
     var config: String?
 
     @OptionGroup var logging: LogOptions
 
-    /// The configuration file's absolute path, following the documented precedence.
+    /// Where the Debian package puts the configuration: the default when the current directory has no
+    /// `Config/pushctl.json`, so an operator on a server runs `pushctl …` without `--config`.
+    static let installedConfigPath = "/etc/pushprovider/pushctl.json"
+
+    /// The configuration file's absolute path, following the documented precedence: `--config`, else
+    /// `$PUSHCTL_CONFIG`, else `Config/pushctl.json` in the current directory (a checkout), else the installed one.
     var configPath: String {
-        let path = config ?? ProcessInfo.processInfo.environment["PUSHCTL_CONFIG"] ?? "Config/pushctl.json"
-        return absolutePath(path)
+        if let path = config ?? ProcessInfo.processInfo.environment["PUSHCTL_CONFIG"] { return absolutePath(path) }
+        let local = absolutePath("Config/pushctl.json")
+        let fm = FileManager.default
+        if !fm.fileExists(atPath: local) && fm.fileExists(atPath: Self.installedConfigPath) { return Self.installedConfigPath }
+        return local
     }
 
     /// Loads and validates the configuration; any problem is a usage error (exit 2), including a secret file

@@ -7,7 +7,7 @@ struct Pushctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pushctl",
         abstract: "PushProvider: a self-hosted Apple Push Notification provider.",
-        discussion: "Configuration: --config FILE, else $PUSHCTL_CONFIG, else Config/pushctl.json.",
+        discussion: "Configuration: --config FILE, else $PUSHCTL_CONFIG, else Config/pushctl.json, else /etc/pushprovider/pushctl.json.",
         subcommands: [
             PayloadCommand.self,
             TokensCommand.self,
