@@ -119,6 +119,7 @@ kill -0 "$W2PID" 2>/dev/null || fail "worker w2 is not running"
 held=$(psql_db -c "SELECT count(*) FROM broadcast_shards WHERE state = 'claimed' AND owner LIKE 'w2:%'" pp)
 kill -9 "$W2PID"
 KILLED_AT=$(psql_db -c "SELECT pp_now_ms()" pp)
+wait "$W2PID" 2>/dev/null || true  # reaped here, so bash does not report the kill as a job that died
 say "killed worker w2 (pid $W2PID, holding $held shards) at $(received) notifications received"
 
 while [ "$(psql_db -c "SELECT state FROM broadcasts WHERE id = 'mh'" pp)" != completed ]; do
