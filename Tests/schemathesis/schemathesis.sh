@@ -55,9 +55,16 @@ done
 # the old one, as ActivityKit rotates them: a stateful sequence that registers twice and then deletes the first
 # token finds it gone, by design. Schemathesis's "created resource not found" check is off for those two
 # deletes only; every other check still runs on them.
+# Error feedback is off: it rewrites an operation's schema from the server's 4xx messages and then calls what
+# the rewritten schema allows "schema-valid". With it on, a run flagged ST202 for an activity id holding a line
+# feed, which the documented pattern ^[!-~]{1,128}$ does not allow (the server was right to refuse it). The
+# description alone decides what is valid here.
 cat > schemathesis.toml <<'EOF'
 [parameters]
 "path.app" = "example"
+
+[phases.fuzzing.error-feedback]
+enabled = false
 
 [[operations]]
 include-path-regex = "/live-activities/(push-to-start|update)-tokens/"
@@ -65,7 +72,7 @@ checks.ensure_resource_availability.enabled = false
 EOF
 FAILED=
 for SEED in $SEEDS; do
-  echo "schemathesis: $("$ST" --version), every check (schemathesis.toml: one off for two deletes), $EXAMPLES examples per operation, seed $SEED, against pushctl serve's admin listener on :$ADMINPORT"
+  echo "schemathesis: $("$ST" --version), every check (schemathesis.toml: one off for two deletes, no error feedback), $EXAMPLES examples per operation, seed $SEED, against pushctl serve's admin listener on :$ADMINPORT"
   set +e
   "$ST" run "$ROOT/docs/openapi.yaml" --url "http://127.0.0.1:$ADMINPORT" \
     -H "Authorization: Bearer $KEY" --max-examples "$EXAMPLES" --seed "$SEED" --no-color \
