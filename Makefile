@@ -9,22 +9,31 @@ PGPKGS  := postgresql postgresql-client
 PROXYPKGS := tinyproxy
 # A browser for the console test (Tests/console/console.sh): headless chromium driven by its chromedriver.
 CONSOLEPKGS := chromium chromium-driver
+# Packaging (make deb, Tests/package): dpkg-shlibdeps, lintian, systemd-analyze, and adduser for the package's
+# maintainer scripts when Tests/package/deb.sh installs it.
+PKGPKGS := dpkg-dev lintian systemd adduser
+# The commit `pushctl --version` names: Package.swift reads it from the environment (SwiftPM caches the manifest
+# by its environment, so a new commit recompiles one C file and relinks). "unknown" outside git.
+export PUSHPROVIDER_COMMIT := $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || c=$$c-dirty; } && echo $$c)
+PACKAGES := .build/packages
 
-.PHONY: deps build release test run certs bench bench-deps clean
+.PHONY: deps build release test run certs deb dist bench bench-deps clean
 
 ## deps: the system libraries (libcurl, OpenSSL, SQLite), PostgreSQL, tinyproxy and chromium (for the tests);
 ## installs them with apt-get when run as root.
 deps:
 	@if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libcurl openssl sqlite3 && command -v openssl >/dev/null 2>&1 \
 	    && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v psql >/dev/null 2>&1 \
-	    && command -v tinyproxy >/dev/null 2>&1 && [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then \
-	  echo "deps: libcurl, openssl, sqlite3, postgresql, tinyproxy and chromium found"; \
+	    && command -v tinyproxy >/dev/null 2>&1 && [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] \
+	    && command -v dpkg-shlibdeps >/dev/null 2>&1 && command -v lintian >/dev/null 2>&1 \
+	    && command -v systemd-analyze >/dev/null 2>&1 && command -v adduser >/dev/null 2>&1; then \
+	  echo "deps: libcurl, openssl, sqlite3, postgresql, tinyproxy, chromium and the packaging tools found"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  echo "deps: installing $(SYSLIBS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS)"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSLIBS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS) >/dev/null; \
+	  echo "deps: installing $(SYSLIBS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS) $(PKGPKGS)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSLIBS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS) $(PKGPKGS) >/dev/null; \
 	else \
 	  echo "deps: missing system packages; install them with:"; \
-	  echo "  sudo apt-get install -y $(SYSLIBS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS)"; \
+	  echo "  sudo apt-get install -y $(SYSLIBS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS) $(PKGPKGS)"; \
 	  exit 1; \
 	fi
 
@@ -46,7 +55,9 @@ release: deps
 ## timed broadcast tests (BroadcastTimingTests: --rate, joining, progress) run after the others, one test at a
 ## time, so their load does not starve the timing-sensitive tests and theirs is measured on a quiet machine; then the
 ## sender's suites again on libcurl 8; then the multi-host test (network namespaces: a database host, an APNs
-## host, three workers, one killed).
+## host, three workers, one killed); then the package, built from the same release binary, installed and removed.
+## Every process a step starts inherits PUSHPROVIDER_TEST_RUN: the last step fails if one still runs.
+test: export PUSHPROVIDER_TEST_RUN := $(shell date +%s%N)
 test: deps
 	$(SWIFT) build --build-tests
 	@# Under a private TMPDIR: fails when the tests leave their pushctl-test-* directories behind.
@@ -69,18 +80,35 @@ test: deps
 	@# README as tests: the README's runnable blocks, in order, against `make run` (this release binary), a private
 	@# PostgreSQL, tinyproxy and a webhook receiver; each block's documented status and output are checked.
 	bash Tests/readme/readme.sh $(RELEASE)
+	@# The systemd units (systemd-analyze security, each <= 3.0), then the Debian package made from the release
+	@# binary just built (no second build): lintian, dpkg -i, the installed pushctl serving as the pushprovider
+	@# user, dpkg --remove, dpkg --purge; the machine is left as it was found. Then the tarball (make dist).
+	bash Tests/package/units.sh
+	bash Tests/package/deb.sh $(RELEASE)
+	bash Tests/package/dist.sh $(RELEASE)
+	@# Last: no process a step of this run started may still be running (PUSHPROVIDER_TEST_RUN marks them).
+	bash Tests/leftovers/processes.sh
 
 ## certs: development PKI in Certificates/dev (CA, simulator server certificate, client .p12) if missing.
+MAKE_DEV_CERTS = if [ ! -f Certificates/dev/client.p12 ]; then $(RELEASE) cert make-dev --out Certificates/dev --topic com.example.app; fi
 certs: release
-	@if [ ! -f Certificates/dev/client.p12 ]; then $(RELEASE) cert make-dev --out Certificates/dev --topic com.example.app; fi
+	@$(MAKE_DEV_CERTS)
 
-## run: the whole product on this machine: registry + HTTP API + built-in APNs simulator.
+## run: the whole product on this machine: registry + HTTP API + built-in APNs simulator (one release build: the
+## certificates are made here, not by a second make that would build again).
 run: release
 	@if $(RELEASE) --help | grep -q ' serve '; then \
-	  $(MAKE) --no-print-directory certs && $(RELEASE) serve --config $(CONFIG); \
+	  { $(MAKE_DEV_CERTS); } && $(RELEASE) serve --config $(CONFIG); \
 	else \
 	  $(RELEASE) --help; \
 	fi
+
+## deb: the Debian package, .build/packages/pushprovider_<version>_<arch>.deb, from the release binary (see README
+## "Installing on a server"). dist: that package and a tarball for other distributions.
+deb: release
+	bash packaging/build.sh deb $(RELEASE) $(PACKAGES)
+dist: deb
+	bash packaging/build.sh dist $(RELEASE) $(PACKAGES)
 
 ## bench-deps: load generators, the third-party APNs client and a C compiler (bench/curl_ceiling.c) used by the benchmarks.
 bench-deps: deps

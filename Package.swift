@@ -2,6 +2,17 @@
 // PushProvider: a self-hosted APNs provider. See README.md.
 import PackageDescription
 
+/// The git commit being built, from `$PUSHPROVIDER_COMMIT` (the Makefile sets it from `git rev-parse HEAD`), else
+/// "unknown". Read from the environment because SwiftPM caches this manifest by its environment, not by the
+/// repository's HEAD (`Context.gitInformation` stays at the commit of the first build). Only hex digits and
+/// `-dirty` pass, so the value is a safe C string literal.
+let buildCommit: String = {
+    let text = Context.environment["PUSHPROVIDER_COMMIT"] ?? ""
+    let hex = text.hasSuffix("-dirty") ? String(text.dropLast(6)) : text
+    let valid = (7...64).contains(hex.count) && hex.allSatisfy { "0123456789abcdef".contains($0) }
+    return valid ? text : "unknown"
+}()
+
 let package = Package(
     name: "PushProvider",
     platforms: [.macOS(.v14)],
@@ -32,6 +43,9 @@ let package = Package(
     targets: [
         // Pure core: tokens, payloads, requests, APNs reasons, configuration. No I/O, no C.
         .target(name: "PushCore"),
+
+        // The commit the binary was built from (`pushctl --version`); see `buildCommit` above.
+        .target(name: "CBuildInfo", cSettings: [.define("PUSHPROVIDER_COMMIT", to: "\"\(buildCommit)\"")]),
 
         // System libraries, each wrapped by exactly one Swift file.
         .systemLibrary(
@@ -109,7 +123,7 @@ let package = Package(
         .executableTarget(
             name: "pushctl",
             dependencies: [
-                "PushCore", "PushStore", "PushSender", "PushDelivery", "APNsSimulator", "PushServer",
+                "PushCore", "PushStore", "PushSender", "PushDelivery", "APNsSimulator", "PushServer", "CBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

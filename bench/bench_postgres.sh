@@ -33,7 +33,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 config() {  # config NAME DATABASE HTTP_PORT [ENDPOINT]
   cat > "$WORK/$1.json" <<JSON
 { "database": "$2",
-  "server": { "host": "127.0.0.1", "port": $3, "rateLimitPerSecond": 1000000, "rateLimitBurst": 1000000 },
+  "server": { "host": "127.0.0.1", "port": $3, "rateLimitPerSecond": 1000000, "rateLimitBurst": 1000000, "admin": { "host": "127.0.0.1", "port": $3 } },
   "simulator": { "host": "127.0.0.1", "port": $PORT, "certificates": "certs" },
   "apps": { "bench": { "topic": "com.example.bench", "endpoint": "${4:-simulator}",
     "auth": { "p12": "certs/client.p12", "passwordFile": "certs/client.p12.password" }, "registrationKeys": ["sha256:$hash"] } } }

@@ -13,7 +13,7 @@ hash=$(printf '%s' "$key" | sha256sum | cut -d' ' -f1)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 cat > "$work/pushctl.json" <<JSON
 { "database": "registry.sqlite",
-  "server": { "host": "127.0.0.1", "port": $port, "rateLimitPerSecond": 1000000, "rateLimitBurst": 1000000 },
+  "server": { "host": "127.0.0.1", "port": $port, "rateLimitPerSecond": 1000000, "rateLimitBurst": 1000000, "admin": { "host": "127.0.0.1", "port": $port } },
   "apps": { "bench": { "topic": "com.example.bench", "endpoint": "production",
     "auth": { "p12": "none.p12", "passwordEnv": "UNUSED" }, "sendKeys": ["sha256:$hash"] } } }
 JSON

@@ -72,7 +72,9 @@ public final class APNsSimulator: Sendable {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            // TCP_NODELAY is an IPPROTO_TCP option: `.socketOption(.tcp_nodelay)` set SOL_SOCKET's option 1, SO_DEBUG,
+            // which only root may set, so every connection to a simulator run by another user was closed at once.
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             // Bigger reads mean bigger batches: one TLS write and one flush per batch of answers.
             .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 1024, initial: 16384, maximum: 262_144))
             .childChannelOption(.maxMessagesPerRead, value: 8)

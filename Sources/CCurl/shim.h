@@ -29,6 +29,8 @@ static inline CURLcode pp_curl_easy_getinfo_long(CURL *h, CURLINFO i, long *v) {
 static inline CURLcode pp_curl_easy_getinfo_pointer(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode pp_curl_easy_getinfo_double(CURL *h, CURLINFO i, double *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode pp_curl_easy_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }
+/* CURLVERSION_NOW is a macro: the version data of the libcurl loaded at run time (pushctl --version). */
+static inline const curl_version_info_data *pp_curl_version_info(void) { return curl_version_info(CURLVERSION_NOW); }
 /* CURL_GLOBAL_ALL and CURLPIPE_MULTIPLEX are macros; expose them as functions for clarity. */
 static inline long pp_curl_global_all(void) { return CURL_GLOBAL_ALL; }
 static inline long pp_curlpipe_multiplex(void) { return CURLPIPE_MULTIPLEX; }

@@ -109,8 +109,15 @@ enum PushRules {
                 .priorityNotAllowed,
                 "priority 10 is not allowed for background (silent) pushes: Apple requires priority 5 (or 1)")
         }
-        if let collapseId = options.collapseId, collapseId.utf8.count > 64 {
-            throw PayloadError(.collapseIdTooLong, "collapse id is \(collapseId.utf8.count) bytes; at most 64 bytes are allowed")
+        if let collapseId = options.collapseId {
+            if collapseId.utf8.count > 64 {
+                throw PayloadError(.collapseIdTooLong, "collapse id is \(collapseId.utf8.count) bytes; at most 64 bytes are allowed")
+            }
+            // An HTTP header value: printable ASCII only (no control character can split or end the header), which
+            // also makes APNs' 64-byte limit a 64-character one that the OpenAPI description can state exactly.
+            if !collapseId.utf8.allSatisfy({ (0x20...0x7e).contains($0) }) {
+                throw PayloadError(.collapseIdNotPrintable, "collapse id must be printable ASCII (space to ~): it is sent as an HTTP header")
+            }
         }
         if let apnsId = options.apnsId, !APNsID.isValid(apnsId) {
             throw PayloadError(.badApnsId, "apns-id must be a UUID (8-4-4-4-12 hex digits)")

@@ -16,6 +16,8 @@ public struct PayloadError: Error, Sendable, Equatable, CustomStringConvertible 
         case emptyNotification
         /// `apns-collapse-id` longer than 64 bytes.
         case collapseIdTooLong
+        /// `apns-collapse-id` with a byte outside printable ASCII (0x20–0x7E).
+        case collapseIdNotPrintable
         /// `apns-id` that is not a UUID.
         case badApnsId
         /// The encoded payload exceeds the limit and could not be truncated.

@@ -30,6 +30,12 @@ extension PushConfiguration {
             server.port = try s.port("port") ?? server.port
             server.rateLimitPerSecond = try s.number("rateLimitPerSecond") ?? server.rateLimitPerSecond
             server.rateLimitBurst = try s.number("rateLimitBurst") ?? server.rateLimitBurst
+            if let adminValue = try s.take("admin") {
+                var a = try Fields(adminValue, at: "server.admin")
+                server.admin.host = try a.string("host") ?? server.admin.host
+                server.admin.port = try a.port("port") ?? server.admin.port
+                try a.finish()
+            }
             try s.finish()
         }
 

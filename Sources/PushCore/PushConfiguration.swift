@@ -89,7 +89,8 @@ public struct PushConfiguration: Sendable, Equatable {
     public var deliveryLogs: [String: DeliveryLogScope] { apps.mapValues { deliveryLog(for: $0) } }
 }
 
-/// The HTTP API's listening address.
+/// The HTTP API's listening addresses: the public listener (the API apps and backends call, and a detail-free
+/// `/healthz`) and the admin listener (`/metrics`, `/healthz/details`, the console, and the API the console calls).
 public struct ServerSettings: Sendable, Equatable {
     /// Interface to bind. Default `127.0.0.1` (put a TLS proxy in front for the internet).
     public var host: String
@@ -99,14 +100,31 @@ public struct ServerSettings: Sendable, Equatable {
     public var rateLimitPerSecond: Double
     /// Burst size of the per-key token bucket. Default 200.
     public var rateLimitBurst: Double
+    /// The admin listener (`server.admin`). Default ``defaultAdmin``, loopback: what it serves (every app id, the
+    /// credentials' expiry, metrics, the console's login page) is for operators, not for the internet.
+    public var admin: ListenAddress
+
+    /// The admin listener's default address, `127.0.0.1:8081`.
+    public static let defaultAdmin = ListenAddress(host: "127.0.0.1", port: 8081)
 
     /// Creates server settings with the documented defaults.
-    public init(host: String = "127.0.0.1", port: Int = 8080, rateLimitPerSecond: Double = 100, rateLimitBurst: Double = 200) {
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, rateLimitPerSecond: Double = 100, rateLimitBurst: Double = 200,
+        admin: ListenAddress = ServerSettings.defaultAdmin
+    ) {
         self.host = host
         self.port = port
         self.rateLimitPerSecond = rateLimitPerSecond
         self.rateLimitBurst = rateLimitBurst
+        self.admin = admin
     }
+
+    /// The public listener's address.
+    public var address: ListenAddress { ListenAddress(host: host, port: port) }
+
+    /// True when the admin listener names the public listener's address (host and port, port 0 included): one
+    /// listener then serves everything, the admin routes included, to whoever reaches it.
+    public var servesOneListener: Bool { admin == address }
 }
 
 /// The built-in APNs simulator's address and certificate directory.

@@ -45,6 +45,9 @@ enum JSONResponse {
 
 /// Turns every error — ours, Hummingbird's (404, 405), body-size limits — into the JSON error shape.
 struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// The listener whose routes decide between 404 and 405.
+    let listener: PushServer.Listener
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
@@ -53,7 +56,7 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch is NIOTooManyBytesError {
             throw APIError(.contentTooLarge, "body_too_large", "request body is larger than this route allows")
         } catch let error as HTTPResponseError {
-            if error.status == .notFound, let allowed = RouteTable.methods(for: request.uri.path), !allowed.contains(request.method) {
+            if error.status == .notFound, let allowed = RouteTable.methods(for: request.uri.path, on: listener), !allowed.contains(request.method) {
                 var notAllowed = APIError(.methodNotAllowed, "method_not_allowed", "\(request.method) is not served here; use \(allowed.map(\.rawValue).joined(separator: ", "))")
                 notAllowed.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
                 throw notAllowed

@@ -222,7 +222,7 @@ async function loadApps() {
   const select = $('login-app');
   let apps = [];
   try {
-    const response = await fetch('/healthz', { cache: 'no-store', credentials: 'omit' });
+    const response = await fetch('/healthz/details', { cache: 'no-store', credentials: 'omit' });
     const health = await response.json();
     apps = Object.keys(health.apps || {}).sort();
   } catch { apps = []; }
@@ -301,7 +301,7 @@ async function refreshApps() {
     body.replaceChildren(el('tr', {}, el('td', { colspan: 2, class: 'error' }, error.message)));
   }
   try {
-    const response = await fetch('/healthz', { cache: 'no-store', credentials: 'omit' });
+    const response = await fetch('/healthz/details', { cache: 'no-store', credentials: 'omit' });
     const health = await response.json();
     const app = (health.apps || {})[session().app] || {};
     const pairs = [

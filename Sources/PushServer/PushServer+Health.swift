@@ -4,15 +4,32 @@ import PushCore
 import PushStore
 
 extension PushServer {
-    func addHealthRoutes(to router: Router<BasicRequestContext>) {
-        router.get("/healthz") { _, _ in self.health() }
+    /// `/healthz` on every listener; `/healthz/details` and `/metrics` on the admin listener only: the details
+    /// name every app, its endpoint and its credentials' expiry, which the internet has no business reading.
+    func addHealthRoutes(to router: Router<BasicRequestContext>, listener: Listener) {
+        router.get("/healthz") { _, _ in self.healthSummary() }
+        guard listener == .admin else { return }
+        router.get("/healthz/details") { _, _ in self.healthDetails() }
         router.get("/metrics") { _, _ in self.metricsResponse() }
     }
 
-    /// `GET /healthz`: the database is reachable and each app's credentials are loaded, with the days to
-    /// expiry computed now (at each request). 200 when all is well; 503 (`degraded`) when the database is not
-    /// reachable, credentials did not load, or a certificate expires in fewer than `healthWarningDays` days.
-    func health() -> Response {
+    /// `GET /healthz`: the same verdict as ``healthDetails()`` without the details, for load balancers:
+    /// `{"status":"ok"}` 200 or `{"status":"degraded"}` 503.
+    func healthSummary() -> Response {
+        let healthy = healthReport().healthy
+        return JSONResponse.make(healthy ? .ok : .serviceUnavailable, .object([("status", .string(healthy ? "ok" : "degraded"))]))
+    }
+
+    /// `GET /healthz/details` (admin listener): the report behind the verdict.
+    func healthDetails() -> Response {
+        let report = healthReport()
+        return JSONResponse.make(report.healthy ? .ok : .serviceUnavailable, report.body)
+    }
+
+    /// The database is reachable and each app's credentials are loaded, with the days to expiry computed now (at
+    /// each request). Healthy when all is well; `degraded` when the database is not reachable, credentials did
+    /// not load, or a certificate expires in fewer than `healthWarningDays` days.
+    func healthReport() -> (healthy: Bool, body: JSONValue) {
         let now = self.now()
         let warningDays = configuration.healthWarningDays
         var healthy = true
@@ -57,6 +74,6 @@ extension PushServer {
             ("status", .string(healthy ? "ok" : "degraded")), ("database", .object(database)), ("apps", .object(apps)),
             ("healthWarningDays", .int(Int64(warningDays))),
         ])
-        return JSONResponse.make(healthy ? .ok : .serviceUnavailable, body)
+        return (healthy, body)
     }
 }

@@ -109,11 +109,21 @@ public final class PushServer: Sendable {
         self.logger = logger
     }
 
-    /// The router with every route and middleware.
-    func makeRouter() -> Router<BasicRequestContext> {
+    /// Which routes a listener serves.
+    public enum Listener: Sendable, Equatable {
+        /// The API and a detail-free `/healthz`: what apps and backends reach, possibly from the internet.
+        case publicAPI
+        /// Everything: the API (the console calls it, on the same origin), `/healthz`, `/healthz/details`,
+        /// `/metrics` and the console. Also what a single listener serves when `server.admin` names the public
+        /// address.
+        case admin
+    }
+
+    /// The router of one listener, with its routes and middleware.
+    func makeRouter(for listener: Listener) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.middlewares.add(RequestLogMiddleware(logger: logger, metrics: metrics))
-        router.middlewares.add(JSONErrorMiddleware())
+        router.middlewares.add(JSONErrorMiddleware(listener: listener))
         addDeviceRoutes(to: router)
         addLiveActivityTokenRoutes(to: router)
         addLiveActivityRoutes(to: router)
@@ -121,41 +131,67 @@ public final class PushServer: Sendable {
         addNotificationRoutes(to: router)
         addPayloadPreviewRoutes(to: router)
         addDeliveryRoutes(to: router)
-        addHealthRoutes(to: router)
-        addConsoleRoutes(to: router)
+        addHealthRoutes(to: router, listener: listener)
+        if listener == .admin { addConsoleRoutes(to: router) }
         return router
     }
 
-    /// Starts listening (port 0 picks a free port) and returns once the socket is bound.
-    public func start(host: String? = nil, port: Int? = nil) async throws -> RunningServer {
+    /// The listeners to open: one serving everything when both addresses are the same, else the public one and
+    /// the admin one.
+    static func plan(public address: ListenAddress, admin: ListenAddress) -> [(listener: Listener, address: ListenAddress)] {
+        address == admin ? [(.admin, address)] : [(.publicAPI, address), (.admin, admin)]
+    }
+
+    /// One Hummingbird application per listener; `bound` hears each listener's port once its socket is bound.
+    func applications(
+        _ plan: [(listener: Listener, address: ListenAddress)],
+        bound: (@Sendable (Listener, Int) -> Void)? = nil
+    ) -> [any Service] {
+        plan.map { listener, address in
+            Application(
+                router: makeRouter(for: listener),
+                configuration: .init(address: .hostname(address.host, port: address.port), serverName: nil),
+                onServerRunning: { channel in bound?(listener, channel.localAddress?.port ?? 0) },
+                logger: logger)
+        }
+    }
+
+    /// Starts listening (port 0 picks a free port) and returns once every socket is bound. Without `admin`, one
+    /// listener on `host:port` serves everything (as a configuration naming the same address for both does);
+    /// with it, two listeners (even when both ask for port 0): the public one serves the API and `/healthz`, the
+    /// admin one everything.
+    public func start(host: String? = nil, port: Int? = nil, admin: ListenAddress? = nil) async throws -> RunningServer {
         await jobs.resumeUnfinished()
         jobs.startAdopting()
         webhooks?.start()
-        let bound = AsyncStream<Int>.makeStream()
-        let app = Application(
-            router: makeRouter(),
-            configuration: .init(
-                address: .hostname(host ?? configuration.server.host, port: port ?? configuration.server.port),
-                serverName: nil),
-            onServerRunning: { channel in
-                bound.continuation.yield(channel.localAddress?.port ?? 0)
-                bound.continuation.finish()
-            },
-            logger: logger)
-        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
-        let task = Task { try await group.run() }
-        var iterator = bound.stream.makeAsyncIterator()
-        guard let boundPort = await iterator.next() else {
+        let address = ListenAddress(host: host ?? configuration.server.host, port: port ?? configuration.server.port)
+        let plan: [(listener: Listener, address: ListenAddress)] =
+            admin.map { [(.publicAPI, address), (.admin, $0)] } ?? [(.admin, address)]
+        let bound = AsyncStream<(Listener, Int)>.makeStream()
+        let group = ServiceGroup(configuration: .init(
+            services: applications(plan, bound: { bound.continuation.yield(($0, $1)) }), gracefulShutdownSignals: [],
+            logger: logger))
+        let task = Task {
+            // A listener that cannot bind ends the group: end the stream too, so start() reports it.
+            defer { bound.continuation.finish() }
+            try await group.run()
+        }
+        var ports: [Listener: Int] = [:]
+        for await (listener, port) in bound.stream {
+            ports[listener] = port
+            if ports.count == plan.count { break }
+        }
+        guard ports.count == plan.count, let adminPort = ports[.admin] else {
             try await task.value
             throw APIError(.internalServerError, "not_started", "server did not start")
         }
-        return RunningServer(port: boundPort, group: group, task: task, server: self)
+        return RunningServer(port: ports[.publicAPI] ?? adminPort, adminPort: adminPort, group: group, task: task, server: self)
     }
 
-    /// Runs until SIGTERM or SIGINT, then stops accepting, finishes requests, commits queued registrations
-    /// and stops the running send job at a checkpoint (it resumes at the next start). `onListening` runs once
-    /// the socket is bound (so a banner never claims a port the server did not get); a bind that fails throws
-    /// ``ListenError``.
+    /// Runs until SIGTERM or SIGINT on the configured listeners (`server` and `server.admin`), then stops
+    /// accepting, finishes requests, commits queued registrations and stops the running send job at a
+    /// checkpoint (it resumes at the next start). `onListening` runs once every listener's socket is bound (so a
+    /// banner never claims a port the server did not get); a bind that fails throws ``ListenError`` naming it.
     public func run(onListening: @escaping @Sendable () -> Void = {}) async throws {
         // SQLite only: WAL checkpoints off the request path (PostgreSQL checkpoints itself).
         let checkpoints = try (registry as? Registry)?.startBackgroundCheckpoints()
@@ -163,20 +199,26 @@ public final class PushServer: Sendable {
         await jobs.resumeUnfinished()
         jobs.startAdopting()
         webhooks?.start()
-        let (host, port) = (configuration.server.host, configuration.server.port)
-        let app = Application(
-            router: makeRouter(),
-            configuration: .init(address: .hostname(host, port: port), serverName: nil),
-            onServerRunning: { _ in onListening() },
-            logger: logger)
-        let group = ServiceGroup(
-            configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let server = configuration.server
+        let plan = Self.plan(public: server.address, admin: server.admin)
+        let bound = Mutex<[Listener]>([])
+        let group = ServiceGroup(configuration: .init(
+            services: applications(plan, bound: { listener, _ in
+                let all = bound.withLock { listeners -> Bool in
+                    listeners.append(listener)
+                    return listeners.count == plan.count
+                }
+                if all { onListening() }
+            }),
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()
         } catch let error as IOError {
             await jobs.shutdown()
             await webhooks?.stop()
-            throw ListenError(host: host, port: port, error)
+            let up = bound.withLock { $0 }
+            let failed = plan.first { !up.contains($0.listener) }?.address ?? server.address
+            throw ListenError(host: failed.host, port: failed.port, error)
         }
         batcher.shutdown()
         await jobs.shutdown()
@@ -186,8 +228,10 @@ public final class PushServer: Sendable {
 
 /// A server started with ``PushServer/start(host:port:)``.
 public struct RunningServer: Sendable {
-    /// The bound TCP port.
+    /// The public listener's bound TCP port (the only listener's, when one serves everything).
     public let port: Int
+    /// The admin listener's bound TCP port (``port`` when one listener serves everything).
+    public let adminPort: Int
     let group: ServiceGroup
     let task: Task<Void, any Error>
     let server: PushServer

@@ -24,6 +24,11 @@ enum RouteTable {
         ("/v1/apps/:app/notifications", [.get, .post]),
         ("/v1/apps/:app/notifications/:id", [.get, .delete]),
         ("/healthz", [.get]),
+    ]
+
+    /// What only the admin listener serves (also in the OpenAPI description, marked so).
+    static let adminRoutes: [(template: String, methods: [HTTPRequest.Method])] = [
+        ("/healthz/details", [.get]),
         ("/metrics", [.get]),
     ]
 
@@ -35,12 +40,18 @@ enum RouteTable {
         ("/console/console.css", [.get]),
     ]
 
-    /// The methods `path` is served with, or nil when no route has that path. A literal segment beats a
-    /// parameter (`devices/count` is not a token).
-    static func methods(for path: String) -> [HTTPRequest.Method]? {
+    /// The routes `listener` serves: the public one the API and `/healthz`, the admin one everything.
+    static func served(by listener: PushServer.Listener) -> [(template: String, methods: [HTTPRequest.Method])] {
+        listener == .admin ? routes + adminRoutes + consoleRoutes : routes
+    }
+
+    /// The methods `path` is served with on `listener`, or nil when it serves no route with that path (a 404, not
+    /// a 405: the public listener does not admit that `/metrics` exists). A literal segment beats a parameter
+    /// (`devices/count` is not a token).
+    static func methods(for path: String, on listener: PushServer.Listener) -> [HTTPRequest.Method]? {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         var best: (literals: Int, methods: [HTTPRequest.Method])?
-        for route in routes + consoleRoutes {
+        for route in served(by: listener) {
             let parts = route.template.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
             guard parts.count == segments.count else { continue }
             var literals = 0

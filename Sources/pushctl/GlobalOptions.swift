@@ -4,28 +4,50 @@ import PushCore
 
 /// Options every command that reads the configuration takes (and `--log-format`, which every command takes).
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: "Configuration file (default: $PUSHCTL_CONFIG, else Config/pushctl.json).")
+    @Option(name: .long, help: "Configuration file (default: $PUSHCTL_CONFIG, else Config/pushctl.json, else /etc/pushprovider/pushctl.json).")
     var config: String?
 
     @OptionGroup var logging: LogOptions
 
-    /// The configuration file's absolute path, following the documented precedence.
+    /// Where the Debian package puts the configuration: the default when the current directory has no
+    /// `Config/pushctl.json`, so an operator on a server runs `pushctl …` without `--config`.
+    static let installedConfigPath = "/etc/pushprovider/pushctl.json"
+
+    /// The configuration file's absolute path, following the documented precedence: `--config`, else
+    /// `$PUSHCTL_CONFIG`, else `Config/pushctl.json` in the current directory (a checkout), else the installed one.
     var configPath: String {
-        let path = config ?? ProcessInfo.processInfo.environment["PUSHCTL_CONFIG"] ?? "Config/pushctl.json"
-        return absolutePath(path)
+        if let path = config ?? ProcessInfo.processInfo.environment["PUSHCTL_CONFIG"] { return absolutePath(path) }
+        let local = absolutePath("Config/pushctl.json")
+        let fm = FileManager.default
+        if !fm.fileExists(atPath: local) && fm.fileExists(atPath: Self.installedConfigPath) { return Self.installedConfigPath }
+        return local
     }
 
-    /// Loads and validates the configuration; any problem is a usage error (exit 2).
+    /// Loads and validates the configuration; any problem is a usage error (exit 2), including a secret file
+    /// other users can read (``SecretFile``).
     func loadConfiguration() throws -> PushConfiguration {
         let path = configPath
         guard let data = FileManager.default.contents(atPath: path) else {
             throw CLIError.usage("cannot read configuration file \(path) (set --config or PUSHCTL_CONFIG)")
         }
         let base = (path as NSString).deletingLastPathComponent
+        let configuration: PushConfiguration
         do {
-            return try PushConfiguration(json: data, baseDirectory: base)
+            configuration = try PushConfiguration(json: data, baseDirectory: base)
         } catch {
             throw CLIError.usage("\(path): \(error.message)")
+        }
+        try Self.checkSecretFiles(of: configuration)
+        return configuration
+    }
+
+    /// Refuses (exit 2) a configuration whose secret files other users may read, naming the file and the chmod
+    /// that fixes it. A file that does not exist is left to the code that reads it, which says so in its terms.
+    static func checkSecretFiles(of configuration: PushConfiguration) throws {
+        for file in configuration.secretFiles {
+            var info = stat()
+            guard stat(file.path, &info) == 0 else { continue }
+            if let refusal = file.refusal(mode: UInt32(info.st_mode)) { throw CLIError.usage(refusal) }
         }
     }
 }

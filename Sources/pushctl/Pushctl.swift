@@ -7,7 +7,7 @@ struct Pushctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pushctl",
         abstract: "PushProvider: a self-hosted Apple Push Notification provider.",
-        discussion: "Configuration: --config FILE, else $PUSHCTL_CONFIG, else Config/pushctl.json.",
+        discussion: "Configuration: --config FILE, else $PUSHCTL_CONFIG, else Config/pushctl.json, else /etc/pushprovider/pushctl.json.",
         subcommands: [
             PayloadCommand.self,
             TokensCommand.self,
@@ -24,6 +24,15 @@ struct Pushctl: AsyncParsableCommand {
             DeliveriesCommand.self,
             MaintenanceCommand.self,
         ])
+
+    @Flag(help: "Print the version, the git commit it was built from and the libcurl, OpenSSL and SQLite it runs with.")
+    var version = false
+
+    /// `pushctl --version` prints ``VersionReport``; `pushctl` alone prints the help, as before.
+    func run() throws {
+        guard version else { throw CleanExit.helpRequest(self) }
+        print(VersionReport.text())
+    }
 
     /// Runs the command and maps every failure to the documented exit codes: usage and input errors exit 2
     /// with a one-line message; commands throw ``CLIError`` for their own codes.

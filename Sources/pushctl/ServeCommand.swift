@@ -16,11 +16,16 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Option(help: "Listen on this host instead of the config's server.host.") var host: String?
     @Option(help: "Listen on this port instead of the config's server.port.") var port: Int?
+    @Option(help: "The admin listener's host instead of the config's server.admin.host.") var adminHost: String?
+    @Option(help: "The admin listener's port instead of the config's server.admin.port (the public address: one listener).")
+    var adminPort: Int?
 
     func run() async throws {
         var config = try global.loadConfiguration()
         if let host { config.server.host = host }
         if let port { config.server.port = port }
+        if let adminHost { config.server.admin.host = adminHost }
+        if let adminPort { config.server.admin.port = adminPort }
         let logger = Logger(label: "pushctl.serve")
 
         let registry = try RegistryStores.openForCommand(config, options: RegistryOptions())
@@ -65,11 +70,19 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func printBanner(config: PushConfiguration, devKeys: [String: String], simulatorPort: Int?) {
-        let base = "http://\(config.server.host):\(config.server.port)"
+        let base = "http://\(config.server.address)"
+        let admin = "http://\(config.server.admin)"
         let me = CommandLine.arguments.first ?? "pushctl"
-        var lines = ["PushProvider is listening on \(base)"]
+        var lines: [String]
+        if config.server.servesOneListener {
+            lines = ["PushProvider is listening on \(base) (API, admin and console on one listener)"]
+        } else {
+            lines = ["PushProvider is listening on \(base) (API), admin on \(admin)"]
+        }
         lines.append("  health:  curl -s \(base)/healthz")
-        lines.append("  metrics: curl -s \(base)/metrics")
+        lines.append("  details: curl -s \(admin)/healthz/details")
+        lines.append("  metrics: curl -s \(admin)/metrics")
+        lines.append("  console: \(admin)/console")
         if let simulatorPort {
             lines.append("  APNs simulator: https://\(config.simulator.host):\(simulatorPort) (certificates in \(config.simulator.certificates))")
         }

@@ -66,9 +66,22 @@ import Testing
         #expect(voip.topic(for: "com.example.app.voip") == "com.example.app.voip")
     }
 
-    @Test func headerValidation() {
+    @Test func headerValidation() throws {
         let alert = Payload(aps: APS(alert: .text("x")))
         #expect(throws: PayloadError.self) { try alert.prepare(NotificationOptions(collapseId: String(repeating: "c", count: 65))) }
+        #expect(try alert.prepare(NotificationOptions(collapseId: String(repeating: "~", count: 64))).collapseId?.count == 64)
+        // 64 characters, 148 bytes: refused (what schemathesis found the description allowed).
+        let wide = String(repeating: "é", count: 42) + String(repeating: "ü", count: 22)
+        #expect(wide.count == 64 && wide.utf8.count > 64)
+        #expect(throws: PayloadError(.collapseIdTooLong, "collapse id is \(wide.utf8.count) bytes; at most 64 bytes are allowed")) {
+            try alert.prepare(NotificationOptions(collapseId: wide))
+        }
+        // Printable ASCII only, as the description's pattern says: no control character, nothing above 0x7E.
+        for bad in ["a\r\nx-injected: 1", "tab\there", "caf\u{e9}", "\u{7f}"] {
+            #expect(throws: PayloadError(.collapseIdNotPrintable, "collapse id must be printable ASCII (space to ~): it is sent as an HTTP header")) {
+                try alert.prepare(NotificationOptions(collapseId: bad))
+            }
+        }
         #expect(throws: PayloadError.self) { try alert.prepare(NotificationOptions(apnsId: "not-a-uuid")) }
         #expect(throws: PayloadError.self) { try Payload(aps: APS(badge: -1)).prepare() }
         #expect(throws: PayloadError.self) { try Payload(aps: APS(alert: .text("x"), relevanceScore: 2)).prepare() }

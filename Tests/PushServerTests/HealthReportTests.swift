@@ -5,8 +5,8 @@ import PushServer
 import Synchronization
 import Testing
 
-/// `GET /healthz` over a real socket: certificate days computed at each request, `degraded` (503) within
-/// `healthWarningDays` of expiry.
+/// `GET /healthz/details` over a real socket: certificate days computed at each request, `degraded` (503) within
+/// `healthWarningDays` of expiry; `GET /healthz` gives the same verdict without the details.
 @Suite(.timeLimit(.minutes(2))) struct HealthReportTests {
     /// A development PKI whose client certificate expires `days` from now, loaded as `pushctl serve` loads it.
     static func certificate(days: Int) throws -> (PushServer.CredentialStatus, URL) {
@@ -19,6 +19,13 @@ import Testing
         return (PushServer.CredentialStatus.loading(app), dir)
     }
 
+    /// `/healthz` answers `status` with exactly `{"status": text}`: the verdict, no detail.
+    static func expectSummary(of s: TestServer, _ status: Int, _ text: String) async throws {
+        let summary = try await s.request("GET", "/healthz")
+        #expect(summary.status == status)
+        #expect(summary.json == .object([("status", .string(text))]), "\(String(decoding: summary.body, as: UTF8.self))")
+    }
+
     @Test func daysToExpiryAreComputedAtEachRequestAndTheServerIsDegradedWithinTheWarningDays() async throws {
         let (status, dir) = try Self.certificate(days: 40)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -29,7 +36,8 @@ import Testing
             credentials: ["example": status, "other": .init(loaded: true, kind: "token")],
             now: { clock.withLock { $0 } })
 
-        let fresh = try await s.request("GET", "/healthz")
+        let fresh = try await s.request("GET", "/healthz/details")
+        try await Self.expectSummary(of: s, 200, "ok")
         #expect(fresh.status == 200, "\(String(decoding: fresh.body, as: UTF8.self))")
         #expect(fresh.json?["status"] == .string("ok"))
         #expect(fresh.json?["healthWarningDays"] == .int(30))
@@ -48,7 +56,8 @@ import Testing
 
         // Eleven days later, the same running server: inside the 30-day warning.
         clock.withLock { $0 = $0.addingTimeInterval(11 * 86_400) }
-        let soon = try await s.request("GET", "/healthz")
+        let soon = try await s.request("GET", "/healthz/details")
+        try await Self.expectSummary(of: s, 503, "degraded")
         #expect(soon.status == 503)
         #expect(soon.json?["status"] == .string("degraded"))
         #expect(soon.json?["apps"]?["example"]?["daysToExpiry"] == .int(Int64(days - 11)))
@@ -57,7 +66,8 @@ import Testing
 
         // Past the expiry.
         clock.withLock { $0 = Date(timeIntervalSince1970: TimeInterval(notAfter + 60)) }
-        let expired = try await s.request("GET", "/healthz")
+        let expired = try await s.request("GET", "/healthz/details")
+        try await Self.expectSummary(of: s, 503, "degraded")
         #expect(expired.status == 503)
         #expect(expired.json?["apps"]?["example"]?["expired"] == .bool(true))
         #expect(expired.json?["apps"]?["example"]?["daysToExpiry"] == .int(-1))
@@ -71,7 +81,7 @@ import Testing
         let s = try await TestServer.start(
             credentials: ["example": status, "other": .init(loaded: true, kind: "token")],
             now: { clock.withLock { $0 } }, healthWarningDays: 7)
-        let report = try await s.request("GET", "/healthz")
+        let report = try await s.request("GET", "/healthz/details")
         #expect(report.status == 200, "\(String(decoding: report.body, as: UTF8.self))")
         #expect(report.json?["healthWarningDays"] == .int(7))
         #expect(report.json?["apps"]?["example"]?["expiresSoon"] == .bool(false))

@@ -119,6 +119,7 @@ import Yams
             ("POST /v1/apps/{app}/broadcast-channels/{channel}/notifications", { try await s.request("POST", "/v1/apps/example/broadcast-channels/abcd/notifications", key: TestServer.sendKey, contentType: json, body: #"{"content":{"event":"update","content-state":{}}}"#) }),
             ("POST /v1/apps/{app}/broadcast-channels/{channel}/notifications", { try await s.request("POST", "/v1/apps/example/broadcast-channels/abcd/notifications", key: TestServer.sendKey, contentType: json, body: #"{"content":{"event":"start"}}"#) }),
             ("GET /healthz", { try await s.request("GET", "/healthz") }),
+            ("GET /healthz/details", { try await s.request("GET", "/healthz/details") }),
             ("GET /metrics", { try await s.request("GET", "/metrics") }),
         ]
         var exercised = Set<String>()
@@ -126,13 +127,20 @@ import Yams
             let reply = try await call()
             let statuses = try #require(spec[operation], "\(operation) is not in docs/openapi.yaml")
             #expect(statuses.contains(reply.status), "\(operation) answered \(reply.status), not documented")
-            if reply.status >= 400 && operation != "GET /healthz" {  // healthz 503 carries the health report
+            if reply.status >= 400 && !operation.hasPrefix("GET /healthz") {  // healthz 503 carries the verdict or the report
                 #expect(reply.errorCode != nil, "\(operation) \(reply.status) must have the JSON error body: \(String(decoding: reply.body, as: UTF8.self))")
             }
             exercised.insert(operation)
         }
         #expect(exercised == Set(spec.keys), "documented but not exercised: \(Set(spec.keys).subtracting(exercised))")
         try await s.stop()
+    }
+
+    @Test func theDescriptionsVersionIsTheProductVersion() throws {
+        let text = try String(contentsOf: Self.specURL, encoding: .utf8)
+        let spec = try #require(try Yams.load(yaml: text) as? [String: Any])
+        let info = try #require(spec["info"] as? [String: Any])
+        #expect(info["version"] as? String == ProductVersion.semantic)
     }
 
     @Test func theServersRouteTableIsTheDocumentedOneAndTheConsole() throws {
@@ -142,7 +150,7 @@ import Yams
             documented[parts[1], default: []].insert(parts[0])
         }
         var served: [String: Set<String>] = [:]
-        for route in RouteTable.routes {
+        for route in RouteTable.routes + RouteTable.adminRoutes {
             let path = route.template.split(separator: "/", omittingEmptySubsequences: false)
                 .map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(separator: "/")
             served[path] = Set(route.methods.map(\.rawValue))

@@ -155,7 +155,7 @@ import Testing
     @Test func healthAndMetrics() async throws {
         let s = try await TestServer.start()
         _ = try await s.request("POST", "/v1/apps/example/devices", key: TestServer.registrationKey, contentType: "application/json", body: #"{"token":"\#(String(repeating: "01", count: 32))"}"#)
-        let health = try await s.request("GET", "/healthz")
+        let health = try await s.request("GET", "/healthz/details")
         // "other" has no loaded credentials in this test, so the server reports itself degraded.
         #expect(health.status == 503)
         #expect(health.json?["database"]?["ok"] == .bool(true))

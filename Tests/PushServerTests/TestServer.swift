@@ -18,12 +18,16 @@ struct TestServer {
     var registry: Registry { store as! Registry }
     let directory: URL
     var base: String { "http://127.0.0.1:\(running.port)" }
+    /// The admin listener (the same as ``base`` unless started with `adminListener`).
+    var adminBase: String { "http://127.0.0.1:\(running.adminPort)" }
 
     /// `credentials` replaces the example app's loaded certificate (300 days left); `now` is the server's clock.
+    /// One listener serves everything unless `adminListener`: then the public listener (``base``) serves the API
+    /// and `/healthz`, and a second one (``adminBase``) everything.
     static func start(
         rate: Double = 10_000, burst: Double = 10_000, store: (any RegistryStore)? = nil,
         credentials: [String: PushServer.CredentialStatus]? = nil, now: @escaping @Sendable () -> Date = { Date() },
-        healthWarningDays: Int? = nil
+        healthWarningDays: Int? = nil, adminListener: Bool = false
     ) async throws -> TestServer {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushserver-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -45,7 +49,8 @@ struct TestServer {
         let server = PushServer(
             configuration: config, registry: registry, keys: APIKeys(apps: config.apps),
             credentials: credentials ?? ["example": .init(loaded: true, kind: "certificate", daysLeft: 300)], now: now)
-        let running = try await server.start(host: "127.0.0.1", port: 0)
+        let running = try await server.start(
+            host: "127.0.0.1", port: 0, admin: adminListener ? ListenAddress(host: "127.0.0.1", port: 0) : nil)
         return TestServer(running: running, store: registry, directory: dir)
     }
 
@@ -62,11 +67,12 @@ struct TestServer {
         var errorCode: String? { json?["error"]?["code"]?.stringValue }
     }
 
-    /// One HTTP/1.1 request over a real socket.
+    /// One HTTP/1.1 request over a real socket, to the public listener (``base``) or the admin one.
     func request(
-        _ method: String, _ path: String, key: String? = nil, contentType: String? = nil, body: String? = nil
+        _ method: String, _ path: String, key: String? = nil, contentType: String? = nil, body: String? = nil,
+        admin: Bool = false
     ) async throws -> Reply {
-        var request = URLRequest(url: URL(string: base + path)!)
+        var request = URLRequest(url: URL(string: (admin ? adminBase : base) + path)!)
         request.httpMethod = method
         request.timeoutInterval = 20
         if let key { request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization") }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The web console in a real browser: Debian's chromium, headless, driven over WebDriver (the system chromedriver)
-# by Selenium (PyPI), against a real `pushctl serve` whose app sends to a `pushctl simulator --record` process.
+# by Selenium (PyPI), against a real `pushctl serve`'s admin listener, whose app sends to a `pushctl simulator
+# --record` process.
 # Fails (never skips) when chromium, chromedriver or selenium cannot be had. Screenshots: .build/console-screenshots/.
 # Usage: Tests/console/console.sh [path/to/pushctl]   (run by `make test`)
 set -euo pipefail
@@ -58,9 +59,10 @@ done
 SENDKEY=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 REGKEY=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 sha() { printf %s "$1" | sha256sum | cut -d' ' -f1; }
-PORT=$(free_port)
+# Two listeners, as installed: the console and the API it calls on the admin one; the public one has no console.
+PORT=$(free_port); ADMINPORT=$(free_port)
 cat > pushctl.json <<JSON
-{"database": "registry.sqlite", "server": {"host": "127.0.0.1", "port": $PORT},
+{"database": "registry.sqlite", "server": {"host": "127.0.0.1", "port": $PORT, "admin": {"host": "127.0.0.1", "port": $ADMINPORT}},
  "apps": {"example": {"topic": "com.example.app", "endpoint": "https://127.0.0.1:$SIMPORT", "caFile": "certs/ca.pem",
    "auth": {"p12": "certs/client.p12", "passwordFile": "certs/client.p12.password"},
    "registrationKeys": ["sha256:$(sha "$REGKEY")"], "sendKeys": ["sha256:$(sha "$SENDKEY")"]}}}
@@ -68,15 +70,17 @@ JSON
 "$PUSHCTL" serve --config pushctl.json > serve.log 2>&1 &
 SERVER=$!
 for _ in $(seq 1 100); do
-  curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" 2>/dev/null && break
+  curl -s -o /dev/null "http://127.0.0.1:$ADMINPORT/healthz" 2>/dev/null && break
   kill -0 "$SERVER" 2>/dev/null || { cat serve.log; echo "console: FAILED: pushctl serve did not start" >&2; exit 1; }
   sleep 0.2
 done
+PUBLIC=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/console")
+[ "$PUBLIC" = 404 ] || { echo "console: FAILED: the public listener answered $PUBLIC for /console, not 404" >&2; exit 1; }
 
 SHOTS="$ROOT/.build/console-screenshots"
 mkdir -p "$SHOTS"
 set +e
-SE_OFFLINE=true python3 "$ROOT/Tests/console/console_test.py" --base "http://127.0.0.1:$PORT" --app example \
+SE_OFFLINE=true python3 "$ROOT/Tests/console/console_test.py" --base "http://127.0.0.1:$ADMINPORT" --app example \
   --send-key "$SENDKEY" --registration-key "$REGKEY" --database "$WORK/registry.sqlite" --record "$WORK/sent.jsonl" \
   --screenshots "$SHOTS" --chromium "$CHROMIUM" --chromedriver "$CHROMEDRIVER"
 STATUS=$?

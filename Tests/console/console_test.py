@@ -122,7 +122,7 @@ class Console:
 
         # (2) log in, with the keyboard only.
         d.get(a.base + "/console")
-        self.wait(lambda: self.by_id("login-app").get_attribute("value") == a.app, "the app list from /healthz")
+        self.wait(lambda: self.by_id("login-app").get_attribute("value") == a.app, "the app list from /healthz/details")
         check(self.active_id() == "login-app", f"focus starts on the app selector, not #{self.active_id()}")
         self.tab_order("login-app", ["login-key", "login-submit"])
         check(self.unlabelled_controls() == [], f"unlabelled controls: {self.unlabelled_controls()}")

@@ -44,6 +44,10 @@ for bin in "$PUSHCTL" "$XCTEST"; do
   curl8_resolves "$bin" || die "$CURL8_WHY"
   echo "curl8: LD_LIBRARY_PATH=$CURL8 ldd ${bin#"$PWD"/} | grep libcurl: $(LD_LIBRARY_PATH=$CURL8 ldd "$bin" | grep libcurl | xargs)"
 done
+# pushctl --version reports the libcurl it runs with, not the one it was built against.
+REPORTED=$(LD_LIBRARY_PATH="$CURL8" "$PUSHCTL" --version | sed -n 's/^libcurl \([^ ]*\).*/\1/p')
+[ "$REPORTED" = "$CURL8_VERSION" ] || die "pushctl --version says libcurl '$REPORTED' under LD_LIBRARY_PATH=$CURL8 ($CURL8_VERSION)"
+echo "curl8: pushctl --version under it: libcurl $REPORTED"
 
 # The suites, as Swift Testing identifies tests (Module.Suite/test()). A renamed suite fails here, not silently.
 SUITES="PushSenderTests.SenderTests PushSenderTests.SenderOutageTests PushSenderTests.SenderCredentialTests

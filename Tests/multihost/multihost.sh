@@ -22,6 +22,13 @@ on() { # on HOST cmd... : run as that host (its namespace, its host name)
   local host=$1; shift
   if [ "$NETNS" = 1 ]; then ip netns exec "pp$host$ID" unshare --uts sh -c 'hostname "$0" && exec "$@"' "$host" "$@"; else "$@"; fi
 }
+# spawn HOST cmd... : `on` in the background, with $! the command's own pid. A backgrounded shell function runs in
+# a subshell that forks the command, so killing $! killed only the subshell and left the command running (the
+# simulator outlived the test); exec makes the subshell become the command (ip netns exec, unshare and sh exec too).
+spawn() {
+  local host=$1; shift
+  if [ "$NETNS" = 1 ]; then exec ip netns exec "pp$host$ID" unshare --uts sh -c 'hostname "$0" && exec "$@"' "$host" "$@"; else exec "$@"; fi
+}
 
 cleanup() {
   set +e
@@ -87,15 +94,17 @@ python3 -c "import secrets; print('\n'.join(secrets.token_hex(32) for _ in range
 on w1 "$PUSHCTL" tokens import --config "$WORK/w1.json" --app example "$WORK/tokens.txt" > /dev/null
 
 # APNs host: the simulator, answering after 50 ms (so the run lasts long enough to kill a worker in it).
-on apns "$PUSHCTL" simulator --config "$WORK/pushctl.json" --record "$WORK/received.jsonl" --delay-ms 50 > "$WORK/apns.log" 2>&1 &
+spawn apns "$PUSHCTL" simulator --config "$WORK/pushctl.json" --record "$WORK/received.jsonl" --delay-ms 50 > "$WORK/apns.log" 2>&1 &
 SIMPID=$!
 PIDS+=($SIMPID)
 for _ in $(seq 1 300); do grep -q "listening on" "$WORK/apns.log" 2>/dev/null && break; sleep 0.1; done
 grep -q "listening on" "$WORK/apns.log" || fail "the simulator did not start: $(cat "$WORK/apns.log")"
 
 # Worker hosts.
+declare -A WORKER
 for h in w1 w2 w3; do
-  on "$h" "$PUSHCTL" worker --config "$WORK/$h.json" > "$WORK/$h.log" 2>&1 &
+  spawn "$h" "$PUSHCTL" worker --config "$WORK/$h.json" > "$WORK/$h.log" 2>&1 &
+  WORKER[$h]=$!
   PIDS+=($!)
 done
 on w1 "$PUSHCTL" broadcast --config "$WORK/w1.json" --app example --id mh --alert "hello from three hosts" --detach > "$WORK/detach.out" 2> "$WORK/detach.err" || fail "broadcast --detach: $(cat "$WORK/detach.err")"
@@ -105,11 +114,12 @@ say "$(cat "$WORK/detach.err")"
 received() { [ -f "$WORK/received.jsonl" ] && wc -l < "$WORK/received.jsonl" || echo 0; }
 deadline=$((SECONDS + 300))
 while [ "$(received)" -lt $((DEVICES / 3)) ]; do [ $SECONDS -lt $deadline ] || fail "no progress: $(received) received"; sleep 0.2; done
-W2PID=$(pgrep -f -- "worker --config $WORK/w2.json" | head -1)
-[ -n "$W2PID" ] || fail "worker w2 is not running"
+W2PID=${WORKER[w2]}
+kill -0 "$W2PID" 2>/dev/null || fail "worker w2 is not running"
 held=$(psql_db -c "SELECT count(*) FROM broadcast_shards WHERE state = 'claimed' AND owner LIKE 'w2:%'" pp)
 kill -9 "$W2PID"
 KILLED_AT=$(psql_db -c "SELECT pp_now_ms()" pp)
+wait "$W2PID" 2>/dev/null || true  # reaped here, so bash does not report the kill as a job that died
 say "killed worker w2 (pid $W2PID, holding $held shards) at $(received) notifications received"
 
 while [ "$(psql_db -c "SELECT state FROM broadcasts WHERE id = 'mh'" pp)" != completed ]; do
@@ -121,6 +131,7 @@ done
 # record when it stops).
 kill -INT "$SIMPID"
 for _ in $(seq 1 100); do kill -0 "$SIMPID" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$SIMPID" 2>/dev/null && fail "the simulator did not stop on SIGINT"
 total=$(received)
 unique=$(python3 -c "import json,sys; print(len({json.loads(l)['token'] for l in open('$WORK/received.jsonl')}))")
 accepted=$(psql_db -c "SELECT coalesce(sum(devices), 0) FROM broadcast_counts WHERE broadcast_id = 'mh' AND kind = 'accepted'" pp)
@@ -145,7 +156,7 @@ say "shards: $(psql_db -c "SELECT count(*) FROM broadcast_shards WHERE broadcast
 
 # The live workers drain and exit 0 on SIGTERM.
 for h in w1 w3; do
-  pid=$(pgrep -f -- "worker --config $WORK/$h.json" | head -1)
+  pid=${WORKER[$h]}
   kill -TERM "$pid"
   for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   kill -0 "$pid" 2>/dev/null && fail "worker $h did not stop on SIGTERM"

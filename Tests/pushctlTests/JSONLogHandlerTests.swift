@@ -45,7 +45,7 @@ import Testing
         defer { w.stop() }
         let port = try BroadcastCommandTests.freePort()
         let serve = try CLI.startCapturing(
-            ["serve", "--config", w.config, "--port", String(port), "--log-format", "json"],
+            ["serve", "--config", w.config, "--port", String(port), "--admin-port", String(port), "--log-format", "json"],
             environment: ["LOG_LEVEL": "debug", "PUSHCTL_LOG_FORMAT": "text"])  // the flag wins
         defer { if serve.isRunning { serve.terminate() } }
         try CLI.waitForPort(port)

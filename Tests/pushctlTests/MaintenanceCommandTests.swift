@@ -30,7 +30,7 @@ import Testing
         #expect(refused.status == 2 && refused.stderr.contains("deliveryRetentionDays must be between 1 and 3650"))
     }
 
-    @Test(arguments: [["worker"], ["serve", "--port", "0"]])
+    @Test(arguments: [["worker"], ["serve", "--port", "0", "--admin-port", "0"]])
     func serveAndWorkerTrimTheHistoryWhenTheyStart(_ command: [String]) async throws {
         let dir = try CLI.temporaryDirectory()
         // A production endpoint: `serve` starts no simulator (and loads no credentials: it only logs that).
@@ -96,7 +96,9 @@ import Testing
         defer { w.stop() }
         let port = try BroadcastCommandTests.freePort()
         let record = w.dir.appendingPathComponent("webhook.jsonl").path
-        try "hook-secret\n".write(toFile: w.dir.appendingPathComponent("hook.secret").path, atomically: true, encoding: .utf8)
+        #expect(FileManager.default.createFile(  // a secret: not readable by others, or pushctl refuses it
+            atPath: w.dir.appendingPathComponent("hook.secret").path, contents: Data("hook-secret\n".utf8),
+            attributes: [.posixPermissions: 0o600]))
         var config = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: w.config))) as? [String: Any])
         var apps = try #require(config["apps"] as? [String: Any])
         var app = try #require(apps["example"] as? [String: Any])
@@ -132,7 +134,9 @@ import Testing
         defer { w.stop() }
         let port = try BroadcastCommandTests.freePort()
         let record = w.dir.appendingPathComponent("webhook.jsonl").path
-        try "hook-secret\n".write(toFile: w.dir.appendingPathComponent("hook.secret").path, atomically: true, encoding: .utf8)
+        let secret = w.dir.appendingPathComponent("hook.secret").path
+        try "hook-secret\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secret)  // secret files are refused when others can read them
         func configure(caFile: String?) throws {
             var config = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: w.config))) as? [String: Any])
             var apps = try #require(config["apps"] as? [String: Any])

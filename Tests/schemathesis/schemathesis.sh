@@ -3,7 +3,9 @@
 # schema-valid ones must be accepted, schema-invalid ones refused, undeclared methods answered 405 with Allow,
 # responses must match the documented statuses, headers and bodies (every check is on by default) — against a real
 # `pushctl serve` with the built-in simulator, the `app` path parameter set to the configured app (a .p8 key:
-# Live Activity pushes need token authentication).
+# Live Activity pushes need token authentication). It runs against the admin listener, which serves every
+# documented route (the public one serves all but /healthz/details and /metrics: ListenerTests checks that), twice:
+# with a fixed seed, then with one that changes every run (printed: SCHEMATHESIS_SEEDS=… reruns both).
 # Usage: Tests/schemathesis/schemathesis.sh [path/to/pushctl]   (run by `make test`)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -12,7 +14,7 @@ case "$PUSHCTL" in /*) ;; *) PUSHCTL="$PWD/$PUSHCTL" ;; esac
 [ -x "$PUSHCTL" ] || { echo "schemathesis: no pushctl at $PUSHCTL (build first)" >&2; exit 1; }
 VERSION=4.32.5
 EXAMPLES=${SCHEMATHESIS_EXAMPLES:-100}
-SEED=${SCHEMATHESIS_SEED:-20261124}
+SEEDS=${SCHEMATHESIS_SEEDS:-20261124 $(date +%s)}
 
 if ! command -v st >/dev/null 2>&1 || [ "$(st --version 2>/dev/null | awk '{print $3}')" != "$VERSION" ]; then
   echo "schemathesis: installing schemathesis==$VERSION from PyPI"
@@ -34,9 +36,10 @@ cd "$WORK"
 "$PUSHCTL" cert make-dev --out certs --topic com.example.app >/dev/null
 KEY=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 HASH=$(printf %s "$KEY" | sha256sum | cut -d' ' -f1)
-PORT=$(free_port); SIMPORT=$(free_port)
+PORT=$(free_port); ADMINPORT=$(free_port); SIMPORT=$(free_port)
 cat > pushctl.json <<EOF
-{"database": "registry.sqlite", "server": {"host": "127.0.0.1", "port": $PORT, "rateLimitPerSecond": 100000, "rateLimitBurst": 100000},
+{"database": "registry.sqlite", "server": {"host": "127.0.0.1", "port": $PORT, "rateLimitPerSecond": 100000, "rateLimitBurst": 100000,
+   "admin": {"host": "127.0.0.1", "port": $ADMINPORT}},
  "simulator": {"host": "127.0.0.1", "port": $SIMPORT, "certificates": "certs"},
  "apps": {"example": {"topic": "com.example.app", "endpoint": "simulator",
    "auth": {"p8": "certs/AuthKey_DEVKEY1234.p8", "keyId": "DEVKEY1234", "teamId": "DEVTEAM123"}, "sendKeys": ["sha256:$HASH"]}}}
@@ -44,7 +47,7 @@ EOF
 "$PUSHCTL" serve --config pushctl.json > serve.log 2>&1 &
 SERVER=$!
 for _ in $(seq 1 100); do
-  curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
+  curl -sf "http://127.0.0.1:$ADMINPORT/healthz" >/dev/null 2>&1 && break
   kill -0 "$SERVER" 2>/dev/null || { cat serve.log; echo "schemathesis: pushctl serve did not start" >&2; exit 1; }
   sleep 0.2
 done
@@ -52,27 +55,38 @@ done
 # the old one, as ActivityKit rotates them: a stateful sequence that registers twice and then deletes the first
 # token finds it gone, by design. Schemathesis's "created resource not found" check is off for those two
 # deletes only; every other check still runs on them.
+# Error feedback is off: it rewrites an operation's schema from the server's 4xx messages and then calls what
+# the rewritten schema allows "schema-valid". With it on, a run flagged ST202 for an activity id holding a line
+# feed, which the documented pattern ^[!-~]{1,128}$ does not allow (the server was right to refuse it). The
+# description alone decides what is valid here.
 cat > schemathesis.toml <<'EOF'
 [parameters]
 "path.app" = "example"
+
+[phases.fuzzing.error-feedback]
+enabled = false
 
 [[operations]]
 include-path-regex = "/live-activities/(push-to-start|update)-tokens/"
 checks.ensure_resource_availability.enabled = false
 EOF
-echo "schemathesis: $("$ST" --version), every check (schemathesis.toml: one off for two deletes), $EXAMPLES examples per operation, seed $SEED, against pushctl serve on :$PORT"
-set +e
-"$ST" run "$ROOT/docs/openapi.yaml" --url "http://127.0.0.1:$PORT" \
-  -H "Authorization: Bearer $KEY" --max-examples "$EXAMPLES" --seed "$SEED" --no-color \
-  --request-timeout 30 --workers 1 > st.log 2>&1
-STATUS=$?
-set -e
-# Each failure: its check, the server's answer and the curl line that reproduces it; then the summary.
-grep -E '^(- ST|\[[0-9]+\]|    `|    curl|_{5,})' st.log | head -80 || true
-tail -22 st.log
-# Its last line: "No issues found in …", "1 warning in …" (warnings are not failures) or "N failures, … in …".
-if [ "$STATUS" -ne 0 ] || tail -1 st.log | grep -Eq '[0-9]+ (failure|error)'; then
-  echo "schemathesis: FAILED (exit $STATUS)" >&2
-  exit 1
-fi
-echo "schemathesis: PASS"
+FAILED=
+for SEED in $SEEDS; do
+  echo "schemathesis: $("$ST" --version), every check (schemathesis.toml: one off for two deletes, no error feedback), $EXAMPLES examples per operation, seed $SEED, against pushctl serve's admin listener on :$ADMINPORT"
+  set +e
+  "$ST" run "$ROOT/docs/openapi.yaml" --url "http://127.0.0.1:$ADMINPORT" \
+    -H "Authorization: Bearer $KEY" --max-examples "$EXAMPLES" --seed "$SEED" --no-color \
+    --request-timeout 30 --workers 1 > st.log 2>&1
+  STATUS=$?
+  set -e
+  # Each failure: its check, the server's answer and the curl line that reproduces it; then the summary.
+  grep -E '^(- ST|\[[0-9]+\]|    `|    curl|_{5,})' st.log | head -80 || true
+  tail -22 st.log
+  # Its last line: "No issues found in …", "1 warning in …" (warnings are not failures) or "N failures, … in …".
+  if [ "$STATUS" -ne 0 ] || tail -1 st.log | grep -Eq '[0-9]+ (failure|error)'; then
+    echo "schemathesis: FAILED with seed $SEED (exit $STATUS); rerun it: SCHEMATHESIS_SEEDS=$SEED $0" >&2
+    FAILED=1
+  fi
+done
+[ -z "$FAILED" ] || exit 1
+echo "schemathesis: PASS (seeds $SEEDS)"

@@ -1,0 +1,27 @@
+extension PushConfiguration {
+    /// Every secret file this configuration names, in a stable order (the database password, the global proxy's
+    /// credentials, then each app by id: its .p12 and password or its .p8, its proxy's credentials, its webhook
+    /// secret). Secrets from environment variables are not files and are not listed.
+    public var secretFiles: [SecretFile] {
+        var files: [SecretFile] = []
+        if let file = databasePasswordFile { files.append(SecretFile(key: "databasePasswordFile", path: file)) }
+        if case .file(let path) = proxy?.credentials { files.append(SecretFile(key: "proxyCredentialsFile", path: path)) }
+        for (id, app) in apps.sorted(by: { $0.key < $1.key }) {
+            let at = "apps.\(id)"
+            switch app.auth {
+            case .certificate(let p12, let password):
+                files.append(SecretFile(key: "\(at).auth.p12", path: p12))
+                if case .file(let path) = password { files.append(SecretFile(key: "\(at).auth.passwordFile", path: path)) }
+            case .token(let p8, _, _):
+                files.append(SecretFile(key: "\(at).auth.p8", path: p8))
+            }
+            if case .file(let path) = app.proxy?.credentials {
+                files.append(SecretFile(key: "\(at).proxyCredentialsFile", path: path))
+            }
+            if case .file(let path) = app.webhook?.secret {
+                files.append(SecretFile(key: "\(at).webhook.secretFile", path: path))
+            }
+        }
+        return files
+    }
+}
