@@ -340,6 +340,27 @@ enum PostgresSchema {
             )
             """,
         ],
+        // 11: installations and audiences (SQLite's 14). Version keys and the user index are in "C" collation,
+        // so `>=` and keyset order are byte order, as on SQLite.
+        [
+            """
+            ALTER TABLE devices
+                ADD COLUMN installation text,
+                ADD COLUMN user_id text COLLATE "C",
+                ADD COLUMN time_zone text COLLATE "C",
+                ADD COLUMN locale text COLLATE "C",
+                ADD COLUMN app_version text,
+                ADD COLUMN app_version_key text COLLATE "C",
+                ADD COLUMN os_version text,
+                ADD COLUMN os_version_key text COLLATE "C",
+                ADD COLUMN tags jsonb,
+                ADD COLUMN tz_history jsonb,
+                ADD COLUMN tz_changed_ms bigint
+            """,
+            "CREATE INDEX devices_user ON devices (app, user_id, token) WHERE user_id IS NOT NULL",
+            "CREATE INDEX devices_installation ON devices (app, installation) WHERE installation IS NOT NULL",
+            "ALTER TABLE broadcasts ADD COLUMN targeting text",
+        ],
     ]
 
     /// Brings the database to ``currentVersion``. Throws `.schemaTooNew` for a database from a newer build.

@@ -385,6 +385,30 @@ enum Schema {
             ) WITHOUT ROWID
             """,
         ],
+        // 14: installations and audiences. A device's installation fields (NULL: not given): the app's installation
+        // id, its user, IANA time zone, BCP 47 locale, app and OS versions with their version-order sort keys
+        // (`VersionOrder`: `appVersion >= 2.3` is a text comparison), and tags (a JSON object). `tz_history` holds
+        // the zones it had before (`TimeZoneHistory`, written only when the zone changes) and `tz_changed_ms` when
+        // it last changed, so every wave of a local-time job agrees which zone a device had at the job's reference
+        // instant. A user's devices are one range of `devices_user` (a send to a user is an index lookup, in token
+        // order); `devices_installation` finds a device by installation. A job's audience, per-locale payloads and
+        // local-time wave are one JSON column (`JobTargeting`). Existing rows get NULLs: nothing is rewritten.
+        [
+            "ALTER TABLE devices ADD COLUMN installation TEXT",
+            "ALTER TABLE devices ADD COLUMN user_id TEXT",
+            "ALTER TABLE devices ADD COLUMN time_zone TEXT",
+            "ALTER TABLE devices ADD COLUMN locale TEXT",
+            "ALTER TABLE devices ADD COLUMN app_version TEXT",
+            "ALTER TABLE devices ADD COLUMN app_version_key TEXT",
+            "ALTER TABLE devices ADD COLUMN os_version TEXT",
+            "ALTER TABLE devices ADD COLUMN os_version_key TEXT",
+            "ALTER TABLE devices ADD COLUMN tags TEXT",
+            "ALTER TABLE devices ADD COLUMN tz_history TEXT",
+            "ALTER TABLE devices ADD COLUMN tz_changed_ms INTEGER",
+            "CREATE INDEX devices_user ON devices (app, user_id, token) WHERE user_id IS NOT NULL",
+            "CREATE INDEX devices_installation ON devices (app, installation) WHERE installation IS NOT NULL",
+            "ALTER TABLE broadcasts ADD COLUMN targeting TEXT",
+        ],
     ]
 
     /// Brings the database to ``currentVersion`` in one write transaction, so two processes opening a new
