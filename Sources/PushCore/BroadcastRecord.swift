@@ -26,6 +26,8 @@ public struct BroadcastRecord: Sendable, Equatable {
     /// Not before this time (ms since 1970, on the store's clock): a scheduled job waits as pending until then
     /// (`--at`, the API's `"at"`). Nil: as soon as it is stored.
     public var scheduledMs: Int64?
+    /// The audience, per-locale payloads and local-time wave, if any (see ``JobTargeting``).
+    public var targeting: JobTargeting?
     /// Devices targeted: counted when it first starts, and set to the number of devices with an
     /// outcome when the broadcast completes (devices registered or removed meanwhile change it).
     public var total: Int
@@ -65,6 +67,16 @@ public struct BroadcastRecord: Sendable, Equatable {
         self.finishedMs = finishedMs
     }
 
+    /// The payload a device of `locale` gets: its locale's variant (per-locale text), else the job's payload.
+    public func payload(forLocale locale: String?) -> [UInt8] {
+        guard let targeting else { return payload }
+        return targeting.payload(forLocale: locale, fallback: payload)
+    }
+
+    /// True when its devices are picked by the store's audience query (an audience, a wave, or per-locale text,
+    /// which needs each device's locale).
+    public var needsAudienceQuery: Bool { !explicitTokens && !(targeting?.isEmpty ?? true) }
+
     /// The `apns-collapse-id` every notification of this broadcast carries.
     public var effectiveCollapseId: String { collapseId ?? APNsID.collapseId(forJob: id) }
 
@@ -74,6 +86,7 @@ public struct BroadcastRecord: Sendable, Equatable {
         app == other.app && payload == other.payload && pushType == other.pushType && priority == other.priority
             && expiration == other.expiration && collapseId == other.collapseId && channel == other.channel
             && environment == other.environment && explicitTokens == other.explicitTokens && scheduledMs == other.scheduledMs
+            && (targeting ?? JobTargeting()) == (other.targeting ?? JobTargeting())
     }
 
     /// True when a worker or server may start it at `nowMs` (the store's clock): it is not scheduled, or its

@@ -21,3 +21,17 @@ public enum BroadcastState: String, Sendable, CaseIterable {
     /// True when a run of this id still has devices to send to (deferred ones aside).
     public var isUnfinished: Bool { self != .completed && self != .cancelled }
 }
+
+extension BroadcastState {
+    /// The state of a job made of several (a local-time job's waves): cancelled, completed or pending when every
+    /// part is; interrupted when any part is (a run resumes it); otherwise running (some waves sent, others waiting).
+    public static func aggregate(_ states: [BroadcastState]) -> BroadcastState {
+        let normalized = states.map { $0 == .failed ? BroadcastState.interrupted : $0 }
+        guard let first = normalized.first else { return .completed }
+        if normalized.allSatisfy({ $0 == first }) { return first }
+        if normalized.contains(.interrupted) { return .interrupted }
+        let live = normalized.filter { $0 != .cancelled }
+        if let one = live.first, live.allSatisfy({ $0 == one }) { return one }
+        return .running
+    }
+}

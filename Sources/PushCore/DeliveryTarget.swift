@@ -4,11 +4,14 @@ public struct DeliveryTarget: Sendable, Equatable {
     public var token: DeviceToken
     /// The environment it registered in (routes to Apple's production or sandbox host), when known.
     public var environment: APNsEnvironment?
+    /// Its locale, read when the job has per-locale text (nil otherwise, or when it has none).
+    public var locale: String?
 
     /// Creates a target.
-    public init(token: DeviceToken, environment: APNsEnvironment?) {
+    public init(token: DeviceToken, environment: APNsEnvironment?, locale: String? = nil) {
         self.token = token
         self.environment = environment
+        self.locale = locale
     }
 }
 

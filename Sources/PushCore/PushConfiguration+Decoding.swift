@@ -194,6 +194,18 @@ extension PushConfiguration {
         }
         let proxy = try decodeProxy(&f, at: at, base: base)
         let deliveryLog = try decodeDeliveryLog(&f, at: at)
+        if try f.has("userSecret") {
+            throw ConfigurationError("\(at).userSecret is not allowed: use userSecretFile or userSecretEnv")
+        }
+        let userSecretFile = try f.string("userSecretFile").map { resolve($0, against: base) }
+        let userSecretEnv = try f.string("userSecretEnv")
+        if userSecretFile != nil, userSecretEnv != nil {
+            throw ConfigurationError("\(at): give userSecretFile or userSecretEnv, not both")
+        }
+        let defaultTimeZone = try f.string("defaultTimeZone")
+        if let zone = defaultTimeZone, !InstallationRules.isKnownZone(zone) {
+            throw ConfigurationError("\(at).defaultTimeZone must be an IANA time zone name such as Europe/Berlin, not '\(zone)'")
+        }
         try f.finish()
         var app = AppSettings(
             topic: topic, endpoint: endpoint, caFile: caFile, auth: auth,
@@ -203,6 +215,8 @@ extension PushConfiguration {
         app.deliveryLog = deliveryLog
         app.channelEndpoint = channelEndpoint
         app.broadcastEndpoint = broadcastEndpoint
+        app.userSecret = userSecretFile.map { .file($0) } ?? userSecretEnv.map { .environment($0) }
+        app.defaultTimeZone = defaultTimeZone
         return app
     }
 

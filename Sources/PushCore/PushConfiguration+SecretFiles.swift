@@ -1,7 +1,7 @@
 extension PushConfiguration {
     /// Every secret file this configuration names, in a stable order (the database password, the global proxy's
     /// credentials, then each app by id: its .p12 and password or its .p8, its proxy's credentials, its webhook
-    /// secret). Secrets from environment variables are not files and are not listed.
+    /// secret, its user secret). Secrets from environment variables are not files and are not listed.
     public var secretFiles: [SecretFile] {
         var files: [SecretFile] = []
         if let file = databasePasswordFile { files.append(SecretFile(key: "databasePasswordFile", path: file)) }
@@ -20,6 +20,9 @@ extension PushConfiguration {
             }
             if case .file(let path) = app.webhook?.secret {
                 files.append(SecretFile(key: "\(at).webhook.secretFile", path: path))
+            }
+            if case .file(let path) = app.userSecret {
+                files.append(SecretFile(key: "\(at).userSecretFile", path: path))
             }
         }
         return files

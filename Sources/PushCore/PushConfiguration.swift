@@ -263,6 +263,16 @@ public struct AppSettings: Sendable, Equatable {
     /// Which of this app's outcomes become delivery-log rows (`apps.ID.deliveryLog`), overriding the global
     /// `deliveryLog`; nil for the global one. See ``PushConfiguration/deliveryLog(for:)``.
     public var deliveryLog: DeliveryLogScope?
+    /// The secret under which the app's backend signs user ids (`apps.ID.userSecretFile` or `userSecretEnv`):
+    /// a registration naming a user must carry `userAuth` = HMAC-SHA256(user) under it, unless a send key makes
+    /// it (see ``UserAuth``). Nil: only send keys may attach users.
+    public var userSecret: PasswordSource?
+    /// The IANA zone of devices that registered none (`apps.ID.defaultTimeZone`, default UTC): where a local-time
+    /// send reaches them.
+    public var defaultTimeZone: String?
+
+    /// The zone local-time sends use for devices without one.
+    public var effectiveDefaultTimeZone: String { defaultTimeZone ?? "UTC" }
 
     /// The accepted range of ``window``.
     public static let windowRange = 1...10_000

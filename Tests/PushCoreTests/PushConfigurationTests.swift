@@ -37,6 +37,25 @@ import Testing
         #expect(app.auth == .certificate(p12: "/srv/push/Certificates/dev/client.p12", password: .file("/srv/push/Certificates/dev/client.p12.password")))
     }
 
+    @Test func aUserSecretComesFromAFileOrTheEnvironmentAndTheDefaultZoneIsChecked() throws {
+        func app(_ extra: String) -> String {
+            Self.example.replacingOccurrences(of: #""connections": null"#, with: #""connections": null, "# + extra)
+        }
+        let file = try decode(app(#""userSecretFile": "user.secret", "defaultTimeZone": "Europe/Berlin""#)).app("example")
+        #expect(file.userSecret == .file("/srv/push/Config/user.secret"))
+        #expect(file.effectiveDefaultTimeZone == "Europe/Berlin")
+        #expect(try decode(app(#""userSecretFile": "user.secret""#)).secretFiles.map(\.key).contains("apps.example.userSecretFile"))
+        #expect(try decode(app(#""userSecretEnv": "USER_SECRET""#)).app("example").userSecret == .environment("USER_SECRET"))
+        #expect(try decode(Self.example).app("example").effectiveDefaultTimeZone == "UTC")
+        for (bad, says) in [
+            (#""userSecret": "inline""#, "userSecretFile or userSecretEnv"),
+            (#""userSecretFile": "a", "userSecretEnv": "B""#, "not both"),
+            (#""defaultTimeZone": "CEST""#, "IANA time zone"),
+        ] {
+            #expect { try decode(app(bad)) } throws: { ($0 as? ConfigurationError)?.message.contains(says) == true }
+        }
+    }
+
     @Test func unknownKeysAreNamed() {
         #expect(throws: ConfigurationError("apps.example: unknown key 'topc'")) {
             try decode(#"{"apps":{"example":{"topc":"x","topic":"t","auth":{"p8":"k.p8","keyId":"K","teamId":"T"}}}}"#)
