@@ -17,6 +17,7 @@ protocol DeliveryBackend: Sendable {
     func explicitTargets(id: String, after: String, through: String, limit: Int) throws(StoreError) -> [DeliveryTarget]
     func targetPage(app: String, channel: String?, environment: APNsEnvironment?, after: String, through: String, limit: Int)
         throws(StoreError) -> [DeliveryTarget]
+    func audienceTargetPage(of record: BroadcastRecord, after: String, through: String, limit: Int) throws(StoreError) -> [DeliveryTarget]
     func storedOutcomes(id: String, after: String, through: String) throws(StoreError) -> [String: StoredOutcome]
     func deferredTargets(id: String, beforeRun run: Int, after: String, through: String, limit: Int)
         throws(StoreError) -> [(target: DeliveryTarget, previous: StoredOutcome)]
@@ -114,6 +115,7 @@ struct BackendDeliveryStore<Backend: DeliveryBackend>: DeliveryStore {
     func targets(of record: BroadcastRecord, after: String, through: String, limit: Int) throws(DeliveryStoreError) -> [DeliveryTarget] {
         try mapped { () throws(StoreError) in
             if record.explicitTokens { return try backend.explicitTargets(id: record.id, after: after, through: through, limit: limit) }
+            if record.needsAudienceQuery { return try backend.audienceTargetPage(of: record, after: after, through: through, limit: limit) }
             return try backend.targetPage(
                 app: record.app, channel: record.channel, environment: record.environment, after: after, through: through, limit: limit)
         }

@@ -5,12 +5,12 @@ import PushCore
 extension PostgresRegistry {
     static let broadcastColumns = """
         id, app, state, payload, push_type, priority::bigint, expiration, collapse_id, channel, environment, total,
-        error, created_ms, updated_ms, finished_ms, explicit_tokens, run::bigint, scheduled_ms
+        error, created_ms, updated_ms, finished_ms, explicit_tokens, run::bigint, scheduled_ms, targeting
         """
 
     typealias BroadcastRow = (
         String, String, String, ByteBuffer, String, Int64, Int64?, String?, String?, String?, Int64,
-        String?, Int64, Int64, Int64?, Bool, Int64, Int64?
+        String?, Int64, Int64, Int64?, Bool, Int64, Int64?, String?
     )
 
     static func broadcast(_ row: BroadcastRow) throws(StoreError) -> BroadcastRecord {
@@ -24,6 +24,9 @@ extension PostgresRegistry {
         record.explicitTokens = row.15
         record.run = Int(row.16)
         record.scheduledMs = row.17
+        do { record.targeting = try JobTargeting.parse(stored: row.18) } catch {
+            throw StoreError(.corrupt, "broadcast \(row.0): \(error.message)")
+        }
         return record
     }
 
@@ -55,15 +58,20 @@ extension PostgresRegistry {
     }
 
     public func createBroadcast(_ record: BroadcastRecord, tokens: [DeviceToken]? = nil) throws(StoreError) {
-        try pool.transaction { (db) throws(StoreError) in
+        try pool.transaction { (db) throws(StoreError) in try insertBroadcast(record, tokens: tokens, in: db) }
+    }
+
+    /// The body of ``createBroadcast(_:tokens:)`` (the caller owns the transaction).
+    func insertBroadcast(_ record: BroadcastRecord, tokens: [DeviceToken]?, in db: PostgresSession) throws(StoreError) {
+        do {
             let (id, app, state, payload, pushType) = (record.id, record.app, record.state.rawValue, ByteBuffer(bytes: record.payload), record.pushType.rawValue)
             let (priority, environment, total) = (Int64(record.priority.rawValue), record.environment?.rawValue, Int64(record.total))
             try db.query("""
                 INSERT INTO broadcasts (id, app, state, payload, push_type, priority, expiration, collapse_id, channel,
-                    environment, total, created_ms, updated_ms, explicit_tokens, scheduled_ms)
+                    environment, total, created_ms, updated_ms, explicit_tokens, scheduled_ms, targeting)
                 SELECT \(id), \(app), \(state), \(payload), \(pushType), \(priority), \(record.expiration),
                     \(record.collapseId), \(record.channel), \(environment), \(total), n.ms, n.ms, \(tokens != nil),
-                    \(record.scheduledMs)
+                    \(record.scheduledMs), \(record.targeting?.storedText)
                 FROM (SELECT coalesce(\(now)::bigint, pp_now_ms()) AS ms) n
                 """)
             if let tokens, !tokens.isEmpty {

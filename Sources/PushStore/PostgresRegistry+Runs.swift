@@ -8,12 +8,15 @@ extension PostgresRegistry {
         let limit = Int64(limit)
         return try pool.withConnection { (db) throws(StoreError) -> [DeliveryTarget] in
             try db.rows("""
-                SELECT t.token, d.environment FROM broadcast_tokens t
+                SELECT t.token, d.environment, d.locale FROM broadcast_tokens t
                 JOIN broadcasts b ON b.id = t.broadcast_id
                 LEFT JOIN devices d ON d.app = b.app AND d.token = t.token
                 WHERE t.broadcast_id = \(id) AND t.token > \(after) AND t.token <= \(through) ORDER BY t.token LIMIT \(limit)
-                """, as: (String, String?).self
-            ).map { DeliveryTarget(token: DeviceToken(trustedCanonicalHex: $0.0), environment: $0.1.flatMap(APNsEnvironment.init(rawValue:))) }
+                """, as: (String, String?, String?).self
+            ).map {
+                DeliveryTarget(
+                    token: DeviceToken(trustedCanonicalHex: $0.0), environment: $0.1.flatMap(APNsEnvironment.init(rawValue:)), locale: $0.2)
+            }
         }
     }
 
@@ -66,15 +69,16 @@ extension PostgresRegistry {
         let (run, limit) = (Int64(run), Int64(limit))
         return try pool.withConnection { (db) throws(StoreError) -> [(target: DeliveryTarget, previous: StoredOutcome)] in
             try db.rows("""
-                SELECT o.token, d.environment, o.possibly_duplicated, o.run::bigint, o.kind FROM broadcast_outcomes o
+                SELECT o.token, d.environment, o.possibly_duplicated, o.run::bigint, o.kind, d.locale FROM broadcast_outcomes o
                 JOIN broadcasts b ON b.id = o.broadcast_id
                 LEFT JOIN devices d ON d.app = b.app AND d.token = o.token
                 WHERE o.broadcast_id = \(id) AND o.kind IN ('deferred', 'pending') AND o.run < \(run) AND o.token > \(after)
                     AND o.token <= \(through)
                 ORDER BY o.token LIMIT \(limit)
-                """, as: (String, String?, Bool, Int64, String).self
+                """, as: (String, String?, Bool, Int64, String, String?).self
             ).map {
-                (DeliveryTarget(token: DeviceToken(trustedCanonicalHex: $0.0), environment: $0.1.flatMap(APNsEnvironment.init(rawValue:))),
+                (DeliveryTarget(
+                    token: DeviceToken(trustedCanonicalHex: $0.0), environment: $0.1.flatMap(APNsEnvironment.init(rawValue:)), locale: $0.5),
                  StoredOutcome(kind: DeliveryOutcome.Kind(rawValue: $0.4) ?? .deferred, possiblyDuplicated: $0.2, run: Int($0.3)))
             }
         }

@@ -22,6 +22,8 @@ extension PostgresRegistry {
                 let total: Int64
                 if record.explicitTokens {
                     total = try db.row("SELECT count(*)::bigint FROM broadcast_tokens WHERE broadcast_id = \(id)", as: (Int64).self) ?? Int64(0)
+                } else if record.needsAudienceQuery {
+                    total = Int64(try countTargeted(record, in: db))
                 } else {
                     let (app, channel, env) = (record.app, record.channel, record.environment?.rawValue)
                     total = try db.row("""
@@ -75,7 +77,9 @@ extension PostgresRegistry {
         guard total > size else { return [] }
         let (id, app, channel, env) = (record.id, record.app, record.channel, record.environment?.rawValue)
         let query: PostgresQuery
-        if record.explicitTokens {
+        if record.needsAudienceQuery {
+            query = audienceCutsQuery(of: record, total: total, size: size)
+        } else if record.explicitTokens {
             query = """
                 SELECT token FROM (SELECT token, row_number() OVER (ORDER BY token) AS rn FROM broadcast_tokens
                     WHERE broadcast_id = \(id)) t

@@ -83,8 +83,8 @@ public final class PostgresRegistry: RegistryStore {
     }
 
     /// One transaction for the whole batch. Plain registrations (no old token, no channels: what apps send
-    /// at every launch) are written as one multi-row upsert in key order; the others one by one, each in a
-    /// savepoint so one failure does not undo the rest.
+    /// at every launch) are written as one multi-row upsert in key order, their installation fields as one read and
+    /// one multi-row update; the others one by one, each in a savepoint so one failure does not undo the rest.
     public func registerBatch(_ requests: [RegistrationRequest]) -> [Result<RegistrationOutcome, StoreError>] {
         guard !requests.isEmpty else { return [] }
         var results = [Result<RegistrationOutcome, StoreError>?](repeating: nil, count: requests.count)
@@ -100,6 +100,7 @@ public final class PostgresRegistry: RegistryStore {
                     let sorted = plain.sorted { (requests[$0].app, requests[$0].token.hex) < (requests[$1].app, requests[$1].token.hex) }
                     let outcomes = try upsertPlain(sorted.map { requests[$0] }, in: db)
                     for (i, outcome) in zip(sorted, outcomes) { results[i] = .success(outcome) }
+                    try applyInstallationBatch(sorted.map { requests[$0] }, outcomes: outcomes, in: db)
                 }
                 for (i, request) in requests.enumerated() where !plainSet.contains(i) {
                     do throws(StoreError) {
@@ -166,7 +167,9 @@ public final class PostgresRegistry: RegistryStore {
     private func register(_ request: RegistrationRequest, channels given: [String]?, in db: PostgresSession) throws(StoreError) -> RegistrationOutcome {
         let app = request.app
         var replaced: StoredDevice?
+        var replacedInstallation: StoredInstallation?
         if let old = request.oldToken, old != request.token, let row = try find(app: app, token: old, lock: true, in: db) {
+            replacedInstallation = try storedInstallation(id: row.id, in: db)
             try db.query("DELETE FROM devices WHERE id = \(row.id)")
             replaced = row
         }
@@ -203,6 +206,8 @@ public final class PostgresRegistry: RegistryStore {
             created = isNew
             if let channels, !channels.isEmpty || !isNew { try setChannels(channels, of: id, app: app, token: request.token, in: db) }
         }
+        try applyInstallation(
+            request.installation, id: id, existing: existing != nil || !created, replaced: replacedInstallation, in: db)
         if let old = request.oldToken, replaced != nil { return .replaced(old) }
         return created ? .created : .updated
     }

@@ -14,6 +14,8 @@ public struct RegisteredDevice: Sendable, Equatable {
     public var lastRegisteredMs: Int64
     /// When APNs last accepted a notification for it, if ever.
     public var lastSuccessMs: Int64?
+    /// Its installation fields, where the read asked for them (``RegistryStore/installation(app:token:)``).
+    public var installation = Installation()
 
     /// Creates a device record.
     public init(

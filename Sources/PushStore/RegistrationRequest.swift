@@ -13,6 +13,9 @@ public struct RegistrationRequest: Sendable, Equatable {
     /// The environment; nil keeps the existing one (or the old token's), else `production`.
     /// Callers usually pass the app's `defaultEnvironment`.
     public var environment: APNsEnvironment?
+    /// The installation fields given (left out: kept; see ``InstallationUpdate``). `user` must have been proven
+    /// by the caller (``UserAuth``): the store takes what it is given.
+    public var installation = InstallationUpdate()
 
     /// Creates a request.
     public init(

@@ -34,7 +34,12 @@ extension Registry {
     /// exists.
     public func createBroadcast(_ record: BroadcastRecord, tokens: [DeviceToken]? = nil) throws(StoreError) {
         let now = nowMs()
-        try write { (db) throws(StoreError) in
+        try write { (db) throws(StoreError) in try Self.insertBroadcast(record, tokens: tokens, now: now, in: db) }
+    }
+
+    /// The body of ``createBroadcast(_:tokens:)`` (the caller owns the transaction).
+    static func insertBroadcast(_ record: BroadcastRecord, tokens: [DeviceToken]?, now: Int64, in db: Connection) throws(StoreError) {
+        do {
             if let tokens {
                 let add = try db.statement("INSERT OR IGNORE INTO broadcast_tokens (broadcast_id, token) VALUES (?1, ?2)")
                 for token in tokens {
@@ -45,8 +50,8 @@ extension Registry {
             }
             let insert = try db.statement("""
                 INSERT INTO broadcasts (id, app, state, payload, push_type, priority, expiration, collapse_id,
-                    channel, environment, total, created_ms, updated_ms, explicit_tokens, scheduled_ms)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, ?14)
+                    channel, environment, total, created_ms, updated_ms, explicit_tokens, scheduled_ms, targeting)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, ?14, ?15)
                 """)
             try insert.bind(1, record.id)
             try insert.bind(2, record.app)
@@ -62,6 +67,7 @@ extension Registry {
             try insert.bind(12, now)
             try insert.bind(13, Int64(tokens == nil ? 0 : 1))
             try insert.bind(14, record.scheduledMs)
+            try insert.bind(15, record.targeting?.storedText)
             try insert.run()
         }
     }
@@ -102,7 +108,7 @@ extension Registry {
 
     static let broadcastColumns = """
         id, app, state, payload, push_type, priority, expiration, collapse_id, channel, environment, total,
-        error, created_ms, updated_ms, finished_ms, explicit_tokens, run, scheduled_ms
+        error, created_ms, updated_ms, finished_ms, explicit_tokens, run, scheduled_ms, targeting
         """
 
     static func broadcast(from row: Statement) throws(StoreError) -> BroadcastRecord {
@@ -118,6 +124,9 @@ extension Registry {
         record.explicitTokens = row.int64(15) != 0
         record.run = Int(row.int64(16))
         record.scheduledMs = row.optionalInt64(17)
+        do { record.targeting = try JobTargeting.parse(stored: row.optionalText(18)) } catch {
+            throw StoreError(.corrupt, "broadcast \(row.text(0)): \(error.message)")
+        }
         return record
     }
 }

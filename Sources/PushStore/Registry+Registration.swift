@@ -89,8 +89,10 @@ extension Registry {
         _ request: RegistrationRequest, channels given: [String]?, now: Int64, in db: Connection
     ) throws(StoreError) -> RegistrationOutcome {
         var replaced: StoredDevice?
+        var replacedInstallation: StoredInstallation?
         if let old = request.oldToken, old != request.token,
            let row = try find(app: request.app, token: old, in: db) {
+            replacedInstallation = try storedInstallation(id: row.id, in: db)
             try deleteDevice(id: row.id, in: db)
             replaced = row
         }
@@ -126,6 +128,8 @@ extension Registry {
             insert.reset()
             if let channels, !channels.isEmpty { try setChannels(channels, of: id, request, in: db) }
         }
+        try applyInstallation(
+            request.installation, id: id, existing: existing != nil, replaced: replacedInstallation, now: now, in: db)
         if let old = request.oldToken, replaced != nil { return .replaced(old) }
         return existing == nil ? .created : .updated
     }

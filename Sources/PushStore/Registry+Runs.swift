@@ -8,7 +8,7 @@ extension Registry {
     func explicitTargets(id: String, after: String, through: String, limit: Int) throws(StoreError) -> [DeliveryTarget] {
         try read { (db) throws(StoreError) -> [DeliveryTarget] in
             let select = try db.statement("""
-                SELECT t.token, d.environment FROM broadcast_tokens t
+                SELECT t.token, d.environment, d.locale FROM broadcast_tokens t
                 JOIN broadcasts b ON b.id = t.broadcast_id
                 LEFT JOIN devices d ON d.app = b.app AND d.token = t.token
                 WHERE t.broadcast_id = ?1 AND t.token > ?2 AND t.token <= ?4 ORDER BY t.token LIMIT ?3
@@ -22,7 +22,7 @@ extension Registry {
             while try select.step() {
                 out.append(DeliveryTarget(
                     token: DeviceToken(trustedCanonicalHex: select.text(0)),
-                    environment: select.optionalText(1).flatMap(APNsEnvironment.init(rawValue:))))
+                    environment: select.optionalText(1).flatMap(APNsEnvironment.init(rawValue:)), locale: select.optionalText(2)))
             }
             return out
         }
@@ -93,7 +93,7 @@ extension Registry {
     {
         try read { (db) throws(StoreError) -> [(target: DeliveryTarget, previous: StoredOutcome)] in
             let select = try db.statement("""
-                SELECT o.token, d.environment, o.possibly_duplicated, o.run, o.kind FROM broadcast_outcomes o
+                SELECT o.token, d.environment, o.possibly_duplicated, o.run, o.kind, d.locale FROM broadcast_outcomes o
                 JOIN broadcasts b ON b.id = o.broadcast_id
                 LEFT JOIN devices d ON d.app = b.app AND d.token = o.token
                 WHERE o.broadcast_id = ?1 AND o.kind IN ('deferred', 'pending') AND o.run < ?2 AND o.token > ?3 AND o.token <= ?5
@@ -110,7 +110,8 @@ extension Registry {
                 out.append((
                     DeliveryTarget(
                         token: DeviceToken(trustedCanonicalHex: select.text(0)),
-                        environment: select.optionalText(1).flatMap(APNsEnvironment.init(rawValue:))),
+                        environment: select.optionalText(1).flatMap(APNsEnvironment.init(rawValue:)),
+                        locale: select.optionalText(5)),
                     StoredOutcome(
                         kind: DeliveryOutcome.Kind(rawValue: select.text(4)) ?? .deferred, possiblyDuplicated: select.int64(2) != 0,
                         run: Int(select.int64(3)))))

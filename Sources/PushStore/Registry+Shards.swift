@@ -17,6 +17,8 @@ extension Registry {
                 let total: Int
                 if record.explicitTokens {
                     total = Int(try Self.scalar("SELECT count(*) FROM broadcast_tokens WHERE broadcast_id = ?1", id, in: db))
+                } else if record.needsAudienceQuery {
+                    total = try Self.countTargeted(record, in: db)
                 } else {
                     total = try Self.count(app: record.app, channel: record.channel, environment: record.environment, in: db)
                 }
@@ -67,8 +69,11 @@ extension Registry {
     static func shardCuts(of record: BroadcastRecord, total: Int, size: Int, in db: Connection) throws(StoreError) -> [String] {
         let size = max(max(1, size), (total + 65_535) / 65_536)
         guard total > size else { return [] }
-        let targeted: String
-        if record.explicitTokens {
+        var targeted: String
+        var audienceValues: [SQLValue] = []
+        if record.needsAudienceQuery {
+            (targeted, audienceValues) = targetedTokens(of: record, firstIndex: 7)
+        } else if record.explicitTokens {
             targeted = "SELECT token FROM broadcast_tokens WHERE broadcast_id = ?1"
         } else if record.channel != nil {
             targeted = """
@@ -89,6 +94,7 @@ extension Registry {
         try select.bind(4, record.environment?.rawValue)
         try select.bind(5, Int64(size))
         try select.bind(6, Int64(total))
+        try bind(audienceValues, to: select, from: 7)
         var cuts: [String] = []
         while try select.step() { cuts.append(select.text(0)) }
         return cuts

@@ -33,6 +33,28 @@ public protocol RegistryStore: AnyObject, Sendable {
     /// One device, or nil when `token` is not registered for `app`.
     func device(app: String, token: DeviceToken) throws(StoreError) -> RegisteredDevice?
 
+    /// The installation fields of one device, or nil when `token` is not registered for `app`.
+    func installation(app: String, token: DeviceToken) throws(StoreError) -> Installation?
+
+    /// One keyset page of `user`'s devices (token > `after`), in token order, with their installation fields: a
+    /// range of the user index, not a scan.
+    func userDevices(app: String, user: String, after: String, limit: Int) throws(StoreError) -> [RegisteredDevice]
+
+    /// Detaches `user` from every device of `app` (a forced log-out; the devices stay); returns how many had it.
+    @discardableResult
+    func detachUser(app: String, user: String) throws(StoreError) -> Int
+
+    /// How many devices of `app` (in `environment`, if given) are in `audience` now.
+    func countAudience(app: String, environment: APNsEnvironment?, audience: Audience) throws(StoreError) -> Int
+
+    /// The plan the database picks to read one page of `audience` (SQLite `EXPLAIN QUERY PLAN`, PostgreSQL
+    /// `EXPLAIN`): what the tests assert a send to one user reads through the user index.
+    func audiencePlan(app: String, audience: Audience) throws(StoreError) -> String
+
+    /// Push-to-start tokens of `attributesType` on the installations of the devices in `audience`.
+    func pushToStartTokens(app: String, attributesType: String, audience: Audience, environment: APNsEnvironment?)
+        throws(StoreError) -> [DeviceToken]
+
     /// How many devices `app` has, optionally only those in `channel` and/or `environment`.
     func count(app: String, channel: String?, environment: APNsEnvironment?) throws(StoreError) -> Int
 
@@ -78,6 +100,9 @@ public protocol RegistryStore: AnyObject, Sendable {
 
     /// Stores a new broadcast (with `tokens`: exactly those). Fails with `.constraint` when the id exists.
     func createBroadcast(_ record: BroadcastRecord, tokens: [DeviceToken]?) throws(StoreError)
+
+    /// Stores several new broadcasts in one transaction (a local-time job's waves): all or none.
+    func createBroadcasts(_ records: [BroadcastRecord]) throws(StoreError)
 
     /// The broadcast with this id, or nil.
     func broadcast(id: String) throws(StoreError) -> BroadcastRecord?

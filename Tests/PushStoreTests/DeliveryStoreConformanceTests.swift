@@ -243,7 +243,7 @@ import Testing
         func row(_ token: String, _ kind: String, _ status: Int, _ reason: String?, attempts: Int = 1, pruned: Bool = false, dup: Bool = false) -> String {
             "('b', '\(token)', '\(kind)', \(status), \(reason.map { "'\($0)'" } ?? "NULL"), \(attempts), \(pruned ? sqlTrue : sqlFalse), \(dup ? sqlTrue : sqlFalse), 1)"
         }
-        // The schema before the lean ledger (SQLite 11, PostgreSQL 8): the later migrations' tables go too.
+        // The schema before the lean ledger (SQLite 11, PostgreSQL 8): the later migrations' tables and columns go too.
         let version = backend == .sqlite ? 11 : 8
         try w.registry.executeRaw("""
             INSERT INTO broadcast_outcomes (broadcast_id, token, kind, status, reason, attempts, pruned, possibly_duplicated, run) VALUES
@@ -259,6 +259,14 @@ import Testing
             """)
         let end = ShardEnd.released(error: "APNs unreachable", retryAfterMs: 0, mainDone: false, settledDispatched: nil)
         #expect(try w.store.finishShard(id: "b", index: 0, fence: old.fence, end: end) == .interrupted)
+        // The installations migration's columns and indexes go too (after the claim above, which reads them).
+        try w.registry.executeRaw("""
+            DROP INDEX devices_user;
+            DROP INDEX devices_installation;
+            \(["installation", "user_id", "time_zone", "locale", "app_version", "app_version_key", "os_version", "os_version_key", "tags",
+               "tz_history", "tz_changed_ms"].map { "ALTER TABLE devices DROP COLUMN \($0);" }.joined(separator: "\n"))
+            ALTER TABLE broadcasts DROP COLUMN targeting
+            """)
 
         // Opened by the new version: migrated, and counted from its rows.
         let upgraded = try backend.reopen(w.registry)

@@ -1,0 +1,123 @@
+import PushCore
+
+/// A registration as an app (the API's JSON or form body) or an import line (`tokens import --format jsonl`) states
+/// it: the one parser both use, so the HTTP API and the CLI accept and refuse exactly the same things. Errors name
+/// the field.
+public struct RegistrationFields: Sendable, Equatable {
+    /// The token to keep.
+    public var token: DeviceToken
+    /// The token it replaces, if any.
+    public var oldToken: DeviceToken?
+    /// The channels; nil keeps them.
+    public var channels: [String]?
+    /// The environment; nil keeps it (new devices: the app's default).
+    public var environment: APNsEnvironment?
+    /// The installation fields given.
+    public var installation: InstallationUpdate
+    /// The proof for `installation.user` (see ``UserAuth``), as given.
+    public var userAuth: String?
+
+    public init(
+        token: DeviceToken, oldToken: DeviceToken? = nil, channels: [String]? = nil, environment: APNsEnvironment? = nil,
+        installation: InstallationUpdate = InstallationUpdate(), userAuth: String? = nil
+    ) {
+        self.token = token
+        self.oldToken = oldToken
+        self.channels = channels
+        self.environment = environment
+        self.installation = installation
+        self.userAuth = userAuth
+    }
+
+    /// The request to store for `app`; without an environment a new device gets `defaultEnvironment`.
+    public func request(app: String, defaultEnvironment: APNsEnvironment?) -> RegistrationRequest {
+        var request = RegistrationRequest(
+            app: app, token: token, oldToken: oldToken, channels: channels, environment: environment ?? defaultEnvironment)
+        request.installation = installation
+        return request
+    }
+
+    /// True when it names a user (not `null`): the caller must check the proof.
+    public var claimsUser: Bool { installation.user.value != nil }
+
+    /// Parses a JSON object: `{"token" (or "newToken"), "oldToken"?, "channels"?, "environment"?, "installation"?,
+    /// "user"?, "userAuth"?, "timeZone"?, "locale"?, "appVersion"?, "osVersion"?, "tags"?}`.
+    public static func parse(json: JSONValue) throws(InstallationError) -> RegistrationFields {
+        guard let pairs = json.objectPairs else { throw InstallationError(field: "json", message: "body must be a JSON object") }
+        var token: String?, oldToken: String?, channels: [String]?, environment: String?, userAuth: String?
+        var installation = InstallationUpdate()
+        for (key, value) in pairs {
+            switch key {
+            case "token", "newToken":
+                guard let s = value.stringValue else { throw InstallationError(field: "token", message: "'\(key)' must be a string") }
+                guard token == nil else { throw InstallationError(field: "token", message: "give 'token' or 'newToken', not both") }
+                token = s
+            case "oldToken":
+                if value == .null { continue }
+                guard let s = value.stringValue else {
+                    throw InstallationError(field: "oldToken", message: "'oldToken' must be a string or null")
+                }
+                oldToken = s
+            case "channels":
+                guard case .array(let items) = value else {
+                    throw InstallationError(field: "channels", message: "'channels' must be an array of strings")
+                }
+                var names: [String] = []
+                for item in items {
+                    guard let s = item.stringValue else {
+                        throw InstallationError(field: "channels", message: "'channels' must be an array of strings")
+                    }
+                    names.append(s)
+                }
+                channels = names
+            case "environment":
+                guard let s = value.stringValue else {
+                    throw InstallationError(field: "environment", message: "'environment' must be a string")
+                }
+                environment = s
+            case "userAuth":
+                guard let s = value.stringValue else { throw InstallationError(field: "userAuth", message: "'userAuth' must be a string") }
+                userAuth = s
+            default:
+                guard InstallationUpdate.fieldNames.contains(key) else {
+                    throw InstallationError(field: "field", message: "unknown field '\(key)'")
+                }
+                try installation.set(key, json: value)
+            }
+        }
+        return try make(
+            token: token, oldToken: oldToken, channels: channels, environment: environment, installation: installation,
+            userAuth: userAuth)
+    }
+
+    /// Checks and assembles the parts (tokens parsed, `(null)` old tokens read as none, channel names checked).
+    public static func make(
+        token: String?, oldToken: String?, channels: [String]?, environment: String?,
+        installation: InstallationUpdate = InstallationUpdate(), userAuth: String? = nil
+    ) throws(InstallationError) -> RegistrationFields {
+        guard let token else { throw InstallationError(field: "token", message: "'token' (or 'newToken') is required") }
+        let parsed: DeviceToken
+        do { parsed = try DeviceToken(parsing: token) } catch {
+            throw InstallationError(field: "token", message: "token: \(error.description)")
+        }
+        let old: DeviceToken?
+        do { old = try RegistrationRequest.parseOldToken(oldToken) } catch {
+            throw InstallationError(field: "oldToken", message: "oldToken: \(error.description)")
+        }
+        var env: APNsEnvironment?
+        if let environment, !environment.isEmpty {
+            guard let e = APNsEnvironment(rawValue: environment) else {
+                throw InstallationError(field: "environment", message: "environment must be development or production")
+            }
+            env = e
+        }
+        if let channels {
+            do { _ = try Channels.normalize(channels) } catch { throw InstallationError(field: "channels", message: error.message) }
+        }
+        if userAuth != nil, installation.user.value == nil {
+            throw InstallationError(field: "userAuth", message: "'userAuth' proves a 'user'; give the user it was made for")
+        }
+        return RegistrationFields(
+            token: parsed, oldToken: old, channels: channels, environment: env, installation: installation, userAuth: userAuth)
+    }
+}
