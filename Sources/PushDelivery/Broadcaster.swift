@@ -265,7 +265,7 @@ public final class Broadcaster: Sendable {
             let request = NotificationRequest(
                 token: token, topic: topic, pushType: record.pushType, priority: record.priority,
                 expiration: record.expiration, collapseId: collapseId,
-                apnsId: APNsID.derived(broadcast: record.id, token: token), payload: record.payload)
+                apnsId: APNsID.derived(broadcast: record.id, token: token), payload: record.payload(forLocale: next.target.locale))
             return DeliveryPump.Step(
                 item: SendItem(request, environment: next.target.environment), seq: seq, maybeSentBefore: next.maybeSentBefore)
         }
