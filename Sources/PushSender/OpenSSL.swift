@@ -415,8 +415,8 @@ final class OpenSSLIdentity: @unchecked Sendable {
 
 // MARK: - HMAC
 
-/// HMAC-SHA256 of `data` under `key` (webhook signatures).
-func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] {
+/// HMAC-SHA256 of `data` under `key` (webhook signatures, users' `userAuth` proofs).
+public func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] {
     var out = [UInt8](repeating: 0, count: 32)
     var length = 0
     let ok = key.withUnsafeBytes { k in

@@ -92,12 +92,74 @@ enum ConsoleAssets {
           <div class="check"><input type="radio" id="t-all" name="target" value="all" checked><label for="t-all">All devices</label></div>
           <div class="check"><input type="radio" id="t-channel" name="target" value="channel"><label for="t-channel">A channel</label></div>
           <div class="check"><input type="radio" id="t-tokens" name="target" value="tokens"><label for="t-tokens">Listed tokens</label></div>
+          <div class="check"><input type="radio" id="t-audience" name="target" value="audience"><label for="t-audience">An audience (a user or a segment)</label></div>
         </fieldset>
         <label for="c-channel">Channel</label>
         <input id="c-channel" name="channel" type="text" disabled>
         <label for="c-tokens">Tokens (one per line)</label>
         <textarea id="c-tokens" name="tokens" rows="3" spellcheck="false" disabled></textarea>
+        <fieldset id="audience-builder" class="builder" disabled>
+          <legend>Audience</legend>
+          <label for="a-user">User (only this user's devices)</label>
+          <input id="a-user" name="user" type="text" spellcheck="false">
+          <div class="row">
+            <div>
+              <label for="a-field">Field</label>
+              <select id="a-field" name="field">
+                <option value="appVersion">appVersion</option>
+                <option value="osVersion">osVersion</option>
+                <option value="locale">locale</option>
+                <option value="timeZone">timeZone</option>
+                <option value="channel">channel</option>
+                <option value="environment">environment</option>
+                <option value="installation">installation</option>
+                <option value="user">user</option>
+              </select>
+            </div>
+            <div>
+              <label for="a-op">Test</label>
+              <select id="a-op" name="op">
+                <option value="=">= (a value; ending in * is a prefix)</option>
+                <option value=">=">&gt;= (version or number)</option>
+                <option value=">">&gt;</option>
+                <option value="<=">&lt;=</option>
+                <option value="<">&lt;</option>
+                <option value="in">in (values separated by commas)</option>
+                <option value="exists">exists</option>
+                <option value="missing">missing</option>
+              </select>
+            </div>
+            <div>
+              <label for="a-value">Value</label>
+              <input id="a-value" name="value" type="text" spellcheck="false">
+            </div>
+          </div>
+          <button type="button" id="a-add">Add clause</button>
+          <label for="a-clauses">Clauses (one per line; every one must hold)</label>
+          <textarea id="a-clauses" name="clauses" rows="3" spellcheck="false"></textarea>
+        </fieldset>
         <p id="recipients" class="recipients" aria-live="polite"></p>
+      </div>
+      <div class="card">
+        <fieldset>
+          <legend>When</legend>
+          <div class="check"><input type="radio" id="w-now" name="when" value="now" checked><label for="w-now">Now</label></div>
+          <div class="check"><input type="radio" id="w-local" name="when" value="local"><label for="w-local">At a local time in each device's own zone</label></div>
+        </fieldset>
+        <div class="row">
+          <div>
+            <label for="w-time">Local time</label>
+            <input id="w-time" name="localTime" type="time" value="09:00" disabled>
+          </div>
+          <div>
+            <label for="w-date">On (optional: else the next one)</label>
+            <input id="w-date" name="localDate" type="date" disabled>
+          </div>
+        </div>
+        <div class="check">
+          <input id="w-skip" name="skipPast" type="checkbox" disabled>
+          <label for="w-skip">Skip zones whose time has already passed on that date</label>
+        </div>
       </div>
       <div class="card preview">
         <h3>Payload preview</h3>
@@ -126,6 +188,13 @@ enum ConsoleAssets {
       <progress id="job-progress" max="1" value="0" aria-label="Job progress"></progress>
       <p id="job-numbers"></p>
       <p id="job-error" class="error"></p>
+      <div id="job-waves" hidden>
+        <h4>Waves (one per UTC offset)</h4>
+        <table id="waves-table">
+          <thead><tr><th scope="col">At (UTC)</th><th scope="col">Offset</th><th scope="col">State</th><th scope="col">Done</th></tr></thead>
+          <tbody></tbody>
+        </table>
+      </div>
       <h4>Outcomes</h4>
       <div id="job-chart"></div>
       <button type="button" id="job-cancel">Cancel job</button>
@@ -388,11 +457,17 @@ async function refreshRecipients() {
   const kind = target();
   $('c-channel').disabled = kind !== 'channel';
   $('c-tokens').disabled = kind !== 'tokens';
+  $('audience-builder').disabled = kind !== 'audience';
   const out = $('recipients');
   lastCount = null;
   try {
     let count;
     if (kind === 'all') count = (await api('GET', appPath('/devices/count'))).count;
+    else if (kind === 'audience') {
+      const audience = audienceOf();
+      if (!audience) { out.textContent = 'Name a user or add a clause.'; return; }
+      count = (await api('POST', appPath('/audience-count'), { audience })).count;
+    }
     else if (kind === 'channel') {
       const channel = $('c-channel').value.trim();
       if (!channel) { out.textContent = 'Name a channel.'; return; }
@@ -406,12 +481,54 @@ async function refreshRecipients() {
   }
 }
 
+/** The audience of the builder, as the API takes it (`{user?, where?}`), or null when it names nothing. */
+function audienceOf() {
+  const audience = {};
+  const user = $('a-user').value.trim();
+  const where = $('a-clauses').value.split('\n').map((line) => line.trim()).filter((line) => line);
+  if (user) audience.user = user;
+  if (where.length) audience.where = where;
+  return user || where.length ? audience : null;
+}
+
+/** Appends the clause the field, test and value controls describe to the clauses, then recounts (tag clauses,
+ * `tags.KEY …`, are typed into the clauses directly). */
+function addClause() {
+  const field = $('a-field').value, op = $('a-op').value, value = $('a-value').value.trim();
+  const clause = op === 'exists' || op === 'missing' ? `${field} ${op}` : `${field} ${op} ${value}`;
+  const box = $('a-clauses');
+  box.value = (box.value.trim() ? `${box.value.trim()}\n` : '') + clause;
+  $('a-value').value = '';
+  scheduleRecipients();
+}
+
+function localTimeOf() {
+  if (document.querySelector('input[name=when]:checked').value !== 'local') return null;
+  const time = $('w-time').value;
+  if (!/^[0-9]{2}:[0-9]{2}$/.test(time)) throw new Error('Give the local time as HH:MM.');
+  const spec = { time };
+  if ($('w-date').value) spec.date = $('w-date').value;
+  if ($('w-skip').checked) spec.skipPast = true;
+  return spec;
+}
+
+function refreshWhen() {
+  const local = document.querySelector('input[name=when]:checked').value === 'local';
+  for (const id of ['w-time', 'w-date', 'w-skip']) $(id).disabled = !local;
+}
+
 function jobBody() {
   const body = content();
   const kind = target();
   if (kind === 'all') body.all = true;
   else if (kind === 'channel') body.channel = $('c-channel').value.trim();
-  else body.tokens = tokenLines();
+  else if (kind === 'audience') {
+    const audience = audienceOf();
+    if (!audience) throw new Error('Name a user or add a clause to the audience.');
+    body.audience = audience;
+  } else body.tokens = tokenLines();
+  const localTime = localTimeOf();
+  if (localTime) body.localTime = localTime;
   return body;
 }
 
@@ -522,7 +639,18 @@ function renderJob(status) {
   }
   $('job-numbers').textContent = parts.join(' · ');
   $('job-error').textContent = status.error ?? '';
+  renderWaves(status);
   renderChart(status);
+}
+
+/** A local-time job's waves: when each starts, its UTC offset, its state and progress. */
+function renderWaves(status) {
+  const waves = status.waves || [];
+  $('job-waves').hidden = waves.length === 0;
+  const shown = waves.filter((wave) => wave.total > 0 || wave.state !== 'completed' || wave.done > 0);
+  $('waves-table').tBodies[0].replaceChildren(...shown.map((wave) =>
+    el('tr', {}, el('td', {}, wave.at), el('td', {}, wave.utcOffset), el('td', {}, wave.state), el('td', {}, `${wave.done} / ${wave.total}`))));
+  if (status.localTime) $('job-state').textContent += ` · ${status.localTime} local time, ${waves.length} waves`;
 }
 
 /** Outcomes by reason as an SVG bar chart; labels are SVG text nodes (textContent). */
@@ -576,6 +704,13 @@ async function findDevice(event) {
       ['First registered', device.registeredAt],
       ['Last registration', device.lastRegisteredAt],
       ['Last success', device.lastSuccessAt ?? 'none recorded'],
+      ['Installation', device.installation ?? 'none'],
+      ['User', device.user ?? 'none'],
+      ['Time zone', device.timeZone ?? 'none (the app\'s defaultTimeZone)'],
+      ['Locale', device.locale ?? 'none'],
+      ['App version', device.appVersion ?? 'none'],
+      ['OS version', device.osVersion ?? 'none'],
+      ['Tags', device.tags && Object.keys(device.tags).length ? JSON.stringify(device.tags) : 'none'],
       ['Last delivery', last ? `${last.status ?? 'unknown'}${last.reason ? ` (${last.reason})` : ''} at ${last.time}${last.broadcast ? `, job ${last.broadcast}` : ''}` : 'none recorded'],
     ];
     setList($('device-facts'), pairs);
@@ -600,6 +735,10 @@ function start() {
   }
   for (const radio of document.querySelectorAll('input[name=target]')) radio.addEventListener('change', refreshRecipients);
   $('c-channel').addEventListener('input', scheduleRecipients);
+  $('a-user').addEventListener('input', scheduleRecipients);
+  $('a-clauses').addEventListener('input', scheduleRecipients);
+  $('a-add').addEventListener('click', addClause);
+  for (const radio of document.querySelectorAll('input[name=when]')) radio.addEventListener('change', refreshWhen);
   $('c-tokens').addEventListener('input', scheduleRecipients);
   $('confirm-send').addEventListener('click', async () => {
     $('confirm-all').hidden = true;

@@ -8,6 +8,7 @@ enum JobFields {
         case tokens([DeviceToken])
         case channel(String)
         case all
+        case audience(Audience)
     }
 
     /// `"id"`: 1–64 characters of `A-Z a-z 0-9 . _ -`.
@@ -40,6 +41,37 @@ enum JobFields {
         return e
     }
 
+    /// `"audience": {"user"?: U, "where"?: [CLAUSE, …]}` (see ``Audience/parse(where:user:)``); a bad one is a 400
+    /// `invalid_audience` whose message names the clause.
+    static func audience(_ json: JSONValue) throws(APIError) -> Audience? {
+        guard let value = json["audience"] else { return nil }
+        guard let pairs = value.objectPairs else {
+            throw APIError.badRequest("audience", "'audience' must be an object {\"user\"?, \"where\"?: [clauses]}")
+        }
+        var user: String?
+        var clauses: [String] = []
+        for (key, item) in pairs {
+            switch key {
+            case "user":
+                guard let s = item.stringValue else { throw APIError.badRequest("audience", "audience.user must be a string") }
+                user = s
+            case "where":
+                guard let items = item.arrayValue, !items.isEmpty else {
+                    throw APIError.badRequest("audience", "audience.where must be a non-empty array of clauses (strings)")
+                }
+                for (i, clause) in items.enumerated() {
+                    guard let s = clause.stringValue else { throw APIError.badRequest("audience", "audience.where[\(i)] must be a string") }
+                    clauses.append(s)
+                }
+            default:
+                throw APIError.badRequest("audience", "unknown audience field '\(key)' (use user and where)")
+            }
+        }
+        do { return try Audience.parse(where: clauses, user: user) } catch {
+            throw APIError.badRequest("audience", "audience.\(error.message)")
+        }
+    }
+
     /// Exactly one of `tokens` (non-empty array of tokens), `channel` (a name) or `all: true`.
     static func target(_ json: JSONValue) throws(APIError) -> Target {
         var targets: [Target] = []
@@ -64,8 +96,9 @@ enum JobFields {
             guard all == .bool(true) else { throw APIError.badRequest("all", "'all' must be true") }
             targets.append(.all)
         }
+        if let audience = try audience(json) { targets.append(.audience(audience)) }
         guard targets.count == 1 else {
-            throw APIError.badRequest("target", "give exactly one of 'tokens', 'channel' or 'all': true")
+            throw APIError.badRequest("target", "give exactly one of 'tokens', 'channel', 'all': true or 'audience'")
         }
         return targets[0]
     }

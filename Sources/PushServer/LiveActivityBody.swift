@@ -29,7 +29,7 @@ struct LiveActivityBody {
         guard let pairs = json.objectPairs else { throw APIError.badRequest("json", "body must be a JSON object") }
         var known: Set<String> = ["content", "data", "priority", "expiration", "collapseId"]
         switch kind {
-        case .start: known.formUnion(["id", "at", "tokens", "channel", "all", "environment"])
+        case .start: known.formUnion(["id", "at", "tokens", "channel", "all", "audience", "environment"])
         case .activity: known.formUnion(["id", "at"])
         case .channel: known.insert("environment")
         }

@@ -10,6 +10,10 @@ struct NotificationBody {
     var target: Target
     var environment: APNsEnvironment?
     var prepared: PreparedNotification
+    /// Per-locale text: each locale's payload, built and size-checked like `prepared` (the `default` text).
+    var variants: [String: [UInt8]] = [:]
+    /// `"localTime"`: each device at this wall-clock time in its own zone (exclusive with `at`).
+    var localTime: LocalTimeSpec?
 
     /// Parses and validates the whole request; any problem is a 400 naming the field, before anything is stored.
     static func parse(_ bytes: [UInt8], payloadLimit: Int?) throws(APIError) -> NotificationBody {
@@ -17,7 +21,7 @@ struct NotificationBody {
         do { json = try JSONValue(parsing: bytes) } catch { throw APIError.badRequest("json", "body is not valid JSON: \(error)") }
         guard let pairs = json.objectPairs else { throw APIError.badRequest("json", "body must be a JSON object") }
         let known: Set<String> = [
-            "id", "at", "tokens", "channel", "all", "environment", "payload", "options", "alert", "title", "subtitle",
+            "id", "at", "localTime", "tokens", "channel", "all", "audience", "environment", "payload", "options", "alert", "title", "subtitle",
             "badge", "sound", "silent", "data", "category", "threadId", "mutableContent",
         ]
         if let unknown = pairs.first(where: { !known.contains($0.0) }) {
@@ -28,8 +32,96 @@ struct NotificationBody {
         let environment = try JobFields.environment(json)
         let id = try JobFields.id(json)
         let atMs = try JobFields.atMs(json)
-        let prepared = try prepareContent(json, payloadLimit: payloadLimit)
-        return NotificationBody(id: id, atMs: atMs, target: target, environment: environment, prepared: prepared)
+        let (prepared, variants) = try prepareLocalized(json, payloadLimit: payloadLimit)
+        var body = NotificationBody(id: id, atMs: atMs, target: target, environment: environment, prepared: prepared, variants: variants)
+        body.localTime = try localTime(json)
+        if body.localTime != nil {
+            if atMs != nil { throw APIError.badRequest("localTime", "give 'at' or 'localTime', not both") }
+            if case .tokens = target { throw APIError.badRequest("localTime", "localTime sends to registered devices (their zones); not to listed tokens") }
+        }
+        return body
+    }
+
+    /// `"localTime": {"time": "HH:MM", "date"?: "YYYY-MM-DD", "skipPast"?: bool}`.
+    static func localTime(_ json: JSONValue) throws(APIError) -> LocalTimeSpec? {
+        guard let value = json["localTime"] else { return nil }
+        guard let pairs = value.objectPairs else {
+            throw APIError.badRequest("localTime", "'localTime' must be an object {\"time\": \"09:00\", \"date\"?, \"skipPast\"?}")
+        }
+        var time: String?, date: String?, skipPast = false
+        for (key, item) in pairs {
+            switch key {
+            case "time": time = item.stringValue
+            case "date": date = item.stringValue
+            case "skipPast":
+                guard case .bool(let b) = item else { throw APIError.badRequest("localTime", "localTime.skipPast must be true or false") }
+                skipPast = b
+            default: throw APIError.badRequest("localTime", "unknown localTime field '\(key)' (use time, date, skipPast)")
+            }
+        }
+        guard let time else { throw APIError.badRequest("localTime", "localTime.time (HH:MM) is required") }
+        do { return try LocalTimeSpec.parse(time: time, date: date, skipPast: skipPast) } catch {
+            throw APIError.badRequest("localTime", "localTime: \(error.message)")
+        }
+    }
+
+    /// The alert fields that may be given per locale: `{"en": "…", "de": "…", "default": "…"}`.
+    static let localizedFields = ["title", "subtitle", "alert"]
+
+    /// The default payload and, when `title`, `subtitle` or `alert` is given per locale, one payload per locale
+    /// named — every one built and size-checked before anything is stored, so a variant too large for APNs is a 400
+    /// naming its locale, not a failure at send time. A variant's field is its locale's text, else its language's,
+    /// else the default (``LocaleChoice``).
+    static func prepareLocalized(_ json: JSONValue, payloadLimit: Int?) throws(APIError) -> (PreparedNotification, [String: [UInt8]]) {
+        var texts: [String: [String: String]] = [:]
+        for field in localizedFields {
+            guard let pairs = json[field]?.objectPairs else { continue }
+            guard pairs.count <= 20 else {
+                throw APIError.badRequest(field, "\(field): per-locale text takes at most 20 entries (the default included)")
+            }
+            var map: [String: String] = [:]
+            for (key, value) in pairs {
+                guard let text = value.stringValue else {
+                    throw APIError.badRequest(field, "\(field).\(key) must be a string")
+                }
+                if key == "default" {
+                    map[key] = text
+                    continue
+                }
+                // Keys in canonical form (what devices' locales are stored as), so each locale is named once.
+                guard let tag = try? InstallationRules.locale(key), tag == key else {
+                    throw APIError.badRequest(field, "\(field): '\(key)' is not a BCP 47 locale in canonical form (use keys such as en, de-DE, zh-Hant-TW and default)")
+                }
+                map[tag] = text
+            }
+            guard map["default"] != nil else {
+                throw APIError.badRequest(field, "\(field): per-locale text needs a 'default' for devices of other locales")
+            }
+            texts[field] = map
+        }
+        guard !texts.isEmpty else { return (try prepareContent(json, payloadLimit: payloadLimit), [:]) }
+        if json["payload"] != nil { throw APIError.badRequest("payload", "'payload' is sent as is; per-locale text needs the builder fields") }
+        func substituted(for locale: String?) -> JSONValue {
+            guard let pairs = json.objectPairs else { return json }
+            return .object(pairs.map { key, value in
+                guard let map = texts[key] else { return (key, value) }
+                let text = locale.flatMap { LocaleChoice.text(for: $0, in: map) } ?? map["default"] ?? ""
+                return (key, .string(text))
+            })
+        }
+        let prepared = try prepareContent(substituted(for: nil), payloadLimit: payloadLimit)
+        let locales = Set(texts.values.flatMap { $0.keys }).subtracting(["default"]).sorted()
+        var variants: [String: [UInt8]] = [:]
+    /// `"localTime"`: each device at this wall-clock time in its own zone (exclusive with `at`).
+    var localTime: LocalTimeSpec?
+        for locale in locales {
+            do {
+                variants[locale] = try prepareContent(substituted(for: locale), payloadLimit: payloadLimit).payload
+            } catch {
+                throw APIError(error.status, error.code, "locale \(locale): \(error.message)")
+            }
+        }
+        return (prepared, variants)
     }
 
     /// The content fields of a send job, without a target: what `POST /v1/apps/{app}/payload-preview` takes.
@@ -40,14 +132,14 @@ struct NotificationBody {
 
     /// `POST /v1/apps/{app}/payload-preview`: only the content fields (no target, id, time or environment), built
     /// and validated exactly as a send job's, with the same 400s.
-    static func parsePreview(_ bytes: [UInt8], payloadLimit: Int?) throws(APIError) -> PreparedNotification {
+    static func parsePreview(_ bytes: [UInt8], payloadLimit: Int?) throws(APIError) -> (PreparedNotification, [String: [UInt8]]) {
         let json: JSONValue
         do { json = try JSONValue(parsing: bytes) } catch { throw APIError.badRequest("json", "body is not valid JSON: \(error)") }
         guard let pairs = json.objectPairs else { throw APIError.badRequest("json", "body must be a JSON object") }
         if let unknown = pairs.first(where: { !contentFields.contains($0.0) }) {
             throw APIError.badRequest("field", "unknown field '\(unknown.0)' (a preview takes the content fields of a send job, no target)")
         }
-        return try prepareContent(json, payloadLimit: payloadLimit)
+        return try prepareLocalized(json, payloadLimit: payloadLimit)
     }
 
     /// The payload and headers from the content fields (`payload` or the builder fields, and `options`).

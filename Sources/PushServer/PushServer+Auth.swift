@@ -7,6 +7,11 @@ extension PushServer {
     /// Checks the bearer key for `app` and the rate limit. Registration keys may only register and
     /// unregister; send keys may do everything. Missing or unknown key → 401; another app's key → 403.
     func authorize(_ request: Request, app: String, need: APIKeyKind) throws(APIError) -> AppSettings {
+        try authorizeKey(request, app: app, need: need).settings
+    }
+
+    /// ``authorize(_:app:need:)``, also saying which kind of key it was (a send key may attach users).
+    func authorizeKey(_ request: Request, app: String, need: APIKeyKind) throws(APIError) -> (settings: AppSettings, kind: APIKeyKind) {
         guard let header = request.headers[.authorization] else {
             throw unauthorized("missing Authorization: Bearer <key>")
         }
@@ -30,7 +35,7 @@ extension PushServer {
         if need == .send && grant.kind == .registration {
             throw APIError(.forbidden, "forbidden", "registration keys may only register and unregister devices")
         }
-        return settings
+        return (settings, grant.kind)
     }
 
     private func unauthorized(_ message: String) -> APIError {

@@ -31,6 +31,7 @@ extension PushServer {
         guard let device = try registry.device(app: app, token: parsed) else {
             throw APIError(.notFound, "unknown_device", "token \(parsed.masked) is not registered for \(app)")
         }
+        let installation = try registry.installation(app: app, token: parsed) ?? Installation()
         return JSONResponse.make(.ok, .object([
             ("token", .string(device.token.hex)),
             ("channels", .array(device.channels.map { .string($0) })),
@@ -38,12 +39,12 @@ extension PushServer {
             ("registeredAt", .string(Timestamp.rfc3339(ms: device.createdMs, milliseconds: true))),
             ("lastRegisteredAt", .string(Timestamp.rfc3339(ms: device.lastRegisteredMs, milliseconds: true))),
             ("lastSuccessAt", device.lastSuccessMs.map { .string(Timestamp.rfc3339(ms: $0, milliseconds: true)) } ?? .null),
-        ]))
+        ] + installation.jsonFields))
     }
 
     /// `POST /v1/apps/{app}/devices`: JSON or the seed client's form body. 201 new, 200 updated/replaced.
     func registerDevice(_ request: Request, app: String) async throws -> Response {
-        let settings = try authorize(request, app: app, need: .registration)
+        let (settings, kind) = try authorizeKey(request, app: app, need: .registration)
         let bytes = try await readBody(request, limit: limits.deviceBodyBytes)
         let body: RegistrationBody
         switch mediaType(request) {
@@ -54,9 +55,8 @@ extension PushServer {
             throw APIError(.unsupportedMediaType, "unsupported_media_type",
                            "Content-Type \(other) is not supported; use application/json or application/x-www-form-urlencoded")
         }
-        let registration = RegistrationRequest(
-            app: app, token: body.token, oldToken: body.oldToken, channels: body.channels,
-            environment: body.environment ?? settings.defaultEnvironment)
+        try checkUserProof(body.fields, app: app, key: kind)
+        let registration = body.fields.request(app: app, defaultEnvironment: settings.defaultEnvironment)
         let outcome: RegistrationOutcome
         switch await batcher.register(registration) {
         case .success(let o): outcome = o
@@ -64,14 +64,18 @@ extension PushServer {
             throw APIError.badRequest("channels", error.message)
         case .failure(let error): throw error
         }
-        // A new device without channels is exactly what was just stored; anything else (carried-over or
-        // normalised channels, an existing environment) is read back.
-        let device = outcome == .created && body.channels == nil ? nil : try registry.device(app: app, token: body.token)
+        // A new device without channels or installation fields is exactly what was just stored; anything else
+        // (carried-over or normalised channels, an existing environment) is read back.
+        let plain = outcome == .created && body.channels == nil && body.fields.installation.isEmpty
+        let device = plain ? nil : try registry.device(app: app, token: body.token)
         var fields: [(String, JSONValue)] = [
             ("token", .string(body.token.hex)),
             ("channels", .array((device?.channels ?? body.channels ?? []).map { .string($0) })),
             ("environment", .string((device?.environment ?? registration.environment ?? .production).rawValue)),
         ]
+        if !body.fields.installation.isEmpty, let installation = try registry.installation(app: app, token: body.token) {
+            fields += installation.jsonFields
+        }
         let (status, outcomeFields) = Self.registrationAnswer(outcome)
         fields += outcomeFields
         metrics.registration(app: app, outcome: fields.first { $0.0 == "outcome" }?.1.stringValue ?? "")

@@ -38,6 +38,12 @@ extension PushServer {
             tokens = try await pushToStartTokens(app: app, type: type, channel: name, environment: body.environment)
         case .all?, nil:
             tokens = try await pushToStartTokens(app: app, type: type, channel: nil, environment: body.environment)
+        case .audience(let audience)?:
+            // The audience picks devices; their installations' push-to-start tokens for the type get the start.
+            let (registry, environment) = (self.registry, body.environment)
+            tokens = try await StoreThread.run {
+                try registry.pushToStartTokens(app: app, attributesType: type, audience: audience, environment: environment)
+            }
         }
         return try await storeActivityJob(app: app, body: body, tokens: tokens, what: "push-to-start tokens for \(type)")
     }

@@ -32,10 +32,12 @@ extension PushServer {
                                               payloadLimit: settings.payloadLimit)
         var channel: String?
         var tokens: [DeviceToken]?
+        var audience: Audience?
         switch body.target {
         case .channel(let name): channel = name
         case .tokens(let list): tokens = list
         case .all: break
+        case .audience(let a): audience = a
         }
         let now = try registry.clockMs()
         let id = body.id ?? "job-" + APNsID.random()
@@ -44,7 +46,12 @@ extension PushServer {
             priority: body.prepared.priority, expiration: body.prepared.expiration,
             collapseId: body.prepared.collapseId, channel: channel, environment: body.environment)
         record.scheduledMs = body.atMs
+        let targeting = JobTargeting(audience: audience, variants: body.variants)
+        record.targeting = targeting.isEmpty ? nil : targeting
         if let channel, let problem = Registry.channelNameProblem(channel) { throw APIError.badRequest("channel", problem) }
+        if let spec = body.localTime {
+            return try storeLocalTimeJob(record, spec: spec, defaultZone: settings.effectiveDefaultTimeZone, now: now)
+        }
         return try storeJob(record, tokens: tokens, now: now)
     }
 
@@ -86,6 +93,9 @@ extension PushServer {
     /// message that says so (the job list and `pushctl jobs show` still have it).
     func jobStatus(_ request: Request, app: String, id: String) async throws -> Response {
         _ = try authorize(request, app: app, need: .send)
+        if try registry.broadcast(id: id) == nil, let job = try registry.localTimeJob(id: id, app: app) {
+            return JSONResponse.make(.ok, .object(try localTimeStatusFields(job)))
+        }
         guard let record = try registry.broadcast(id: id), record.app == app else {
             throw APIError(.notFound, "unknown_job", "no send job \(id) for \(app)")
         }
@@ -102,6 +112,14 @@ extension PushServer {
     /// not sent to). Cancelling a cancelled job again answers the same; a completed one is 409.
     func cancelJob(_ request: Request, app: String, id: String) async throws -> Response {
         _ = try authorize(request, app: app, need: .send)
+        if try registry.broadcast(id: id) == nil, let job = try registry.localTimeJob(id: id, app: app) {
+            if job.state == .completed {
+                throw APIError(.conflict, "job_completed", "job \(id) has completed; there is nothing left to cancel")
+            }
+            let after = try registry.cancelLocalTimeJob(id: id, app: app) ?? job
+            for wave in after.waves { jobs.cancel(wave.id) }
+            return JSONResponse.make(.ok, .object(try localTimeStatusFields(after)))
+        }
         guard let record = try registry.cancelBroadcast(id: id, app: app) else {
             throw APIError(.notFound, "unknown_job", "no send job \(id) for \(app)")
         }
@@ -129,8 +147,8 @@ extension PushServer {
             guard let n = Int(text), (1...500).contains(n) else { throw APIError.badRequest("limit", "limit must be 1-500") }
             limit = n
         }
-        let records = try registry.broadcasts(app: app, states: states).reversed().prefix(limit)
-        let items: [JSONValue] = records.map { .object(Self.summaryFields($0)) }
+        let items: [JSONValue] = Self.jobSummaries(try registry.broadcasts(app: app, states: BroadcastState.allCases), states: states)
+            .reversed().prefix(limit).map { .object($0) }
         return JSONResponse.make(.ok, .object([("jobs", .array(items))]))
     }
 

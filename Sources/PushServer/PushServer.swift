@@ -73,6 +73,8 @@ public final class PushServer: Sendable {
     let metrics: ServerMetrics
     let jobs: JobRunner
     let webhooks: WebhookDispatcher?
+    /// Each app's `userSecret` (read at start), under which `userAuth` proofs are checked.
+    let userSecrets: [String: [UInt8]]
     let logger: Logger
     /// The clock `/healthz` reads at each request (certificate days left).
     let now: @Sendable () -> Date
@@ -85,9 +87,11 @@ public final class PushServer: Sendable {
         configuration: PushConfiguration, registry: any RegistryStore, keys: APIKeys,
         credentials: [String: CredentialStatus] = [:], prometheus: PrometheusCollectorRegistry = .init(),
         limits: Limits = Limits(), jobSettings: JobRunner.Settings = .init(), webhooks: WebhookDispatcher? = nil,
+        userSecrets: [String: [UInt8]] = [:],
         logger: Logger = Logger(label: "pushctl.serve"), now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.webhooks = webhooks
+        self.userSecrets = userSecrets
         self.now = now
         self.configuration = configuration
         self.registry = registry
@@ -125,6 +129,7 @@ public final class PushServer: Sendable {
         router.middlewares.add(RequestLogMiddleware(logger: logger, metrics: metrics))
         router.middlewares.add(JSONErrorMiddleware(listener: listener))
         addDeviceRoutes(to: router)
+        addUserRoutes(to: router)
         addLiveActivityTokenRoutes(to: router)
         addLiveActivityRoutes(to: router)
         addBroadcastChannelRoutes(to: router)

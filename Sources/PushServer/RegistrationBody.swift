@@ -1,55 +1,35 @@
 import PushCore
 import PushStore
 
-/// A device registration as posted by an app: JSON, or the seed client's form body.
+/// A device registration as posted by an app: JSON, or the seed client's form body. Both end in PushStore's
+/// ``RegistrationFields`` (the one parser the CLI's JSON-lines import uses too).
 struct RegistrationBody: Equatable {
-    var token: DeviceToken
-    var oldToken: DeviceToken?
-    var channels: [String]?
-    var environment: APNsEnvironment?
+    var fields: RegistrationFields
 
-    /// Parses `application/json` `{"token","oldToken"?,"channels"?,"environment"?}`.
+    var token: DeviceToken { fields.token }
+    var channels: [String]? { fields.channels }
+    var environment: APNsEnvironment? { fields.environment }
+
+    /// Parses `application/json` (see ``RegistrationFields/parse(json:)``).
     static func parseJSON(_ bytes: [UInt8]) throws(APIError) -> RegistrationBody {
         let json: JSONValue
         do { json = try JSONValue(parsing: bytes) } catch {
             throw APIError.badRequest("json", "body is not valid JSON: \(error)")
         }
-        guard let pairs = json.objectPairs else { throw APIError.badRequest("json", "body must be a JSON object") }
-        var token: String?, oldToken: String?, channels: [String]?, environment: String?
-        for (key, value) in pairs {
-            switch key {
-            case "token", "newToken":
-                guard let s = value.stringValue else { throw APIError.badRequest("token", "'\(key)' must be a string") }
-                guard token == nil else { throw APIError.badRequest("token", "give 'token' or 'newToken', not both") }
-                token = s
-            case "oldToken":
-                if value == .null { continue }
-                guard let s = value.stringValue else { throw APIError.badRequest("oldToken", "'oldToken' must be a string or null") }
-                oldToken = s
-            case "channels":
-                guard case .array(let items) = value else {
-                    throw APIError.badRequest("channels", "'channels' must be an array of strings")
-                }
-                channels = try items.map { (item) throws(APIError) -> String in
-                    guard let s = item.stringValue else { throw APIError.badRequest("channels", "'channels' must be an array of strings") }
-                    return s
-                }
-            case "environment":
-                guard let s = value.stringValue else { throw APIError.badRequest("environment", "'environment' must be a string") }
-                environment = s
-            default:
-                throw APIError.badRequest("field", "unknown field '\(key)'")
-            }
+        do { return RegistrationBody(fields: try RegistrationFields.parse(json: json)) } catch {
+            throw APIError.badRequest(error.field, error.message)
         }
-        return try make(token: token, oldToken: oldToken, channels: channels, environment: environment)
     }
 
     /// Parses `application/x-www-form-urlencoded`: `newToken=…&oldToken=…` exactly as the seed iOS client
     /// sends it — `%@` of an NSData gives `<740f4707 bebcf74f …>` with raw spaces and brackets (often not
     /// percent-encoded at all), and of nil gives `(null)`. `token`, `channel` (repeatable) and
-    /// `environment` are accepted too.
+    /// `environment` are accepted too, and the installation fields but tags (`installation`, `user`, `userAuth`,
+    /// `timeZone`, `locale`, `appVersion`, `osVersion`): a field given empty (`user=`) clears it, as `null` does in
+    /// JSON.
     static func parseForm(_ bytes: [UInt8]) throws(APIError) -> RegistrationBody {
-        var token: String?, oldToken: String?, channels: [String]?, environment: String?
+        var token: String?, oldToken: String?, channels: [String]?, environment: String?, userAuth: String?
+        var installation = InstallationUpdate()
         for part in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let pieces = part.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
             let name = try decode(pieces[0])
@@ -62,32 +42,24 @@ struct RegistrationBody: Equatable {
             case "channel", "channels":
                 channels = (channels ?? []) + value.split(separator: ",").map(String.init)
             case "environment": environment = value
-            default: throw APIError.badRequest("field", "unknown field '\(name)'")
+            case "userAuth": userAuth = value
+            default:
+                // Tags are a JSON object: JSON bodies only.
+                guard InstallationUpdate.fieldNames.contains(name), name != "tags" else {
+                    throw APIError.badRequest("field", "unknown field '\(name)'")
+                }
+                do { try installation.set(name, text: value.isEmpty ? nil : value) } catch {
+                    throw APIError.badRequest(error.field, error.message)
+                }
             }
         }
-        return try make(token: token, oldToken: oldToken, channels: channels, environment: environment)
-    }
-
-    private static func make(
-        token: String?, oldToken: String?, channels: [String]?, environment: String?
-    ) throws(APIError) -> RegistrationBody {
-        guard let token else { throw APIError.badRequest("token", "'token' (or 'newToken') is required") }
-        let parsed: DeviceToken
-        do { parsed = try DeviceToken(parsing: token) } catch {
-            throw APIError.badRequest("token", "token: \(error.description)")
+        do {
+            return RegistrationBody(fields: try RegistrationFields.make(
+                token: token, oldToken: oldToken, channels: channels, environment: environment, installation: installation,
+                userAuth: userAuth))
+        } catch {
+            throw APIError.badRequest(error.field, error.message)
         }
-        let old: DeviceToken?
-        do { old = try RegistrationRequest.parseOldToken(oldToken) } catch {
-            throw APIError.badRequest("oldToken", "oldToken: \(error.description)")
-        }
-        var env: APNsEnvironment?
-        if let environment, !environment.isEmpty {
-            guard let e = APNsEnvironment(rawValue: environment) else {
-                throw APIError.badRequest("environment", "environment must be development or production")
-            }
-            env = e
-        }
-        return RegistrationBody(token: parsed, oldToken: old, channels: channels, environment: env)
     }
 
     /// Percent-decodes a form component; `+` is a space.

@@ -118,6 +118,29 @@ import Yams
             ("DELETE /v1/apps/{app}/broadcast-channels/{channel}", { try await s.request("DELETE", "/v1/apps/example/broadcast-channels/abcd?environment=moon", key: TestServer.sendKey) }),
             ("POST /v1/apps/{app}/broadcast-channels/{channel}/notifications", { try await s.request("POST", "/v1/apps/example/broadcast-channels/abcd/notifications", key: TestServer.sendKey, contentType: json, body: #"{"content":{"event":"update","content-state":{}}}"#) }),
             ("POST /v1/apps/{app}/broadcast-channels/{channel}/notifications", { try await s.request("POST", "/v1/apps/example/broadcast-channels/abcd/notifications", key: TestServer.sendKey, contentType: json, body: #"{"content":{"event":"start"}}"#) }),
+            ("POST /v1/apps/{app}/devices", { try await s.request("POST", "/v1/apps/example/devices", key: TestServer.registrationKey, contentType: json, body: #"{"token":"\#(token)","user":"u1"}"#) }),
+            ("POST /v1/apps/{app}/devices", { try await s.request("POST", "/v1/apps/example/devices", key: TestServer.sendKey, contentType: json, body: #"{"token":"\#(token)","user":"u1","timeZone":"Europe/Berlin"}"#) }),
+            ("GET /v1/apps/{app}/users/{user}/devices", { try await s.request("GET", "/v1/apps/example/users/u1/devices", key: TestServer.sendKey) }),
+            ("GET /v1/apps/{app}/users/{user}/devices", { try await s.request("GET", "/v1/apps/example/users/a%20b/devices", key: TestServer.sendKey) }),
+            ("GET /v1/apps/{app}/users/{user}/devices", { try await s.request("GET", "/v1/apps/example/users/u1/devices", key: TestServer.registrationKey) }),
+            ("GET /v1/apps/{app}/users/{user}/devices", { try await s.request("GET", "/v1/apps/example/users/u1/devices") }),
+            ("GET /v1/apps/{app}/users/{user}/devices", { try await s.request("GET", "/v1/apps/missing/users/u1/devices", key: TestServer.sendKey) }),
+            ("POST /v1/apps/{app}/audience-count", { try await s.request("POST", "/v1/apps/example/audience-count", key: TestServer.sendKey, contentType: json, body: #"{"audience":{"user":"u1","where":["timeZone = Europe/*"]}}"#) }),
+            ("POST /v1/apps/{app}/audience-count", { try await s.request("POST", "/v1/apps/example/audience-count", key: TestServer.sendKey, contentType: json, body: #"{"audience":{"where":["color = red"]}}"#) }),
+            ("POST /v1/apps/{app}/audience-count", { try await s.request("POST", "/v1/apps/example/audience-count", key: TestServer.registrationKey, contentType: json, body: "{}") }),
+            ("POST /v1/apps/{app}/audience-count", { try await s.request("POST", "/v1/apps/example/audience-count") }),
+            ("POST /v1/apps/{app}/audience-count", { try await s.request("POST", "/v1/apps/missing/audience-count", key: TestServer.sendKey, contentType: json, body: "{}") }),
+            ("POST /v1/apps/{app}/audience-count", { try await s.request("POST", "/v1/apps/example/audience-count", key: TestServer.sendKey, contentType: "text/plain", body: "{}") }),
+            ("POST /v1/apps/{app}/audience-count", { try await s.request("POST", "/v1/apps/example/audience-count", key: TestServer.sendKey, contentType: json, body: String(repeating: " ", count: 20_000)) }),
+            ("POST /v1/apps/{app}/notifications", { try await s.request("POST", "/v1/apps/example/notifications", key: TestServer.sendKey, contentType: json, body: #"{"id":"c4","audience":{"user":"u1"},"alert":{"default":"x","de":"y"},"localTime":{"time":"09:00","date":"2099-12-24"}}"#) }),
+            ("GET /v1/apps/{app}/notifications/{id}", { try await s.request("GET", "/v1/apps/example/notifications/c4", key: TestServer.sendKey) }),
+            ("DELETE /v1/apps/{app}/notifications/{id}", { try await s.request("DELETE", "/v1/apps/example/notifications/c4", key: TestServer.sendKey) }),
+            ("DELETE /v1/apps/{app}/users/{user}", { try await s.request("DELETE", "/v1/apps/example/users/u1", key: TestServer.sendKey) }),
+            ("DELETE /v1/apps/{app}/users/{user}", { try await s.request("DELETE", "/v1/apps/example/users/u1", key: TestServer.sendKey) }),
+            ("DELETE /v1/apps/{app}/users/{user}", { try await s.request("DELETE", "/v1/apps/example/users/a%20b", key: TestServer.sendKey) }),
+            ("DELETE /v1/apps/{app}/users/{user}", { try await s.request("DELETE", "/v1/apps/example/users/u1", key: TestServer.registrationKey) }),
+            ("DELETE /v1/apps/{app}/users/{user}", { try await s.request("DELETE", "/v1/apps/example/users/u1") }),
+            ("DELETE /v1/apps/{app}/users/{user}", { try await s.request("DELETE", "/v1/apps/missing/users/u1", key: TestServer.sendKey) }),
             ("GET /healthz", { try await s.request("GET", "/healthz") }),
             ("GET /healthz/details", { try await s.request("GET", "/healthz/details") }),
             ("GET /metrics", { try await s.request("GET", "/metrics") }),
@@ -134,6 +157,17 @@ import Yams
         }
         #expect(exercised == Set(spec.keys), "documented but not exercised: \(Set(spec.keys).subtracting(exercised))")
         try await s.stop()
+    }
+
+    /// `timeZone` is checked against the tz database; the description lists the same zones, so what schemathesis
+    /// generates from it is what the server accepts.
+    @Test func theDocumentedTimeZonesAreTheServersTzDatabase() throws {
+        let text = try String(contentsOf: Self.specURL, encoding: .utf8)
+        let spec = try #require(try Yams.load(yaml: text) as? [String: Any])
+        let schemas = try #require((spec["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        let zones = try #require((schemas["TimeZone"] as? [String: Any])?["enum"] as? [String])
+        #expect(Set(zones) == InstallationRules.knownZones.union(["UTC"]))
+        #expect(zones == zones.sorted())
     }
 
     @Test func theDescriptionsVersionIsTheProductVersion() throws {
