@@ -26,6 +26,7 @@ struct BroadcastCommand: AsyncParsableCommand {
     @Option(help: "The app to broadcast for.") var app: String
     @OptionGroup var payload: PayloadOptions
     @Option(help: "Only devices in this channel.") var channel: String?
+    @OptionGroup var audienceOptions: AudienceOptions
     @Option(help: "Only devices in this environment (development or production).") var environment: String?
     @Option(help: "Broadcast id; the same id resumes, a completed id is not sent again.") var id: String?
     @Option(help: "At most N notifications per second over the whole broadcast: stored with it, kept by every process working on it (workers, another run of this id).")
@@ -37,6 +38,11 @@ struct BroadcastCommand: AsyncParsableCommand {
     @Flag(help: "Start the broadcast for `pushctl worker` processes, print its id and exit.") var detach = false
     @Option(help: "Start it at this time (RFC 3339, e.g. 2026-12-01T08:00:00Z, or epoch seconds): store it, print its id and exit; `pushctl serve` or `pushctl worker` starts it then.")
     var at: String?
+    @Option(name: .customLong("local-time"), help: "Send at this wall-clock time (HH:MM) in each device's own zone: stored as one job with a wave per UTC offset, started by `pushctl serve` or `pushctl worker`.")
+    var localTime: String?
+    @Option(help: "With --local-time: on this date (YYYY-MM-DD); default: each zone's next occurrence.") var on: String?
+    @Flag(name: .customLong("skip-past"), help: "With --local-time --on: drop waves whose time has passed (default: send them at once).")
+    var skipPast = false
 
     func run() async throws {
         let config = try global.loadConfiguration()
@@ -54,6 +60,17 @@ struct BroadcastCommand: AsyncParsableCommand {
             return e
         }
         if let rate, rate <= 0 { throw CLIError.usage("--rate must be a positive number") }
+        let audience = try audienceOptions.audience()
+        if localTime == nil && (on != nil || skipPast) { throw CLIError.usage("--on and --skip-past go with --local-time") }
+        if localTime != nil && at != nil { throw CLIError.usage("give --at or --local-time, not both") }
+        let spec = try localTime.map { (text) throws -> LocalTimeSpec in
+            do throws(LocalTimeError) { return try LocalTimeSpec.parse(time: text, date: on, skipPast: skipPast) } catch {
+                throw CLIError.usage("--local-time: \(error.message)")
+            }
+        }
+        if spec != nil, rate != nil || outageLimit != nil || detach {
+            throw CLIError.usage("--local-time stores the job for `pushctl serve` or `pushctl worker`; --rate, --outage-limit and --detach apply to a broadcast run now")
+        }
         if at != nil {
             if rate != nil || outageLimit != nil || detach {
                 throw CLIError.usage("--at stores the broadcast for `pushctl serve` or `pushctl worker`; --rate, --outage-limit and --detach apply to a broadcast run now")
@@ -70,11 +87,19 @@ struct BroadcastCommand: AsyncParsableCommand {
             id: broadcastId, app: app, payload: prepared.payload, pushType: prepared.pushType,
             priority: prepared.priority, expiration: prepared.expiration, collapseId: prepared.collapseId,
             channel: channel, environment: env)
+        wanted.targeting = audience.map { JobTargeting(audience: $0) }
         let now = try registry.clockMs()
         if let at { wanted.scheduledMs = try ScheduleOption.parse(at, now: now) }
         if dryRun {
             let count: Int
-            do { count = try registry.count(app: app, channel: channel, environment: env) } catch {
+            do {
+                if let audience {
+                    count = try registry.countAudience(
+                        app: app, environment: env, audience: channel.map { Audience(audience.clauses + [AudienceClause(field: .channel, test: .equals(.string($0)))]) } ?? audience)
+                } else {
+                    count = try registry.count(app: app, channel: channel, environment: env)
+                }
+            } catch {
                 throw CLIError.usage(error.message)
             }
             print(prepared.payloadString)
@@ -84,6 +109,10 @@ struct BroadcastCommand: AsyncParsableCommand {
             print("apns-collapse-id: \(wanted.effectiveCollapseId)")
             print("devices: \(count)")
             if let at = wanted.scheduledMs { print("at: \(Timestamp.rfc3339(ms: at))") }
+            return
+        }
+        if let spec {
+            try ScheduleOption.storeLocalTime(wanted, spec: spec, defaultZone: settings.effectiveDefaultTimeZone, in: registry, now: now)
             return
         }
         if wanted.scheduledMs != nil {

@@ -66,6 +66,10 @@ struct JobsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let registry = try JobsCommand.open(global, app: app)
+            if try registry.broadcast(id: id) == nil, let job = try registry.localTimeJob(id: id, app: app) {
+                print(try JobsCommand.json(job, registry: registry).encodedString)
+                return
+            }
             guard let record = try registry.broadcast(id: id), record.app == app else {
                 throw CLIError(code: 1, message: "no job \(id) for \(app)")
             }
@@ -96,6 +100,13 @@ struct JobsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let registry = try JobsCommand.open(global, app: app)
+            if try registry.broadcast(id: id) == nil, let job = try registry.localTimeJob(id: id, app: app) {
+                guard job.state != .completed else { throw CLIError(code: 1, message: "job \(id) has completed; there is nothing left to cancel") }
+                let after = try registry.cancelLocalTimeJob(id: id, app: app) ?? job
+                let sent = try after.waves.map { try registry.broadcastCounts(id: $0.id).done }.reduce(0, +)
+                print("job \(id) cancelled (\(after.waves.filter { $0.state == .cancelled }.count) of \(after.waves.count) waves; \(sent) devices had an outcome)")
+                return
+            }
             guard let record = try registry.cancelBroadcast(id: id, app: app) else {
                 throw CLIError(code: 1, message: "no job \(id) for \(app)")
             }
@@ -105,6 +116,29 @@ struct JobsCommand: AsyncParsableCommand {
             let counts = try registry.broadcastCounts(id: id)
             print("job \(id) cancelled (\(counts.done) of \(record.total) devices had an outcome)")
         }
+    }
+
+    /// A local-time job: its state over the waves, and each wave's time, offset, state and counts.
+    static func json(_ job: LocalTimeJob, registry: any RegistryStore) throws -> JSONValue {
+        var waves: [JSONValue] = []
+        var done = 0, accepted = 0
+        for wave in job.waves {
+            let counts = try registry.broadcastCounts(id: wave.id)
+            done += counts.done
+            accepted += counts.accepted
+            let info = wave.targeting?.wave
+            waves.append(.object([
+                ("index", .int(Int64(info?.index ?? 0))), ("at", .string(time(wave.scheduledMs))),
+                ("utcOffset", .string(LocalTimePlan.Wave.label(offsetSeconds: info?.utcOffsetSeconds ?? 0))),
+                ("zones", .int(Int64(info?.zones.count ?? 0))), ("state", .string(shown(wave.state))),
+                ("total", .int(Int64(wave.total))), ("done", .int(Int64(counts.done))), ("accepted", .int(Int64(counts.accepted))),
+            ]))
+        }
+        return .object([
+            ("id", .string(job.id)), ("app", .string(job.app)), ("state", .string(shown(job.state))),
+            ("localTime", .string(job.localTime)), ("done", .int(Int64(done))), ("accepted", .int(Int64(accepted))),
+            ("waves", .array(waves)),
+        ])
     }
 
     static func json(_ r: BroadcastRecord) -> JSONValue {

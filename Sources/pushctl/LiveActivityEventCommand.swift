@@ -31,6 +31,7 @@ enum LiveActivityEventCommand {
         @Option(name: .customLong("tokens-file"), help: "File with one push-to-start token per line (- for stdin).") var tokensFile: String?
         @Option(help: "Only push-to-start tokens in this registry channel.") var channel: String?
         @Option(help: "Only development or production tokens.") var environment: String?
+        @OptionGroup var audienceOptions: AudienceOptions
         @OptionGroup var content: LiveActivityContentOptions
         @Option(help: "Run it as a resumable job with this id (the broadcast engine, as `pushctl broadcast`): the same command again resumes it.")
         var id: String?
@@ -48,6 +49,10 @@ enum LiveActivityEventCommand {
                 throw CLIError.usage("--token/--tokens-file name the tokens; --channel and --environment select registered ones")
             }
             if !tokens.isEmpty && tokensFile != nil { throw CLIError.usage("give --token or --tokens-file, not both") }
+            if audienceOptions.isGiven && (!tokens.isEmpty || tokensFile != nil || channel != nil) {
+                throw CLIError.usage("--user/--where pick the installations whose push-to-start tokens get the start; not with --token, --tokens-file or --channel")
+            }
+            let audience = try audienceOptions.audience()
             var extra: [(String, JSONValue)] = [
                 ("attributes-type", .string(attributesType)), ("attributes", try LiveActivityContentOptions.object(attributes, "--attributes")),
             ]
@@ -66,7 +71,12 @@ enum LiveActivityEventCommand {
                 return
             }
             var targets = try TokenList.read(tokens: tokens, file: tokensFile)
-            if targets == nil {
+            if let audience {
+                // The audience's devices, then their installations' push-to-start tokens for the type.
+                targets = try cli { () throws(StoreError) in
+                    try registry.pushToStartTokens(app: app, attributesType: attributesType, audience: audience, environment: environment)
+                }
+            } else if targets == nil {
                 let query = LiveActivityTokenQuery(
                     app: app, kind: .pushToStart, attributesType: attributesType, channel: channel, environment: environment)
                 targets = try cli { () throws(StoreError) in try registry.allLiveActivityTokens(query) }.map(\.token)

@@ -31,4 +31,26 @@ enum ScheduleOption {
         printError("job \(record.id) scheduled: `pushctl serve` or `pushctl worker` starts it \(when); `pushctl jobs cancel \(record.id) --app \(record.app)` cancels it")
         print(record.id)
     }
+
+    /// Stores a local-time job (one wave per UTC offset, in one transaction) unless the same one is stored, then
+    /// prints its id and its waves.
+    static func storeLocalTime(
+        _ base: BroadcastRecord, spec: LocalTimeSpec, defaultZone: String, in registry: any RegistryStore, now: Int64
+    ) throws {
+        let job = LocalTimeJob.plan(base, spec: spec, defaultZone: defaultZone, now: now)
+        guard !job.waves.isEmpty else { throw CLIError.usage("--skip-past drops every wave: their times have all passed") }
+        let result: (job: LocalTimeJob, created: Bool)
+        do { result = try registry.storeLocalTimeJob(job) } catch {
+            if error.code == .constraint { throw CLIError.usage(error.message) }
+            throw error
+        }
+        if !result.created {
+            printError("job \(base.id) is already stored (\(result.job.state.rawValue))")
+        } else {
+            let first = result.job.waves.first?.scheduledMs ?? now
+            let last = result.job.waves.last?.scheduledMs ?? now
+            printError("job \(base.id) scheduled at \(spec.description) local time: \(result.job.waves.count) waves from \(Timestamp.rfc3339(ms: first)) to \(Timestamp.rfc3339(ms: last)), started by `pushctl serve` or `pushctl worker`; `pushctl jobs show \(base.id) --app \(base.app)` shows them")
+        }
+        print(base.id)
+    }
 }

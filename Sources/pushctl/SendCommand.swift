@@ -12,8 +12,8 @@ struct SendCommand: AsyncParsableCommand {
         commandName: "send",
         abstract: "Send a notification to devices now.",
         discussion: """
-            Targets: --token (repeatable), --tokens-file (one token per line), --channel, or --all registered \
-            devices of the app; or --broadcast-channel ID with --payload holding a Live Activity update or end: one \
+            Targets: --token (repeatable), --tokens-file (one token per line), --channel, --all registered \
+            devices of the app, or an audience (--user U, --where CLAUSE repeated: README "Audiences and local time"); or --broadcast-channel ID with --payload holding a Live Activity update or end: one \
             request to APNs, which delivers it to every subscriber of that iOS 18 channel. Prints one line per token (masked token, status, reason, apns-id) once its outcome \
             is recorded, or JSON lines with --json. While APNs is unreachable the send waits and reconnects, up to \
             --outage-limit. Exit 0 all accepted; 1 some not accepted (dead, rejected, deferred after transient \
@@ -30,6 +30,7 @@ struct SendCommand: AsyncParsableCommand {
     @Option(name: .customLong("tokens-file"), help: "File with one token per line (- for stdin).") var tokensFile: String?
     @Option(help: "Every registered device in this channel.") var channel: String?
     @Flag(help: "Every registered device of the app.") var all = false
+    @OptionGroup var audienceOptions: AudienceOptions
     @Option(name: .customLong("broadcast-channel"), help: "An iOS 18 broadcast channel id: one Live Activity update or end (--payload with its aps keys) to every subscriber.")
     var broadcastChannel: String?
     @Option(help: "With --broadcast-channel: the channel's environment (default: from the app's endpoint).") var environment: String?
@@ -45,10 +46,12 @@ struct SendCommand: AsyncParsableCommand {
         let config = try global.loadConfiguration()
         var appSettings: AppSettings
         do { appSettings = try config.app(app) } catch { throw CLIError.usage(error.message) }
-        let selectors = [!tokens.isEmpty, tokensFile != nil, channel != nil, all, broadcastChannel != nil].filter { $0 }.count
+        let selectors = [!tokens.isEmpty, tokensFile != nil, channel != nil, all, broadcastChannel != nil, audienceOptions.isGiven]
+            .filter { $0 }.count
         guard selectors == 1 else {
-            throw CLIError.usage("choose exactly one target: --token, --tokens-file, --channel, --all or --broadcast-channel")
+            throw CLIError.usage("choose exactly one target: --token, --tokens-file, --channel, --all, --user/--where or --broadcast-channel")
         }
+        let audience = try audienceOptions.audience()
         if let broadcastChannel {
             if at != nil || id != nil || outageLimit != nil {
                 throw CLIError.usage("--broadcast-channel sends one request now; --at, --id and --outage-limit do not apply")
@@ -84,11 +87,14 @@ struct SendCommand: AsyncParsableCommand {
                 id: id ?? "job-" + APNsID.random(), app: app, payload: prepared.payload, pushType: prepared.pushType,
                 priority: prepared.priority, expiration: prepared.expiration, collapseId: prepared.collapseId,
                 channel: channel)
+            record.targeting = audience.map { JobTargeting(audience: $0) }
             record.scheduledMs = try ScheduleOption.parse(at, now: now)
             try ScheduleOption.store(record, tokens: explicit, in: registry, now: now)
             return
         }
-        let targets: SendRun.Targets = explicit.map { .tokens($0) } ?? .registered(channel: channel)
+        var targets: SendRun.Targets = explicit.map { .tokens($0) } ?? .registered(channel: channel)
+        // An audience is read first (a user's devices: one index range), then sent to as listed tokens.
+        if let audience { targets = .tokens(try registry.audienceTokens(app: app, audience: audience, environment: nil)) }
         let bundleId = appSettings.topic
         try await DeviceSend.run(
             config: config, app: app, settings: appSettings, registry: registry, targets: targets, json: json,

@@ -52,7 +52,8 @@ struct ServeCommand: AsyncParsableCommand {
         let simulator = try await SimulatorHost.startIfNeeded(config: config, logger: logger)
         let webhooks = try WebhookSetup.dispatcher(config: config, apps: config.apps, store: registry.deliveryStore, logger: logger)
         let server = PushServer(
-            configuration: config, registry: registry, keys: keys, credentials: credentials, webhooks: webhooks, logger: logger)
+            configuration: config, registry: registry, keys: keys, credentials: credentials, webhooks: webhooks,
+            userSecrets: try WebhookSetup.userSecrets(config: config), logger: logger)
         let retention = HistoryRetention(registry: registry, days: config.deliveryRetentionDays)
         let trimming = Task { await retention.run(logger: logger) }
         defer { trimming.cancel() }

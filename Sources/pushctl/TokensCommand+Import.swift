@@ -11,7 +11,9 @@ extension TokensCommand {
             abstract: "Import tokens, one per line, in batched transactions.",
             discussion: """
                 Each batch is validated before anything is written: a batch with an invalid line writes \
-                nothing; invalid lines are reported with their numbers and the command exits 2.
+                nothing; invalid lines are reported with their numbers and the command exits 2. With --format jsonl \
+                each line is a registration object as POST /v1/apps/{app}/devices takes it (token, oldToken, channels, \
+                environment and the installation fields: installation, user, timeZone, locale, appVersion, osVersion, tags).
                 """)
         @OptionGroup var options: TokensOptions
         @Argument(help: "A file with one token per line, or - for standard input.") var file: String
@@ -19,6 +21,7 @@ extension TokensCommand {
         var environment: String?
         @Option(name: .long, help: "A channel for every imported token (repeatable).") var channel: [String] = []
         @Option(name: .long, help: "Tokens per transaction.") var batchSize = 50_000
+        @Option(name: .long, help: "lines (one token per line) or jsonl (one registration object per line).") var format = "lines"
 
         func run() throws {
             let (settings, registry) = try options.open()
@@ -33,8 +36,17 @@ extension TokensCommand {
                 }
                 handle = opened
             }
-            let report = try cli { () throws(StoreError) in
-                try registry.importTokens(
+            guard format == "lines" || format == "jsonl" else { throw CLIError.usage("--format must be lines or jsonl") }
+            if format == "jsonl" && (!channel.isEmpty || self.environment != nil) {
+                throw CLIError.usage("--format jsonl takes channels and environment from each line")
+            }
+            let jsonl = format == "jsonl"
+            let report = try cli { () throws(StoreError) -> ImportReport in
+                if jsonl {
+                    return try registry.importRegistrations(
+                        app: options.app, lines: LineReader(handle), defaultEnvironment: environment, batchSize: min(batchSize, 10_000))
+                }
+                return try registry.importTokens(
                     app: options.app, lines: LineReader(handle), environment: environment,
                     channels: channel.isEmpty ? nil : channel, batchSize: batchSize)
             }
@@ -48,13 +60,15 @@ extension TokensCommand {
         }
     }
 
-    /// Hidden: `tokens bench-register --count N` times N single registrations in-process.
+    /// Hidden: `tokens bench-register --count N [--with-fields]` times N single registrations in-process.
     struct BenchRegister: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "bench-register", abstract: "Benchmark single registrations.", shouldDisplay: false)
         @OptionGroup var options: TokensOptions
         @Option(name: .long, help: "Registrations to time.") var count = 10_000
         @Option(name: .long, help: "Registrations per registerBatch call (1: register one at a time).") var batch = 1
+        @Flag(name: .customLong("with-fields"), help: "Give every installation field (installation, user, timeZone, locale, versions, tags).")
+        var withFields = false
 
         func run() throws {
             let (settings, registry) = try options.open()
@@ -67,11 +81,13 @@ extension TokensCommand {
                 let n = min(max(1, batch), count - done)
                 let requests = try (0..<n).map { _ in
                     let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
-                    return RegistrationRequest(
+                    var request = RegistrationRequest(
                         app: options.app, token: try DeviceToken(bytes: bytes), environment: settings.defaultEnvironment)
+                    if withFields { request.installation = try Self.fields(done) }
+                    return request
                 }
                 let t0 = DispatchTime.now().uptimeNanoseconds
-                if n == 1 && batch <= 1 {
+                if n == 1 && batch <= 1 && !withFields {
                     _ = try cli { () throws(StoreError) in
                         try registry.register(
                             app: options.app, token: requests[0].token, oldToken: nil, channels: nil,
@@ -91,6 +107,20 @@ extension TokensCommand {
             print(String(
                 format: "registrations=%d seconds=%.2f rate=%.0f/s p50_ms=%.3f p99_ms=%.3f max_ms=%.3f",
                 count, total, Double(count) / total, percentile(0.50), percentile(0.99), latencies.last ?? 0))
+        }
+
+        /// Every installation field, as an app sends them at launch.
+        static func fields(_ n: Int) throws -> InstallationUpdate {
+            var update = InstallationUpdate()
+            let zones = ["Europe/Berlin", "America/New_York", "Asia/Tokyo", "UTC"]
+            try update.set("installation", text: "inst-\(n)-\(UInt32.random(in: 0...UInt32.max))")
+            try update.set("user", text: "user-\(n / 2)")
+            try update.set("timeZone", text: zones[n % zones.count])
+            try update.set("locale", text: ["de-DE", "en-US", "fr-FR"][n % 3])
+            try update.set("appVersion", text: "2.\(n % 12).1")
+            try update.set("osVersion", text: "17.\(n % 5)")
+            try update.set("tags", json: .object([("plan", .string(n % 2 == 0 ? "pro" : "free")), ("score", .int(Int64(n % 100))), ("beta", .bool(n % 7 == 0))]))
+            return update
         }
     }
 }

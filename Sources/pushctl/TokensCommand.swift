@@ -102,10 +102,18 @@ extension TokensCommand {
         @OptionGroup var options: TokensOptions
         @Option(name: .long, help: "Only tokens in this channel.") var channel: String?
         @Option(name: .long, help: "Only development or production tokens.") var environment: String?
+        @OptionGroup var audienceOptions: AudienceOptions
 
         func run() throws {
             let (_, registry) = try options.open()
             let environment = try parseEnvironment(environment)
+            if var audience = try audienceOptions.audience() {
+                if let channel { audience.clauses.append(AudienceClause(field: .channel, test: .equals(.string(channel)))) }
+                print(try cli { () throws(StoreError) in
+                    try registry.countAudience(app: options.app, environment: environment, audience: audience)
+                })
+                return
+            }
             print(try cli { () throws(StoreError) in
                 try registry.count(app: options.app, channel: channel, environment: environment)
             })

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import PushCore
 import PushDelivery
@@ -19,5 +20,22 @@ enum WebhookSetup {
         guard !clients.isEmpty else { return nil }
         logger.info("webhooks for \(clients.keys.sorted().joined(separator: ", "))")
         return WebhookDispatcher(store: store, clients: clients, logger: logger)
+    }
+
+    /// Reads each app's `userSecret` now (the key `userAuth` proofs are checked under): a missing or unreadable
+    /// secret is a configuration error (exit 2), found at start rather than at the first registration.
+    static func userSecrets(config: PushConfiguration) throws -> [String: [UInt8]] {
+        var secrets: [String: [UInt8]] = [:]
+        for (id, app) in config.apps {
+            guard let source = app.userSecret else { continue }
+            do {
+                let secret = try CredentialsLoader.password(from: source, environment: ProcessInfo.processInfo.environment)
+                guard !secret.isEmpty else { throw CLIError.usage("apps.\(id).userSecret is empty") }
+                secrets[id] = Array(secret.utf8)
+            } catch let error as CredentialError {
+                throw CLIError.usage("apps.\(id).userSecret: \(error.message)")
+            }
+        }
+        return secrets
     }
 }
