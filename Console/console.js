@@ -226,11 +226,17 @@ async function refreshRecipients() {
   const kind = target();
   $('c-channel').disabled = kind !== 'channel';
   $('c-tokens').disabled = kind !== 'tokens';
+  $('audience-builder').disabled = kind !== 'audience';
   const out = $('recipients');
   lastCount = null;
   try {
     let count;
     if (kind === 'all') count = (await api('GET', appPath('/devices/count'))).count;
+    else if (kind === 'audience') {
+      const audience = audienceOf();
+      if (!audience) { out.textContent = 'Name a user or add a clause.'; return; }
+      count = (await api('POST', appPath('/audience-count'), { audience })).count;
+    }
     else if (kind === 'channel') {
       const channel = $('c-channel').value.trim();
       if (!channel) { out.textContent = 'Name a channel.'; return; }
@@ -244,12 +250,54 @@ async function refreshRecipients() {
   }
 }
 
+/** The audience of the builder, as the API takes it (`{user?, where?}`), or null when it names nothing. */
+function audienceOf() {
+  const audience = {};
+  const user = $('a-user').value.trim();
+  const where = $('a-clauses').value.split('\n').map((line) => line.trim()).filter((line) => line);
+  if (user) audience.user = user;
+  if (where.length) audience.where = where;
+  return user || where.length ? audience : null;
+}
+
+/** Appends the clause the field, test and value controls describe to the clauses, then recounts (tag clauses,
+ * `tags.KEY …`, are typed into the clauses directly). */
+function addClause() {
+  const field = $('a-field').value, op = $('a-op').value, value = $('a-value').value.trim();
+  const clause = op === 'exists' || op === 'missing' ? `${field} ${op}` : `${field} ${op} ${value}`;
+  const box = $('a-clauses');
+  box.value = (box.value.trim() ? `${box.value.trim()}\n` : '') + clause;
+  $('a-value').value = '';
+  scheduleRecipients();
+}
+
+function localTimeOf() {
+  if (document.querySelector('input[name=when]:checked').value !== 'local') return null;
+  const time = $('w-time').value;
+  if (!/^[0-9]{2}:[0-9]{2}$/.test(time)) throw new Error('Give the local time as HH:MM.');
+  const spec = { time };
+  if ($('w-date').value) spec.date = $('w-date').value;
+  if ($('w-skip').checked) spec.skipPast = true;
+  return spec;
+}
+
+function refreshWhen() {
+  const local = document.querySelector('input[name=when]:checked').value === 'local';
+  for (const id of ['w-time', 'w-date', 'w-skip']) $(id).disabled = !local;
+}
+
 function jobBody() {
   const body = content();
   const kind = target();
   if (kind === 'all') body.all = true;
   else if (kind === 'channel') body.channel = $('c-channel').value.trim();
-  else body.tokens = tokenLines();
+  else if (kind === 'audience') {
+    const audience = audienceOf();
+    if (!audience) throw new Error('Name a user or add a clause to the audience.');
+    body.audience = audience;
+  } else body.tokens = tokenLines();
+  const localTime = localTimeOf();
+  if (localTime) body.localTime = localTime;
   return body;
 }
 
@@ -360,7 +408,18 @@ function renderJob(status) {
   }
   $('job-numbers').textContent = parts.join(' · ');
   $('job-error').textContent = status.error ?? '';
+  renderWaves(status);
   renderChart(status);
+}
+
+/** A local-time job's waves: when each starts, its UTC offset, its state and progress. */
+function renderWaves(status) {
+  const waves = status.waves || [];
+  $('job-waves').hidden = waves.length === 0;
+  const shown = waves.filter((wave) => wave.total > 0 || wave.state !== 'completed' || wave.done > 0);
+  $('waves-table').tBodies[0].replaceChildren(...shown.map((wave) =>
+    el('tr', {}, el('td', {}, wave.at), el('td', {}, wave.utcOffset), el('td', {}, wave.state), el('td', {}, `${wave.done} / ${wave.total}`))));
+  if (status.localTime) $('job-state').textContent += ` · ${status.localTime} local time, ${waves.length} waves`;
 }
 
 /** Outcomes by reason as an SVG bar chart; labels are SVG text nodes (textContent). */
@@ -414,6 +473,13 @@ async function findDevice(event) {
       ['First registered', device.registeredAt],
       ['Last registration', device.lastRegisteredAt],
       ['Last success', device.lastSuccessAt ?? 'none recorded'],
+      ['Installation', device.installation ?? 'none'],
+      ['User', device.user ?? 'none'],
+      ['Time zone', device.timeZone ?? 'none (the app\'s defaultTimeZone)'],
+      ['Locale', device.locale ?? 'none'],
+      ['App version', device.appVersion ?? 'none'],
+      ['OS version', device.osVersion ?? 'none'],
+      ['Tags', device.tags && Object.keys(device.tags).length ? JSON.stringify(device.tags) : 'none'],
       ['Last delivery', last ? `${last.status ?? 'unknown'}${last.reason ? ` (${last.reason})` : ''} at ${last.time}${last.broadcast ? `, job ${last.broadcast}` : ''}` : 'none recorded'],
     ];
     setList($('device-facts'), pairs);
@@ -438,6 +504,10 @@ function start() {
   }
   for (const radio of document.querySelectorAll('input[name=target]')) radio.addEventListener('change', refreshRecipients);
   $('c-channel').addEventListener('input', scheduleRecipients);
+  $('a-user').addEventListener('input', scheduleRecipients);
+  $('a-clauses').addEventListener('input', scheduleRecipients);
+  $('a-add').addEventListener('click', addClause);
+  for (const radio of document.querySelectorAll('input[name=when]')) radio.addEventListener('change', refreshWhen);
   $('c-tokens').addEventListener('input', scheduleRecipients);
   $('confirm-send').addEventListener('click', async () => {
     $('confirm-all').hidden = true;

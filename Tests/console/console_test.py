@@ -3,7 +3,9 @@
 
 Flow: register one device over the API; log in with the keyboard; see "1 recipient"; compose, preview and send
 to all (confirmed with Enter); watch the job complete; find the notification in the simulator's record; find
-the device; a hostile reason string inserted into the store shows as text; cancel a scheduled job; log out.
+the device with its installation fields; a hostile reason string inserted into the store shows as text; build an
+audience clause by clause with its live count and send it at a local time (the job's waves shown); cancel a
+scheduled job; log out.
 Also: Tab order through the login and compose controls, every control labelled, no CSP violation, the key only
 in sessionStorage (no cookie, not in the URL). Each failure prints one line and exits 1."""
 import argparse
@@ -20,7 +22,7 @@ from selenium.common.exceptions import StaleElementReferenceException, TimeoutEx
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 TOKEN = "740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad"
 HOSTILE = '<img src=x onerror="window.__pwned=1">Unregistered</b>'
@@ -144,7 +146,7 @@ class Console:
         self.wait(lambda: self.text("recipients") == "1 recipient", "“1 recipient”")
 
         # Keyboard: Tab through the compose controls (disabled target fields are skipped).
-        self.tab_order("c-title", ["c-body", "c-badge", "c-sound", "c-silent", "c-data", "t-all", "send"])
+        self.tab_order("c-title", ["c-body", "c-badge", "c-sound", "c-silent", "c-data", "t-all", "w-now", "send"])
         check(self.unlabelled_controls() == [], f"unlabelled controls: {self.unlabelled_controls()}")
 
         # (4) compose: a live preview from the server's builder, with its byte count.
@@ -234,6 +236,65 @@ class Console:
         self.click(f"button[aria-label='Show job {job_id}']", "the job's Show button")
         self.wait(lambda: HOSTILE in self.text("job-chart"), "the hostile reason as text in the outcome chart")
         self.no_markup_from_data("job chart")
+
+        # Audiences: a second device with installation fields (registered by the backend's send key, which may
+        # name a user); the device view shows them; the builder adds clauses one by one and the count follows.
+        second = "cd" * 32
+        status, body = self.api("POST", f"/v1/apps/{a.app}/devices", a.send_key,
+                                {"token": second, "user": "carol", "locale": "de-DE", "appVersion": "2.10",
+                                 "timeZone": "Europe/Berlin", "tags": {"plan": "pro"}, "environment": "production"})
+        check(status == 201, f"registering the second device answered {status} {body}")
+        self.by_id("tab-devices").click()
+        self.by_id("d-token").clear()
+        self.by_id("d-token").send_keys(second, Keys.ENTER)
+        self.wait(lambda: "Europe/Berlin" in self.text("device-facts") and "carol" in self.text("device-facts"), "the device's installation fields")
+        check("de-DE" in self.text("device-facts") and "2.10" in self.text("device-facts"), f"device facts {self.text('device-facts')!r}")
+        self.by_id("tab-compose").click()
+        self.by_id("t-audience").click()
+        self.wait(lambda: self.text("recipients") == "Name a user or add a clause.", "the empty audience's hint")
+        Select(self.by_id("a-field")).select_by_value("appVersion")
+        Select(self.by_id("a-op")).select_by_value(">=")
+        self.by_id("a-value").send_keys("2.9")
+        self.by_id("a-add").click()
+        check(self.by_id("a-clauses").get_attribute("value") == "appVersion >= 2.9", "the clause added")
+        self.wait(lambda: self.text("recipients") == "1 recipient", "“1 recipient” for appVersion >= 2.9 (2.10 in version order)")
+        Select(self.by_id("a-field")).select_by_value("locale")
+        Select(self.by_id("a-op")).select_by_value("=")
+        self.by_id("a-value").send_keys("fr*")
+        self.by_id("a-add").click()
+        self.wait(lambda: self.text("recipients") == "0 recipients", "“0 recipients” once locale = fr* is added")
+        clauses = self.by_id("a-clauses")
+        clauses.clear()
+        clauses.send_keys("appVersion >= 2.9\nlocale = de*")
+        self.wait(lambda: self.text("recipients") == "1 recipient", "“1 recipient” for the edited clauses")
+        clauses.send_keys("\nlocale ~ de")
+        self.wait(lambda: "where[2]" in self.text("recipients"), "the server's message naming the bad clause")
+        clauses.clear()
+        clauses.send_keys("locale = de*")
+        self.by_id("a-user").send_keys("carol")
+        self.wait(lambda: self.text("recipients") == "1 recipient", "“1 recipient” for carol's German devices")
+        check(self.unlabelled_controls() == [], f"unlabelled controls: {self.unlabelled_controls()}")
+        self.screenshot("audience")
+        # At 09:00 local time: one job, a wave per UTC offset, shown with the job.
+        self.by_id("w-local").click()
+        time_field = self.by_id("w-time")
+        check(time_field.is_enabled() and time_field.get_attribute("value") == "09:00", "the local time field, 09:00")
+        self.by_id("w-date").send_keys("12242099")
+        self.by_id("send").click()
+        self.wait(lambda: self.by_id("view-jobs").is_displayed(), "the jobs view after sending at local time")
+        self.wait(lambda: "local time" in self.text("job-state") and "waves" in self.text("job-state"), "the local-time job's state")
+        self.wait(lambda: self.by_id("job-waves").is_displayed() and "Europe/Berlin" not in self.text("waves-table")
+                  and "UTC+01:00" in self.text("waves-table"), "the waves, Berlin's among them")
+        local_id = self.text("job-id")
+        status, job = self.api("GET", f"/v1/apps/{a.app}/notifications/{local_id}", a.send_key)
+        check(status == 200 and job.get("localTime") == "09:00 on 2099-12-24" and len(job.get("waves", [])) > 30, f"the local-time job {job}")
+        self.screenshot("local-time")
+        self.by_id("job-cancel").click()
+        self.wait(lambda: self.text("job-state").startswith("cancelled"), "the local-time job cancelled")
+        self.by_id("tab-compose").click()
+        self.by_id("w-now").click()
+        self.by_id("t-all").click()
+        self.by_id("tab-jobs").click()
 
         # Cancel: a scheduled job, from the jobs view; a cancelled job's GET is 404 job_cancelled.
         status, job = self.api("POST", f"/v1/apps/{a.app}/notifications", a.send_key,
