@@ -32,6 +32,10 @@ extension Audience {
     /// Tag values are typed: a bare number is a number, bare `true`/`false` a boolean, anything else (or quoted) a
     /// string; `tags.beta = true` does not match the string "true". Spaces around operators are optional.
     public static func parse(where texts: [String], user: String? = nil) throws(AudienceError) -> Audience {
+        try parse(where: texts, user: user, limit: maximumClauses)
+    }
+
+    static func parse(where texts: [String], user: String?, limit: Int) throws(AudienceError) -> Audience {
         var clauses: [AudienceClause] = []
         if let user {
             if let problem = UserAuth.userProblem(user) { throw AudienceError(clause: "user", message: "user: \(problem)") }
@@ -46,15 +50,16 @@ extension Audience {
             }
         }
         guard !clauses.isEmpty else { throw AudienceError(clause: "where", message: "where: an audience needs at least one clause (or a user)") }
-        guard texts.count <= maximumClauses else {
-            throw AudienceError(clause: "where", message: "where: an audience may have at most \(maximumClauses) clauses (and a user), got \(texts.count)")
+        guard texts.count <= limit else {
+            throw AudienceError(clause: "where", message: "where: an audience may have at most \(limit) clauses (and a user), got \(texts.count)")
         }
         return Audience(clauses)
     }
 
-    /// Parses stored clause texts (written by ``texts``) back; nil when they no longer parse.
+    /// Parses stored clause texts (written by ``texts``: the user's clause among them, so one more than the
+    /// `where` limit) back; nil when they no longer parse.
     public init?(storedTexts: [String]) {
-        guard let audience = try? Audience.parse(where: storedTexts) else { return nil }
+        guard let audience = try? Audience.parse(where: storedTexts, user: nil, limit: Audience.maximumClauses + 1) else { return nil }
         self = audience
     }
 }
@@ -91,6 +96,9 @@ extension AudienceClause {
             if !quoted, value.hasSuffix("*") {
                 let prefix = String(value.dropLast())
                 guard !prefix.isEmpty else { throw ClauseProblem("a prefix needs at least one character before *") }
+                guard prefix.unicodeScalars.count <= Audience.maximumValueLength else {
+                    throw ClauseProblem("a value may be at most \(Audience.maximumValueLength) characters")
+                }
                 guard field != .channel, field != .environment else {
                     throw ClauseProblem("\(field.name) takes exact values, not prefixes")
                 }
@@ -117,12 +125,12 @@ extension AudienceClause {
             let (value, quoted) = try scanner.value()
             switch field {
             case .appVersion, .osVersion:
-                guard let key = VersionOrder.key(value) else {
-                    throw ClauseProblem("'\(value.prefix(64))' is not a version (numbers separated by dots, such as 2.3 or 17.2.1)")
+                guard !quoted, AudienceGrammar.isVersion(value), let key = VersionOrder.key(value) else {
+                    throw ClauseProblem("'\(value.prefix(64))' is not a version (1-6 numbers of at most 9 digits separated by dots, such as 2.3 or 17.2.1)")
                 }
                 test = .compare(comparison, .version(key))
             case .tag:
-                guard !quoted, let number = Double(value), number.isFinite else {
+                guard !quoted, AudienceGrammar.isNumber(value), let number = Double(value) else {
                     throw ClauseProblem("\(field.name) \(op) needs a number, not '\(value.prefix(64))'")
                 }
                 test = .compare(comparison, .number(number))
@@ -132,6 +140,10 @@ extension AudienceClause {
         }
         scanner.skipSpaces()
         guard scanner.atEnd else { throw ClauseProblem("unexpected '\(scanner.rest.prefix(40))' after the clause") }
+        // The grammar's pattern says the rest (what docs/openapi.yaml says a clause is): nothing it refuses passes.
+        guard AudienceGrammar.matches(text) else {
+            throw ClauseProblem("not a clause of the filter language (see README \"Audiences and local time\")")
+        }
         self.init(field: field, test: test)
     }
 
@@ -157,15 +169,15 @@ extension AudienceClause {
 
     /// A value for `field`: typed for tags, checked for fields with a fixed form (environment, user, locale).
     private static func value(_ text: String, quoted: Bool, for field: AudienceField) throws(ClauseProblem) -> AudienceValue {
-        guard text.utf8.count <= Audience.maximumValueLength else {
-            throw ClauseProblem("a value may be at most \(Audience.maximumValueLength) bytes")
+        guard text.unicodeScalars.count <= Audience.maximumValueLength else {
+            throw ClauseProblem("a value may be at most \(Audience.maximumValueLength) characters")
         }
         switch field {
         case .tag:
             if !quoted {
                 if text == "true" { return .bool(true) }
                 if text == "false" { return .bool(false) }
-                if let d = Double(text), d.isFinite { return .number(d) }
+                if AudienceGrammar.isNumber(text), let d = Double(text) { return .number(d) }
             }
             return .string(text)
         case .environment:
@@ -255,21 +267,16 @@ struct ClauseScanner {
                 let c = chars[i]
                 i += 1
                 if c == "\"" { return (out, true) }
-                if c == "\\" {
-                    guard i < chars.count else { break }
-                    out.append(chars[i])
-                    i += 1
-                } else {
-                    out.append(c)
-                }
+                if c == "\\" { throw ClauseProblem("a quoted value cannot hold \\ (nor \")") }
+                out.append(c)
             }
             throw ClauseProblem("a quoted value is not closed")
         }
         let start = i
         while i < chars.count, chars[i] != " ", chars[i] != "\t", chars[i] != "," {
             let c = chars[i]
-            if c == "\"" || c == "=" || c == "<" || c == ">" || c == "\\" {
-                throw ClauseProblem("unexpected '\(c)' in a value (quote values with special characters)")
+            if c != "*" && !AudienceGrammar.isBare(c) {
+                throw ClauseProblem("unexpected '\(c)' in a value (quote values with other characters than A-Z a-z 0-9 . _ : @ + / -)")
             }
             if c == "*", i + 1 < chars.count, chars[i + 1] != " ", chars[i + 1] != "\t" {
                 throw ClauseProblem("* may only end a prefix (locale = de*)")

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Which registered devices a send reaches: clauses over the installation fields, all of which must hold (AND).
 /// The one filter language of the API (`"audience": {"user": …, "where": […]}`), the CLI (`--user U`,
 /// `--where CLAUSE` repeated) and the console. Grammar and meaning: ``Audience/parse(where:user:)`` and README
@@ -198,7 +200,7 @@ public enum AudienceValue: Sendable, Equatable {
     public var text: String {
         switch self {
         case .string(let s): return Self.quotedIfNeeded(s)
-        case .number(let d): return d.rounded() == d && abs(d) < 9e15 ? String(Int64(d)) : String(d)
+        case .number(let d): return Self.numberText(d)
         case .bool(let b): return b ? "true" : "false"
         case .version(let key): return Self.versionText(key)
         }
@@ -214,19 +216,20 @@ public enum AudienceValue: Sendable, Equatable {
         }
     }
 
-    /// A string as a clause writes it: bare when it is a plain word, else in double quotes with `\"` and `\\`.
+    /// A string as a clause writes it: bare when it is a plain word that would not read as a number or a boolean,
+    /// else in double quotes (the grammar has no `"` or `\\` in a value, so none needs escaping).
     static func quotedIfNeeded(_ s: String) -> String {
-        let plain = !s.isEmpty && s.utf8.allSatisfy { b in
-            b > 0x20 && b < 0x7f && b != UInt8(ascii: "\"") && b != UInt8(ascii: ",") && b != UInt8(ascii: "*")
-                && b != UInt8(ascii: "\\") && b != UInt8(ascii: "=") && b != UInt8(ascii: "<") && b != UInt8(ascii: ">")
-        } && s != "true" && s != "false" && Double(s) == nil
-        if plain { return s }
-        var out = "\""
-        for c in s {
-            if c == "\"" || c == "\\" { out.append("\\") }
-            out.append(c)
-        }
-        return out + "\""
+        let plain = !s.isEmpty && s.allSatisfy(AudienceGrammar.isBare) && s != "true" && s != "false" && !AudienceGrammar.isNumber(s)
+        return plain ? s : "\"" + s + "\""
+    }
+
+    /// A number as the grammar writes it: digits, a point and at most 15 decimals, no exponent.
+    static func numberText(_ d: Double) -> String {
+        if d.rounded() == d && abs(d) < 9e15 { return String(Int64(d)) }
+        var text = String(format: "%.15f", d)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
     }
 
     /// A version key back to the version it orders as (`12.210` → `2.10`).

@@ -229,7 +229,7 @@ public enum InstallationRules {
     public static let knownZones: Set<String> = Set(TimeZone.knownTimeZoneIdentifiers).filter { TimeZone(identifier: $0) != nil }
 
     /// A BCP 47 language tag, in canonical case (`de`, `de-DE`, `zh-Hant-TW`, `es-419`); `_` as iOS writes it
-    /// (`de_DE`) is taken for `-`. Language 2–3 (or 5–8) letters, then subtags of 1–8 letters or digits.
+    /// (`de_DE`) is taken for `-`. Language 2–3 (or 5–8) letters, then up to three subtags of 1–8 letters or digits.
     public static func locale(_ text: String) throws(InstallationError) -> String {
         let parts = text.split(omittingEmptySubsequences: false) { $0 == "-" || $0 == "_" }
         func bad() -> InstallationError {
@@ -238,6 +238,9 @@ public enum InstallationRules {
         guard text.utf8.count <= maximumLocaleLength, let language = parts.first,
               [2, 3, 5, 6, 7, 8].contains(language.count), language.allSatisfy({ $0.isASCII && $0.isLetter })
         else { throw bad() }
+        // At most three subtags (language-script-region-variant): the grammar of audiences and the API description
+        // say the same, and every iOS locale identifier fits.
+        guard parts.count <= 4 else { throw bad() }
         var out = [language.lowercased()]
         for (i, part) in parts.dropFirst().enumerated() {
             guard (1...8).contains(part.count), part.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { throw bad() }

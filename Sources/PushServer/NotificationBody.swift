@@ -51,8 +51,9 @@ struct NotificationBody {
         var time: String?, date: String?, skipPast = false
         for (key, item) in pairs {
             switch key {
-            case "time": time = item.stringValue
-            case "date": date = item.stringValue
+            case "time", "date":
+                guard let text = item.stringValue else { throw APIError.badRequest("localTime", "localTime.\(key) must be a string") }
+                if key == "time" { time = text } else { date = text }
             case "skipPast":
                 guard case .bool(let b) = item else { throw APIError.badRequest("localTime", "localTime.skipPast must be true or false") }
                 skipPast = b

@@ -176,7 +176,7 @@ struct AudienceSQL {
     private static func text(_ v: AudienceValue) -> String {
         switch v {
         case .string(let s): s
-        case .number(let n): n.rounded() == n && abs(n) < 9e15 ? String(Int64(n)) : String(n)
+        case .number(let n): AudienceValue.number(n).text
         case .bool(let b): b ? "true" : "false"
         case .version(let k): k
         }

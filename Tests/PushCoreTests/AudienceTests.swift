@@ -10,7 +10,11 @@ import Testing
         ("appVersion>=2.3", "appVersion >= 2.3"),
         ("appVersion >= 2.3.0", "appVersion >= 2.3"),
         ("osVersion < 17", "osVersion < 17"),
-        ("appVersion <= 2.10-beta", "appVersion <= 2.10"),
+        ("appVersion <= 2.010", "appVersion <= 2.10"),
+        ("appVersion = 2.10-beta", "appVersion = 2.10-beta"),
+        ("tags.ratio < 0.000000000000001", "tags.ratio < 0.000000000000001"),
+        ("tags.code = 1e5", "tags.code = 1e5"),
+        (#"timeZone = "Amérique""#, #"timeZone = "Amérique""#),
         ("locale=de*", "locale = de*"),
         ("locale = de_de", "locale = de-DE"),
         ("locale in de,fr-FR,it", "locale in de,fr-FR,it"),
@@ -52,6 +56,13 @@ import Testing
         ("appVersion != 2", "expected an operator"),
         ("color = red", "unknown field 'color'"),
         ("appVersion >= beta", "'beta' is not a version"),
+        ("appVersion <= 2.10-beta", "is not a version"),
+        ("appVersion >= 1.2.3.4.5.6.7", "is not a version"),
+        (#"appVersion >= "2.3""#, "is not a version"),
+        ("tags.n > 1e5", "needs a number"),
+        (#"tags.plan = "a\"b""#, "cannot hold"),
+        ("timeZone = Amérique", "unexpected 'é'"),
+        ("locale = de-DE-a-b-c", "BCP 47"),
         ("locale >= de", "compares appVersion and osVersion"),
         ("user >= 3", "compares appVersion and osVersion"),
         ("tags.score >= high", "needs a number"),
@@ -79,6 +90,22 @@ import Testing
             guard let e = error as? AudienceError else { return false }
             return e.clause == "where[1]" && e.message.hasPrefix("where[1] '") && e.message.contains(says)
         }
+    }
+
+    /// Every clause the table accepts is in the grammar's pattern (what docs/openapi.yaml says a clause is), and so
+    /// is its canonical text; stored with a user and the most clauses, an audience parses back.
+    @Test func theGrammarsPatternAndTheParserAgree() throws {
+        for text in ["appVersion>=2.3", "locale = de*", #"user = "42""#, "channel in news, sports", "tags.n exists", "  user missing  "] {
+            #expect(AudienceGrammar.matches(text), "\(text)")
+            let canonical = try Audience.parse(where: [text]).texts[0]
+            #expect(AudienceGrammar.matches(canonical), "\(canonical)")
+        }
+        for text in ["environment exists", "locale ~ de", "appVersion >= two", "user = a b", "", "channel = news*"] {
+            #expect(!AudienceGrammar.matches(text), "\(text)")
+        }
+        let full = try Audience.parse(where: (0..<16).map { "tags.t\($0) exists" }, user: "42")
+        let targeting = JobTargeting(audience: full)
+        #expect(try JobTargeting.parse(stored: targeting.storedText)?.audience == full)
     }
 
     @Test func aUserIsAClauseAndTheLimitsHold() throws {

@@ -170,6 +170,16 @@ import Yams
         #expect(zones == zones.sorted())
     }
 
+    /// A clause of the filter language is described with the grammar's own pattern, which the server also checks:
+    /// a client validating against the description accepts exactly what the server does.
+    @Test func theDocumentedClausePatternIsTheServersGrammar() throws {
+        let text = try String(contentsOf: Self.specURL, encoding: .utf8)
+        let spec = try #require(try Yams.load(yaml: text) as? [String: Any])
+        let schemas = try #require((spec["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        let pattern = try #require((schemas["Clause"] as? [String: Any])?["pattern"] as? String)
+        #expect(pattern == AudienceGrammar.clausePattern, "docs/openapi.yaml Clause.pattern should be: \(AudienceGrammar.clausePattern)")
+    }
+
     @Test func theDescriptionsVersionIsTheProductVersion() throws {
         let text = try String(contentsOf: Self.specURL, encoding: .utf8)
         let spec = try #require(try Yams.load(yaml: text) as? [String: Any])
