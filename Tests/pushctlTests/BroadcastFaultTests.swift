@@ -39,6 +39,11 @@ import Testing
         #expect(summary["done"] == .int(5000))  // every token ends with exactly one outcome
         #expect(summary["total"] == .int(5000))
         #expect(summary["accepted"] == .int(5000))
+        // Each worker is credited with what it settled: the killed run with what its checkpoint passed (and rows it
+        // wrote), the resume with the rest — together every device once, whatever the killed run had sent.
+        let credited = summary["workers"]?.objectPairs?.reduce(0) { $0 + ($1.1.intValue ?? 0) }
+        #expect(credited == 5000, "\(String(describing: summary["workers"]))")
+        #expect(summary["workers"]?.objectPairs?.count == 2)
 
         let all = try w.received()
         var copies: [String: Int] = [:]
