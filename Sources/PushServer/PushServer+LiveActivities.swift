@@ -34,7 +34,7 @@ extension PushServer {
             if body.environment != nil { throw APIError.badRequest("environment", "'environment' selects registered tokens; listed tokens are sent as given") }
             tokens = list
         case .channel(let name)?:
-            if let problem = Registry.channelNameProblem(name) { throw APIError.badRequest("channel", problem) }
+            if let problem = SQLiteRegistry.channelNameProblem(name) { throw APIError.badRequest("channel", problem) }
             tokens = try await pushToStartTokens(app: app, type: type, channel: name, environment: body.environment)
         case .all?, nil:
             tokens = try await pushToStartTokens(app: app, type: type, channel: nil, environment: body.environment)

@@ -44,7 +44,7 @@ extension PushServer {
             priority: body.prepared.priority, expiration: body.prepared.expiration,
             collapseId: body.prepared.collapseId, channel: channel, environment: body.environment)
         record.scheduledMs = body.atMs
-        if let channel, let problem = Registry.channelNameProblem(channel) { throw APIError.badRequest("channel", problem) }
+        if let channel, let problem = SQLiteRegistry.channelNameProblem(channel) { throw APIError.badRequest("channel", problem) }
         return try storeJob(record, tokens: tokens, now: now)
     }
 

@@ -194,7 +194,7 @@ public final class PushServer: Sendable {
     /// banner never claims a port the server did not get); a bind that fails throws ``ListenError`` naming it.
     public func run(onListening: @escaping @Sendable () -> Void = {}) async throws {
         // SQLite only: WAL checkpoints off the request path (PostgreSQL checkpoints itself).
-        let checkpoints = try (registry as? Registry)?.startBackgroundCheckpoints()
+        let checkpoints = try (registry as? SQLiteRegistry)?.startBackgroundCheckpoints()
         defer { checkpoints?.stop() }
         await jobs.resumeUnfinished()
         jobs.startAdopting()

@@ -3,7 +3,7 @@ import PushCore
 import PushStore
 
 /// Group commit for registrations: requests queue up while the previous transaction commits, and one
-/// writer thread commits each queue as a single transaction (`Registry.registerBatch`). Under load this
+/// writer thread commits each queue as a single transaction (`SQLiteRegistry.registerBatch`). Under load this
 /// turns thousands of tiny transactions into a few large ones; idle, a request commits at once.
 /// Blocking SQLite work stays off Swift's cooperative thread pool.
 final class RegistrationBatcher: @unchecked Sendable {

@@ -35,7 +35,7 @@ protocol DeliveryBackend: Sendable {
     func reserveSends(id: String, count: Int) throws(StoreError) -> RateReservation?
 }
 
-extension Registry: DeliveryBackend {
+extension SQLiteRegistry: DeliveryBackend {
     /// SQLite has no notices between processes: waiting is polling.
     func waitForWork(timeoutMs: Int) { Thread.sleep(forTimeInterval: Double(max(1, timeoutMs)) / 1000) }
 }

@@ -23,7 +23,7 @@ public struct HistoryRetention: Sendable {
     /// Creates a retention for `registry`.
     public init(
         registry: any RegistryStore, days: Int, batchSize: Int = HistoryRetention.defaultBatchSize,
-        nowMs: @escaping @Sendable () -> Int64 = Registry.systemNowMs
+        nowMs: @escaping @Sendable () -> Int64 = SQLiteRegistry.systemNowMs
     ) {
         self.registry = registry
         self.days = days

@@ -1,7 +1,7 @@
 import PushCore
 
 /// The device registry and broadcast records as `pushctl serve`, `pushctl tokens` and the commands that
-/// create broadcasts see them, on either backend: ``Registry`` (SQLite, the embedded default) or
+/// create broadcasts see them, on either backend: ``SQLiteRegistry`` (SQLite, the embedded default) or
 /// ``PostgresRegistry`` (several processes on several hosts). ``RegistryConformanceTests`` runs the same
 /// checks on both.
 ///

@@ -66,7 +66,7 @@ struct SendCommand: AsyncParsableCommand {
             }
             appSettings.outageLimitSeconds = outageLimit
         }
-        if let channel, let problem = Registry.channelNameProblem(channel) { throw CLIError.usage("--channel: \(problem)") }
+        if let channel, let problem = SQLiteRegistry.channelNameProblem(channel) { throw CLIError.usage("--channel: \(problem)") }
         let prepared = try payload.prepare(appLimit: appSettings.payloadLimit)
         let explicit = try TokenList.read(tokens: tokens, file: tokensFile)
         if id != nil && at == nil { throw CLIError.usage("--id is for scheduled sends; add --at") }

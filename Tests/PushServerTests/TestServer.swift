@@ -15,7 +15,7 @@ struct TestServer {
     let running: RunningServer
     let store: any RegistryStore
     /// The SQLite registry of a server started without a store.
-    var registry: Registry { store as! Registry }
+    var registry: SQLiteRegistry { store as! SQLiteRegistry }
     let directory: URL
     var base: String { "http://127.0.0.1:\(running.port)" }
     /// The admin listener (the same as ``base`` unless started with `adminListener`).
@@ -45,7 +45,7 @@ struct TestServer {
                     sendKeys: [APIKeys.hash(otherSendKey)]),
             ])
         if let healthWarningDays { config.healthWarningDays = healthWarningDays }
-        let registry = try store ?? Registry(path: config.database)
+        let registry = try store ?? SQLiteRegistry(path: config.database)
         let server = PushServer(
             configuration: config, registry: registry, keys: APIKeys(apps: config.apps),
             credentials: credentials ?? ["example": .init(loaded: true, kind: "certificate", daysLeft: 300)], now: now)

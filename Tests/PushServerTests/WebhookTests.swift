@@ -17,7 +17,7 @@ import Testing
     struct World {
         let setup: NotificationJobTests.Setup
         let server: TestServer
-        let registry: Registry
+        let registry: SQLiteRegistry
         let receiver: WebhookReceiver
         let simulator: APNsSimulator
         let tokens: [DeviceToken]
@@ -50,7 +50,7 @@ import Testing
             wrong.sendKeys = [APIKeys.hash("send-wrong")]
             config.apps["wrong"] = wrong
             let setup = NotificationJobTests.Setup(dir: base.dir, config: config, simulator: simulator)
-            let registry = try Registry(path: config.database)
+            let registry = try SQLiteRegistry(path: config.database)
             var settings = WebhookDispatcher.Settings()
             settings.idlePollMs = 50
             settings.firstRetryMs = 100

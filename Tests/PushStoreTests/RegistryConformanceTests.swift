@@ -272,7 +272,7 @@ import Testing
         try registry.add(app: "a", token: testToken(1))
         let again: any RegistryStore
         switch registry {
-        case let sqlite as Registry: again = try Registry(path: sqlite.path)
+        case let sqlite as SQLiteRegistry: again = try SQLiteRegistry(path: sqlite.path)
         case let pg as PostgresRegistry: again = try PostgresRegistry(url: pg.url, password: nil, connections: 1)
         default: Issue.record("unknown backend"); return
         }

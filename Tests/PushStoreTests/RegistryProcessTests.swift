@@ -17,7 +17,7 @@ import Testing
             _ = FileManager.default.createFile(atPath: file, contents: Data(lines.utf8))
             files.append(file)
         }
-        let registry = try Registry(path: database)
+        let registry = try SQLiteRegistry(path: database)
         // Small batches: 100 write transactions per process, interleaving with each other and with us.
         let processes = try files.map {
             try PushctlProcess(["tokens", "import", "--app", "example", "--batch-size", "200", $0], config: config)
@@ -57,7 +57,7 @@ import Testing
         let file = directory + "/tokens.txt"
         let lines = (0..<total).map { testToken($0).hex }.joined(separator: "\n")
         _ = FileManager.default.createFile(atPath: file, contents: Data(lines.utf8))
-        let registry = try Registry(path: database)
+        let registry = try SQLiteRegistry(path: database)
         let process = try PushctlProcess(
             ["tokens", "import", "--app", "example", "--batch-size", "\(batch)", file], config: config)
         // Watch and kill from a thread of its own: on the cooperative pool, under a loaded full test run, the
@@ -82,7 +82,7 @@ import Testing
         let result = await process.wait()
         #expect(killedWhileRunning, "the import finished before it could be killed")
         #expect(result.status != 0)
-        let reopened = try Registry(path: database)
+        let reopened = try SQLiteRegistry(path: database)
         #expect(try reopened.integrityCheck() == "ok")
         let count = try reopened.count(app: "example")
         #expect(count >= 2 * batch && count < total)

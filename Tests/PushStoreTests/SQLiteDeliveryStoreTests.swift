@@ -11,9 +11,9 @@ import Testing
 @Suite struct SQLiteDeliveryStoreTests {
     @Test func aLockedDatabaseIsReportedAsUnavailable() throws {
         let clock = ManualClock()
-        let registry = try Registry(path: makeTempDirectory() + "/store.sqlite", nowMs: clock.function)
+        let registry = try SQLiteRegistry(path: makeTempDirectory() + "/store.sqlite", nowMs: clock.function)
         let token = testToken(1)
-        let fast = try Registry(path: registry.path, options: RegistryOptions(busyTimeoutMs: 50), nowMs: clock.function).deliveryStore
+        let fast = try SQLiteRegistry(path: registry.path, options: RegistryOptions(busyTimeoutMs: 50), nowMs: clock.function).deliveryStore
         let other = try Connection(path: registry.path, busyTimeoutMs: 100, synchronous: "NORMAL")
         try other.execute("BEGIN IMMEDIATE")
         defer { try? other.execute("ROLLBACK") }

@@ -99,7 +99,7 @@ import Testing
             if database.hasPrefix("postgres://") {
                 return try PostgresRegistry(url: PostgresURL(parsing: database), password: nil, connections: 1)
             }
-            return try Registry(path: dir.appendingPathComponent(database).path)
+            return try SQLiteRegistry(path: dir.appendingPathComponent(database).path)
         }
 
         /// Stops the simulator process.

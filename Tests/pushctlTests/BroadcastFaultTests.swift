@@ -185,7 +185,7 @@ import Testing
         #expect(first.stderr.contains("unreachable"))
         #expect(first.stderr.contains("run the same command again to resume"))
         #expect(!first.stderr.contains("credentials"))
-        let registry = try Registry(path: w.dir.appendingPathComponent("registry.sqlite").path)
+        let registry = try SQLiteRegistry(path: w.dir.appendingPathComponent("registry.sqlite").path)
         #expect(try registry.broadcast(id: "outage")?.state == .interrupted)
         #expect(try registry.broadcastCounts(id: "outage").done == 0)  // nothing final, nothing deferred
         try w.startSimulator()
@@ -210,7 +210,7 @@ import Testing
         #expect(first.status == 3, "\(first.stderr)")
         #expect(first.stderr.contains("BadCertificateEnvironment"))
         #expect(first.stderr.contains("fix the credentials"))
-        let registry = try Registry(path: w.dir.appendingPathComponent("registry.sqlite").path)
+        let registry = try SQLiteRegistry(path: w.dir.appendingPathComponent("registry.sqlite").path)
         #expect(try registry.broadcast(id: "creds")?.state == .interrupted)
         #expect(try registry.broadcastCounts(id: "creds").done == 0)
         // Fixed (here: APNs and certificate agree on the environment): the same command completes.

@@ -14,7 +14,7 @@ extension PostgresRegistry {
     /// app with a webhook the outbox events of its prunes and final failures.
     func commit(_ batch: OutcomeBatch) throws(StoreError) -> CommitReceipt {
         let prunes = batch.outcomes.filter { o in
-            o.kind == .tokenDead && o.prune.map { Registry.prunes($0.reason) } == true
+            o.kind == .tokenDead && o.prune.map { SQLiteRegistry.prunes($0.reason) } == true
         }
         let lookUp = batch.tokensToLookUp
         guard prunes.isEmpty && batch.releasedPrunes.isEmpty && !batch.hasFailureEvents && lookUp.isEmpty else {
@@ -135,7 +135,7 @@ extension PostgresRegistry {
                 SELECT (SELECT count(*) FROM fenced), (SELECT count(*) FROM broadcasts WHERE id = \(id) AND state = 'cancelled')
                 """, as: (Int64, Int64).self)
             guard let (held, cancelled) = ok.first, held == 1 else {
-                throw Registry.lostShard(id: id, index: Int(shard), fence: fence)
+                throw SQLiteRegistry.lostShard(id: id, index: Int(shard), fence: fence)
             }
             return cancelled > 0
         }
@@ -203,7 +203,7 @@ extension PostgresRegistry {
                 (SELECT count(*) FROM broadcasts WHERE id = \(id)::text AND state = 'cancelled')
             """, as: (Int64, Int64).self)
         guard let (held, cancelled) = ok.first, held == 1 else {
-            throw Registry.lostShard(id: job?.id ?? "", index: job?.shard ?? 0, fence: job?.fence ?? 0)
+            throw SQLiteRegistry.lostShard(id: job?.id ?? "", index: job?.shard ?? 0, fence: job?.fence ?? 0)
         }
         return cancelled > 0
     }

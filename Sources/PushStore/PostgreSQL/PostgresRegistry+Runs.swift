@@ -97,7 +97,7 @@ extension PostgresRegistry {
                     """)
             }
         }
-        guard changed == 1 else { throw Registry.lostShard(id: id, index: index, fence: fence) }
+        guard changed == 1 else { throw SQLiteRegistry.lostShard(id: id, index: index, fence: fence) }
     }
 
     func noteUnstartable(id: String, error: String) throws(StoreError) {

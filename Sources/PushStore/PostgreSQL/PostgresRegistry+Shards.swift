@@ -177,7 +177,7 @@ extension PostgresRegistry {
                     WHERE broadcast_id = \(id) AND shard = \(shard) AND fence = \(fence) AND state = 'claimed'
                     """)
             }
-            guard changed == 1 else { throw Registry.lostShard(id: id, index: index, fence: fence) }
+            guard changed == 1 else { throw SQLiteRegistry.lostShard(id: id, index: index, fence: fence) }
             try db.query("""
                 UPDATE broadcast_claims SET ended_ms = \(nowMs), ending = \(ending)
                 WHERE broadcast_id = \(id) AND shard = \(shard) AND fence = \(fence)

@@ -2,7 +2,7 @@ import PostgresNIO
 import PushCore
 
 /// The webhook outbox on PostgreSQL: claims skip rows another process holds (`FOR UPDATE SKIP LOCKED`), and a
-/// lease is a due time moved into the future (see ``Registry``'s).
+/// lease is a due time moved into the future (see ``SQLiteRegistry``'s).
 extension PostgresRegistry {
     func insertWebhookEvents(_ events: [WebhookEvent], in db: PostgresSession) throws(StoreError) {
         guard !events.isEmpty else { return }

@@ -3,7 +3,7 @@ import Logging
 import PostgresNIO
 import PushCore
 
-/// The registry on PostgreSQL: the same tables and meaning as ``Registry`` on SQLite, for several
+/// The registry on PostgreSQL: the same tables and meaning as ``SQLiteRegistry`` on SQLite, for several
 /// `pushctl serve` instances and workers on several hosts sharing one database. Writes that race between
 /// processes (two registrations of one token, a lease taken over) are settled by the database: upserts,
 /// row locks, and lease fences checked in the writing transaction. Times come from the database's clock
@@ -323,7 +323,7 @@ public final class PostgresRegistry: RegistryStore {
 
     @discardableResult
     public func prune(app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?) throws(StoreError) -> PruneOutcome {
-        guard Registry.prunes(reason) else { throw StoreError(.invalidInput, "APNs reason \(reason.rawValue) does not prune a token") }
+        guard SQLiteRegistry.prunes(reason) else { throw StoreError(.invalidInput, "APNs reason \(reason.rawValue) does not prune a token") }
         return try pool.transaction { (db) throws(StoreError) -> PruneOutcome in
             try prune(app: app, token: token, reason: reason, apnsTimestampMs: apnsTimestampMs, in: db)
         }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A value only touched while holding a lock. Lets ``Registry`` be `Sendable` while its SQLite
+/// A value only touched while holding a lock. Lets ``SQLiteRegistry`` be `Sendable` while its SQLite
 /// connections (which must never be used by two threads at once) are not.
 final class Guarded<Value>: @unchecked Sendable {
     private let lock = NSLock()

@@ -1,4 +1,4 @@
-/// How a ``Registry`` opens its database.
+/// How a ``SQLiteRegistry`` opens its database.
 ///
 /// Durability (`synchronous`), per kind of write:
 /// - Registrations, unregistrations, imports, prunes, last-success times and the delivery log use
@@ -9,7 +9,7 @@
 ///   add an fsync to every commit, which costs single-registration latency for no real gain.
 /// - Schema migrations always run with `FULL`: they are rare and must never be half-applied.
 /// - Operators who want every commit to survive power loss set ``synchronous`` to `.full`; batched
-///   writers (``Registry/registerBatch(_:)``, imports) keep most of their throughput because one fsync
+///   writers (``SQLiteRegistry/registerBatch(_:)``, imports) keep most of their throughput because one fsync
 ///   covers the whole batch.
 public struct RegistryOptions: Sendable, Equatable {
     /// SQLite's `synchronous` level for ordinary writes.
@@ -35,7 +35,7 @@ public struct RegistryOptions: Sendable, Equatable {
     public static let broadcastWriterCacheKiB = 2048
 
     /// For a short-lived process (one command): when the registry closes with less than
-    /// ``Registry/walKeptOnCloseBytes`` of WAL, leave it for the next process instead of checkpointing it into the
+    /// ``SQLiteRegistry/walKeptOnCloseBytes`` of WAL, leave it for the next process instead of checkpointing it into the
     /// database and deleting it, which costs a one-device `pushctl send` up to five fsyncs. Default false: a
     /// long-running server keeps SQLite's checkpoint on close, so once it has stopped the `.sqlite` file alone
     /// holds everything.

@@ -19,7 +19,7 @@ func check(_ rc: Int32, _ db: OpaquePointer?, _ context: @autoclosure () -> Stri
     throw StoreError(code, "\(context()): \(detail)")
 }
 
-/// One SQLite connection. Not thread-safe by itself: ``Registry`` only uses it under a lock.
+/// One SQLite connection. Not thread-safe by itself: ``SQLiteRegistry`` only uses it under a lock.
 final class Connection {
     /// The `sqlite3*` handle, closed in `deinit`.
     let handle: OpaquePointer

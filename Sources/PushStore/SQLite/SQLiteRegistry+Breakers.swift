@@ -1,6 +1,6 @@
 import PushCore
 
-extension Registry {
+extension SQLiteRegistry {
     /// The persisted pruning-breaker state of `app`'s endpoints, keyed by endpoint URL.
     public func breakerStates(app: String) throws(StoreError) -> [String: PruningBreaker.State] {
         try read { (db) throws(StoreError) -> [String: PruningBreaker.State] in

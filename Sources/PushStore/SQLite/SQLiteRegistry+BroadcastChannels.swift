@@ -1,6 +1,6 @@
 import PushCore
 
-extension Registry {
+extension SQLiteRegistry {
     public func saveBroadcastChannel(_ record: BroadcastChannelRecord) throws(StoreError) {
         let now = nowMs()
         try write { (db) throws(StoreError) in

@@ -1,6 +1,6 @@
 import PushCore
 
-extension Registry {
+extension SQLiteRegistry {
     /// The broadcast with this id, or nil.
     public func broadcast(id: String) throws(StoreError) -> BroadcastRecord? {
         try read { (db) throws(StoreError) -> BroadcastRecord? in try Self.broadcast(id: id, in: db) }

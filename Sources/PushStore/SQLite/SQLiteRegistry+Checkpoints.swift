@@ -1,6 +1,6 @@
 import Foundation
 
-/// Runs WAL checkpoints on its own thread and connection (see ``Registry/startBackgroundCheckpoints(intervalMs:)``).
+/// Runs WAL checkpoints on its own thread and connection (see ``SQLiteRegistry/startBackgroundCheckpoints(intervalMs:)``).
 public final class BackgroundCheckpointer: @unchecked Sendable {
     private let condition = NSCondition()
     private var stopped = false
@@ -35,7 +35,7 @@ public final class BackgroundCheckpointer: @unchecked Sendable {
     }
 }
 
-extension Registry {
+extension SQLiteRegistry {
     /// For long-running servers: takes WAL checkpoints off the commit path. By default SQLite checkpoints
     /// inside whichever commit crosses the WAL threshold, stalling that request for as long as copying the
     /// WAL takes (the registration benchmark's p99 outliers). This turns automatic checkpoints off for this

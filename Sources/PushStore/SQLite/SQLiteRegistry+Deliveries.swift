@@ -1,6 +1,6 @@
 import PushCore
 
-extension Registry {
+extension SQLiteRegistry {
     /// Appends delivery results to the delivery log in one transaction (call it per sent batch).
     public func recordDeliveries(_ records: [DeliveryRecord]) throws(StoreError) {
         guard !records.isEmpty else { return }

@@ -1,7 +1,7 @@
 import PushCore
 
 /// The delivery history query on SQLite (see ``RegistryStore/deliveries(_:)``).
-extension Registry {
+extension SQLiteRegistry {
     public func deliveries(_ query: DeliveryQuery) throws(StoreError) -> DeliveryPage {
         try read { (db) throws(StoreError) -> DeliveryPage in
             let select = try Self.historyStatement(query, prefix: "", in: db)

@@ -1,6 +1,6 @@
 import PushCore
 
-/// What ``Registry/importTokens(app:lines:environment:channels:batchSize:)`` did.
+/// What ``SQLiteRegistry/importTokens(app:lines:environment:channels:batchSize:)`` did.
 public struct ImportReport: Sendable, Equatable {
     /// A rejected input line.
     public struct InvalidLine: Sendable, Equatable {
@@ -93,9 +93,9 @@ extension RegistryStore {
 
 }
 
-extension Registry {
+extension SQLiteRegistry {
     /// While importing, checkpoint at 64 MB of WAL instead of SQLite's 4 MB: a page dirtied by several
-    /// batches is copied back to the database once. Ordinary writes use 16 MB (see Registry.init): one
+    /// batches is copied back to the database once. Ordinary writes use 16 MB (see SQLiteRegistry.init): one
     /// 64 MB checkpoint would stall a single registration for half a second.
     public func whileImporting<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         try writer.withLock { (db) throws(StoreError) in try db.execute("PRAGMA wal_autocheckpoint = 16384") }

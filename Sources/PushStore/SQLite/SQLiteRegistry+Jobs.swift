@@ -1,6 +1,6 @@
 import PushCore
 
-extension Registry {
+extension SQLiteRegistry {
     /// Now on the store's clock (ms since 1970): what scheduled jobs are compared with.
     public func clockMs() throws(StoreError) -> Int64 { nowMs() }
 

@@ -1,6 +1,6 @@
 import PushCore
 
-extension Registry {
+extension SQLiteRegistry {
     /// Registers a Live Activity token (see ``RegistryStore/registerLiveActivityToken(_:)``).
     @discardableResult
     public func registerLiveActivityToken(_ request: LiveActivityRegistration) throws(StoreError) -> RegistrationOutcome {

@@ -80,7 +80,7 @@ public struct PruneCount: Sendable, Equatable {
     public var count: Int
 }
 
-extension Registry {
+extension SQLiteRegistry {
     /// One device, or nil when `token` is not registered for `app`.
     public func device(app: String, token: DeviceToken) throws(StoreError) -> RegisteredDevice? {
         try read { (db) throws(StoreError) -> RegisteredDevice? in
@@ -91,7 +91,7 @@ extension Registry {
             defer { select.reset() }
             try select.bind(1, app)
             try select.bind(2, token.hex)
-            return try select.step() ? try Registry.device(from: select) : nil
+            return try select.step() ? try SQLiteRegistry.device(from: select) : nil
         }
     }
 
@@ -127,7 +127,7 @@ extension Registry {
     }
 }
 
-extension Registry {
+extension SQLiteRegistry {
     /// Why `name` is not a valid channel name, or nil when it is (the rule registrations apply).
     public static func channelNameProblem(_ name: String) -> String? {
         do {

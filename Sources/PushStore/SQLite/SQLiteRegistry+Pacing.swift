@@ -1,6 +1,6 @@
 import PushCore
 
-extension Registry {
+extension SQLiteRegistry {
     /// Stores broadcast `id`'s rate, or removes it (nil). A new rate starts its schedule afresh, now (it owes nothing to the
     /// old one); the same rate again (a second run of the id) keeps the schedule the running processes share.
     public func setRate(id: String, perSecond: Double?) throws(StoreError) {

@@ -1,6 +1,6 @@
 import PushCore
 
-/// What ``Registry/prune(app:token:reason:apnsTimestampMs:)`` did.
+/// What ``SQLiteRegistry/prune(app:token:reason:apnsTimestampMs:)`` did.
 public enum PruneOutcome: Sendable, Equatable {
     /// The token was removed.
     case deleted
@@ -28,7 +28,7 @@ public struct PruneLogEntry: Sendable, Equatable {
     public var atMs: Int64
 }
 
-extension Registry {
+extension SQLiteRegistry {
     /// Applies an APNs verdict to a token. `Unregistered` / `ExpiredToken` (410) delete only when the
     /// token's last registration is earlier than `apnsTimestampMs` (Apple: keep the token if the device
     /// registered it again later); with no timestamp they delete. `BadDeviceToken` and

@@ -1,6 +1,6 @@
 import PushCore
 
-extension Registry {
+extension SQLiteRegistry {
     /// How many devices `app` has, optionally only those in `channel` and/or `environment`.
     /// Uses the (app, token) index, or the (app, channel, token) index with a channel.
     public func count(
@@ -90,7 +90,7 @@ extension Registry {
             if let channel { try select.bind(5, channel) }
             var devices: [RegisteredDevice] = []
             devices.reserveCapacity(min(limit, 10_000))
-            while try select.step() { devices.append(try Registry.device(from: select)) }
+            while try select.step() { devices.append(try SQLiteRegistry.device(from: select)) }
             return devices
         }
     }

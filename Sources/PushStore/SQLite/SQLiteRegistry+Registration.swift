@@ -1,6 +1,6 @@
 import PushCore
 
-extension Registry {
+extension SQLiteRegistry {
     /// Registers `token` for `app` in one transaction: removes `oldToken` if present and different,
     /// upserts `token` and refreshes its last-registered time. With `channels` nil the device keeps its
     /// channels and inherits the old token's. Re-posting the same token is idempotent.

@@ -4,7 +4,7 @@ import PushCore
 /// short write transaction, so registrations and outcome commits wait for at most one batch. The pages freed
 /// go to SQLite's free list and are reused by later inserts, so the file stops growing once the retention
 /// window is full (no VACUUM; the file format, `auto_vacuum` included, is unchanged).
-extension Registry {
+extension SQLiteRegistry {
     public func trimHistory(before cutoffMs: Int64, batchSize: Int) throws(StoreError) -> RetentionReport {
         let batch = Int64(max(1, batchSize))
         var report = RetentionReport(cutoffMs: cutoffMs)

@@ -2,7 +2,7 @@ import PushCore
 
 /// The SQLite side of a claim's work (see ``BackendDeliveryStore``): every write checks the shard's fence in
 /// its own transaction.
-extension Registry {
+extension SQLiteRegistry {
     /// One keyset page of an explicit-token broadcast in (`after`, `through`], with each token's registered
     /// environment if any.
     func explicitTargets(id: String, after: String, through: String, limit: Int) throws(StoreError) -> [DeliveryTarget] {

@@ -2,7 +2,7 @@ import PushCore
 
 /// The SQLite side of shards (see ``DeliveryStore``): one writer at a time, so a claim is a plain write
 /// transaction; fences and expiry work exactly as on PostgreSQL.
-extension Registry {
+extension SQLiteRegistry {
     /// Makes a broadcast workable (see ``DeliveryStore/startBroadcast(id:shardSize:newRound:)``).
     func startBroadcast(id: String, shardSize: Int, newRound: Bool) throws(StoreError) -> BroadcastRecord {
         let now = nowMs()

@@ -3,7 +3,7 @@ import PushCore
 /// The webhook outbox on SQLite (see ``DeliveryStore/claimWebhookEvents(app:limit:leaseMs:)``). A lease is a
 /// due time moved into the future: a claimed event is not due again until the lease ends, and a delivered
 /// one is deleted.
-extension Registry {
+extension SQLiteRegistry {
     static func insertWebhookEvents(_ events: [WebhookEvent], now: Int64, in db: Connection) throws(StoreError) {
         guard !events.isEmpty else { return }
         let insert = try db.statement("""

@@ -7,7 +7,7 @@ import PushCore
 /// write lock up front (`BEGIN IMMEDIATE`) and wait up to the busy timeout, so `SQLITE_BUSY` does not
 /// escape under ordinary contention. Reads use a second connection, so a broadcast stream never waits for
 /// writers (WAL), and each streamed batch is its own short read transaction so checkpoints are not starved.
-public final class Registry: RegistryStore {
+public final class SQLiteRegistry: RegistryStore {
     /// The database file.
     public let path: String
     /// The options it was opened with.
@@ -26,7 +26,7 @@ public final class Registry: RegistryStore {
     /// an older schema. Throws `.schemaTooNew` for a database written by a newer build.
     public init(
         path: String, options: RegistryOptions = .init(),
-        nowMs: @escaping @Sendable () -> Int64 = Registry.systemNowMs
+        nowMs: @escaping @Sendable () -> Int64 = SQLiteRegistry.systemNowMs
     ) throws(StoreError) {
         self.path = path
         self.options = options
@@ -40,7 +40,7 @@ public final class Registry: RegistryStore {
             }
         }
         let write = try Connection(path: path, busyTimeoutMs: options.busyTimeoutMs, synchronous: "FULL")
-        try Schema.migrate(write, path: path)
+        try SQLiteSchema.migrate(write, path: path)
         try write.execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
         // The writer's page cache (see `RegistryOptions.writerCacheKiB`). The reader keeps SQLite's small
         // default so streaming stays within a few MB.

@@ -2,7 +2,7 @@ import PushCore
 
 /// The registry's schema as numbered migrations. Version N is reached by running migrations 1…N in order;
 /// the version lives in the one-row `schema_version` table. Never edit a shipped migration: add one.
-enum Schema {
+enum SQLiteSchema {
     /// The version this build writes. A database with a higher version is refused.
     static var currentVersion: Int64 { Int64(migrations.count) }
 
