@@ -1,5 +1,6 @@
 // The only file in PushStore that talks to SQLite's C API. Everything else uses Connection and Statement.
 import CSQLite
+import PushCore
 
 /// Turns a SQLite result code into a thrown ``StoreError``; `OK`, `ROW` and `DONE` pass.
 /// Every C call in this file goes through here, like swift-nio's `syscall()`.
@@ -16,7 +17,9 @@ func check(_ rc: Int32, _ db: OpaquePointer?, _ context: @autoclosure () -> Stri
     case SQLITE_IOERR, SQLITE_FULL: code = .ioError
     default: code = .unknown(rc)
     }
-    throw StoreError(code, "\(context()): \(detail)")
+    // The extended code says which kind of busy, I/O error or constraint (e.g. SQLITE_BUSY_SNAPSHOT 517).
+    let extended = db.map { sqlite3_extended_errcode($0) } ?? rc
+    throw StoreError(code, "\(context()): \(detail)", backendCode: .sqlite(result: rc & 0xff, extended: extended))
 }
 
 /// One SQLite connection. Not thread-safe by itself: ``SQLiteRegistry`` only uses it under a lock.
