@@ -1,7 +1,7 @@
 import PostgresNIO
 import PushCore
 
-/// The PostgreSQL commit of a batch of outcomes (see ``DeliveryBackend/commit(_:)``).
+/// The PostgreSQL commit of a batch of outcomes (see ``DeliveryStore/commit(_:)``).
 extension PostgresRegistry {
     /// Writes a batch: the shard's fence check and checkpoint, the claim's count, the broadcast's counters, the
     /// rows of devices that need action later, the delivery-log rows and counters and the last-success times —
@@ -12,9 +12,9 @@ extension PostgresRegistry {
     /// fence keeps every other writer off the shard's rows), and prunes (rare: a dead token) need the gated
     /// prune's per-token logic: such a batch runs in a transaction — prunes, the read, the statement, and for an
     /// app with a webhook the outbox events of its prunes and final failures.
-    func commit(_ batch: OutcomeBatch) throws(StoreError) -> CommitReceipt {
+    public func commit(_ batch: OutcomeBatch) throws(StoreError) -> CommitReceipt {
         let prunes = batch.outcomes.filter { o in
-            o.kind == .tokenDead && o.prune.map { SQLiteRegistry.prunes($0.reason) } == true
+            o.kind == .tokenDead && o.prune.map { PruneGate.prunes($0.reason) } == true
         }
         let lookUp = batch.tokensToLookUp
         guard prunes.isEmpty && batch.releasedPrunes.isEmpty && !batch.hasFailureEvents && lookUp.isEmpty else {
@@ -135,7 +135,7 @@ extension PostgresRegistry {
                 SELECT (SELECT count(*) FROM fenced), (SELECT count(*) FROM broadcasts WHERE id = \(id) AND state = 'cancelled')
                 """, as: (Int64, Int64).self)
             guard let (held, cancelled) = ok.first, held == 1 else {
-                throw SQLiteRegistry.lostShard(id: id, index: Int(shard), fence: fence)
+                throw ShardFence.lost(id: id, index: Int(shard), fence: fence)
             }
             return cancelled > 0
         }
@@ -203,7 +203,7 @@ extension PostgresRegistry {
                 (SELECT count(*) FROM broadcasts WHERE id = \(id)::text AND state = 'cancelled')
             """, as: (Int64, Int64).self)
         guard let (held, cancelled) = ok.first, held == 1 else {
-            throw SQLiteRegistry.lostShard(id: job?.id ?? "", index: job?.shard ?? 0, fence: job?.fence ?? 0)
+            throw ShardFence.lost(id: job?.id ?? "", index: job?.shard ?? 0, fence: job?.fence ?? 0)
         }
         return cancelled > 0
     }

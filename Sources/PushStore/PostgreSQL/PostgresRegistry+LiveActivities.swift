@@ -38,8 +38,7 @@ extension PostgresRegistry {
                 RETURNING (xmax = 0)
                 """, as: (Bool).self)
             else { throw StoreError(.unknown(0), "insert returned nothing") }
-            if let previous { return .replaced(DeviceToken(trustedCanonicalHex: previous)) }
-            return isNew ? .created : .updated
+            return .of(replacing: previous.map { DeviceToken(trustedCanonicalHex: $0) }, created: isNew)
         }
     }
 
@@ -84,14 +83,14 @@ extension PostgresRegistry {
 
     /// The prune of a token that is not a device: a Live Activity token, gated and logged like a device's.
     func pruneLiveActivityToken(
-        app: String, token: DeviceToken, gated: Bool, apnsTimestampMs: Int64?, in db: PostgresSession
+        app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?, in db: PostgresSession
     ) throws(StoreError) -> (keep: Bool, lastRegisteredMs: Int64)? {
         let hex = token.hex
         guard let last = try db.row("""
             SELECT last_registered_ms FROM live_activity_tokens WHERE app = \(app) AND token = \(hex) FOR UPDATE
             """, as: (Int64).self)
         else { return nil }
-        let keep = gated && apnsTimestampMs.map { last >= $0 } == true
+        let keep = PruneGate.keeps(reason: reason, lastRegisteredMs: last, apnsTimestampMs: apnsTimestampMs)
         if !keep { try db.query("DELETE FROM live_activity_tokens WHERE app = \(app) AND token = \(hex)") }
         return (keep, last)
     }

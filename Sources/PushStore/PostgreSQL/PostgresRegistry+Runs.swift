@@ -1,10 +1,10 @@
 import PostgresNIO
 import PushCore
 
-/// The PostgreSQL side of a claim's work (see ``BackendDeliveryStore``): every fenced write names its shard's
+/// The PostgreSQL side of a claim's work (see ``DeliveryStore``): every fenced write names its shard's
 /// fence (the commit: ``commit(_:)``).
 extension PostgresRegistry {
-    func explicitTargets(id: String, after: String, through: String, limit: Int) throws(StoreError) -> [DeliveryTarget] {
+    public func explicitTargets(id: String, after: String, through: String, limit: Int) throws(StoreError) -> [DeliveryTarget] {
         let limit = Int64(limit)
         return try pool.withConnection { (db) throws(StoreError) -> [DeliveryTarget] in
             try db.rows("""
@@ -17,7 +17,7 @@ extension PostgresRegistry {
         }
     }
 
-    func storedOutcomes(id: String, after: String, through: String) throws(StoreError) -> [String: StoredOutcome] {
+    public func storedOutcomes(id: String, after: String, through: String) throws(StoreError) -> [String: StoredOutcome] {
         try pool.withConnection { (db) throws(StoreError) -> [String: StoredOutcome] in
             var out: [String: StoredOutcome] = [:]
             for (token, kind, dup, run) in try db.rows("""
@@ -33,7 +33,7 @@ extension PostgresRegistry {
         }
     }
 
-    func targetPage(app: String, channel: String?, environment: APNsEnvironment?, after: String, through: String, limit: Int)
+    public func targetPage(app: String, channel: String?, environment: APNsEnvironment?, after: String, through: String, limit: Int)
         throws(StoreError) -> [DeliveryTarget]
     {
         if let channel { try Channels.validate(channel) }
@@ -60,7 +60,7 @@ extension PostgresRegistry {
         }
     }
 
-    func deferredTargets(id: String, beforeRun run: Int, after: String, through: String, limit: Int)
+    public func deferredTargets(id: String, beforeRun run: Int, after: String, through: String, limit: Int)
         throws(StoreError) -> [(target: DeliveryTarget, previous: StoredOutcome)]
     {
         let (run, limit) = (Int64(run), Int64(limit))
@@ -80,7 +80,7 @@ extension PostgresRegistry {
         }
     }
 
-    func markDispatched(id: String, index: Int, fence: Int64, pass: DeliveryPass, run: Int, through: String) throws(StoreError) {
+    public func markDispatched(id: String, index: Int, fence: Int64, pass: DeliveryPass, run: Int, through: String) throws(StoreError) {
         let (shard, run) = (Int64(index), Int64(run))
         let changed = try pool.withConnection { (db) throws(StoreError) -> Int in
             switch pass {
@@ -97,10 +97,10 @@ extension PostgresRegistry {
                     """)
             }
         }
-        guard changed == 1 else { throw SQLiteRegistry.lostShard(id: id, index: index, fence: fence) }
+        guard changed == 1 else { throw ShardFence.lost(id: id, index: index, fence: fence) }
     }
 
-    func noteUnstartable(id: String, error: String) throws(StoreError) {
+    public func noteUnstartable(id: String, error: String) throws(StoreError) {
         try pool.withConnection { (db) throws(StoreError) in
             _ = try db.query("""
                 UPDATE broadcasts SET error = \(error), updated_ms = coalesce(\(now)::bigint, pp_now_ms()),

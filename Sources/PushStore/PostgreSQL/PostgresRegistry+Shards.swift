@@ -10,15 +10,16 @@ extension PostgresRegistry {
     /// The channel workers `LISTEN` on.
     static let shardChannel = "pushprovider_shards"
 
-    func startBroadcast(id: String, shardSize: Int, newRound: Bool) throws(StoreError) -> BroadcastRecord {
+    public func startBroadcast(id: String, shardSize: Int, newRound: Bool) throws(StoreError) -> BroadcastRecord {
         try pool.transaction { (db) throws(StoreError) -> BroadcastRecord in
             guard let record = try broadcast(id: id, in: db, lock: true) else {
                 throw StoreError(.invalidInput, "broadcast \(id) does not exist")
             }
-            // A cancelled job stays cancelled: nothing starts it again.
-            if record.state == .cancelled { return record }
             let shards = try db.row("SELECT count(*)::bigint FROM broadcast_shards WHERE broadcast_id = \(id)", as: (Int64).self) ?? Int64(0)
-            if shards == 0 {
+            switch BroadcastStart.step(for: record, hasShards: shards > 0, newRound: newRound) {
+            case .unchanged:
+                return record
+            case .split:
                 let total: Int64
                 if record.explicitTokens {
                     total = try db.row("SELECT count(*)::bigint FROM broadcast_tokens WHERE broadcast_id = \(id)", as: (Int64).self) ?? Int64(0)
@@ -44,18 +45,15 @@ extension PostgresRegistry {
                     WHERE id = \(id)
                     """)
                 try notify(id, in: db)
-            } else if record.state == .completed {
-                if newRound {
-                    try db.query("UPDATE broadcast_shards SET state = 'pending', available_ms = 0 WHERE broadcast_id = \(id)")
-                    try db.query("""
-                        UPDATE broadcasts SET state = 'running', run = run + 1, error = NULL,
-                            updated_ms = coalesce(\(now)::bigint, pp_now_ms()), finished_ms = NULL
-                        WHERE id = \(id)
-                        """)
-                    try notify(id, in: db)
-                }
-            } else {
-                // Started again by hand (or by the server): shards given back after a failure need not wait.
+            case .newRound:
+                try db.query("UPDATE broadcast_shards SET state = 'pending', available_ms = 0 WHERE broadcast_id = \(id)")
+                try db.query("""
+                    UPDATE broadcasts SET state = 'running', run = run + 1, error = NULL,
+                        updated_ms = coalesce(\(now)::bigint, pp_now_ms()), finished_ms = NULL
+                    WHERE id = \(id)
+                    """)
+                try notify(id, in: db)
+            case .resume:
                 try db.query("UPDATE broadcast_shards SET available_ms = 0 WHERE broadcast_id = \(id) AND state = 'pending'")
                 try db.query("""
                     UPDATE broadcasts SET state = 'running', updated_ms = coalesce(\(now)::bigint, pp_now_ms())
@@ -71,8 +69,7 @@ extension PostgresRegistry {
     /// Every `size`-th targeted token in key order (the last token of each shard but the last), in one scan;
     /// at most 65,535 cuts.
     func shardCuts(of record: BroadcastRecord, total: Int64, size: Int, in db: PostgresSession) throws(StoreError) -> [String] {
-        let size = max(Int64(max(1, size)), (total + 65_535) / 65_536)
-        guard total > size else { return [] }
+        guard let size = BroadcastStart.cutEvery(total: total, shardSize: size) else { return [] }
         let (id, app, channel, env) = (record.id, record.app, record.channel, record.environment?.rawValue)
         let query: PostgresQuery
         if record.explicitTokens {
@@ -98,28 +95,31 @@ extension PostgresRegistry {
         return try db.rows(query, as: (String).self)
     }
 
-    func claimShard(
-        broadcastId: String?, apps: [String]?, owner: String, ttlMs: Int64, ownerIsDead: (String) -> Bool
+    public func claimShard(
+        broadcastId: String?, apps: [String]?, owner: String, ttlMs: Int64, ownerIsDead: @Sendable (String) -> Bool
     ) throws(StoreError) -> BroadcastShard? {
         try pool.transaction { (db) throws(StoreError) -> BroadcastShard? in
             let nowMs = try db.row("SELECT coalesce(\(now)::bigint, pp_now_ms())", as: (Int64).self) ?? Int64(0)
-            // Claims of processes on this host that are gone (a crash, kill -9) can be taken over at once.
-            let host = String(owner.prefix { $0 != ":" }) + ":"
+            let host = ShardClaim(owner: owner, now: nowMs, dead: []).hostPrefix
             let live = try db.rows("""
                 SELECT DISTINCT owner FROM broadcast_shards
                 WHERE state = 'claimed' AND owner <> \(owner) AND starts_with(owner, \(host)) AND expires_ms >= \(nowMs)
                 """, as: (String).self)
-            let dead = live.filter(ownerIsDead)
-            guard let (id, index) = try db.row("""
+            let dead = Array(ShardClaim.deadHolders(among: live, owner: owner, isDead: ownerIsDead))
+            var binds = PostgresBindings()
+            binds.append(nowMs)
+            binds.append(dead)
+            binds.append(broadcastId)
+            binds.append(apps)
+            guard let (id, index) = try db.row(PostgresQuery(unsafeSQL: """
                 SELECT s.broadcast_id, s.shard::bigint FROM broadcast_shards s JOIN broadcasts b ON b.id = s.broadcast_id
                 WHERE s.state <> 'done' AND b.state IN ('running', 'interrupted')
-                    AND (\(broadcastId)::text IS NULL OR s.broadcast_id = \(broadcastId))
-                    AND (\(apps)::text[] IS NULL OR b.app = ANY(\(apps)::text[]))
-                    AND ((s.state = 'pending' AND s.available_ms <= \(nowMs))
-                        OR (s.state = 'claimed' AND (s.expires_ms < \(nowMs) OR s.owner = ANY(\(dead)::text[]))))
+                    AND ($3::text IS NULL OR s.broadcast_id = $3)
+                    AND ($4::text[] IS NULL OR b.app = ANY($4::text[]))
+                    AND \(ShardClaim.postgresCondition)
                 ORDER BY b.created_ms, s.broadcast_id, s.shard
                 LIMIT 1 FOR UPDATE OF s SKIP LOCKED
-                """, as: (String, Int64).self)
+                """, binds: binds), as: (String, Int64).self)
             else { return nil }
             try db.query("""
                 UPDATE broadcast_claims SET ended_ms = \(nowMs), ending = 'taken over'
@@ -142,7 +142,7 @@ extension PostgresRegistry {
         }
     }
 
-    func renewShard(id: String, index: Int, fence: Int64, ttlMs: Int64) throws(StoreError) -> Bool {
+    public func renewShard(id: String, index: Int, fence: Int64, ttlMs: Int64) throws(StoreError) -> Bool {
         let index = Int64(index)
         return try pool.withConnection { (db) throws(StoreError) -> Bool in
             try db.changes("""
@@ -153,7 +153,7 @@ extension PostgresRegistry {
         }
     }
 
-    func finishShard(id: String, index: Int, fence: Int64, end: ShardEnd) throws(StoreError) -> BroadcastState {
+    public func finishShard(id: String, index: Int, fence: Int64, end: ShardEnd) throws(StoreError) -> BroadcastState {
         let shard = Int64(index)
         return try pool.transaction { (db) throws(StoreError) -> BroadcastState in
             let nowMs = try db.row("SELECT coalesce(\(now)::bigint, pp_now_ms())", as: (Int64).self) ?? Int64(0)
@@ -177,7 +177,7 @@ extension PostgresRegistry {
                     WHERE broadcast_id = \(id) AND shard = \(shard) AND fence = \(fence) AND state = 'claimed'
                     """)
             }
-            guard changed == 1 else { throw SQLiteRegistry.lostShard(id: id, index: index, fence: fence) }
+            guard changed == 1 else { throw ShardFence.lost(id: id, index: index, fence: fence) }
             try db.query("""
                 UPDATE broadcast_claims SET ended_ms = \(nowMs), ending = \(ending)
                 WHERE broadcast_id = \(id) AND shard = \(shard) AND fence = \(fence)
@@ -210,7 +210,7 @@ extension PostgresRegistry {
         }
     }
 
-    func shards(id: String) throws(StoreError) -> [BroadcastShard] {
+    public func shards(id: String) throws(StoreError) -> [BroadcastShard] {
         try pool.withConnection { (db) throws(StoreError) -> [BroadcastShard] in
             var out: [BroadcastShard] = []
             for row in try db.rows(
@@ -222,7 +222,7 @@ extension PostgresRegistry {
         }
     }
 
-    func workers(id: String) throws(StoreError) -> [String: Int] {
+    public func workers(id: String) throws(StoreError) -> [String: Int] {
         try pool.withConnection { (db) throws(StoreError) -> [String: Int] in
             var out: [String: Int] = [:]
             for (owner, sent) in try db.rows("""

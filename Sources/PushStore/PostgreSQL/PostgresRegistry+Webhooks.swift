@@ -18,7 +18,7 @@ extension PostgresRegistry {
             """)
     }
 
-    func claimWebhookEvents(app: String, limit: Int, leaseMs: Int64) throws(StoreError) -> [WebhookEvent] {
+    public func claimWebhookEvents(app: String, limit: Int, leaseMs: Int64) throws(StoreError) -> [WebhookEvent] {
         let limit = Int64(limit)
         return try pool.withConnection { (db) throws(StoreError) -> [WebhookEvent] in
             let rows = try db.rows("""
@@ -38,13 +38,13 @@ extension PostgresRegistry {
         }
     }
 
-    func deleteWebhookEvents(ids: [Int64]) throws(StoreError) {
+    public func deleteWebhookEvents(ids: [Int64]) throws(StoreError) {
         try pool.withConnection { (db) throws(StoreError) in
             _ = try db.query("DELETE FROM webhook_events WHERE id = ANY(\(ids)::bigint[])")
         }
     }
 
-    func retryWebhookEvents(ids: [Int64], afterMs: Int64) throws(StoreError) {
+    public func retryWebhookEvents(ids: [Int64], afterMs: Int64) throws(StoreError) {
         try pool.withConnection { (db) throws(StoreError) in
             _ = try db.query("""
                 UPDATE webhook_events SET attempts = attempts + 1, due_ms = coalesce(\(now)::bigint, pp_now_ms()) + \(afterMs)
@@ -53,7 +53,7 @@ extension PostgresRegistry {
         }
     }
 
-    func webhookBacklog(app: String) throws(StoreError) -> Int {
+    public func webhookBacklog(app: String) throws(StoreError) -> Int {
         try pool.withConnection { (db) throws(StoreError) -> Int in
             Int(try db.row("SELECT count(*)::bigint FROM webhook_events WHERE app = \(app)", as: (Int64).self) ?? Int64(0))
         }

@@ -17,6 +17,9 @@ public final class PostgresRegistry: RegistryStore {
     let counterBucket = Int16.random(in: 0..<16)
     /// Wakes workers waiting for shards (``DeliveryStore/waitForWork(timeoutMs:)``).
     let wakeups: PostgresWakeups
+    /// Runs this registry's blocking calls for async callers: the pool's connections plus four, so a call
+    /// that waits for a connection (or for a statement's deadline on a vanished host) never holds up all of them.
+    public let executor: StoreExecutor
 
     /// Opens (and migrates) the database at `url` with a pool of `connections` connections. `password` is
     /// sent only if the server asks for one. A statement unanswered for `queryTimeoutSeconds` fails as
@@ -30,6 +33,7 @@ public final class PostgresRegistry: RegistryStore {
         pool = try PostgresPool(
             url: url, password: password, size: connections, queryTimeout: .seconds(Int64(queryTimeoutSeconds)), logger: logger)
         wakeups = PostgresWakeups(pool: pool, channel: Self.shardChannel)
+        executor = StoreExecutor(threads: connections + 4)
         try PostgresSchema.migrate(pool)
     }
 
@@ -58,8 +62,9 @@ public final class PostgresRegistry: RegistryStore {
     /// The URL (it holds no password).
     public var location: String { url.description }
 
-    /// The delivery engine's view of this database.
-    public var deliveryStore: any DeliveryStore { BackendDeliveryStore(self) }
+    /// Waits for a `NOTIFY` from a process that started a broadcast or gave a shard back, or `timeoutMs`.
+    public func waitForWork(timeoutMs: Int) async { await wakeups.wait(timeoutMs: timeoutMs, executor: executor) }
+
 
     /// The injected clock's time, or nil for the database's (`coalesce(\(now), pp_now_ms())` in SQL).
     var now: Int64? { clock?() }
@@ -166,7 +171,7 @@ public final class PostgresRegistry: RegistryStore {
     private func register(_ request: RegistrationRequest, channels given: [String]?, in db: PostgresSession) throws(StoreError) -> RegistrationOutcome {
         let app = request.app
         var replaced: StoredDevice?
-        if let old = request.oldToken, old != request.token, let row = try find(app: app, token: old, lock: true, in: db) {
+        if let old = request.tokenToReplace, let row = try find(app: app, token: old, lock: true, in: db) {
             try db.query("DELETE FROM devices WHERE id = \(row.id)")
             replaced = row
         }
@@ -203,8 +208,7 @@ public final class PostgresRegistry: RegistryStore {
             created = isNew
             if let channels, !channels.isEmpty || !isNew { try setChannels(channels, of: id, app: app, token: request.token, in: db) }
         }
-        if let old = request.oldToken, replaced != nil { return .replaced(old) }
-        return created ? .created : .updated
+        return .of(replacing: replaced == nil ? nil : request.oldToken, created: created)
     }
 
     private func setChannels(_ channels: [String], of id: Int64, app: String, token: DeviceToken, in db: PostgresSession) throws(StoreError) {
@@ -323,25 +327,24 @@ public final class PostgresRegistry: RegistryStore {
 
     @discardableResult
     public func prune(app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?) throws(StoreError) -> PruneOutcome {
-        guard SQLiteRegistry.prunes(reason) else { throw StoreError(.invalidInput, "APNs reason \(reason.rawValue) does not prune a token") }
+        try PruneGate.check(reason)
         return try pool.transaction { (db) throws(StoreError) -> PruneOutcome in
             try prune(app: app, token: token, reason: reason, apnsTimestampMs: apnsTimestampMs, in: db)
         }
     }
 
     func prune(app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?, in db: PostgresSession) throws(StoreError) -> PruneOutcome {
-        let gated = reason == .unregistered || reason == .expiredToken
         let keep: Bool, lastRegisteredMs: Int64
         if let row = try find(app: app, token: token, lock: true, in: db) {
-            keep = gated && apnsTimestampMs.map { row.lastRegisteredMs >= $0 } == true
+            keep = PruneGate.keeps(reason: reason, lastRegisteredMs: row.lastRegisteredMs, apnsTimestampMs: apnsTimestampMs)
             lastRegisteredMs = row.lastRegisteredMs
             if !keep { try db.query("DELETE FROM devices WHERE id = \(row.id)") }
-        } else if let la = try pruneLiveActivityToken(app: app, token: token, gated: gated, apnsTimestampMs: apnsTimestampMs, in: db) {
+        } else if let la = try pruneLiveActivityToken(app: app, token: token, reason: reason, apnsTimestampMs: apnsTimestampMs, in: db) {
             (keep, lastRegisteredMs) = la
         } else {
             return .notFound
         }
-        let (hex, action, reasonText) = (token.hex, keep ? "skipped" : "deleted", reason.rawValue)
+        let (hex, action, reasonText) = (token.hex, PruneGate.action(keep: keep), reason.rawValue)
         try db.query("""
             INSERT INTO prune_log (app, token, reason, action, apns_timestamp_ms, last_registered_ms, at_ms)
             VALUES (\(app), \(hex), \(reasonText), \(action), \(apnsTimestampMs), \(lastRegisteredMs), coalesce(\(now)::bigint, pp_now_ms()))
@@ -350,7 +353,7 @@ public final class PostgresRegistry: RegistryStore {
             INSERT INTO prune_counters (app, reason, action, bucket, count) VALUES (\(app), \(reasonText), \(action), \(counterBucket), 1)
             ON CONFLICT (app, reason, action, bucket) DO UPDATE SET count = prune_counters.count + 1
             """)
-        return keep ? .skippedNewerRegistration : .deleted
+        return PruneGate.outcome(keep: keep)
     }
 
     public func pruneLog(app: String, limit: Int = 100) throws(StoreError) -> [PruneLogEntry] {

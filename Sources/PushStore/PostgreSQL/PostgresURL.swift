@@ -1,3 +1,5 @@
+import PushCore
+
 /// A PostgreSQL database named by `postgres://user@host:port/database[?sslmode=disable|require]`. The
 /// password never appears in it: it comes from a file or an environment variable (see ``PostgresRegistry/open(url:passwordFile:passwordEnv:)``).
 public struct PostgresURL: Sendable, Equatable, CustomStringConvertible {

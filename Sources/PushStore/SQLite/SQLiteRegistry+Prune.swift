@@ -1,33 +1,5 @@
 import PushCore
 
-/// What ``SQLiteRegistry/prune(app:token:reason:apnsTimestampMs:)`` did.
-public enum PruneOutcome: Sendable, Equatable {
-    /// The token was removed.
-    case deleted
-    /// Kept: it was registered at or after APNs' 410 timestamp, so the device registered it again.
-    case skippedNewerRegistration
-    /// The token was not registered.
-    case notFound
-}
-
-/// One row of the prune log.
-public struct PruneLogEntry: Sendable, Equatable {
-    /// The app id.
-    public var app: String
-    /// The token.
-    public var token: DeviceToken
-    /// APNs' reason.
-    public var reason: APNsReason
-    /// `deleted` or `skippedNewerRegistration` (never `notFound`: nothing is logged then).
-    public var outcome: PruneOutcome
-    /// APNs' `timestamp` for a 410, if it sent one.
-    public var apnsTimestampMs: Int64?
-    /// The token's last-registered time when it was pruned or kept.
-    public var lastRegisteredMs: Int64?
-    /// When the prune ran.
-    public var atMs: Int64
-}
-
 extension SQLiteRegistry {
     /// Applies an APNs verdict to a token. `Unregistered` / `ExpiredToken` (410) delete only when the
     /// token's last registration is earlier than `apnsTimestampMs` (Apple: keep the token if the device
@@ -38,18 +10,10 @@ extension SQLiteRegistry {
     public func prune(
         app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?
     ) throws(StoreError) -> PruneOutcome {
-        guard Self.prunes(reason) else { throw StoreError(.invalidInput, "APNs reason \(reason.rawValue) does not prune a token") }
+        try PruneGate.check(reason)
         let now = nowMs()
         return try write { (db) throws(StoreError) -> PruneOutcome in
             try Self.prune(app: app, token: token, reason: reason, apnsTimestampMs: apnsTimestampMs, now: now, in: db)
-        }
-    }
-
-    /// True for the reasons that remove a token.
-    static func prunes(_ reason: APNsReason) -> Bool {
-        switch reason {
-        case .unregistered, .expiredToken, .badDeviceToken, .deviceTokenNotForTopic: true
-        default: false
         }
     }
 
@@ -57,13 +21,12 @@ extension SQLiteRegistry {
     static func prune(
         app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?, now: Int64, in db: Connection
     ) throws(StoreError) -> PruneOutcome {
-        let gated = reason == .unregistered || reason == .expiredToken
         let keep: Bool, lastRegisteredMs: Int64
         if let row = try find(app: app, token: token, in: db) {
-            keep = gated && apnsTimestampMs.map { row.lastRegisteredMs >= $0 } == true
+            keep = PruneGate.keeps(reason: reason, lastRegisteredMs: row.lastRegisteredMs, apnsTimestampMs: apnsTimestampMs)
             lastRegisteredMs = row.lastRegisteredMs
             if !keep { try deleteDevice(id: row.id, in: db) }
-        } else if let la = try pruneLiveActivityToken(app: app, token: token, gated: gated, apnsTimestampMs: apnsTimestampMs, in: db) {
+        } else if let la = try pruneLiveActivityToken(app: app, token: token, reason: reason, apnsTimestampMs: apnsTimestampMs, in: db) {
             (keep, lastRegisteredMs) = la
         } else {
             return .notFound
@@ -76,20 +39,20 @@ extension SQLiteRegistry {
         try log.bind(1, app)
         try log.bind(2, token.hex)
         try log.bind(3, reason.rawValue)
-        try log.bind(4, keep ? "skipped" : "deleted")
+        try log.bind(4, PruneGate.action(keep: keep))
         let counter = try db.statement("""
             INSERT INTO prune_counters (app, reason, action, count) VALUES (?1, ?2, ?3, 1)
             ON CONFLICT (app, reason, action) DO UPDATE SET count = count + 1
             """)
         try counter.bind(1, app)
         try counter.bind(2, reason.rawValue)
-        try counter.bind(3, keep ? "skipped" : "deleted")
+        try counter.bind(3, PruneGate.action(keep: keep))
         try counter.run()
         try log.bind(5, apnsTimestampMs)
         try log.bind(6, lastRegisteredMs)
         try log.bind(7, now)
         try log.run()
-        return keep ? .skippedNewerRegistration : .deleted
+        return PruneGate.outcome(keep: keep)
     }
 
     /// The newest prune-log entries of `app`, newest first.

@@ -89,8 +89,7 @@ extension SQLiteRegistry {
         _ request: RegistrationRequest, channels given: [String]?, now: Int64, in db: Connection
     ) throws(StoreError) -> RegistrationOutcome {
         var replaced: StoredDevice?
-        if let old = request.oldToken, old != request.token,
-           let row = try find(app: request.app, token: old, in: db) {
+        if let old = request.tokenToReplace, let row = try find(app: request.app, token: old, in: db) {
             try deleteDevice(id: row.id, in: db)
             replaced = row
         }
@@ -126,8 +125,7 @@ extension SQLiteRegistry {
             insert.reset()
             if let channels, !channels.isEmpty { try setChannels(channels, of: id, request, in: db) }
         }
-        if let old = request.oldToken, replaced != nil { return .replaced(old) }
-        return existing == nil ? .created : .updated
+        return .of(replacing: replaced == nil ? nil : request.oldToken, created: existing == nil)
     }
 
     /// Rewrites the channel index rows of one device.

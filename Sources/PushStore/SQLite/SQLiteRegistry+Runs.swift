@@ -1,11 +1,11 @@
 import PushCore
 
-/// The SQLite side of a claim's work (see ``BackendDeliveryStore``): every write checks the shard's fence in
+/// The SQLite side of a claim's work (see ``DeliveryStore``): every write checks the shard's fence in
 /// its own transaction.
 extension SQLiteRegistry {
     /// One keyset page of an explicit-token broadcast in (`after`, `through`], with each token's registered
     /// environment if any.
-    func explicitTargets(id: String, after: String, through: String, limit: Int) throws(StoreError) -> [DeliveryTarget] {
+    public func explicitTargets(id: String, after: String, through: String, limit: Int) throws(StoreError) -> [DeliveryTarget] {
         try read { (db) throws(StoreError) -> [DeliveryTarget] in
             let select = try db.statement("""
                 SELECT t.token, d.environment FROM broadcast_tokens t
@@ -29,7 +29,7 @@ extension SQLiteRegistry {
     }
 
     /// Outcomes stored for tokens in (`after`, `through`], by token hex.
-    func storedOutcomes(id: String, after: String, through: String) throws(StoreError) -> [String: StoredOutcome] {
+    public func storedOutcomes(id: String, after: String, through: String) throws(StoreError) -> [String: StoredOutcome] {
         try read { (db) throws(StoreError) -> [String: StoredOutcome] in
             let select = try db.statement("""
                 SELECT token, kind, possibly_duplicated, run FROM broadcast_outcomes
@@ -52,7 +52,7 @@ extension SQLiteRegistry {
     }
 
     /// One keyset page of registered devices in (`after`, `through`] (token and environment only).
-    func targetPage(app: String, channel: String?, environment: APNsEnvironment?, after: String, through: String, limit: Int)
+    public func targetPage(app: String, channel: String?, environment: APNsEnvironment?, after: String, through: String, limit: Int)
         throws(StoreError) -> [DeliveryTarget]
     {
         if let channel { try Channels.validate(channel) }
@@ -88,7 +88,7 @@ extension SQLiteRegistry {
     }
 
     /// One keyset page of tokens in (`after`, `through`] deferred, or left pending, by a run before `run`.
-    func deferredTargets(id: String, beforeRun run: Int, after: String, through: String, limit: Int)
+    public func deferredTargets(id: String, beforeRun run: Int, after: String, through: String, limit: Int)
         throws(StoreError) -> [(target: DeliveryTarget, previous: StoredOutcome)]
     {
         try read { (db) throws(StoreError) -> [(target: DeliveryTarget, previous: StoredOutcome)] in
@@ -120,7 +120,7 @@ extension SQLiteRegistry {
     }
 
     /// Raises the pass's dispatch mark of shard `index` to `through`, under `fence`.
-    func markDispatched(id: String, index: Int, fence: Int64, pass: DeliveryPass, run: Int, through: String) throws(StoreError) {
+    public func markDispatched(id: String, index: Int, fence: Int64, pass: DeliveryPass, run: Int, through: String) throws(StoreError) {
         try write { (db) throws(StoreError) in
             let sql: String
             switch pass {
@@ -139,7 +139,7 @@ extension SQLiteRegistry {
             try update.bind(4, through)
             if pass == .retry { try update.bind(5, Int64(run)) }
             try update.run()
-            guard db.changes == 1 else { throw Self.lostShard(id: id, index: index, fence: fence) }
+            guard db.changes == 1 else { throw ShardFence.lost(id: id, index: index, fence: fence) }
         }
     }
 
@@ -148,12 +148,12 @@ extension SQLiteRegistry {
     /// counters, the delivery-log rows and counters, the last-success times of logged accepted notifications,
     /// released BadDeviceToken prunes and the shard's checkpoint. A job's batch is written only while its fence
     /// holds the shard.
-    func commit(_ batch: OutcomeBatch) throws(StoreError) -> CommitReceipt {
+    public func commit(_ batch: OutcomeBatch) throws(StoreError) -> CommitReceipt {
         let now = nowMs()
         return try write { (db) throws(StoreError) -> CommitReceipt in
             var receipt = CommitReceipt()
             for o in batch.outcomes {
-                guard let prune = o.prune, o.kind == .tokenDead, Self.prunes(prune.reason) else { continue }
+                guard let prune = o.prune, o.kind == .tokenDead, PruneGate.prunes(prune.reason) else { continue }
                 let outcome = try Self.prune(
                     app: batch.app, token: o.token, reason: prune.reason, apnsTimestampMs: prune.apnsTimestampMs, now: now, in: db)
                 if outcome == .deleted { receipt.pruned.insert(o.token) }
@@ -286,7 +286,7 @@ extension SQLiteRegistry {
     }
 
     /// Records why a broadcast could not start; it stays resumable.
-    func noteUnstartable(id: String, error: String) throws(StoreError) {
+    public func noteUnstartable(id: String, error: String) throws(StoreError) {
         let now = nowMs()
         try write { (db) throws(StoreError) in
             let update = try db.statement("""

@@ -4,16 +4,17 @@ import PushCore
 /// transaction; fences and expiry work exactly as on PostgreSQL.
 extension SQLiteRegistry {
     /// Makes a broadcast workable (see ``DeliveryStore/startBroadcast(id:shardSize:newRound:)``).
-    func startBroadcast(id: String, shardSize: Int, newRound: Bool) throws(StoreError) -> BroadcastRecord {
+    public func startBroadcast(id: String, shardSize: Int, newRound: Bool) throws(StoreError) -> BroadcastRecord {
         let now = nowMs()
         return try write { (db) throws(StoreError) -> BroadcastRecord in
             guard let record = try Self.broadcast(id: id, in: db) else {
                 throw StoreError(.invalidInput, "broadcast \(id) does not exist")
             }
-            // A cancelled job stays cancelled: nothing starts it again.
-            if record.state == .cancelled { return record }
             let shardCount = try Self.scalar("SELECT count(*) FROM broadcast_shards WHERE broadcast_id = ?1", id, in: db)
-            if shardCount == 0 {
+            switch BroadcastStart.step(for: record, hasShards: shardCount > 0, newRound: newRound) {
+            case .unchanged:
+                return record
+            case .split:
                 let total: Int
                 if record.explicitTokens {
                     total = Int(try Self.scalar("SELECT count(*) FROM broadcast_tokens WHERE broadcast_id = ?1", id, in: db))
@@ -38,19 +39,16 @@ extension SQLiteRegistry {
                 try update.bind(2, Int64(total))
                 try update.bind(3, now)
                 try update.run()
-            } else if record.state == .completed {
-                if newRound {
-                    try Self.run("UPDATE broadcast_shards SET state = 'pending', available_ms = 0 WHERE broadcast_id = ?1", id, in: db)
-                    let update = try db.statement("""
-                        UPDATE broadcasts SET state = 'running', run = run + 1, error = NULL, updated_ms = ?2, finished_ms = NULL
-                        WHERE id = ?1
-                        """)
-                    try update.bind(1, id)
-                    try update.bind(2, now)
-                    try update.run()
-                }
-            } else {
-                // Started again by hand (or by the server): shards given back after a failure need not wait.
+            case .newRound:
+                try Self.run("UPDATE broadcast_shards SET state = 'pending', available_ms = 0 WHERE broadcast_id = ?1", id, in: db)
+                let update = try db.statement("""
+                    UPDATE broadcasts SET state = 'running', run = run + 1, error = NULL, updated_ms = ?2, finished_ms = NULL
+                    WHERE id = ?1
+                    """)
+                try update.bind(1, id)
+                try update.bind(2, now)
+                try update.run()
+            case .resume:
                 try Self.run("UPDATE broadcast_shards SET available_ms = 0 WHERE broadcast_id = ?1 AND state = 'pending'", id, in: db)
                 let update = try db.statement("UPDATE broadcasts SET state = 'running', updated_ms = ?2 WHERE id = ?1 AND state NOT IN ('running', 'cancelled')")
                 try update.bind(1, id)
@@ -65,8 +63,7 @@ extension SQLiteRegistry {
     /// Every `size`-th targeted token in key order (the last token of each shard but the last), in one scan;
     /// at most 65,535 cuts.
     static func shardCuts(of record: BroadcastRecord, total: Int, size: Int, in db: Connection) throws(StoreError) -> [String] {
-        let size = max(max(1, size), (total + 65_535) / 65_536)
-        guard total > size else { return [] }
+        guard let size = BroadcastStart.cutEvery(total: Int64(total), shardSize: size) else { return [] }
         let targeted: String
         if record.explicitTokens {
             targeted = "SELECT token FROM broadcast_tokens WHERE broadcast_id = ?1"
@@ -87,7 +84,7 @@ extension SQLiteRegistry {
         try select.bind(2, record.app)
         try select.bind(3, record.channel)
         try select.bind(4, record.environment?.rawValue)
-        try select.bind(5, Int64(size))
+        try select.bind(5, size)
         try select.bind(6, Int64(total))
         var cuts: [String] = []
         while try select.step() { cuts.append(select.text(0)) }
@@ -95,11 +92,23 @@ extension SQLiteRegistry {
     }
 
     /// Claims one shard (see ``DeliveryStore/claimShard(broadcastId:apps:owner:ttlMs:ownerIsDead:)``).
-    func claimShard(
-        broadcastId: String?, apps: [String]?, owner: String, ttlMs: Int64, ownerIsDead: (String) -> Bool
+    public func claimShard(
+        broadcastId: String?, apps: [String]?, owner: String, ttlMs: Int64, ownerIsDead: @Sendable (String) -> Bool
     ) throws(StoreError) -> BroadcastShard? {
         let now = nowMs()
         return try write { (db) throws(StoreError) -> BroadcastShard? in
+            var claim = ShardClaim(owner: owner, now: now, dead: [])
+            let holders = try db.statement("""
+                SELECT DISTINCT owner FROM broadcast_shards
+                WHERE state = 'claimed' AND owner <> ?1 AND substr(owner, 1, length(?2)) = ?2 AND expires_ms >= ?3
+                """)
+            try holders.bind(1, owner)
+            try holders.bind(2, claim.hostPrefix)
+            try holders.bind(3, now)
+            var live: [String] = []
+            while try holders.step() { live.append(holders.text(0)) }
+            holders.reset()
+            claim = ShardClaim(owner: owner, now: now, dead: ShardClaim.deadHolders(among: live, owner: owner, isDead: ownerIsDead))
             let select = try db.statement("""
                 SELECT s.broadcast_id, s.shard, s.state, s.owner, s.expires_ms, s.available_ms, b.app
                 FROM broadcast_shards s JOIN broadcasts b ON b.id = s.broadcast_id
@@ -110,11 +119,7 @@ extension SQLiteRegistry {
             var chosen: (id: String, index: Int64)?
             while try select.step() {
                 if let apps, !apps.contains(select.text(6)) { continue }
-                let (state, holder) = (select.text(2), select.text(3))
-                let claimable = state == "pending"
-                    ? select.int64(5) <= now
-                    : select.int64(4) < now || (holder != owner && ownerIsDead(holder))
-                if claimable {
+                if claim.allows(state: select.text(2), availableMs: select.int64(5), expiresMs: select.int64(4), holder: select.text(3)) {
                     chosen = (select.text(0), select.int64(1))
                     break
                 }
@@ -152,7 +157,7 @@ extension SQLiteRegistry {
     }
 
     /// Extends a claim; false when the fence no longer holds the shard.
-    func renewShard(id: String, index: Int, fence: Int64, ttlMs: Int64) throws(StoreError) -> Bool {
+    public func renewShard(id: String, index: Int, fence: Int64, ttlMs: Int64) throws(StoreError) -> Bool {
         let now = nowMs()
         return try write { (db) throws(StoreError) -> Bool in
             let update = try db.statement("""
@@ -170,7 +175,7 @@ extension SQLiteRegistry {
     }
 
     /// Ends a claim (see ``DeliveryStore/finishShard(id:index:fence:end:)``).
-    func finishShard(id: String, index: Int, fence: Int64, end: ShardEnd) throws(StoreError) -> BroadcastState {
+    public func finishShard(id: String, index: Int, fence: Int64, end: ShardEnd) throws(StoreError) -> BroadcastState {
         let now = nowMs()
         return try write { (db) throws(StoreError) -> BroadcastState in
             let update: Statement
@@ -200,7 +205,7 @@ extension SQLiteRegistry {
             try update.bind(2, Int64(index))
             try update.bind(3, fence)
             try update.run()
-            guard db.changes == 1 else { throw Self.lostShard(id: id, index: index, fence: fence) }
+            guard db.changes == 1 else { throw ShardFence.lost(id: id, index: index, fence: fence) }
             let log = try db.statement(
                 "UPDATE broadcast_claims SET ended_ms = ?4, ending = ?5 WHERE broadcast_id = ?1 AND shard = ?2 AND fence = ?3")
             try log.bind(1, id)
@@ -238,12 +243,12 @@ extension SQLiteRegistry {
     }
 
     /// The broadcast's shards in key order.
-    func shards(id: String) throws(StoreError) -> [BroadcastShard] {
+    public func shards(id: String) throws(StoreError) -> [BroadcastShard] {
         try read { (db) throws(StoreError) -> [BroadcastShard] in try Self.shards(id: id, index: nil, in: db) }
     }
 
     /// Notifications each worker committed for the broadcast.
-    func workers(id: String) throws(StoreError) -> [String: Int] {
+    public func workers(id: String) throws(StoreError) -> [String: Int] {
         try read { (db) throws(StoreError) -> [String: Int] in
             let select = try db.statement(
                 "SELECT owner, sum(sent) FROM broadcast_claims WHERE broadcast_id = ?1 GROUP BY owner HAVING sum(sent) > 0")
@@ -267,7 +272,7 @@ extension SQLiteRegistry {
         try update.bind(3, fence)
         try update.bind(4, checkpoint)
         try update.run()
-        guard db.changes == 1 else { throw lostShard(id: id, index: index, fence: fence) }
+        guard db.changes == 1 else { throw ShardFence.lost(id: id, index: index, fence: fence) }
         guard sent > 0 else { return }
         let count = try db.statement(
             "UPDATE broadcast_claims SET sent = sent + ?4 WHERE broadcast_id = ?1 AND shard = ?2 AND fence = ?3")
@@ -278,9 +283,6 @@ extension SQLiteRegistry {
         try count.run()
     }
 
-    static func lostShard(id: String, index: Int, fence: Int64) -> StoreError {
-        StoreError(.leaseLost, "shard \(index) of broadcast \(id) (fence \(fence)) was taken over by another worker")
-    }
 
     private static func endClaim(id: String, index: Int64, ending: String, now: Int64, in db: Connection) throws(StoreError) {
         let update = try db.statement("""

@@ -25,7 +25,7 @@ extension SQLiteRegistry {
         }
     }
 
-    func claimWebhookEvents(app: String, limit: Int, leaseMs: Int64) throws(StoreError) -> [WebhookEvent] {
+    public func claimWebhookEvents(app: String, limit: Int, leaseMs: Int64) throws(StoreError) -> [WebhookEvent] {
         let now = nowMs()
         return try write { (db) throws(StoreError) -> [WebhookEvent] in
             let select = try db.statement("""
@@ -55,7 +55,7 @@ extension SQLiteRegistry {
         }
     }
 
-    func deleteWebhookEvents(ids: [Int64]) throws(StoreError) {
+    public func deleteWebhookEvents(ids: [Int64]) throws(StoreError) {
         try write { (db) throws(StoreError) in
             let delete = try db.statement("DELETE FROM webhook_events WHERE id = ?1")
             for id in ids {
@@ -65,7 +65,7 @@ extension SQLiteRegistry {
         }
     }
 
-    func retryWebhookEvents(ids: [Int64], afterMs: Int64) throws(StoreError) {
+    public func retryWebhookEvents(ids: [Int64], afterMs: Int64) throws(StoreError) {
         let now = nowMs()
         try write { (db) throws(StoreError) in
             let update = try db.statement("UPDATE webhook_events SET attempts = attempts + 1, due_ms = ?2 WHERE id = ?1")
@@ -77,7 +77,7 @@ extension SQLiteRegistry {
         }
     }
 
-    func webhookBacklog(app: String) throws(StoreError) -> Int {
+    public func webhookBacklog(app: String) throws(StoreError) -> Int {
         try read { (db) throws(StoreError) -> Int in Int(try Self.scalar("SELECT count(*) FROM webhook_events WHERE app = ?1", app, in: db)) }
     }
 }

@@ -16,6 +16,8 @@ public final class SQLiteRegistry: RegistryStore {
     let nowMs: @Sendable () -> Int64
     let writer: Guarded<Connection>
     let reader: Guarded<Connection>
+    /// Runs this registry's blocking calls for async callers (see ``StoreExecutor/defaultThreads``).
+    public let executor = StoreExecutor()
 
     /// The system clock in ms since 1970.
     public static let systemNowMs: @Sendable () -> Int64 = {
@@ -74,12 +76,15 @@ public final class SQLiteRegistry: RegistryStore {
     /// The file path.
     public var location: String { path }
 
-    /// The delivery engine's view of this file.
-    public var deliveryStore: any DeliveryStore { BackendDeliveryStore(self) }
+    /// SQLite has no notices between processes: waiting for work is polling.
+    public func waitForWork(timeoutMs: Int) async { try? await Task.sleep(for: .milliseconds(max(1, timeoutMs))) }
 
-    /// Runs `body` in one write transaction on the writer connection.
+
+    /// Runs `body` in one write transaction on the writer connection. Waits at most the busy timeout for the
+    /// connection (held by another call of this process) and then as long again for SQLite's write lock (held by
+    /// another process), so no write waits without bound.
     func write<T>(_ body: (Connection) throws(StoreError) -> T) throws(StoreError) -> T {
-        try writer.withLock { (db) throws(StoreError) -> T in
+        try writer.withLock(waitingAtMostMs: options.busyTimeoutMs) { (db) throws(StoreError) -> T in
             try db.transaction(write: true) { () throws(StoreError) -> T in try body(db) }
         }
     }
