@@ -8,7 +8,8 @@ import Synchronization
 final class PostgresWakeups: Sendable {
     private struct State {
         var connection: PostgresConnection?
-        var waiters: [DispatchSemaphore] = []
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter = 0
     }
 
     private let pool: PostgresPool
@@ -24,13 +25,21 @@ final class PostgresWakeups: Sendable {
         if let connection = state.withLock({ $0.connection }) { _ = try? connection.close().wait() }
     }
 
-    /// Blocks until a notification arrives or `timeoutMs` pass (call off the event loop and the cooperative pool).
-    func wait(timeoutMs: Int) {
-        listen()
-        let semaphore = DispatchSemaphore(value: 0)
-        state.withLock { $0.waiters.append(semaphore) }
-        _ = semaphore.wait(timeout: .now() + .milliseconds(max(1, timeoutMs)))
-        state.withLock { s in s.waiters.removeAll { $0 === semaphore } }
+    /// Waits until a notification arrives or `timeoutMs` pass, without blocking a thread; (re)opening the
+    /// listening connection, which blocks, runs on `executor`.
+    func wait(timeoutMs: Int, executor: StoreExecutor) async {
+        _ = await executor.perform { self.listen() }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let id = state.withLock { s in
+                s.nextWaiter += 1
+                s.waiters[s.nextWaiter] = continuation
+                return s.nextWaiter
+            }
+            Task {
+                try? await Task.sleep(for: .milliseconds(max(1, timeoutMs)))
+                self.state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+            }
+        }
     }
 
     private func listen() {
@@ -50,10 +59,10 @@ final class PostgresWakeups: Sendable {
 
     private func wakeAll() {
         let waiters = state.withLock { s in
-            let all = s.waiters
+            let all = s.waiters.values
             s.waiters.removeAll()
             return all
         }
-        for waiter in waiters { waiter.signal() }
+        for waiter in waiters { waiter.resume() }
     }
 }
