@@ -5,6 +5,7 @@ import NIOPosix
 import NIOSSL
 import PostgresNIO
 import Synchronization
+import PushCore
 
 /// The one place PushStore talks to postgres-nio: a small pool of connections used synchronously, like the
 /// SQLite registry, by threads that are not event-loop threads (the engine's store queue, CLI commands,
@@ -60,7 +61,10 @@ final class PostgresPool: Sendable {
     func withConnection<T>(_ body: (PostgresSession) throws(StoreError) -> T) throws(StoreError) -> T {
         permits.wait()
         defer { permits.signal() }
-        let pooled = idle.withLock { $0.popLast() }
+        // An idle connection the server closed meanwhile (a restart, `pg_ctl stop`) is dropped, never used: a query
+        // written to a closed channel is never answered, and would wait for the statement deadline.
+        var pooled = idle.withLock { $0.popLast() }
+        while let stale = pooled, stale.isClosed { pooled = idle.withLock { $0.popLast() } }
         let connection: PostgresConnection
         if let pooled { connection = pooled } else { connection = try openConnection() }
         let session = PostgresSession(connection: connection, timeout: queryTimeout, logger: logger)
@@ -89,13 +93,43 @@ final class PostgresPool: Sendable {
         }
     }
 
-    /// A new connection outside the pool (the caller closes it).
+    /// TCP keepalive on every connection: probes after 10 s of silence, every 5 s, 3 unanswered ones drop it;
+    /// and data unacknowledged for 20 s drops it too (`TCP_USER_TIMEOUT`). A host that vanished without closing
+    /// its connections (a cut link) is noticed in about 25 s even by an idle or `LISTEN`ing connection, instead of
+    /// the kernel's two hours, and no wait on it outlasts the statement deadline.
+    static let keepalive = (idleSeconds: 10, intervalSeconds: 5, probes: 3, userTimeoutMs: 20_000)
+
+    /// A new connection outside the pool (the caller closes it), with TCP keepalives (``keepalive``).
     func openConnection() throws(StoreError) -> PostgresConnection {
         let id = nextId.wrappingAdd(1, ordering: .relaxed).oldValue
+        let loop = group.next()
+        let k = Self.keepalive
         do {
-            return try PostgresConnection.connect(
-                on: group.next(), configuration: configuration, id: id, logger: logger
-            ).wait()
+            let channel = try ClientBootstrap(group: loop)
+                .connectTimeout(configuration.options.connectTimeout)
+                .channelOption(ChannelOptions.socketOption(.so_keepalive), value: 1)
+                // Linux's TCP_KEEPIDLE (4), TCP_KEEPINTVL (5), TCP_KEEPCNT (6) and TCP_USER_TIMEOUT (18).
+                .channelOption(ChannelOptions.tcpOption(.init(rawValue: 4)), value: SocketOptionValue(k.idleSeconds))
+                .channelOption(ChannelOptions.tcpOption(.init(rawValue: 5)), value: SocketOptionValue(k.intervalSeconds))
+                .channelOption(ChannelOptions.tcpOption(.init(rawValue: 6)), value: SocketOptionValue(k.probes))
+                .channelOption(ChannelOptions.tcpOption(.init(rawValue: 18)), value: SocketOptionValue(k.userTimeoutMs))
+                .connect(host: url.host, port: url.port).wait()
+            var established = PostgresConnection.Configuration(
+                establishedChannel: channel, tls: configuration.tls, username: configuration.username,
+                password: configuration.password, database: configuration.database)
+            established.options = configuration.options
+            // As the host-based configuration would: the host name (not an address) for TLS's SNI and verification.
+            let host = url.host
+            let isAddress = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
+            if established.options.tlsServerName == nil, !isAddress { established.options.tlsServerName = host }
+            do {
+                return try PostgresConnection.connect(
+                    on: loop, configuration: established, id: id, logger: logger
+                ).wait()
+            } catch {
+                _ = try? channel.close().wait()
+                throw error
+            }
         } catch {
             throw PostgresSession.mapped(error, url: url.description)
         }
@@ -178,6 +212,23 @@ final class PostgresSession {
         try self.query(query).metadata.rows ?? 0
     }
 
+    /// The registry's code for a SQLSTATE: serialization failures, deadlocks, lock timeouts and cancelled
+    /// statements are `.busy`; connection failures, shutdowns and exhausted resources `.ioError` (both transient);
+    /// authentication and a missing database `.cannotOpen`; a unique violation `.constraint`; corrupted data or
+    /// index `.corrupt`; other data and integrity errors `.invalidInput`.
+    static func code(sqlstate state: String) -> StoreError.Code {
+        switch state {
+        case "23505": .constraint
+        case "40001", "40P01", "55P03", "57014": .busy  // serialization, deadlock, lock timeout, cancelled
+        case let s where s.hasPrefix("08") || s.hasPrefix("57P") || s.hasPrefix("53"): .ioError  // connection, shutdown, resources
+        case let s where s.hasPrefix("28"): .cannotOpen  // authentication
+        case "3D000": .cannotOpen  // no such database
+        case "XX001", "XX002": .corrupt  // data corrupted, index corrupted
+        case let s where s.hasPrefix("22") || s.hasPrefix("23"): .invalidInput
+        default: .unknown(0)
+        }
+    }
+
     /// Translates postgres-nio's errors into ``StoreError``.
     static func mapped(_ error: any Error, url: String?) -> StoreError {
         let place = url.map { " (\($0))" } ?? ""
@@ -191,16 +242,7 @@ final class PostgresSession {
             let message = psql.serverInfo?[.message] ?? "\(psql)"
             let detail = psql.serverInfo?[.detail].map { " (\($0))" } ?? ""
             let text = "PostgreSQL\(place): \(message)\(detail) [\(state)]"
-            switch state {
-            case "23505": return StoreError(.constraint, text)
-            case "40001", "40P01", "55P03", "57014": return StoreError(.busy, text)  // serialization, deadlock, lock timeout, cancelled
-            case let s where s.hasPrefix("08") || s.hasPrefix("57P") || s.hasPrefix("53"):
-                return StoreError(.ioError, text)  // connection, shutdown, out of resources
-            case let s where s.hasPrefix("28"): return StoreError(.cannotOpen, text)  // authentication
-            case "3D000": return StoreError(.cannotOpen, text)  // no such database
-            case let s where s.hasPrefix("22") || s.hasPrefix("23"): return StoreError(.invalidInput, text)
-            default: return StoreError(.unknown(0), text)
-            }
+            return StoreError(code(sqlstate: state), text, backendCode: .postgres(sqlstate: state))
         case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown:
             return StoreError(.ioError, "lost the PostgreSQL connection\(place): \(psql.underlying.map { "\($0)" } ?? "\(psql.code)")")
         case .authMechanismRequiresPassword:
