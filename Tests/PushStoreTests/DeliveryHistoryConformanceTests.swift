@@ -3,6 +3,7 @@ import PushCore
 import Testing
 
 @testable import PushStore
+import TestSupport
 
 /// The delivery history on both backends: the newest-first keyset query with its filters and opaque cursor,
 /// the indexes behind it, and retention — bounded, flat across many daily broadcasts, never touching what an

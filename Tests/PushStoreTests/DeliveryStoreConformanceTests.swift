@@ -3,6 +3,7 @@ import PushCore
 import Testing
 
 @testable import PushStore
+import TestSupport
 
 /// The ``DeliveryStore`` contract on both backends: broadcasts split into shards, claims fenced on the store's
 /// clock, outcomes and the shard checkpoint in one transaction, pending markers that do not count, deferred

@@ -3,6 +3,7 @@ import PushCore
 import Testing
 
 @testable import PushStore
+import TestSupport
 
 /// The retention as `pushctl serve` and `pushctl worker` run it: a pass at once, then one per interval, the
 /// cutoff on the clock passed in.

@@ -1,5 +1,5 @@
 import Foundation
-import PostgresTestSupport
+import TestSupport
 import PushCore
 import Testing
 
@@ -61,7 +61,7 @@ import Testing
         // Every connection of this database is killed by the server (as a failover or restart does).
         let name = try PostgresURL(parsing: url).database
         try server.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)' AND pid <> pg_backend_pid()")
-        #expect { _ = try store.counts(id: "x") } throws: { ($0 as? DeliveryStoreError)?.code == .unavailable }
+        #expect { _ = try store.counts(id: "x") } throws: { ($0 as? DeliveryStoreError)?.kind == .unavailable }
         // The broken connection was dropped: the next call opens a new one.
         #expect(try store.devices(app: "a", channel: nil, environment: nil, after: "", limit: 10).count == 1)
         // Nothing listening at all is unavailable too, not a crash or a hang.

@@ -3,6 +3,7 @@ import PushCore
 import Testing
 
 @testable import PushStore
+import TestSupport
 
 /// The registry contract (``RegistryStore``) on both backends: registration and replacement, NSData tokens,
 /// apps kept apart, gated prunes and their log, group commits, keyset streaming with channel and environment

@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushStore
 import Testing
+import TestSupport
 
 /// The registry shared by several pushctl processes, and killed mid-write.
 @Suite struct RegistryProcessTests {
@@ -27,12 +28,14 @@ import Testing
         while processes.contains(where: { $0.process.isRunning }) || passes == 0 {
             var previous = ""
             var streamed = 0
-            try registry.forEachBatch(app: "example", batchSize: 500) { batch in
-                for device in batch {
-                    #expect(device.token.hex > previous)  // strictly increasing: keyset order holds under writes
-                    previous = device.token.hex
+            try blocking {
+                try registry.forEachBatch(app: "example", batchSize: 500) { batch in
+                    for device in batch {
+                        #expect(device.token.hex > previous)  // strictly increasing: keyset order holds under writes
+                        previous = device.token.hex
+                    }
+                    streamed += batch.count
                 }
-                streamed += batch.count
             }
             #expect(streamed <= 2 * perProcess + inProcess)
             try registry.register(app: "example", token: testToken(passes, salt: 99))
@@ -90,9 +93,11 @@ import Testing
         // Every committed row is a whole prefix batch of the file, in file order.
         let committed = Set((0..<count).map { testToken($0).hex })
         var stored = 0
-        try reopened.export(app: "example") { hex in
-            #expect(committed.contains(hex))
-            stored += 1
+        try blocking {
+            try reopened.export(app: "example") { hex in
+                #expect(committed.contains(hex))
+                stored += 1
+            }
         }
         #expect(stored == count)
     }

@@ -3,6 +3,7 @@ import PushCore
 import Testing
 
 @testable import PushStore
+import TestSupport
 
 /// SQLite-only behaviour of ``SQLiteRegistry`` itself (the contract both backends share is in
 /// ``RegistryConformanceTests``).

@@ -3,6 +3,7 @@ import PushCore
 import Testing
 
 @testable import PushStore
+import TestSupport
 
 /// The ``DeliveryStore`` contract on SQLite: fenced leases on the store's clock, outcomes and checkpoint in one
 /// transaction, pending markers that do not count, deferred devices for the next run, breaker state. (The
@@ -20,7 +21,7 @@ import Testing
         let outcome = DeliveryOutcome(token: token, kind: .accepted, apnsId: "x", status: 200, reason: nil, attempts: 1,
                                       possiblyDuplicated: false, prune: nil, startedMs: 1, finishedMs: 2)
         #expect { _ = try fast.commit(OutcomeBatch(app: "a", outcomes: [outcome])) } throws: {
-            ($0 as? DeliveryStoreError)?.code == .unavailable
+            ($0 as? DeliveryStoreError)?.kind == .unavailable
         }
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import PushCore
-import PostgresTestSupport
+import TestSupport
 import PushStore
 import Testing
 
@@ -22,7 +22,7 @@ import Testing
         // Kill it hard once a good part has been delivered (outcomes are committed as they come back).
         let registry = try w.openRegistry()
         let deadline = Date().addingTimeInterval(120)
-        while Date() < deadline, first.isRunning, ((try? registry.broadcastCounts(id: "digest-test").done) ?? 0) < 1000 {
+        while Date() < deadline, first.isRunning, ((try? await registry.run({ try $0.broadcastCounts(id: "digest-test") }))?.done ?? 0) < 1000 {
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(first.isRunning, "the broadcast ended (status \(first.isRunning ? -1 : first.terminationStatus)) before it could be killed")
@@ -99,7 +99,7 @@ import Testing
         let first = try CLI.start(args)
         let registry = try w.openRegistry()
         let deadline = Date().addingTimeInterval(120)
-        while Date() < deadline, first.isRunning, ((try? registry.broadcastCounts(id: "storm").accepted) ?? 0) < 1500 {
+        while Date() < deadline, first.isRunning, ((try? await registry.run({ try $0.broadcastCounts(id: "storm") }))?.accepted ?? 0) < 1500 {
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(first.isRunning, "the broadcast ended before it could be killed")
@@ -118,7 +118,7 @@ import Testing
         #expect(summary["state"]?.stringValue == "completed")
         #expect(summary["done"] == .int(5000) && summary["total"] == .int(5000))
         #expect(summary["accepted"] == .int(4000) && summary["deferred"] == .int(1000))
-        let counts = try registry.broadcastCounts(id: "storm")
+        let counts = try await registry.run { try $0.broadcastCounts(id: "storm") }
         #expect(counts.done == 5000 && counts.accepted == 4000 && counts.deferred == 1000)
         #expect(counts.notAcceptedByReason == ["TooManyRequests": 1000])
 
@@ -146,7 +146,7 @@ import Testing
         let first = try CLI.start(args)
         let registry = try w.openRegistry()
         let deadline = Date().addingTimeInterval(120)
-        while Date() < deadline, first.isRunning, ((try? registry.broadcastCounts(id: "dark").done) ?? 0) < 1500 {
+        while Date() < deadline, first.isRunning, ((try? await registry.run({ try $0.broadcastCounts(id: "dark") }))?.done ?? 0) < 1500 {
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(first.isRunning, "the broadcast ended before APNs went down")
@@ -156,7 +156,7 @@ import Testing
         kill(first.processIdentifier, SIGKILL)
         first.waitUntilExit()
         let left = try LeftBehind(registry, id: "dark")
-        let countsAtKill = try registry.broadcastCounts(id: "dark")
+        let countsAtKill = try await registry.run { try $0.broadcastCounts(id: "dark") }
         try w.startSimulator()
         let second = try await CLI.run(args, timeout: 240)
         #expect(second.status == 0, "\(second.stderr)")

@@ -84,8 +84,8 @@ import Testing
         #expect(rows.map { $0["token"]?.stringValue } == [World.token(2)])
         #expect(rows.first?["status"]?.stringValue == "accepted")
         let registry = try w.openRegistry()
-        #expect(try registry.device(app: "example", token: DeviceToken(parsing: World.token(2)))?.lastSuccessMs != nil)
-        #expect(try registry.device(app: "example", token: DeviceToken(parsing: World.token(0)))?.lastSuccessMs == nil)
+        #expect(try await registry.run { try $0.device(app: "example", token: DeviceToken(parsing: World.token(2))) }?.lastSuccessMs != nil)
+        #expect(try await registry.run { try $0.device(app: "example", token: DeviceToken(parsing: World.token(0))) }?.lastSuccessMs == nil)
     }
 
     @Test func badInputSendsNothing() async throws {

@@ -67,30 +67,58 @@ public final class PostgresTestServer: Sendable {
                 host: hp.first ?? "127.0.0.1", port: hp.count > 1 ? Int(hp[1]) ?? 5432 : 5432,
                 user: parts.count == 2 ? parts[0] : "postgres", directory: nil)
         }
-        guard let bin = binDirectory() else {
+        return try startPrivate()
+    }
+
+    /// A server of its own (a new cluster, always: never `PUSHPROVIDER_TEST_POSTGRES`), for a test that stops and
+    /// starts it (``stop()``, ``restart()``); the test removes it with ``destroy()``.
+    public static func startPrivate() throws -> PostgresTestServer {
+        guard binDirectory() != nil else {
             throw TestServerError(
                 "PostgreSQL server binaries not found (/usr/lib/postgresql/*/bin/initdb): run `make deps` "
                     + "(installs Debian's postgresql) or set PUSHPROVIDER_TEST_POSTGRES")
         }
         let dir = NSTemporaryDirectory() + "pushprovider-pg-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let asRoot = getuid() == 0
-        if asRoot { try run("/bin/chown", ["-R", "postgres:postgres", dir]) }
-        func asOwner(_ tool: String, _ args: [String]) throws {
-            if asRoot {
-                try run("/usr/sbin/runuser", ["-u", "postgres", "--", bin + "/" + tool] + args)
-            } else {
-                try run(bin + "/" + tool, args)
-            }
-        }
+        if getuid() == 0 { try run("/bin/chown", ["-R", "postgres:postgres", dir]) }
         try asOwner("initdb", ["-D", dir + "/data", "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"])
-        let port = try freePort()
-        try asOwner("pg_ctl", [
+        let server = PostgresTestServer(host: "127.0.0.1", port: try freePort(), user: "postgres", directory: dir)
+        try server.restart()
+        return server
+    }
+
+    /// Runs a PostgreSQL tool as the cluster's owner (`postgres` when running as root: initdb refuses root).
+    private static func asOwner(_ tool: String, _ args: [String]) throws {
+        guard let bin = binDirectory() else { throw TestServerError("PostgreSQL server binaries not found") }
+        if getuid() == 0 {
+            try run("/usr/sbin/runuser", ["-u", "postgres", "--", bin + "/" + tool] + args)
+        } else {
+            try run(bin + "/" + tool, args)
+        }
+    }
+
+    /// Starts this process's cluster (again) on its port: `pg_ctl start`, waiting until it accepts connections.
+    public func restart() throws {
+        guard let dir = directory else { throw TestServerError("this server was not started by the tests") }
+        try Self.asOwner("pg_ctl", [
             "-D", dir + "/data", "-l", dir + "/log", "-w", "-t", "60", "-o",
             "-p \(port) -k \(dir) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300",
             "start",
         ])
-        return PostgresTestServer(host: "127.0.0.1", port: port, user: "postgres", directory: dir)
+    }
+
+    /// Stops this process's cluster as an operator would for maintenance: `pg_ctl stop -m fast` (open connections
+    /// are terminated, new ones refused).
+    public func stop() throws {
+        guard let dir = directory else { throw TestServerError("this server was not started by the tests") }
+        try Self.asOwner("pg_ctl", ["-D", dir + "/data", "-m", "fast", "-w", "stop"])
+    }
+
+    /// Stops a private server at once and removes its cluster.
+    public func destroy() {
+        guard let dir = directory else { return }
+        _ = try? Self.asOwner("pg_ctl", ["-D", dir + "/data", "-m", "immediate", "-w", "stop"])
+        try? FileManager.default.removeItem(atPath: dir)
     }
 
     private static func stopAtExit() {
