@@ -129,7 +129,7 @@ kill -0 "$W2PID" 2>/dev/null || fail "worker w2 is not running"
 held=$(psql_db -c "SELECT count(*) FROM broadcast_shards WHERE state = 'claimed' AND owner LIKE 'w2:%'" pp)
 kill -9 "$W2PID"
 KILLED_AT=$(psql_db -c "SELECT pp_now_ms()" pp)
-wait "$W2PID" 2>/dev/null || true  # reaped here, so bash does not report the kill as a job that died
+{ wait "$W2PID"; } 2>/dev/null || true  # reaped here (its report too), so bash does not print it as a job that died
 say "killed worker w2 (pid $W2PID, holding $held shards) at $(received) notifications received"
 
 while [ "$(psql_db -c "SELECT state FROM broadcasts WHERE id = 'mh'" pp)" != completed ]; do
@@ -188,14 +188,15 @@ if [ "$NETNS" = 1 ]; then
   progress "phase two" $((DEVICES / 3))
   W2PID=${WORKER[w2]}
   cut w2
+  cut_at=$(received_for "phase two")
   kill -TERM "$W2PID"
   stop_started=$SECONDS
   while kill -0 "$W2PID" 2>/dev/null && [ $((SECONDS - stop_started)) -le $((STOP_BOUND + 10)) ]; do sleep 0.2; done
   kill -0 "$W2PID" 2>/dev/null && fail "worker w2 cut off from the network still runs $((SECONDS - stop_started)) s after SIGTERM (bound: $STOP_BOUND s)"
-  status=0; wait "$W2PID" 2>/dev/null || status=$?
+  status=0; { wait "$W2PID"; } 2>/dev/null || status=$?
   took=$((SECONDS - stop_started))
   [ "$took" -le $((STOP_BOUND + 3)) ] || fail "worker w2 cut off from the network took $took s to exit after SIGTERM (bound: $STOP_BOUND s)"
-  say "partition: w2 lost its link at $(received_for "phase two") notifications and exited $took s after SIGTERM (status $status; bound $STOP_BOUND s): $(tail -1 "$WORK/w2-partition.log")"
+  say "partition: w2 lost its link at $cut_at notifications and exited $took s after SIGTERM (status $status; bound $STOP_BOUND s): $(tail -1 "$WORK/w2-partition.log")"
   heal w2
   completed mh2
   [ "$(accepted_of mh2)" = "$DEVICES" ] || fail "mh2: $(accepted_of mh2) of $DEVICES outcomes accepted"
