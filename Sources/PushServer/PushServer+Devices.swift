@@ -28,7 +28,7 @@ extension PushServer {
         do { parsed = try DeviceToken(parsing: token.removingPercentEncodingIfNeeded) } catch {
             throw APIError.badRequest("token", "token: \(error.description)")
         }
-        guard let device = try registry.device(app: app, token: parsed) else {
+        guard let device = try await registry.run({ try $0.device(app: app, token: parsed) }) else {
             throw APIError(.notFound, "unknown_device", "token \(parsed.masked) is not registered for \(app)")
         }
         return JSONResponse.make(.ok, .object([
@@ -66,7 +66,8 @@ extension PushServer {
         }
         // A new device without channels is exactly what was just stored; anything else (carried-over or
         // normalised channels, an existing environment) is read back.
-        let device = outcome == .created && body.channels == nil ? nil : try registry.device(app: app, token: body.token)
+        let token = body.token
+        let device = outcome == .created && body.channels == nil ? nil : try await registry.run { try $0.device(app: app, token: token) }
         var fields: [(String, JSONValue)] = [
             ("token", .string(body.token.hex)),
             ("channels", .array((device?.channels ?? body.channels ?? []).map { .string($0) })),
@@ -94,7 +95,7 @@ extension PushServer {
         do { parsed = try DeviceToken(parsing: token.removingPercentEncodingIfNeeded) } catch {
             throw APIError.badRequest("token", "token: \(error.description)")
         }
-        guard try registry.unregister(app: app, token: parsed) else {
+        guard try await registry.run({ try $0.unregister(app: app, token: parsed) }) else {
             throw APIError(.notFound, "unknown_device", "token \(parsed.masked) is not registered for \(app)")
         }
         return Response(status: .noContent)
@@ -111,7 +112,7 @@ extension PushServer {
             return e
         }
         do {
-            let n = try registry.count(app: app, channel: channel, environment: environment)
+            let n = try await registry.run { try $0.count(app: app, channel: channel, environment: environment) }
             return JSONResponse.make(.ok, .object([("count", .int(Int64(n)))]))
         } catch let error where error.code == .invalidInput {
             throw APIError.badRequest("channel", error.message)

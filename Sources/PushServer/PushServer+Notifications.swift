@@ -37,43 +37,52 @@ extension PushServer {
         case .tokens(let list): tokens = list
         case .all: break
         }
-        let now = try registry.clockMs()
+        let now = try await registry.run { try $0.clockMs() }
         let id = body.id ?? "job-" + APNsID.random()
         var record = BroadcastRecord(
             id: id, app: app, payload: body.prepared.payload, pushType: body.prepared.pushType,
             priority: body.prepared.priority, expiration: body.prepared.expiration,
             collapseId: body.prepared.collapseId, channel: channel, environment: body.environment)
         record.scheduledMs = body.atMs
-        if let channel, let problem = Registry.channelNameProblem(channel) { throw APIError.badRequest("channel", problem) }
-        return try storeJob(record, tokens: tokens, now: now)
+        if let channel, let problem = ChannelNames.problem(channel) { throw APIError.badRequest("channel", problem) }
+        return try await storeJob(record, tokens: tokens, now: now)
     }
 
     /// Stores a new job and starts it when due, or, for an id already stored, answers for that job: the same
     /// request again resumes an interrupted job or retries a completed one's deferred devices; a different one
     /// with the same id is a 409. 202 `{"id","state"[,"at"]}`.
-    func storeJob(_ record: BroadcastRecord, tokens: [DeviceToken]?, now: Int64, extra: [(String, JSONValue)] = []) throws -> Response {
+    func storeJob(_ record: BroadcastRecord, tokens: [DeviceToken]?, now: Int64, extra: [(String, JSONValue)] = []) async throws -> Response {
         let id = record.id, app = record.app
-        if let existing = try registry.broadcast(id: id) {
-            var wanted = record
-            wanted.explicitTokens = tokens != nil
-            guard existing.describesSameJob(as: wanted) else {
-                throw APIError(.conflict, "id_conflict", "job \(id) exists with a different app, payload, target or time")
+        let wanted = { var r = record; r.explicitTokens = tokens != nil; return r }()
+        // One hop to the store: the id is looked up and the job stored (in one transaction) together.
+        let stored = try await registry.run { (store) throws -> StoredJob in
+            guard let existing = try store.broadcast(id: id) else {
+                try store.createBroadcast(record, tokens: tokens)
+                return .created
             }
-            if existing.state == .cancelled {
-                throw APIError(.conflict, "job_cancelled", "job \(id) was cancelled; send it with another id")
-            }
+            guard existing.describesSameJob(as: wanted) else { return .conflict }
+            if existing.state == .cancelled { return .cancelled }
             // The same request again resumes an interrupted job, or retries a completed job's deferred devices;
             // a scheduled one keeps waiting for its time.
-            if !existing.isWaiting(atMs: now) {
-                let deferred = existing.state == .completed ? try registry.broadcastCounts(id: id).deferred : 0
-                if existing.state.isUnfinished || deferred > 0 { jobs.enqueue(id, app: app, retryDeferred: deferred > 0) }
+            guard !existing.isWaiting(atMs: now) else { return .existing(existing, deferred: 0) }
+            let deferred = existing.state == .completed ? try store.broadcastCounts(id: id).deferred : 0
+            return .existing(existing, deferred: deferred)
+        }
+        switch stored {
+        case .conflict:
+            throw APIError(.conflict, "id_conflict", "job \(id) exists with a different app, payload, target or time")
+        case .cancelled:
+            throw APIError(.conflict, "job_cancelled", "job \(id) was cancelled; send it with another id")
+        case .existing(let existing, let deferred):
+            if !existing.isWaiting(atMs: now), existing.state.isUnfinished || deferred > 0 {
+                jobs.enqueue(id, app: app, retryDeferred: deferred > 0)
             }
             return JSONResponse.make(.accepted, .object(Self.acceptedFields(existing) + extra))
+        case .created:
+            // A job in the future is started by the runner's schedule check when its time comes.
+            if record.isDue(atMs: now) { jobs.enqueue(id, app: app) }
+            return JSONResponse.make(.accepted, .object(Self.acceptedFields(record) + extra))
         }
-        try registry.createBroadcast(record, tokens: tokens)
-        // A job in the future is started by the runner's schedule check when its time comes.
-        if record.isDue(atMs: now) { jobs.enqueue(id, app: app) }
-        return JSONResponse.make(.accepted, .object(Self.acceptedFields(record) + extra))
     }
 
     static func acceptedFields(_ record: BroadcastRecord) -> [(String, JSONValue)] {
@@ -86,15 +95,18 @@ extension PushServer {
     /// message that says so (the job list and `pushctl jobs show` still have it).
     func jobStatus(_ request: Request, app: String, id: String) async throws -> Response {
         _ = try authorize(request, app: app, need: .send)
-        guard let record = try registry.broadcast(id: id), record.app == app else {
-            throw APIError(.notFound, "unknown_job", "no send job \(id) for \(app)")
+        let found = try await registry.run { (store) throws -> (BroadcastRecord, BroadcastCounts)? in
+            guard let record = try store.broadcast(id: id), record.app == app else { return nil }
+            return (record, try store.broadcastCounts(id: id))
         }
+        guard let found else { throw APIError(.notFound, "unknown_job", "no send job \(id) for \(app)") }
+        let (record, counts) = found
         if record.state == .cancelled {
-            let done = try registry.broadcastCounts(id: id).done
+            let done = counts.done
             let when = record.finishedMs.map { " at \(Timestamp.rfc3339(ms: $0))" } ?? ""
             throw APIError(.notFound, "job_cancelled", "send job \(id) was cancelled\(when); \(done) devices had an outcome")
         }
-        return JSONResponse.make(.ok, .object(try statusFields(record)))
+        return JSONResponse.make(.ok, .object(Self.statusFields(record, counts: counts)))
     }
 
     /// `DELETE /v1/apps/{app}/notifications/{id}` → 200 with the cancelled job's state and counts. A scheduled or
@@ -102,14 +114,17 @@ extension PushServer {
     /// not sent to). Cancelling a cancelled job again answers the same; a completed one is 409.
     func cancelJob(_ request: Request, app: String, id: String) async throws -> Response {
         _ = try authorize(request, app: app, need: .send)
-        guard let record = try registry.cancelBroadcast(id: id, app: app) else {
-            throw APIError(.notFound, "unknown_job", "no send job \(id) for \(app)")
+        let found = try await registry.run { (store) throws -> (BroadcastRecord, BroadcastCounts)? in
+            guard let record = try store.cancelBroadcast(id: id, app: app) else { return nil }
+            return (record, try store.broadcastCounts(id: id))
         }
+        guard let found else { throw APIError(.notFound, "unknown_job", "no send job \(id) for \(app)") }
+        let (record, counts) = found
         if record.state == .completed {
             throw APIError(.conflict, "job_completed", "job \(id) has completed; there is nothing left to cancel")
         }
         jobs.cancel(id)
-        return JSONResponse.make(.ok, .object(try statusFields(record)))
+        return JSONResponse.make(.ok, .object(Self.statusFields(record, counts: counts)))
     }
 
     /// `GET /v1/apps/{app}/notifications[?state=S&limit=N]` → `{"jobs": […]}`, newest first: each job's id,
@@ -129,7 +144,8 @@ extension PushServer {
             guard let n = Int(text), (1...500).contains(n) else { throw APIError.badRequest("limit", "limit must be 1-500") }
             limit = n
         }
-        let records = try registry.broadcasts(app: app, states: states).reversed().prefix(limit)
+        let wanted = states
+        let records = try await registry.run { try $0.broadcasts(app: app, states: wanted) }.reversed().prefix(limit)
         let items: [JSONValue] = records.map { .object(Self.summaryFields($0)) }
         return JSONResponse.make(.ok, .object([("jobs", .array(items))]))
     }
@@ -147,8 +163,7 @@ extension PushServer {
         return fields
     }
 
-    func statusFields(_ record: BroadcastRecord) throws -> [(String, JSONValue)] {
-        let counts = try registry.broadcastCounts(id: record.id)
+    static func statusFields(_ record: BroadcastRecord, counts: BroadcastCounts) -> [(String, JSONValue)] {
         let state = record.state == .failed ? BroadcastState.interrupted : record.state
         var fields: [(String, JSONValue)] = [
             ("id", .string(record.id)), ("state", .string(state.rawValue)), ("total", .int(Int64(record.total))),
@@ -163,4 +178,16 @@ extension PushServer {
         if let error = record.error { fields.append(("error", .string(error))) }
         return fields
     }
+}
+
+/// What storing a job found (``PushServer/storeJob(_:tokens:now:extra:)``).
+enum StoredJob: Sendable {
+    /// Stored now.
+    case created
+    /// The id holds the same job: answered for it (`deferred`: its devices a new round would retry).
+    case existing(BroadcastRecord, deferred: Int)
+    /// The id holds a different job.
+    case conflict
+    /// The id's job was cancelled.
+    case cancelled
 }
