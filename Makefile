@@ -60,6 +60,8 @@ release: deps
 test: export PUSHPROVIDER_TEST_RUN := $(shell date +%s%N)
 test: deps
 	$(SWIFT) build --build-tests
+	@# The blocking store API is noasync: fixtures that call it from async code must fail to compile.
+	bash Tests/noasync/noasync.sh .build/debug
 	@# Under a private TMPDIR: fails when the tests leave their pushctl-test-* directories behind.
 	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --skip "FaultTests|BroadcastTimingTests"
 	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --filter "FaultTests|BroadcastTimingTests" --no-parallel

@@ -117,6 +117,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]),
 
         // The command-line tool: argument parsing and wiring only.
@@ -126,29 +127,32 @@ let package = Package(
                 "PushCore", "PushStore", "PushSender", "PushDelivery", "APNsSimulator", "PushServer", "CBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
 
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore"]),
-        // Test support: a real PostgreSQL server started once per test process (see PostgresTestServer).
-        .target(name: "PostgresTestSupport", path: "Tests/PostgresTestSupport"),
-        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "PostgresTestSupport"]),
-        .testTarget(name: "APNsSimulatorTests", dependencies: ["APNsSimulator", "PushSender", "PushCore"]),
-        .testTarget(name: "PushSenderTests", dependencies: ["PushSender", "APNsSimulator", "PushCore"]),
+        // Test support, one target for every test target: the built pushctl and how to run a program
+        // (BuiltPushctl, ProcessRunner), test tokens, and a real PostgreSQL server started once per test process
+        // (PostgresTestServer).
+        .target(name: "TestSupport", dependencies: ["PushCore"], path: "Tests/TestSupport"),
+        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "TestSupport"]),
+        .testTarget(name: "APNsSimulatorTests", dependencies: ["APNsSimulator", "PushSender", "PushCore", "TestSupport"]),
+        .testTarget(name: "PushSenderTests", dependencies: ["PushSender", "APNsSimulator", "PushCore", "TestSupport"]),
         .testTarget(
             name: "PushDeliveryTests",
             dependencies: [
-                "PushDelivery", "PushSender", "PushStore", "APNsSimulator", "PushCore", "CSQLite",
+                "PushDelivery", "PushSender", "PushStore", "APNsSimulator", "PushCore", "CSQLite", "TestSupport",
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]),
         .testTarget(
             name: "PushServerTests",
             dependencies: [
                 "PushServer", "PushStore", "PushSender", "PushDelivery", "APNsSimulator", "PushCore", "CSQLite",
-                "PostgresTestSupport",
+                "TestSupport",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
-        .testTarget(name: "pushctlTests", dependencies: ["PushCore", "PushStore", "PostgresTestSupport"]),
+        .testTarget(name: "pushctlTests", dependencies: ["PushCore", "PushStore", "TestSupport"]),
     ]
 )

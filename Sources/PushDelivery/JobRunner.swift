@@ -122,9 +122,16 @@ public final class JobRunner: Sendable {
 
     private func look(adopting: Bool) async {
         let access = StoreAccess(store: store, outageLimitMs: configuration.storeOutageLimitMs, logger: logger)
-        guard let (unfinished, now) = try? await access.run("reading unfinished jobs", retry: false, { store throws(DeliveryStoreError) in
-            (try store.unfinishedBroadcasts(), try store.clockMs())
-        }) else { return }
+        let unfinished: [BroadcastRecord], now: Int64
+        do throws(DeliveryStoreError) {
+            (unfinished, now) = try await access.run("reading unfinished jobs", retry: false) { store throws(DeliveryStoreError) in
+                (try store.unfinishedBroadcasts(), try store.clockMs())
+            }
+        } catch {
+            // Looked at again at the next schedule check.
+            logger.warning("cannot read unfinished send jobs: \(error.message)")
+            return
+        }
         for record in unfinished where topics[record.app] != nil && !record.isWaiting(atMs: now) {
             let scheduled = record.state == .pending && record.scheduledMs != nil
             guard adopting || scheduled else { continue }
@@ -191,10 +198,18 @@ public final class JobRunner: Sendable {
         guard let topic = topics[app] else { return false }
         let id = request.id
         let access = StoreAccess(store: store, outageLimitMs: configuration.storeOutageLimitMs, logger: logger)
-        let read = try? await access.run("reading the job") { store throws(DeliveryStoreError) in
-            (try store.broadcast(id: id), try store.clockMs())
+        let found: BroadcastRecord?, now: Int64
+        do throws(DeliveryStoreError) {
+            (found, now) = try await access.run("reading the job") { store throws(DeliveryStoreError) in
+                (try store.broadcast(id: id), try store.clockMs())
+            }
+        } catch {
+            // The database outlasted its outage limit: the job stays stored and is tried again later.
+            logger.error("send job \(id): \(error.message)", metadata: ["app": "\(app)", "job": "\(id)"])
+            retry(id, app: app, after: settings.interruptedRetrySeconds)
+            return true
         }
-        guard let (found, now) = read, let record = found else { return false }
+        guard let record = found else { return false }
         // Cancelled, or scheduled and not yet due (it is queued again when its time comes).
         if record.state == .cancelled || record.isWaiting(atMs: now) { return false }
         if !request.evenIfCompleted && !record.state.isUnfinished { return false }
@@ -211,9 +226,20 @@ public final class JobRunner: Sendable {
         do {
             sender = try await self.sender(for: app, access: access)
         } catch {
+            if let storeError = error as? DeliveryStoreError {
+                // The breaker state could not be read: the database, not the credentials. Tried again later.
+                logger.error("send job \(id) cannot start: \(storeError.message)", metadata: ["app": "\(app)", "job": "\(id)"])
+                retry(id, app: app, after: settings.interruptedRetrySeconds)
+                return true
+            }
             logger.error("send job \(id) cannot start: \(error)", metadata: ["app": "\(app)", "job": "\(id)"])
-            try? await access.run("recording the problem") { store throws(DeliveryStoreError) in
-                try store.noteUnstartable(id: id, error: "credentials: \(error)")
+            let problem = "credentials: \(error)"
+            do throws(DeliveryStoreError) {
+                try await access.run("recording the problem") { store throws(DeliveryStoreError) in
+                    try store.noteUnstartable(id: id, error: problem)
+                }
+            } catch {
+                logger.warning("send job \(id): cannot record why it did not start: \(error.message)")
             }
             return false
         }
@@ -257,9 +283,10 @@ public final class JobRunner: Sendable {
     /// The app's long-lived sender, created on first use with the app's persisted breaker state.
     private func sender(for app: String, access: StoreAccess) async throws -> Sender {
         if let existing = state.withLock({ $0.senders[app] }) { return existing }
-        let breakers = (try? await access.run("reading the pruning breaker") { store throws(DeliveryStoreError) in
+        // Thrown when unreadable: a sender never starts with its breakers reset by an outage.
+        let breakers = try await access.run("reading the pruning breaker") { store throws(DeliveryStoreError) in
             try store.breakerStates(app: app)
-        }) ?? [:]
+        }
         let sender = try makeSender(app, breakers)
         return state.withLock { s in
             if let raced = s.senders[app] { return raced }

@@ -120,7 +120,7 @@ final class TargetFeed {
         } catch let error as DeliveryStoreError {
             throw error
         } catch {
-            throw DeliveryStoreError(.unknown, "\(error)")
+            throw DeliveryStoreError(.unknown(0), "\(error)")
         }
     }
 

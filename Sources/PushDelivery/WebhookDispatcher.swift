@@ -130,7 +130,10 @@ public final class WebhookDispatcher: Sendable {
             "app": "\(app)", "url": "\(client.url)", "events": "\(events.count)", "attempt": "\(attempts + 1)",
             "problem": "\(problem)", "retryInMs": "\(delay)",
         ])
-        try? store.retryWebhookEvents(ids: ids, afterMs: delay)
+        do { try store.retryWebhookEvents(ids: ids, afterMs: delay) } catch {
+            // Their lease runs out instead, and then they are due again.
+            logger.warning("webhook retry not recorded", metadata: ["app": "\(app)", "error": "\(error.message)"])
+        }
         return 0
     }
 }

@@ -87,7 +87,14 @@ public final class Worker: Sendable {
             let id = shard.broadcastId
             var record = records[id]
             if record == nil {
-                record = (try? await access.run("reading the broadcast") { store throws(DeliveryStoreError) in try store.broadcast(id: id) }) ?? nil
+                // An outage is not "no such broadcast": the shard goes back with the database's error, for later.
+                do throws(DeliveryStoreError) {
+                    record = try await access.run("reading the broadcast") { store throws(DeliveryStoreError) in try store.broadcast(id: id) }
+                } catch {
+                    logger.error("cannot read broadcast \(id): \(error.message)")
+                    await give(back: shard, error: "the database is unavailable: \(error.message)", access: access)
+                    continue
+                }
                 records[id] = record
             }
             guard let record, let topic = topics[record.app] else {
@@ -95,14 +102,23 @@ public final class Worker: Sendable {
                 continue
             }
             let sender: Sender
-            if let existing = senders[record.app] {
+            let app = record.app
+            if let existing = senders[app] {
                 sender = existing
             } else {
-                do {
-                    let app = record.app
-                    let breakers = (try? await access.run("reading the pruning breaker") { store throws(DeliveryStoreError) in
+                // A sender never starts without its app's persisted breakers: an outage here gives the shard back
+                // rather than starting with every breaker reset.
+                let breakers: [String: PruningBreaker.State]
+                do throws(DeliveryStoreError) {
+                    breakers = try await access.run("reading the pruning breaker") { store throws(DeliveryStoreError) in
                         try store.breakerStates(app: app)
-                    }) ?? [:]
+                    }
+                } catch {
+                    logger.error("cannot read the pruning breaker of \(app): \(error.message)")
+                    await give(back: shard, error: "the database is unavailable: \(error.message)", access: access)
+                    continue
+                }
+                do {
                     sender = try makeSender(app, breakers)
                     senders[app] = sender
                 } catch {
@@ -126,10 +142,14 @@ public final class Worker: Sendable {
                 // Read the credentials files again for the next shard of this app.
                 await senders.removeValue(forKey: record.app)?.shutdown()
             }
-            let app = record.app
             let states = sender.breakerStates
-            try? await access.run("saving the pruning breaker", retry: false) { store throws(DeliveryStoreError) in
-                try store.saveBreakerStates(app: app, states)
+            do throws(DeliveryStoreError) {
+                try await access.run("saving the pruning breaker", retry: false) { store throws(DeliveryStoreError) in
+                    try store.saveBreakerStates(app: app, states)
+                }
+            } catch {
+                // Saved again after the next shard of the app; until then another process starts from the last save.
+                logger.warning("cannot save the pruning breaker of \(app): \(error.message)")
             }
         }
         for sender in senders.values { await sender.shutdown() }
@@ -138,9 +158,15 @@ public final class Worker: Sendable {
     /// Starts (splits into shards) the scheduled broadcasts and send jobs of `apps` that are due on the store's
     /// clock; returns how many. Several workers may start the same one: starting is idempotent.
     private func startDueJobs(apps: [String], access: StoreAccess) async -> Int {
-        guard let (unfinished, now) = try? await access.run("reading scheduled jobs", retry: false, { store throws(DeliveryStoreError) in
-            (try store.unfinishedBroadcasts(), try store.clockMs())
-        }) else { return 0 }
+        let unfinished: [BroadcastRecord], now: Int64
+        do throws(DeliveryStoreError) {
+            (unfinished, now) = try await access.run("reading scheduled jobs", retry: false) { store throws(DeliveryStoreError) in
+                (try store.unfinishedBroadcasts(), try store.clockMs())
+            }
+        } catch {
+            logger.warning("cannot read scheduled jobs: \(error.message)")
+            return 0
+        }
         let shardSize = configuration.shardSize
         var started = 0
         for record in unfinished
@@ -163,10 +189,15 @@ public final class Worker: Sendable {
     private func give(back shard: BroadcastShard, error: String, access: StoreAccess) async {
         let retryMs = configuration.shardRetryMs
         let (id, index, fence) = (shard.broadcastId, shard.index, shard.fence)
-        _ = try? await access.run("giving shard \(index) back") { store throws(DeliveryStoreError) in
-            try store.finishShard(
-                id: id, index: index, fence: fence,
-                end: .released(error: error, retryAfterMs: retryMs, mainDone: shard.mainDone, settledDispatched: nil))
+        do throws(DeliveryStoreError) {
+            _ = try await access.run("giving shard \(index) back") { store throws(DeliveryStoreError) in
+                try store.finishShard(
+                    id: id, index: index, fence: fence,
+                    end: .released(error: error, retryAfterMs: retryMs, mainDone: shard.mainDone, settledDispatched: nil))
+            }
+        } catch {
+            // Its lease expires instead, and then any worker takes it over.
+            logger.warning("cannot give shard \(index) of broadcast \(id) back: \(error.message)")
         }
         report.withLock { $0.shardsReleased += 1 }
     }

@@ -1,6 +1,7 @@
 import Hummingbird
 import NIOCore
 import PushCore
+import PushStore
 
 /// An API error: an HTTP status and a JSON body `{"error":{"code":"…","message":"…"}}`.
 public struct APIError: HTTPResponseError, Sendable {
@@ -31,6 +32,21 @@ public struct APIError: HTTPResponseError, Sendable {
     static func badRequest(_ field: String, _ message: String) -> APIError {
         APIError(.badRequest, "invalid_\(field)", message)
     }
+
+    /// Seconds a client is told to wait (`Retry-After`) when the database is busy or unreachable: a lock held by
+    /// an import or a trim, or a PostgreSQL restart, usually passes within a few seconds.
+    static let databaseRetryAfterSeconds = 2
+
+    /// 503 with `Retry-After` for a database that is busy (`database_busy`: locked, a lock or serialization
+    /// timeout, no store thread free in time) or unreachable (`database_unavailable`); the message names the cause.
+    static func databaseUnavailable(_ error: StoreError) -> APIError {
+        let busy = error.code == .busy
+        var answer = APIError(
+            .serviceUnavailable, busy ? "database_busy" : "database_unavailable",
+            "\(busy ? "the database is busy" : "the database is unavailable"): \(error.message); nothing was stored, retry later")
+        answer.headers[.retryAfter] = "\(databaseRetryAfterSeconds)"
+        return answer
+    }
 }
 
 /// JSON responses.
@@ -44,15 +60,24 @@ enum JSONResponse {
 }
 
 /// Turns every error — ours, Hummingbird's (404, 405), body-size limits — into the JSON error shape.
+/// A store failure is never a 500 when the database is only busy or unreachable: it is a 503 with `Retry-After`
+/// (``APIError/databaseUnavailable(_:)``), and `/healthz` hears of it (`unavailable`).
 struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     /// The listener whose routes decide between 404 and 405.
     let listener: PushServer.Listener
+    /// Told of every request that found the database unavailable.
+    var unavailable: @Sendable (StoreError) -> Void = { _ in }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as APIError {
             throw error
+        } catch let error as StoreError where error.kind == .unavailable {
+            unavailable(error)
+            throw APIError.databaseUnavailable(error)
+        } catch let error as StoreError where error.kind == .invalidInput {
+            throw APIError(.badRequest, "invalid_input", error.message)
         } catch is NIOTooManyBytesError {
             throw APIError(.contentTooLarge, "body_too_large", "request body is larger than this route allows")
         } catch let error as HTTPResponseError {

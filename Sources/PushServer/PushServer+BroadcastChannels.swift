@@ -57,8 +57,8 @@ extension PushServer {
         do { id = try await client.create(policy: policy, environment: environment) } catch { throw Self.apiError(error) }
         let record = BroadcastChannelRecord(app: app, environment: environment, channelId: id, storagePolicy: policy, label: label)
         let registry = self.registry
-        try await StoreThread.run { try registry.saveBroadcastChannel(record) }
-        let stored = try await StoreThread.run { try registry.broadcastChannels(app: app) }
+        try await registry.run { try $0.saveBroadcastChannel(record) }
+        let stored = try await registry.run { try $0.broadcastChannels(app: app) }
             .first { $0.channelId == id && $0.environment == environment } ?? record
         return JSONResponse.make(.created, Self.json(stored))
     }
@@ -67,7 +67,7 @@ extension PushServer {
     func listChannels(_ request: Request, app: String) async throws -> Response {
         _ = try authorize(request, app: app, need: .send)
         let registry = self.registry
-        let channels = try await StoreThread.run { try registry.broadcastChannels(app: app) }
+        let channels = try await registry.run { try $0.broadcastChannels(app: app) }
         return JSONResponse.make(.ok, .object([("channels", .array(channels.map(Self.json)))]))
     }
 
@@ -79,7 +79,7 @@ extension PushServer {
         let info: ChannelInfo
         do { info = try await client.info(channelId: id, environment: environment) } catch { throw Self.apiError(error) }
         let registry = self.registry
-        let kept = try await StoreThread.run { try registry.broadcastChannels(app: app) }.first { $0.channelId == id && $0.environment == environment }
+        let kept = try await registry.run { try $0.broadcastChannels(app: app) }.first { $0.channelId == id && $0.environment == environment }
         var fields: [(String, JSONValue)] = [
             ("channelId", .string(id)), ("environment", .string(environment.rawValue)),
             ("storagePolicy", .string(info.policy.name)), ("pushType", .string(info.pushType)),
@@ -96,11 +96,11 @@ extension PushServer {
         let registry = self.registry
         do { try await client.delete(channelId: id, environment: environment) } catch {
             if case .rejected = error.code, error.reason == .channelNotRegistered {
-                _ = try await StoreThread.run { try registry.deleteBroadcastChannel(app: app, environment: environment, channelId: id) }
+                _ = try await registry.run { try $0.deleteBroadcastChannel(app: app, environment: environment, channelId: id) }
             }
             throw Self.apiError(error)
         }
-        _ = try await StoreThread.run { try registry.deleteBroadcastChannel(app: app, environment: environment, channelId: id) }
+        _ = try await registry.run { try $0.deleteBroadcastChannel(app: app, environment: environment, channelId: id) }
         return Response(status: .noContent)
     }
 

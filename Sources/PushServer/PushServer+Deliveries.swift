@@ -25,7 +25,7 @@ extension PushServer {
         } catch {
             throw APIError.badRequest(error.parameter, error.message)
         }
-        let page = try registry.deliveries(query)
+        let page = try await registry.run { try $0.deliveries(query) }
         return JSONResponse.make(.ok, .object([
             ("deliveries", .array(page.records.map(\.historyJSON))),
             ("nextCursor", page.next.map { .string($0.encoded) } ?? .null),

@@ -28,10 +28,13 @@ extension PushServer {
         do { parsed = try DeviceToken(parsing: token.removingPercentEncodingIfNeeded) } catch {
             throw APIError.badRequest("token", "token: \(error.description)")
         }
-        guard let device = try registry.device(app: app, token: parsed) else {
+        let found = try await registry.run { (store) throws -> (RegisteredDevice, Installation)? in
+            guard let device = try store.device(app: app, token: parsed) else { return nil }
+            return (device, try store.installation(app: app, token: parsed) ?? Installation())
+        }
+        guard let (device, installation) = found else {
             throw APIError(.notFound, "unknown_device", "token \(parsed.masked) is not registered for \(app)")
         }
-        let installation = try registry.installation(app: app, token: parsed) ?? Installation()
         return JSONResponse.make(.ok, .object([
             ("token", .string(device.token.hex)),
             ("channels", .array(device.channels.map { .string($0) })),
@@ -65,17 +68,19 @@ extension PushServer {
         case .failure(let error): throw error
         }
         // A new device without channels or installation fields is exactly what was just stored; anything else
-        // (carried-over or normalised channels, an existing environment) is read back.
-        let plain = outcome == .created && body.channels == nil && body.fields.installation.isEmpty
-        let device = plain ? nil : try registry.device(app: app, token: body.token)
+        // (carried-over or normalised channels, an existing environment, installation fields) is read back, in
+        // one store call.
+        let token = body.token, withInstallation = !body.fields.installation.isEmpty
+        let plain = outcome == .created && body.channels == nil && !withInstallation
+        let (device, installation) = plain ? (nil, nil) : try await registry.run { (store) throws -> (RegisteredDevice?, Installation?) in
+            (try store.device(app: app, token: token), withInstallation ? try store.installation(app: app, token: token) : nil)
+        }
         var fields: [(String, JSONValue)] = [
             ("token", .string(body.token.hex)),
             ("channels", .array((device?.channels ?? body.channels ?? []).map { .string($0) })),
             ("environment", .string((device?.environment ?? registration.environment ?? .production).rawValue)),
         ]
-        if !body.fields.installation.isEmpty, let installation = try registry.installation(app: app, token: body.token) {
-            fields += installation.jsonFields
-        }
+        if let installation { fields += installation.jsonFields }
         let (status, outcomeFields) = Self.registrationAnswer(outcome)
         fields += outcomeFields
         metrics.registration(app: app, outcome: fields.first { $0.0 == "outcome" }?.1.stringValue ?? "")
@@ -98,7 +103,7 @@ extension PushServer {
         do { parsed = try DeviceToken(parsing: token.removingPercentEncodingIfNeeded) } catch {
             throw APIError.badRequest("token", "token: \(error.description)")
         }
-        guard try registry.unregister(app: app, token: parsed) else {
+        guard try await registry.run({ try $0.unregister(app: app, token: parsed) }) else {
             throw APIError(.notFound, "unknown_device", "token \(parsed.masked) is not registered for \(app)")
         }
         return Response(status: .noContent)
@@ -115,7 +120,7 @@ extension PushServer {
             return e
         }
         do {
-            let n = try registry.count(app: app, channel: channel, environment: environment)
+            let n = try await registry.run { try $0.count(app: app, channel: channel, environment: environment) }
             return JSONResponse.make(.ok, .object([("count", .int(Int64(n)))]))
         } catch let error where error.code == .invalidInput {
             throw APIError.badRequest("channel", error.message)

@@ -34,15 +34,15 @@ extension PushServer {
             if body.environment != nil { throw APIError.badRequest("environment", "'environment' selects registered tokens; listed tokens are sent as given") }
             tokens = list
         case .channel(let name)?:
-            if let problem = Registry.channelNameProblem(name) { throw APIError.badRequest("channel", problem) }
+            if let problem = ChannelNames.problem(name) { throw APIError.badRequest("channel", problem) }
             tokens = try await pushToStartTokens(app: app, type: type, channel: name, environment: body.environment)
         case .all?, nil:
             tokens = try await pushToStartTokens(app: app, type: type, channel: nil, environment: body.environment)
         case .audience(let audience)?:
             // The audience picks devices; their installations' push-to-start tokens for the type get the start.
-            let (registry, environment) = (self.registry, body.environment)
-            tokens = try await StoreThread.run {
-                try registry.pushToStartTokens(app: app, attributesType: type, audience: audience, environment: environment)
+            let environment = body.environment
+            tokens = try await registry.run {
+                try $0.pushToStartTokens(app: app, attributesType: type, audience: audience, environment: environment)
             }
         }
         return try await storeActivityJob(app: app, body: body, tokens: tokens, what: "push-to-start tokens for \(type)")
@@ -61,9 +61,9 @@ extension PushServer {
             bytes, kind: .activity(event), payloadLimit: settings.payloadLimit, nowSeconds: Int64(now().timeIntervalSince1970))
         let registry = self.registry
         let query = LiveActivityTokenQuery(app: app, kind: .update, activityId: id)
-        let tokens = try await StoreThread.run { try registry.allLiveActivityTokens(query) }.map(\.token)
+        let tokens = try await registry.run { try $0.allLiveActivityTokens(query) }.map(\.token)
         let response = try await storeActivityJob(app: app, body: body, tokens: tokens, what: "update tokens for activity \(id)")
-        if event == .end { _ = try await StoreThread.run { try registry.endActivity(app: app, activityId: id) } }
+        if event == .end { _ = try await registry.run { try $0.endActivity(app: app, activityId: id) } }
         return response
     }
 
@@ -82,20 +82,22 @@ extension PushServer {
     private func pushToStartTokens(app: String, type: String, channel: String?, environment: APNsEnvironment?) async throws -> [DeviceToken] {
         let registry = self.registry
         let query = LiveActivityTokenQuery(app: app, kind: .pushToStart, attributesType: type, channel: channel, environment: environment)
-        return try await StoreThread.run { try registry.allLiveActivityTokens(query) }.map(\.token)
+        return try await registry.run { try $0.allLiveActivityTokens(query) }.map(\.token)
     }
 
     /// Stores the event as a job to exactly `tokens` (404 when there are none) and starts it when due.
     private func storeActivityJob(app: String, body: LiveActivityBody, tokens: [DeviceToken], what: String) async throws -> Response {
-        let now = try registry.clockMs()
         // The same request again with its `id` answers for the stored job, even when its tokens are gone from the
         // registry meanwhile (an end removes them).
-        let known = try body.id.map { (id) throws in try registry.broadcast(id: id) != nil } ?? false
+        let wantedId = body.id
+        let (now, known) = try await registry.run { store in
+            (try store.clockMs(), try wantedId.map { try store.broadcast(id: $0) != nil } ?? false)
+        }
         guard !tokens.isEmpty || known else { throw APIError(.notFound, "no_tokens", "no \(what) are registered for \(app)") }
         var record = BroadcastRecord(
             id: body.id ?? "job-" + APNsID.random(), app: app, payload: body.prepared.payload, pushType: body.prepared.pushType,
             priority: body.prepared.priority, expiration: body.prepared.expiration, collapseId: body.prepared.collapseId)
         record.scheduledMs = body.atMs
-        return try storeJob(record, tokens: tokens, now: now, extra: [("devices", .int(Int64(tokens.count)))])
+        return try await storeJob(record, tokens: tokens, now: now, extra: [("devices", .int(Int64(tokens.count)))])
     }
 }

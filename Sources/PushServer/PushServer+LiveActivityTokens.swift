@@ -35,7 +35,7 @@ extension PushServer {
             try await readBody(request, limit: limits.deviceBodyBytes), app: app, kind: kind,
             defaultEnvironment: settings.defaultEnvironment)
         let registry = self.registry
-        let outcome = try await StoreThread.run { try registry.registerLiveActivityToken(registration) }
+        let outcome = try await registry.run { try $0.registerLiveActivityToken(registration) }
         var fields: [(String, JSONValue)] = [
             ("token", .string(registration.token.hex)), ("kind", .string(kind.rawValue)),
             ("environment", .string((registration.environment ?? .production).rawValue)),
@@ -58,7 +58,7 @@ extension PushServer {
             throw APIError.badRequest("token", "token: \(error.description)")
         }
         let registry = self.registry
-        guard try await StoreThread.run({ try registry.unregisterLiveActivityToken(app: app, token: parsed) }) else {
+        guard try await registry.run({ try $0.unregisterLiveActivityToken(app: app, token: parsed) }) else {
             throw APIError(.notFound, "unknown_token", "Live Activity token \(parsed.masked) is not registered for \(app)")
         }
         return Response(status: .noContent)
@@ -71,7 +71,7 @@ extension PushServer {
         let id = activity.removingPercentEncodingIfNeeded
         if let problem = LiveActivityRegistration.idProblem(id, "activity") { throw APIError.badRequest("activity", problem) }
         let registry = self.registry
-        guard try await StoreThread.run({ try registry.endActivity(app: app, activityId: id) }) > 0 else {
+        guard try await registry.run({ try $0.endActivity(app: app, activityId: id) }) > 0 else {
             throw APIError(.notFound, "unknown_activity", "activity \(id) has no update token registered for \(app)")
         }
         return Response(status: .noContent)

@@ -6,7 +6,7 @@ extension PushServer {
     /// Stores a local-time job (``LocalTimeJob``: one scheduled wave per UTC offset, in one transaction) and starts
     /// the waves already due; 202 `{"id","state","waves"}`. The same request again answers for the stored job; a
     /// different one under the same id is 409.
-    func storeLocalTimeJob(_ base: BroadcastRecord, spec: LocalTimeSpec, defaultZone: String, now: Int64) throws -> Response {
+    func storeLocalTimeJob(_ base: BroadcastRecord, spec: LocalTimeSpec, defaultZone: String, now: Int64) async throws -> Response {
         let job = LocalTimeJob.plan(base, spec: spec, defaultZone: defaultZone, now: now)
         guard !job.waves.isEmpty else {
             // Every zone's time has passed and skipPast drops them all: nothing to send, nothing stored.
@@ -16,7 +16,7 @@ extension PushServer {
             ]))
         }
         let stored: LocalTimeJob
-        do { stored = try registry.storeLocalTimeJob(job).job } catch {
+        do { stored = try await registry.run { try $0.storeLocalTimeJob(job).job } } catch {
             if error.code == .constraint { throw APIError(.conflict, "id_conflict", error.message) }
             throw error
         }
@@ -26,36 +26,6 @@ extension PushServer {
             ("id", .string(stored.id)), ("state", .string(stored.state.rawValue)), ("localTime", .string(stored.localTime)),
             ("waves", .int(Int64(stored.waves.count))),
         ]))
-    }
-
-    /// A local-time job's state and counts over its waves, and each wave's own: `waves: [{"index","at","utcOffset",
-    /// "zones","state","total","done","accepted",…}]`.
-    func localTimeStatusFields(_ job: LocalTimeJob) throws -> [(String, JSONValue)] {
-        var total = 0, done = 0, accepted = 0, deferred = 0, pruned = 0
-        var waves: [JSONValue] = []
-        for wave in job.waves {
-            let counts = try registry.broadcastCounts(id: wave.id)
-            let info = wave.targeting?.wave
-            total += wave.state == .pending ? 0 : wave.total
-            done += counts.done
-            accepted += counts.accepted
-            deferred += counts.deferred
-            pruned += counts.pruned
-            waves.append(.object([
-                ("index", .int(Int64(info?.index ?? 0))),
-                ("at", .string(Timestamp.rfc3339(ms: wave.scheduledMs ?? wave.createdMs))),
-                ("utcOffset", .string(LocalTimePlan.Wave.label(offsetSeconds: info?.utcOffsetSeconds ?? 0))),
-                ("zones", .int(Int64(info?.zones.count ?? 0))),
-                ("state", .string((wave.state == .failed ? BroadcastState.interrupted : wave.state).rawValue)),
-                ("total", .int(Int64(wave.total))), ("done", .int(Int64(counts.done))), ("accepted", .int(Int64(counts.accepted))),
-                ("deferred", .int(Int64(counts.deferred))),
-            ]))
-        }
-        return [
-            ("id", .string(job.id)), ("state", .string(job.state.rawValue)), ("localTime", .string(job.localTime)),
-            ("total", .int(Int64(total))), ("done", .int(Int64(done))), ("accepted", .int(Int64(accepted))),
-            ("deferred", .int(Int64(deferred))), ("pruned", .int(Int64(pruned))), ("waves", .array(waves)),
-        ]
     }
 
     /// The job list's items, oldest first: a local-time job once (its waves folded into it), the others as before;

@@ -7,9 +7,34 @@ extension PushServer {
     /// `GET /metrics`: Prometheus text. Delivery, retry and prune counts are the database's counters (kept as
     /// outcomes commit, so sends by any process — CLI, cron broadcasts, workers, this server — count, and they
     /// never go down when retention trims the logs); the webhook backlog is counted per app with a webhook.
-    func metricsResponse() -> Response {
+    func metricsResponse() async -> Response {
         var text = prometheus.emitToString()
-        if let counts = try? registry.deliveryCounts() {
+        let hooked = configuration.apps.filter { $0.value.webhook != nil }.keys.sorted()
+        let apps = Set(configuration.apps.keys)
+        // One hop to the store for every number it holds. When it is unavailable the series it holds are left out
+        // (a scraper sees them missing, not zero) and `pushprovider_database_up` says why.
+        let stored: DatabaseMetrics
+        do throws(StoreError) {
+            stored = try await registry.run { store in
+                let unfinished = try store.broadcasts(app: nil, states: [.pending, .running, .interrupted, .failed])
+                    .filter { apps.contains($0.app) }
+                var backlog: [(String, Int)] = []
+                for app in hooked { backlog.append((app, try store.deliveryStore.webhookBacklog(app: app))) }
+                return DatabaseMetrics(
+                    deliveries: try store.deliveryCounts(), prunes: try store.pruneCounts(), backlog: backlog,
+                    jobs: try unfinished.map { (record: $0, done: try store.broadcastCounts(id: $0.id).done) })
+            }
+            text += "# HELP pushprovider_database_up 1 when the database answered this scrape\n# TYPE pushprovider_database_up gauge\npushprovider_database_up 1\n"
+        } catch {
+            health.noteUnavailable(error)
+            text += "# HELP pushprovider_database_up 1 when the database answered this scrape\n# TYPE pushprovider_database_up gauge\n"
+            text += "# the database did not answer: \(error.message.replacingOccurrences(of: "\n", with: " "))\npushprovider_database_up 0\n"
+            text += senderMetrics()
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(string: text)))
+        }
+        do {
+            let counts = stored.deliveries
             text += "# HELP pushprovider_deliveries_total Notifications with a final outcome\n"
             text += "# TYPE pushprovider_deliveries_total counter\n"
             // Rows counted by older versions hold unreduced reasons: several rows can make one series.
@@ -33,7 +58,8 @@ extension PushServer {
                 text += "pushprovider_retries_total{app=\"\(MetricLabels.escape(app))\"} \(n)\n"
             }
         }
-        if let prunes = try? registry.pruneCounts() {
+        do {
+            let prunes = stored.prunes
             text += "# HELP pushprovider_prunes_total Tokens pruned (or kept because of a newer registration)\n"
             text += "# TYPE pushprovider_prunes_total counter\n"
             for p in prunes {
@@ -41,13 +67,11 @@ extension PushServer {
             }
         }
         text += senderMetrics()
-        text += jobProgress()
-        let hooked = configuration.apps.filter { $0.value.webhook != nil }.keys.sorted()
+        text += Self.jobProgress(stored.jobs)
         if !hooked.isEmpty {
             text += "# HELP pushprovider_webhook_backlog Webhook events waiting to be delivered\n"
             text += "# TYPE pushprovider_webhook_backlog gauge\n"
-            for app in hooked {
-                guard let n = try? registry.deliveryStore.webhookBacklog(app: app) else { continue }
+            for (app, n) in stored.backlog {
                 text += "pushprovider_webhook_backlog{app=\"\(MetricLabels.escape(app))\"} \(n)\n"
             }
         }
@@ -91,17 +115,23 @@ extension PushServer {
 
     /// Devices targeted and done of each unfinished send job or broadcast of the configured apps, from the
     /// database (any process's).
-    func jobProgress() -> String {
-        guard let unfinished = try? registry.broadcasts(app: nil, states: [.pending, .running, .interrupted, .failed]) else { return "" }
-        let jobs = unfinished.filter { configuration.apps[$0.app] != nil }
+    static func jobProgress(_ jobs: [(record: BroadcastRecord, done: Int)]) -> String {
         guard !jobs.isEmpty else { return "" }
         var total = "# HELP pushprovider_job_devices Devices an unfinished send job or broadcast targets\n# TYPE pushprovider_job_devices gauge\n"
         var done = "# HELP pushprovider_job_devices_done Devices of an unfinished send job or broadcast with a committed outcome\n# TYPE pushprovider_job_devices_done gauge\n"
-        for job in jobs {
+        for (job, jobDone) in jobs {
             let labels = "app=\"\(MetricLabels.escape(job.app))\",job=\"\(MetricLabels.escape(job.id))\""
             total += "pushprovider_job_devices{\(labels)} \(job.total)\n"
-            done += "pushprovider_job_devices_done{\(labels)} \((try? registry.broadcastCounts(id: job.id).done) ?? 0)\n"
+            done += "pushprovider_job_devices_done{\(labels)} \(jobDone)\n"
         }
         return total + done
     }
+}
+
+/// What `/metrics` reads from the database in one hop.
+struct DatabaseMetrics: Sendable {
+    var deliveries: [DeliveryCount]
+    var prunes: [PruneCount]
+    var backlog: [(String, Int)]
+    var jobs: [(record: BroadcastRecord, done: Int)]
 }

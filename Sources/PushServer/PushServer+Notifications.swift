@@ -39,7 +39,7 @@ extension PushServer {
         case .all: break
         case .audience(let a): audience = a
         }
-        let now = try registry.clockMs()
+        let now = try await registry.run { try $0.clockMs() }
         let id = body.id ?? "job-" + APNsID.random()
         var record = BroadcastRecord(
             id: id, app: app, payload: body.prepared.payload, pushType: body.prepared.pushType,
@@ -48,39 +48,48 @@ extension PushServer {
         record.scheduledMs = body.atMs
         let targeting = JobTargeting(audience: audience, variants: body.variants)
         record.targeting = targeting.isEmpty ? nil : targeting
-        if let channel, let problem = Registry.channelNameProblem(channel) { throw APIError.badRequest("channel", problem) }
+        if let channel, let problem = ChannelNames.problem(channel) { throw APIError.badRequest("channel", problem) }
         if let spec = body.localTime {
-            return try storeLocalTimeJob(record, spec: spec, defaultZone: settings.effectiveDefaultTimeZone, now: now)
+            return try await storeLocalTimeJob(record, spec: spec, defaultZone: settings.effectiveDefaultTimeZone, now: now)
         }
-        return try storeJob(record, tokens: tokens, now: now)
+        return try await storeJob(record, tokens: tokens, now: now)
     }
 
     /// Stores a new job and starts it when due, or, for an id already stored, answers for that job: the same
     /// request again resumes an interrupted job or retries a completed one's deferred devices; a different one
     /// with the same id is a 409. 202 `{"id","state"[,"at"]}`.
-    func storeJob(_ record: BroadcastRecord, tokens: [DeviceToken]?, now: Int64, extra: [(String, JSONValue)] = []) throws -> Response {
+    func storeJob(_ record: BroadcastRecord, tokens: [DeviceToken]?, now: Int64, extra: [(String, JSONValue)] = []) async throws -> Response {
         let id = record.id, app = record.app
-        if let existing = try registry.broadcast(id: id) {
-            var wanted = record
-            wanted.explicitTokens = tokens != nil
-            guard existing.describesSameJob(as: wanted) else {
-                throw APIError(.conflict, "id_conflict", "job \(id) exists with a different app, payload, target or time")
+        let wanted = { var r = record; r.explicitTokens = tokens != nil; return r }()
+        // One hop to the store: the id is looked up and the job stored (in one transaction) together.
+        let stored = try await registry.run { (store) throws -> StoredJob in
+            guard let existing = try store.broadcast(id: id) else {
+                try store.createBroadcast(record, tokens: tokens)
+                return .created
             }
-            if existing.state == .cancelled {
-                throw APIError(.conflict, "job_cancelled", "job \(id) was cancelled; send it with another id")
-            }
+            guard existing.describesSameJob(as: wanted) else { return .conflict }
+            if existing.state == .cancelled { return .cancelled }
             // The same request again resumes an interrupted job, or retries a completed job's deferred devices;
             // a scheduled one keeps waiting for its time.
-            if !existing.isWaiting(atMs: now) {
-                let deferred = existing.state == .completed ? try registry.broadcastCounts(id: id).deferred : 0
-                if existing.state.isUnfinished || deferred > 0 { jobs.enqueue(id, app: app, retryDeferred: deferred > 0) }
+            guard !existing.isWaiting(atMs: now) else { return .existing(existing, deferred: 0) }
+            let deferred = existing.state == .completed ? try store.broadcastCounts(id: id).deferred : 0
+            return .existing(existing, deferred: deferred)
+        }
+        switch stored {
+        case .conflict:
+            throw APIError(.conflict, "id_conflict", "job \(id) exists with a different app, payload, target or time")
+        case .cancelled:
+            throw APIError(.conflict, "job_cancelled", "job \(id) was cancelled; send it with another id")
+        case .existing(let existing, let deferred):
+            if !existing.isWaiting(atMs: now), existing.state.isUnfinished || deferred > 0 {
+                jobs.enqueue(id, app: app, retryDeferred: deferred > 0)
             }
             return JSONResponse.make(.accepted, .object(Self.acceptedFields(existing) + extra))
+        case .created:
+            // A job in the future is started by the runner's schedule check when its time comes.
+            if record.isDue(atMs: now) { jobs.enqueue(id, app: app) }
+            return JSONResponse.make(.accepted, .object(Self.acceptedFields(record) + extra))
         }
-        try registry.createBroadcast(record, tokens: tokens)
-        // A job in the future is started by the runner's schedule check when its time comes.
-        if record.isDue(atMs: now) { jobs.enqueue(id, app: app) }
-        return JSONResponse.make(.accepted, .object(Self.acceptedFields(record) + extra))
     }
 
     static func acceptedFields(_ record: BroadcastRecord) -> [(String, JSONValue)] {
@@ -93,18 +102,21 @@ extension PushServer {
     /// message that says so (the job list and `pushctl jobs show` still have it).
     func jobStatus(_ request: Request, app: String, id: String) async throws -> Response {
         _ = try authorize(request, app: app, need: .send)
-        if try registry.broadcast(id: id) == nil, let job = try registry.localTimeJob(id: id, app: app) {
-            return JSONResponse.make(.ok, .object(try localTimeStatusFields(job)))
+        let found = try await registry.run { (store) throws -> FoundJob? in
+            guard let record = try store.broadcast(id: id) else {
+                return try store.localTimeJob(id: id, app: app).map { .localTime(try LocalTimeStatus.read($0, from: store)) }
+            }
+            guard record.app == app else { return nil }
+            return .job(record, try store.broadcastCounts(id: id))
         }
-        guard let record = try registry.broadcast(id: id), record.app == app else {
-            throw APIError(.notFound, "unknown_job", "no send job \(id) for \(app)")
-        }
+        if case .localTime(let status)? = found { return JSONResponse.make(.ok, .object(status.fields)) }
+        guard case .job(let record, let counts)? = found else { throw APIError(.notFound, "unknown_job", "no send job \(id) for \(app)") }
         if record.state == .cancelled {
-            let done = try registry.broadcastCounts(id: id).done
+            let done = counts.done
             let when = record.finishedMs.map { " at \(Timestamp.rfc3339(ms: $0))" } ?? ""
             throw APIError(.notFound, "job_cancelled", "send job \(id) was cancelled\(when); \(done) devices had an outcome")
         }
-        return JSONResponse.make(.ok, .object(try statusFields(record)))
+        return JSONResponse.make(.ok, .object(Self.statusFields(record, counts: counts)))
     }
 
     /// `DELETE /v1/apps/{app}/notifications/{id}` → 200 with the cancelled job's state and counts. A scheduled or
@@ -112,22 +124,28 @@ extension PushServer {
     /// not sent to). Cancelling a cancelled job again answers the same; a completed one is 409.
     func cancelJob(_ request: Request, app: String, id: String) async throws -> Response {
         _ = try authorize(request, app: app, need: .send)
-        if try registry.broadcast(id: id) == nil, let job = try registry.localTimeJob(id: id, app: app) {
-            if job.state == .completed {
+        let found = try await registry.run { (store) throws -> FoundJob? in
+            if try store.broadcast(id: id) == nil, let job = try store.localTimeJob(id: id, app: app) {
+                // A completed job is answered as it is (409 below); any other has its unfinished waves cancelled.
+                let after = job.state == .completed ? job : try store.cancelLocalTimeJob(id: id, app: app) ?? job
+                return .localTime(try LocalTimeStatus.read(after, from: store))
+            }
+            guard let record = try store.cancelBroadcast(id: id, app: app) else { return nil }
+            return .job(record, try store.broadcastCounts(id: id))
+        }
+        if case .localTime(let status)? = found {
+            if status.job.state == .completed {
                 throw APIError(.conflict, "job_completed", "job \(id) has completed; there is nothing left to cancel")
             }
-            let after = try registry.cancelLocalTimeJob(id: id, app: app) ?? job
-            for wave in after.waves { jobs.cancel(wave.id) }
-            return JSONResponse.make(.ok, .object(try localTimeStatusFields(after)))
+            for wave in status.job.waves { jobs.cancel(wave.id) }
+            return JSONResponse.make(.ok, .object(status.fields))
         }
-        guard let record = try registry.cancelBroadcast(id: id, app: app) else {
-            throw APIError(.notFound, "unknown_job", "no send job \(id) for \(app)")
-        }
+        guard case .job(let record, let counts)? = found else { throw APIError(.notFound, "unknown_job", "no send job \(id) for \(app)") }
         if record.state == .completed {
             throw APIError(.conflict, "job_completed", "job \(id) has completed; there is nothing left to cancel")
         }
         jobs.cancel(id)
-        return JSONResponse.make(.ok, .object(try statusFields(record)))
+        return JSONResponse.make(.ok, .object(Self.statusFields(record, counts: counts)))
     }
 
     /// `GET /v1/apps/{app}/notifications[?state=S&limit=N]` → `{"jobs": […]}`, newest first: each job's id,
@@ -147,8 +165,9 @@ extension PushServer {
             guard let n = Int(text), (1...500).contains(n) else { throw APIError.badRequest("limit", "limit must be 1-500") }
             limit = n
         }
-        let items: [JSONValue] = Self.jobSummaries(try registry.broadcasts(app: app, states: BroadcastState.allCases), states: states)
-            .reversed().prefix(limit).map { .object($0) }
+        // Every state is read: a local-time job's state is its waves' together, so its waves are folded first.
+        let records = try await registry.run { try $0.broadcasts(app: app, states: BroadcastState.allCases) }
+        let items: [JSONValue] = Self.jobSummaries(records, states: states).reversed().prefix(limit).map { .object($0) }
         return JSONResponse.make(.ok, .object([("jobs", .array(items))]))
     }
 
@@ -165,8 +184,7 @@ extension PushServer {
         return fields
     }
 
-    func statusFields(_ record: BroadcastRecord) throws -> [(String, JSONValue)] {
-        let counts = try registry.broadcastCounts(id: record.id)
+    static func statusFields(_ record: BroadcastRecord, counts: BroadcastCounts) -> [(String, JSONValue)] {
         let state = record.state == .failed ? BroadcastState.interrupted : record.state
         var fields: [(String, JSONValue)] = [
             ("id", .string(record.id)), ("state", .string(state.rawValue)), ("total", .int(Int64(record.total))),
@@ -181,4 +199,22 @@ extension PushServer {
         if let error = record.error { fields.append(("error", .string(error))) }
         return fields
     }
+}
+
+/// What looking up (or cancelling) a job found: a job and its counts, or a local-time job and its waves'.
+enum FoundJob: Sendable {
+    case job(BroadcastRecord, BroadcastCounts)
+    case localTime(LocalTimeStatus)
+}
+
+/// What storing a job found (``PushServer/storeJob(_:tokens:now:extra:)``).
+enum StoredJob: Sendable {
+    /// Stored now.
+    case created
+    /// The id holds the same job: answered for it (`deferred`: its devices a new round would retry).
+    case existing(BroadcastRecord, deferred: Int)
+    /// The id holds a different job.
+    case conflict
+    /// The id's job was cancelled.
+    case cancelled
 }

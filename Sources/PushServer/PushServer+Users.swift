@@ -50,7 +50,7 @@ extension PushServer {
             after = cursor.lowercased()
         }
         let (registry, cursor, pageSize) = (self.registry, after, limit)
-        let devices = try await StoreThread.run { try registry.userDevices(app: app, user: user, after: cursor, limit: pageSize) }
+        let devices = try await registry.run { try $0.userDevices(app: app, user: user, after: cursor, limit: pageSize) }
         let items: [JSONValue] = devices.map { device in
             .object([
                 ("token", .string(device.token.hex)),
@@ -71,7 +71,7 @@ extension PushServer {
         let user = user.removingPercentEncodingIfNeeded
         if let problem = UserAuth.userProblem(user) { throw APIError.badRequest("user", problem) }
         let registry = self.registry
-        let n = try await StoreThread.run { try registry.detachUser(app: app, user: user) }
+        let n = try await registry.run { try $0.detachUser(app: app, user: user) }
         guard n > 0 else { throw APIError(.notFound, "unknown_user", "no device of \(app) has user \(user)") }
         return JSONResponse.make(.ok, .object([("user", .string(user)), ("detached", .int(Int64(n)))]))
     }
@@ -93,7 +93,7 @@ extension PushServer {
         guard let audience = try JobFields.audience(json) else { throw APIError.badRequest("audience", "'audience' is required") }
         let environment = try JobFields.environment(json)
         let registry = self.registry
-        let n = try await StoreThread.run { try registry.countAudience(app: app, environment: environment, audience: audience) }
+        let n = try await registry.run { try $0.countAudience(app: app, environment: environment, audience: audience) }
         return JSONResponse.make(.ok, .object([("count", .int(Int64(n)))]))
     }
 }

@@ -10,6 +10,7 @@ import PushSender
 import PushStore
 import ServiceLifecycle
 import Synchronization
+import UnixSignals
 
 /// The HTTP API (`pushctl serve`): token registration, counts, health and metrics.
 public final class PushServer: Sendable {
@@ -75,6 +76,8 @@ public final class PushServer: Sendable {
     let webhooks: WebhookDispatcher?
     /// Each app's `userSecret` (read at start), under which `userAuth` proofs are checked.
     let userSecrets: [String: [UInt8]]
+    /// The database's part of `/healthz`, kept fresh in the background.
+    let health: HealthMonitor
     let logger: Logger
     /// The clock `/healthz` reads at each request (certificate days left).
     let now: @Sendable () -> Date
@@ -99,6 +102,7 @@ public final class PushServer: Sendable {
         self.limiter = RateLimiter(rate: configuration.server.rateLimitPerSecond, burst: configuration.server.rateLimitBurst)
         self.limits = limits
         self.batcher = RegistrationBatcher(registry: registry)
+        self.health = HealthMonitor(registry: registry)
         self.credentials = credentials
         self.prometheus = prometheus
         self.metrics = ServerMetrics(registry: prometheus)
@@ -127,7 +131,7 @@ public final class PushServer: Sendable {
     func makeRouter(for listener: Listener) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.middlewares.add(RequestLogMiddleware(logger: logger, metrics: metrics))
-        router.middlewares.add(JSONErrorMiddleware(listener: listener))
+        router.middlewares.add(JSONErrorMiddleware(listener: listener, unavailable: { [health] in health.noteUnavailable($0) }))
         addDeviceRoutes(to: router)
         addUserRoutes(to: router)
         addLiveActivityTokenRoutes(to: router)
@@ -161,21 +165,48 @@ public final class PushServer: Sendable {
         }
     }
 
+    /// The server's one start path (``start(host:port:admin:)`` and ``run(onListening:)`` differ only in their
+    /// listeners and signals): a first health probe and the unfinished jobs resumed before listening, then one
+    /// ServiceGroup of the background services and the listeners. The group stops in reverse order: the listeners
+    /// first (finishing their requests), then queued registrations are committed, the running send job stops at a
+    /// checkpoint, the webhook dispatcher finishes its request, retention and the health probe stop, and the
+    /// SQLite checkpointer takes its last checkpoint.
+    func serviceGroup(
+        _ plan: [(listener: Listener, address: ListenAddress)], signals: [UnixSignal],
+        bound: @escaping @Sendable (Listener, Int) -> Void
+    ) async throws -> ServiceGroup {
+        await health.probe()
+        await jobs.resumeUnfinished()
+        var services: [any Service] = []
+        // SQLite only: WAL checkpoints off the request path (PostgreSQL checkpoints itself).
+        if let sqlite = registry as? SQLiteRegistry {
+            let checkpointer = try await sqlite.executor.run { () throws(StoreError) in try sqlite.startBackgroundCheckpoints() }
+            services.append(LifecycleService.loop("checkpoints") { await checkpointer.run() })
+        }
+        services.append(health)
+        let retention = HistoryRetention(registry: registry, days: configuration.deliveryRetentionDays)
+        let logger = self.logger
+        services.append(LifecycleService.loop("retention") { await retention.run(logger: logger) })
+        if let webhooks {
+            services.append(LifecycleService("webhooks", start: { webhooks.start() }, stop: { await webhooks.stop() }))
+        }
+        let jobs = self.jobs
+        services.append(LifecycleService("jobs", start: { jobs.startAdopting() }, stop: { await jobs.shutdown() }))
+        services.append(batcher)
+        services += applications(plan, bound: bound)
+        return ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: signals, logger: logger))
+    }
+
     /// Starts listening (port 0 picks a free port) and returns once every socket is bound. Without `admin`, one
     /// listener on `host:port` serves everything (as a configuration naming the same address for both does);
     /// with it, two listeners (even when both ask for port 0): the public one serves the API and `/healthz`, the
     /// admin one everything.
     public func start(host: String? = nil, port: Int? = nil, admin: ListenAddress? = nil) async throws -> RunningServer {
-        await jobs.resumeUnfinished()
-        jobs.startAdopting()
-        webhooks?.start()
         let address = ListenAddress(host: host ?? configuration.server.host, port: port ?? configuration.server.port)
         let plan: [(listener: Listener, address: ListenAddress)] =
             admin.map { [(.publicAPI, address), (.admin, $0)] } ?? [(.admin, address)]
         let bound = AsyncStream<(Listener, Int)>.makeStream()
-        let group = ServiceGroup(configuration: .init(
-            services: applications(plan, bound: { bound.continuation.yield(($0, $1)) }), gracefulShutdownSignals: [],
-            logger: logger))
+        let group = try await serviceGroup(plan, signals: [], bound: { bound.continuation.yield(($0, $1)) })
         let task = Task {
             // A listener that cannot bind ends the group: end the stream too, so start() reports it.
             defer { bound.continuation.finish() }
@@ -190,7 +221,7 @@ public final class PushServer: Sendable {
             try await task.value
             throw APIError(.internalServerError, "not_started", "server did not start")
         }
-        return RunningServer(port: ports[.publicAPI] ?? adminPort, adminPort: adminPort, group: group, task: task, server: self)
+        return RunningServer(port: ports[.publicAPI] ?? adminPort, adminPort: adminPort, group: group, task: task)
     }
 
     /// Runs until SIGTERM or SIGINT on the configured listeners (`server` and `server.admin`), then stops
@@ -198,36 +229,23 @@ public final class PushServer: Sendable {
     /// checkpoint (it resumes at the next start). `onListening` runs once every listener's socket is bound (so a
     /// banner never claims a port the server did not get); a bind that fails throws ``ListenError`` naming it.
     public func run(onListening: @escaping @Sendable () -> Void = {}) async throws {
-        // SQLite only: WAL checkpoints off the request path (PostgreSQL checkpoints itself).
-        let checkpoints = try (registry as? Registry)?.startBackgroundCheckpoints()
-        defer { checkpoints?.stop() }
-        await jobs.resumeUnfinished()
-        jobs.startAdopting()
-        webhooks?.start()
         let server = configuration.server
         let plan = Self.plan(public: server.address, admin: server.admin)
         let bound = Mutex<[Listener]>([])
-        let group = ServiceGroup(configuration: .init(
-            services: applications(plan, bound: { listener, _ in
-                let all = bound.withLock { listeners -> Bool in
-                    listeners.append(listener)
-                    return listeners.count == plan.count
-                }
-                if all { onListening() }
-            }),
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let group = try await serviceGroup(plan, signals: [.sigterm, .sigint]) { listener, _ in
+            let all = bound.withLock { listeners -> Bool in
+                listeners.append(listener)
+                return listeners.count == plan.count
+            }
+            if all { onListening() }
+        }
         do {
             try await group.run()
         } catch let error as IOError {
-            await jobs.shutdown()
-            await webhooks?.stop()
             let up = bound.withLock { $0 }
             let failed = plan.first { !up.contains($0.listener) }?.address ?? server.address
             throw ListenError(host: failed.host, port: failed.port, error)
         }
-        batcher.shutdown()
-        await jobs.shutdown()
-        await webhooks?.stop()
     }
 }
 
@@ -239,14 +257,11 @@ public struct RunningServer: Sendable {
     public let adminPort: Int
     let group: ServiceGroup
     let task: Task<Void, any Error>
-    let server: PushServer
 
-    /// Graceful shutdown: stop accepting, finish requests, commit queued registrations.
+    /// Graceful shutdown, as on SIGTERM: stop accepting, finish requests, commit queued registrations, stop the
+    /// background services (see ``PushServer/serviceGroup(_:signals:bound:)``).
     public func shutdown() async throws {
         await group.triggerGracefulShutdown()
         try await task.value
-        server.batcher.shutdown()
-        await server.jobs.shutdown()
-        await server.webhooks?.stop()
     }
 }

@@ -4,7 +4,7 @@ import PushCore
 
 /// Applies `deliveryRetentionDays` to a registry: one pass (`pushctl maintenance`) or a pass at start and then
 /// every `interval` (`pushctl serve`, `pushctl worker`). The cutoff is now − the retention on the clock passed
-/// in, never the database's, so tests control it; passes run on their own queue, off Swift's cooperative pool.
+/// in, never the database's, so tests control it; passes run on the registry's store executor, off Swift's cooperative pool.
 public struct HistoryRetention: Sendable {
     /// Rows deleted per transaction.
     public static let defaultBatchSize = 10_000
@@ -23,7 +23,7 @@ public struct HistoryRetention: Sendable {
     /// Creates a retention for `registry`.
     public init(
         registry: any RegistryStore, days: Int, batchSize: Int = HistoryRetention.defaultBatchSize,
-        nowMs: @escaping @Sendable () -> Int64 = Registry.systemNowMs
+        nowMs: @escaping @Sendable () -> Int64 = SQLiteRegistry.systemNowMs
     ) {
         self.registry = registry
         self.days = days
@@ -42,6 +42,7 @@ public struct HistoryRetention: Sendable {
     public var cutoffMs: Int64 { nowMs() - Int64(days) * 86_400_000 }
 
     /// One pass, on the calling thread (it blocks).
+    @available(*, noasync, message: "blocks on the database: run(every:logger:) runs passes on the store executor")
     public func runOnce() throws(StoreError) -> RetentionReport {
         try registry.trimHistory(before: cutoffMs, batchSize: batchSize)
     }
@@ -54,10 +55,13 @@ public struct HistoryRetention: Sendable {
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
         onPass: @escaping @Sendable (Result<RetentionReport, StoreError>) -> Void
     ) async {
-        let queue = DispatchQueue(label: "PushStore.retention")
         while !Task.isCancelled {
-            let result: Result<RetentionReport, StoreError> = await withCheckedContinuation { continuation in
-                queue.async { continuation.resume(returning: Result { () throws(StoreError) in try runOnce() }) }
+            let result: Result<RetentionReport, StoreError>
+            do throws(StoreError) {
+                let (cutoff, batchSize) = (cutoffMs, self.batchSize)
+                result = .success(try await registry.run { try $0.trimHistory(before: cutoff, batchSize: batchSize) })
+            } catch {
+                result = .failure(error)
             }
             onPass(result)
             do { try await sleep(interval) } catch { return }

@@ -72,6 +72,7 @@ public struct LocalTimeJob: Sendable, Equatable {
 
 extension RegistryStore {
     /// The local-time job `id` of `app` (its waves), or nil.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func localTimeJob(id: String, app: String) throws(StoreError) -> LocalTimeJob? {
         let waves = try broadcasts(app: app, states: BroadcastState.allCases).filter { $0.targeting?.wave?.job == id }
             .sorted { ($0.targeting?.wave?.index ?? 0) < ($1.targeting?.wave?.index ?? 0) }
@@ -80,6 +81,7 @@ extension RegistryStore {
 
     /// Stores `job`'s waves in one transaction, or finds it stored: the same job again is not stored twice (nil
     /// error, `created` false); another job under the same id is `.constraint`.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func storeLocalTimeJob(_ job: LocalTimeJob) throws(StoreError) -> (job: LocalTimeJob, created: Bool) {
         if try broadcast(id: job.id) != nil {
             throw StoreError(.constraint, "job \(job.id) exists and is not a local-time job; use another id")
@@ -95,6 +97,7 @@ extension RegistryStore {
     }
 
     /// Cancels every wave of a local-time job that has not completed; returns the job after, or nil when unknown.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func cancelLocalTimeJob(id: String, app: String) throws(StoreError) -> LocalTimeJob? {
         guard let job = try localTimeJob(id: id, app: app) else { return nil }
         for wave in job.waves where wave.state != .completed && wave.state != .cancelled {

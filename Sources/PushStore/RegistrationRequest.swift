@@ -52,6 +52,15 @@ public enum RegistrationOutcome: Sendable, Equatable {
     case replaced(DeviceToken)
 }
 
+extension RegistrationOutcome {
+    /// What a registration did — the rule both backends report, for devices and Live Activity tokens alike:
+    /// replacing another token (`old`, removed) says so; otherwise the token is new or was refreshed.
+    static func of(replacing old: DeviceToken?, created: Bool) -> RegistrationOutcome {
+        if let old { return .replaced(old) }
+        return created ? .created : .updated
+    }
+}
+
 extension String {
     fileprivate func trimmingCharacters(in set: String) -> String {
         var s = Substring(self)
@@ -62,6 +71,9 @@ extension String {
 }
 
 extension RegistrationRequest {
+    /// The token this request removes: its old token, when it is another one (the first step on both backends).
+    var tokenToReplace: DeviceToken? { oldToken.flatMap { $0 != token ? $0 : nil } }
+
     /// The channels and environment a registration leaves the device with — the one rule both backends apply.
     /// `given` are the request's normalized channels; `existing` is the device already stored under the new
     /// token and `replaced` the old token's device this request removes, each as (environment, channels).

@@ -12,6 +12,6 @@ public enum RegistryStores {
                 url: configuration.database, passwordFile: configuration.databasePasswordFile,
                 passwordEnv: configuration.databasePasswordEnv, connections: connections)
         }
-        return try Registry(path: configuration.database, options: options)
+        return try SQLiteRegistry(path: configuration.database, options: options)
     }
 }

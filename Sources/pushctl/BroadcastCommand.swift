@@ -88,16 +88,18 @@ struct BroadcastCommand: AsyncParsableCommand {
             priority: prepared.priority, expiration: prepared.expiration, collapseId: prepared.collapseId,
             channel: channel, environment: env)
         wanted.targeting = audience.map { JobTargeting(audience: $0) }
-        let now = try registry.clockMs()
+        let now = try await registry.run { try $0.clockMs() }
         if let at { wanted.scheduledMs = try ScheduleOption.parse(at, now: now) }
         if dryRun {
             let count: Int
-            do {
-                if let audience {
-                    count = try registry.countAudience(
-                        app: app, environment: env, audience: channel.map { Audience(audience.clauses + [AudienceClause(field: .channel, test: .equals(.string($0)))]) } ?? audience)
-                } else {
-                    count = try registry.count(app: app, channel: channel, environment: env)
+            // A channel narrows an audience like any clause.
+            let counted = audience.map { audience in
+                channel.map { Audience(audience.clauses + [AudienceClause(field: .channel, test: .equals(.string($0)))]) } ?? audience
+            }
+            do throws(StoreError) {
+                count = try await registry.run { (store) throws -> Int in
+                    if let counted { return try store.countAudience(app: app, environment: env, audience: counted) }
+                    return try store.count(app: app, channel: channel, environment: env)
                 }
             } catch {
                 throw CLIError.usage(error.message)
@@ -120,7 +122,7 @@ struct BroadcastCommand: AsyncParsableCommand {
             return
         }
         let execution = BroadcastExecution(app: app, json: json)
-        if let existing = try registry.broadcast(id: broadcastId) {
+        if let existing = try await registry.run({ try $0.broadcast(id: broadcastId) }) {
             guard existing.describesSameJob(as: wanted) else {
                 let scheduled = existing.scheduledMs.map { " (scheduled for \(Timestamp.rfc3339(ms: $0)))" } ?? ""
                 throw CLIError.usage("broadcast \(broadcastId) exists with a different app, payload, target or time\(scheduled); use another --id")
@@ -130,19 +132,22 @@ struct BroadcastCommand: AsyncParsableCommand {
                 return
             }
         } else {
-            try registry.createBroadcast(wanted, tokens: nil)
+            let record = wanted
+            try await registry.run { try $0.createBroadcast(record, tokens: nil) }
             if id == nil && !detach { printError("broadcast id: \(broadcastId)") }
         }
         if let rate {
             // Stored with the broadcast: every process working on it (workers, another run of this id) keeps to it.
-            do { try registry.deliveryStore.setRate(id: broadcastId, perSecond: rate) } catch {
+            do throws(StoreError) { try await registry.run { try $0.setRate(id: broadcastId, perSecond: rate) } } catch {
                 throw CLIError(code: 5, message: "cannot store the rate of broadcast \(broadcastId): \(error.message)")
             }
         }
         if detach {
             do {
-                let record = try registry.deliveryStore.startBroadcast(id: broadcastId, shardSize: config.shardSize, newRound: true)
-                let shards = try registry.deliveryStore.shards(id: broadcastId).count
+                let shardSize = config.shardSize
+                let (record, shards) = try await registry.run { store in
+                    (try store.startBroadcast(id: broadcastId, shardSize: shardSize, newRound: true), try store.shards(id: broadcastId).count)
+                }
                 printError("broadcast \(broadcastId) started for the workers: \(record.total) devices in \(shards) shards")
             } catch {
                 throw CLIError(code: 5, message: "cannot start broadcast \(broadcastId): \(error.message)")

@@ -65,12 +65,16 @@ struct BroadcastExecution {
         engine.pollMs = 200
         let store = registry.deliveryStore
         let broadcaster = Broadcaster(store: store, bundleId: settings.topic, configuration: engine)
-        let breakers = (try? registry.breakerStates(app: app)) ?? [:]
+        // Never a sender with its breakers reset by an outage: an unreadable state fails the command (exit 5).
+        let app = self.app
+        let breakers = try await registry.run { try $0.breakerStates(app: app) }
         let sender: Sender
         do {
             sender = try SenderFactory.make(config: config, settings: settings, breakers: breakers)
         } catch let error as CLIError {
-            try? store.noteUnstartable(id: id, error: error.message)
+            // Best effort: the command fails with the credentials' error either way.
+            let message = error.message
+            _ = try? await registry.run { try $0.noteUnstartable(id: id, error: message) }
             throw error
         }
         let stop = StopFlag()

@@ -25,7 +25,8 @@ enum DeviceSend {
         json: Bool, credentials: Task<any CredentialProvider, any Error>? = nil,
         makeRequest: @escaping @Sendable (DeviceToken) -> NotificationRequest
     ) async throws -> Counts {
-        let savedBreakers = (try? registry.breakerStates(app: app)) ?? [:]
+        // Never a sender with its breakers reset by an outage: an unreadable state fails the command (exit 5).
+        let savedBreakers = try await registry.run { try $0.breakerStates(app: app) }
         let sender = try await SenderFactory.make(
             config: config, settings: settings, credentials: credentials ?? SenderFactory.loadCredentials(settings),
             breakers: savedBreakers)
@@ -40,7 +41,11 @@ enum DeviceSend {
                 onCommitted: { for r in $0 { output.print(r) } },
                 onUnrecorded: { for r in $0 { output.print(r, note: "not recorded: the database is unavailable") } })
         let breakers = sender.breakerStates
-        try? registry.saveBreakerStates(app: app, breakers)
+        do throws(StoreError) {
+            try await registry.run { try $0.saveBreakerStates(app: app, breakers) }
+        } catch {
+            printError("pushctl: the pruning breaker's state was not saved (\(error.message)); the next send starts from the last saved one")
+        }
         await sender.shutdown()
         output.flush()
         let counts = output.counts

@@ -23,7 +23,7 @@ struct JobsCommand: AsyncParsableCommand {
 
     static func time(_ ms: Int64?) -> String { ms.map { Timestamp.rfc3339(ms: $0) } ?? "-" }
 
-    struct List: AsyncParsableCommand {
+    struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "list",
             abstract: "Jobs of an app, newest first: id, state, scheduled time, devices, created, finished.")
@@ -34,7 +34,7 @@ struct JobsCommand: AsyncParsableCommand {
         @Option(help: "At most N jobs.") var limit = 50
         @Flag(help: "One JSON object per line.") var json = false
 
-        func run() async throws {
+        func run() throws {
             var states = BroadcastState.allCases
             if let state {
                 guard let s = BroadcastState(rawValue: state), s != .failed else {
@@ -57,14 +57,14 @@ struct JobsCommand: AsyncParsableCommand {
         }
     }
 
-    struct Show: AsyncParsableCommand {
+    struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "show", abstract: "One job: state, time and committed counts.")
 
         @OptionGroup var global: GlobalOptions
         @Option(help: "The app.") var app: String
         @Argument(help: "The job (or broadcast) id.") var id: String
 
-        func run() async throws {
+        func run() throws {
             let registry = try JobsCommand.open(global, app: app)
             if try registry.broadcast(id: id) == nil, let job = try registry.localTimeJob(id: id, app: app) {
                 print(try JobsCommand.json(job, registry: registry).encodedString)
@@ -84,7 +84,7 @@ struct JobsCommand: AsyncParsableCommand {
         }
     }
 
-    struct Cancel: AsyncParsableCommand {
+    struct Cancel: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "cancel",
             abstract: "Cancel a job: a scheduled or pending one never starts; a running or interrupted one stops where it is.",
@@ -98,7 +98,7 @@ struct JobsCommand: AsyncParsableCommand {
         @Option(help: "The app.") var app: String
         @Argument(help: "The job (or broadcast) id.") var id: String
 
-        func run() async throws {
+        func run() throws {
             let registry = try JobsCommand.open(global, app: app)
             if try registry.broadcast(id: id) == nil, let job = try registry.localTimeJob(id: id, app: app) {
                 guard job.state != .completed else { throw CLIError(code: 1, message: "job \(id) has completed; there is nothing left to cancel") }

@@ -61,7 +61,7 @@ enum LiveActivityEventCommand {
             let prepared = try content.prepare(event: .start, extra: extra, appLimit: settings.payloadLimit)
             let environment = try parseEnvironment(environment)
             let registry = try RegistryStores.openForCommand(config)
-            if let id, let existing = try registry.broadcast(id: id), at == nil {
+            if let id, at == nil, let existing = try await registry.run({ try $0.broadcast(id: id) }) {
                 // The stored job as stored: its tokens and payload (with the timestamp of its first run); run again
                 // as `pushctl broadcast --id` runs a stored id.
                 let execution = BroadcastExecution(app: app, json: json)
@@ -85,7 +85,7 @@ enum LiveActivityEventCommand {
                 throw CLIError(code: 1, message: "no push-to-start tokens registered for \(attributesType)\(channel.map { " in channel \($0)" } ?? "")")
             }
             if id != nil || at != nil {
-                let now = try registry.clockMs()
+                let now = try await registry.run { try $0.clockMs() }
                 var record = BroadcastRecord(
                     id: id ?? "job-" + APNsID.random(), app: app, payload: prepared.payload, pushType: prepared.pushType,
                     priority: prepared.priority, expiration: prepared.expiration, collapseId: prepared.collapseId)

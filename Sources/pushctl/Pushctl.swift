@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PushCore
 
 /// `pushctl`: the PushProvider command-line tool.
 @main
@@ -75,6 +76,15 @@ struct Pushctl: AsyncParsableCommand {
             Foundation.exit(error.code)
         } catch let error as ExitCode {
             Foundation.exit(error.rawValue)
+        } catch let error as StoreError {
+            // The database's own failure keeps its cause: refused input exits 2, a busy or unreachable database 5
+            // (as a send or broadcast does), anything else 1.
+            FileHandle.standardError.write(Data(("pushctl: " + error.message + "\n").utf8))
+            switch error.kind {
+            case .invalidInput: Foundation.exit(2)
+            case .unavailable: Foundation.exit(5)
+            default: Foundation.exit(1)
+            }
         } catch {
             // `--help` arrives as a command whose run() throws a clean exit: print it in full.
             let message = fullMessage(for: error)

@@ -69,7 +69,7 @@ struct SendCommand: AsyncParsableCommand {
             }
             appSettings.outageLimitSeconds = outageLimit
         }
-        if let channel, let problem = Registry.channelNameProblem(channel) { throw CLIError.usage("--channel: \(problem)") }
+        if let channel, let problem = ChannelNames.problem(channel) { throw CLIError.usage("--channel: \(problem)") }
         let prepared = try payload.prepare(appLimit: appSettings.payloadLimit)
         let explicit = try TokenList.read(tokens: tokens, file: tokensFile)
         if id != nil && at == nil { throw CLIError.usage("--id is for scheduled sends; add --at") }
@@ -82,7 +82,7 @@ struct SendCommand: AsyncParsableCommand {
         let credentials = at == nil ? SenderFactory.loadCredentials(appSettings) : nil
         let registry = try RegistryStores.openForCommand(config)
         if let at {
-            let now = try registry.clockMs()
+            let now = try await registry.run { try $0.clockMs() }
             var record = BroadcastRecord(
                 id: id ?? "job-" + APNsID.random(), app: app, payload: prepared.payload, pushType: prepared.pushType,
                 priority: prepared.priority, expiration: prepared.expiration, collapseId: prepared.collapseId,

@@ -54,9 +54,9 @@ struct ServeCommand: AsyncParsableCommand {
         let server = PushServer(
             configuration: config, registry: registry, keys: keys, credentials: credentials, webhooks: webhooks,
             userSecrets: try WebhookSetup.userSecrets(config: config), logger: logger)
-        let retention = HistoryRetention(registry: registry, days: config.deliveryRetentionDays)
-        let trimming = Task { await retention.run(logger: logger) }
-        defer { trimming.cancel() }
+        // The server's ServiceGroup stops on the same signals; this only bounds how long that may take.
+        let deadline = SignalWatcher("pushctl serve", deadlineSeconds: SignalWatcher.stopDeadlineSeconds) { _ in }
+        defer { deadline.cancel() }
         let (banner, settings, keysShown, simulatorPort) = (self, config, devKeys, simulator?.port)
         do {
             try await server.run { banner.printBanner(config: settings, devKeys: keysShown, simulatorPort: simulatorPort) }

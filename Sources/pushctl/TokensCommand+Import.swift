@@ -126,7 +126,7 @@ extension TokensCommand {
 }
 
 extension TokensCommand {
-    /// Hidden: `tokens bench-stream` times the broadcast path (``Registry/batches``: decoded devices).
+    /// Hidden: `tokens bench-stream` times the broadcast path (``SQLiteRegistry/batches``: decoded devices).
     struct BenchStream: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "bench-stream", abstract: "Benchmark streaming decoded devices.", shouldDisplay: false)

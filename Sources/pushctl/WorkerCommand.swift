@@ -4,7 +4,10 @@ import Logging
 import PushCore
 import PushDelivery
 import PushSender
+import PushServer
 import PushStore
+import ServiceLifecycle
+import Synchronization
 
 /// `pushctl worker`: works on shards of broadcasts and send jobs until SIGINT/SIGTERM.
 struct WorkerCommand: AsyncParsableCommand {
@@ -48,15 +51,32 @@ struct WorkerCommand: AsyncParsableCommand {
             return try Sender.forApp(settings, in: config, breakerStates: breakers, logger: logger)
         }
         let webhooks = try WebhookSetup.dispatcher(config: config, apps: selected, store: registry.deliveryStore, logger: logger)
+        // One start and one stop path, as in `pushctl serve`: the services start with the group; on SIGINT/SIGTERM
+        // the worker drains first (the last service stops first), then the webhook dispatcher and retention.
         let stop = StopFlag()
-        let signals = SignalWatcher { stop.raise(signal: $0) }
-        defer { signals.cancel() }
+        let finished = ReportBox()
         let retention = HistoryRetention(registry: registry, days: config.deliveryRetentionDays)
-        let trimming = Task { await retention.run(logger: logger) }
-        defer { trimming.cancel() }
-        webhooks?.start()
-        let report = await worker.run(stop: stop)
-        await webhooks?.stop()
+        var services: [any Service] = [LifecycleService.loop("retention") { await retention.run(logger: logger) }]
+        if let webhooks {
+            services.append(LifecycleService("webhooks", start: { webhooks.start() }, stop: { await webhooks.stop() }))
+        }
+        services.append(LifecycleService("worker", start: {
+            let report = await worker.run(stop: stop)
+            finished.value.withLock { $0 = report }
+        }))
+        let group = ServiceGroup(configuration: .init(services: services, logger: logger))
+        let signals = SignalWatcher("pushctl worker", deadlineSeconds: SignalWatcher.stopDeadlineSeconds) { signal in
+            stop.raise(signal: signal)
+            Task { await group.triggerGracefulShutdown() }
+        }
+        defer { signals.cancel() }
+        try await group.run()
+        guard let report = finished.value.withLock({ $0 }) else { return }
         printError("worker stopped: \(report.shardsFinished) shards finished, \(report.shardsReleased) given back, \(report.sent) notifications sent")
     }
+}
+
+/// What the worker service reports, read once the group has stopped.
+private final class ReportBox: Sendable {
+    let value = Mutex<Worker.Report?>(nil)
 }

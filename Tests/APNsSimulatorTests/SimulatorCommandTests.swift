@@ -3,21 +3,13 @@ import Foundation
 import PushCore
 import Synchronization
 import Testing
+import TestSupport
 
 /// `pushctl simulator`, run as the built binary.
 @Suite(.timeLimit(.minutes(1)))
 struct SimulatorCommandTests {
     /// `.build/debug/pushctl`, next to the test bundle (fallback: the package's own .build).
-    static var pushctl: String {
-        let bundleDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let candidates = [
-            bundleDir.appendingPathComponent("pushctl").path,
-            bundleDir.deletingLastPathComponent().appendingPathComponent("pushctl").path,
-            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent(".build/debug/pushctl").path,
-        ]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates.last!
-    }
+    static var pushctl: String { BuiltPushctl.path }
 
     @Test func servesUntilSIGTERMThenPrintsASummary() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("simcli-\(UUID().uuidString)").path

@@ -5,6 +5,7 @@ import PushDelivery
 import PushSender
 import PushStore
 import Testing
+import TestSupport
 
 /// An audience broadcast is a broadcast whose pages are filtered: sharded over the matching devices only, resumed
 /// after a stop without sending twice, each device getting its locale's payload — and an accepted device still
@@ -38,7 +39,7 @@ import Testing
         await sender.shutdown()
         #expect(first.record.state == .interrupted)
         #expect(first.record.total == 1000)
-        #expect(try f.store.shards(id: "seg").count == 4)  // 1000 matching devices in shards of 300
+        #expect(try blocking { try f.store.shards(id: "seg") }.count == 4)  // 1000 matching devices in shards of 300
         let second = try await f.run("seg")
         #expect(second.record.state == .completed)
         #expect(second.counts.accepted == 1000 && second.counts.possiblyDuplicated == 0)
@@ -51,7 +52,7 @@ import Testing
             #expect(request.payload == (i % 3 == 0 ? german : prepared.payload))
         }
         // Nothing per accepted device: no outcome rows.
-        #expect(try f.store.storedOutcomes(id: "seg", after: "", through: BroadcastShard.keySpaceEnd).isEmpty)
+        #expect(try blocking { try f.store.storedOutcomes(id: "seg", after: "", through: BroadcastShard.keySpaceEnd) }.isEmpty)
         try await f.stop()
     }
 }

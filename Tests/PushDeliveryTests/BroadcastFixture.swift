@@ -10,7 +10,7 @@ import PushStore
 /// simulator on a loopback port (its own event loop) with client-certificate auth.
 struct BroadcastFixture {
     let dir: String
-    let registry: Registry
+    let registry: SQLiteRegistry
     let store: any DeliveryStore
     let simulator: APNsSimulator
     let group: MultiThreadedEventLoopGroup
@@ -34,7 +34,7 @@ struct BroadcastFixture {
             database: dir + "/registry.sqlite",
             simulator: SimulatorSettings(host: "127.0.0.1", port: port, certificates: certs),
             apps: ["example": settings])
-        let registry = try Registry(path: config.database)
+        let registry = try SQLiteRegistry(path: config.database)
         return BroadcastFixture(
             dir: dir, registry: registry, store: registry.deliveryStore, simulator: simulator, group: group,
             config: config, settings: settings)

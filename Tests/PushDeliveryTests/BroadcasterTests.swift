@@ -5,6 +5,7 @@ import PushDelivery
 import PushSender
 import PushStore
 import Testing
+import TestSupport
 
 @Suite(.timeLimit(.minutes(3))) struct BroadcasterTests {
     @Test func sendsOnceToEveryDeviceWithTheDefaultCollapseIdAndCompletes() async throws {
@@ -17,7 +18,7 @@ import Testing
         #expect(report.record.total == 1200)
         #expect(report.counts.done == 1200)
         #expect(report.counts.accepted == 1200)
-        #expect(try f.registry.deliveryStore.shards(id: "digest-1").map(\.checkpoint) == [tokens.last?.hex])
+        #expect(try blocking { try f.registry.deliveryStore.shards(id: "digest-1") }.map(\.checkpoint) == [tokens.last?.hex])
         #expect(report.workers.count == 1 && report.workers.values.first == 1200)
         let received = f.simulator.received
         #expect(received.count == 1200)
@@ -30,7 +31,7 @@ import Testing
         // The lean ledger: under the default delivery log, 1,200 accepted devices left no row of their own —
         // no delivery-log row, no per-device outcome — only the counts above.
         #expect(try f.registry.recentDeliveries(app: "example", limit: 5000).isEmpty)
-        #expect(try f.registry.deliveryStore.storedOutcomes(id: "digest-1", after: "", through: BroadcastShard.keySpaceEnd).isEmpty)
+        #expect(try blocking { try f.registry.deliveryStore.storedOutcomes(id: "digest-1", after: "", through: BroadcastShard.keySpaceEnd) }.isEmpty)
         try await f.stop()
     }
 
@@ -191,17 +192,17 @@ import Testing
         try f.seed(50)
         try f.create(id: "lease-1")
         let store = f.registry.deliveryStore
-        _ = try store.startBroadcast(id: "lease-1", shardSize: 1000, newRound: true)
+        _ = try blocking { try store.startBroadcast(id: "lease-1", shardSize: 1000, newRound: true) }
         // A live process (pid 1) claims the only shard, then stops heart-beating.
         let other = "\(ProcessInfo.processInfo.hostName):1:other"
-        let held = try #require(try store.claimShard(
-            broadcastId: "lease-1", apps: nil, owner: other, ttlMs: 1500, ownerIsDead: { _ in false }))
+        let held = try #require(try blocking { try store.claimShard(
+            broadcastId: "lease-1", apps: nil, owner: other, ttlMs: 1500, ownerIsDead: { _ in false }) })
         let report = try await f.run("lease-1")
         #expect(report.record.state == .completed)
         #expect(f.simulator.received.count == 50)
         #expect(report.workers.count == 1 && report.workers[other] == nil)
         // The run took the shard over under a new fence; the stale claim can no longer write.
-        #expect(try store.shards(id: "lease-1").map(\.fence) == [held.fence + 1])
+        #expect(try blocking { try store.shards(id: "lease-1") }.map(\.fence) == [held.fence + 1])
         let stale = OutcomeBatch(app: "example", job: .init(id: "lease-1", shard: 0, fence: held.fence, run: held.run), outcomes: [])
         #expect { _ = try store.commit(stale) } throws: { ($0 as? DeliveryStoreError)?.code == .leaseLost }
         try await f.stop()

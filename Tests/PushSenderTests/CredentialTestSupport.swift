@@ -1,6 +1,7 @@
 import Foundation
 import PushSender
 import Testing
+import TestSupport
 
 /// Helpers for the credential tests: temp dirs with a freshly generated dev PKI, a settable clock, and a
 /// bounded subprocess runner for `pushctl` and the `openssl` CLI.
@@ -39,62 +40,21 @@ enum CredentialFixture {
         .first { FileManager.default.isExecutableFile(atPath: $0) }
 
     /// The built `pushctl` next to the test bundle, else `<package root>/.build/debug/pushctl`.
-    static let pushctlPath: String? = {
-        var candidates = [
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("pushctl").path,
-            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("pushctl").path,
-        ]
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        candidates.append(root.appendingPathComponent(".build/debug/pushctl").path)
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }()
+    /// The built pushctl (``BuiltPushctl``), nil when it is not built.
+    static var pushctlPath: String? { BuiltPushctl.isBuilt ? BuiltPushctl.path : nil }
 }
 
 /// The outcome of a subprocess.
-struct ProcessResult {
-    let status: Int32
-    let stdout: String
-    let stderr: String
-}
+typealias ProcessResult = ProcessOutcome
 
-/// Runs `executable` with `arguments`, killing it after `timeout` seconds (a hung child fails the test).
+/// Runs `executable` with `arguments` (``ProcessRunner``), killed after `timeout` seconds (a hung child fails the test).
 func runProcess(
     _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
     currentDirectory: String? = nil, timeout: TimeInterval = 30
 ) throws -> ProcessResult {
-    let scratch = NSTemporaryDirectory() + "pushprovider-proc-\(UUID().uuidString)"
-    _ = FileManager.default.createFile(atPath: scratch + ".out", contents: nil)
-    _ = FileManager.default.createFile(atPath: scratch + ".err", contents: nil)
-    defer {
-        try? FileManager.default.removeItem(atPath: scratch + ".out")
-        try? FileManager.default.removeItem(atPath: scratch + ".err")
-    }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
-    let out = try FileHandle(forWritingTo: URL(fileURLWithPath: scratch + ".out"))
-    let err = try FileHandle(forWritingTo: URL(fileURLWithPath: scratch + ".err"))
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let deadline = Date().addingTimeInterval(timeout)
-    while process.isRunning && Date() < deadline { usleep(10_000) }
-    if process.isRunning {
-        process.terminate()
-        process.waitUntilExit()
-        Issue.record("\(executable) \(arguments) did not finish within \(timeout) s")
-    }
-    process.waitUntilExit()
-    try out.close()
-    try err.close()
-    return ProcessResult(
-        status: process.terminationStatus,
-        stdout: String(decoding: try CredentialFixture.bytes(scratch + ".out"), as: UTF8.self),
-        stderr: String(decoding: try CredentialFixture.bytes(scratch + ".err"), as: UTF8.self))
+    try ProcessRunner.runBlocking(
+        URL(fileURLWithPath: executable), arguments, environment: environment,
+        cwd: currentDirectory.map { URL(fileURLWithPath: $0) }, timeout: timeout)
 }
 
 /// A clock tests move by hand.

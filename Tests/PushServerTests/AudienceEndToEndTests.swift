@@ -1,6 +1,5 @@
 import APNsSimulator
 import Foundation
-import PostgresTestSupport
 import PushCore
 import PushDelivery
 import PushSender
@@ -8,6 +7,7 @@ import PushServer
 import PushStore
 import Synchronization
 import Testing
+import TestSupport
 
 /// Installations, users, audiences, local time and per-locale text end to end: a real server over real sockets, the
 /// real simulator, on SQLite and on PostgreSQL, with the store's clock (and the simulator's) under the test's
@@ -92,7 +92,7 @@ import Testing
         let store: any RegistryStore
         switch kind {
         case .sqlite:
-            store = try Registry(path: config.database, nowMs: { clock.now })
+            store = try SQLiteRegistry(path: config.database, nowMs: { clock.now })
         case .postgres:
             config.database = try PostgresTestServer.shared().makeDatabase("audience")
             store = try PostgresRegistry(url: PostgresURL(parsing: config.database), password: nil, connections: 4, nowMs: { clock.now })
@@ -146,7 +146,7 @@ import Testing
             body: #"{"id":"big","all":true,"alert":"ok","title":{"default":"ok","fr":"\#(long)"}}"#)
         #expect(big.status == 400, "\(String(decoding: big.body, as: UTF8.self))")
         #expect(big.json?["error"]?["message"]?.stringValue?.contains("locale fr") == true)
-        #expect(try s.store.broadcast(id: "big") == nil)
+        #expect(try blocking { try s.store.broadcast(id: "big") } == nil)
         let noDefault = try await s.request(
             "POST", "/v1/apps/example/payload-preview", key: TestServer.sendKey, contentType: "application/json", body: #"{"alert":{"de":"Hallo"}}"#)
         #expect(noDefault.status == 400 && noDefault.errorCode == "invalid_alert")
@@ -164,11 +164,11 @@ import Testing
         #expect(unproven.json?["error"]?["message"]?.stringValue?.hasPrefix("user:") == true)
         let forged = try await w.register(#"{"token":"\#(a1)","user":"alice","userAuth":"\#(Self.proof("bob"))"}"#)
         #expect(forged.status == 403 && forged.errorCode == "forbidden_user")
-        #expect(try w.store.device(app: "example", token: DeviceToken(parsing: a1)) == nil)
+        #expect(try blocking { try w.store.device(app: "example", token: DeviceToken(parsing: a1)) } == nil)
         // A bad field is a 400 naming it, and nothing is stored either.
         let badZone = try await w.register(#"{"token":"\#(a1)","timeZone":"Mars/Base"}"#)
         #expect(badZone.status == 400 && badZone.errorCode == "invalid_timeZone")
-        #expect(try w.store.device(app: "example", token: DeviceToken(parsing: a1)) == nil)
+        #expect(try blocking { try w.store.device(app: "example", token: DeviceToken(parsing: a1)) } == nil)
 
         // The six devices register with proofs (one through the seed's form body), plus one device without a zone.
         for (i, d) in Self.devices.enumerated() {
@@ -213,7 +213,7 @@ import Testing
         let bad = try await w.post(#"{"id":"bad","audience":{"where":["appVersion >= 2.3","locale ~ de"]},"alert":"x"}"#)
         #expect(bad.status == 400 && bad.errorCode == "invalid_audience")
         #expect(bad.json?["error"]?["message"]?.stringValue?.contains("where[1]") == true)
-        #expect(try w.store.broadcast(id: "bad") == nil)
+        #expect(try blocking { try w.store.broadcast(id: "bad") } == nil)
 
         // Every device at 09:00 in its own zone, each with its locale's text.
         let lt = try await w.post(#"""

@@ -4,6 +4,7 @@ import PushCore
 import PushServer
 import PushStore
 import Testing
+import TestSupport
 
 /// Live Activities and broadcast channels end to end over real sockets: the HTTP API of a real server, its real
 /// sender and channel client, and the real simulator's record of what arrived on the wire.
@@ -79,7 +80,7 @@ import Testing
         let ended = try #require(setup.simulator.received.last)
         #expect(ended.request.token.hex == updateToken)
         #expect(try aps(ended) == JSONValue(parsing: #"{"content-state":{"score":"2-1"},"timestamp":1700000200,"event":"end","dismissal-date":1700007200}"#))
-        #expect(try registry.allLiveActivityTokens(LiveActivityTokenQuery(app: "example", kind: .update)).isEmpty)
+        #expect(try blocking { try registry.allLiveActivityTokens(LiveActivityTokenQuery(app: "example", kind: .update)) }.isEmpty)
         let again = try await post(s, "/v1/apps/example/live-activities/activities/act-1/update",
             #"{"content":{"content-state":{"score":"3-1"}}}"#)
         #expect(again.status == 404 && again.errorCode == "no_tokens")
@@ -153,8 +154,8 @@ import Testing
             let r = try await post(s, path, key: key, body)
             #expect(r.status == 400 && r.errorCode == code, "\(path) \(body): \(r.status) \(String(decoding: r.body, as: UTF8.self))")
         }
-        #expect(try registry.allLiveActivityTokens(LiveActivityTokenQuery(app: "example", kind: .pushToStart)).isEmpty)
-        #expect(try registry.allLiveActivityTokens(LiveActivityTokenQuery(app: "example", kind: .update)).isEmpty)
+        #expect(try blocking { try registry.allLiveActivityTokens(LiveActivityTokenQuery(app: "example", kind: .pushToStart)) }.isEmpty)
+        #expect(try blocking { try registry.allLiveActivityTokens(LiveActivityTokenQuery(app: "example", kind: .update)) }.isEmpty)
         #expect(try registry.broadcastChannels(app: "example").isEmpty)
         #expect(setup.simulator.received.isEmpty)
         #expect(setup.simulator.channels(bundleId: "com.example.app").isEmpty)

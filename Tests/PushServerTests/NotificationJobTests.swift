@@ -51,8 +51,8 @@ import Testing
             return Setup(dir: dir, config: config, simulator: simulator)
         }
 
-        func server() async throws -> (TestServer, Registry) {
-            let registry = try Registry(path: config.database)
+        func server() async throws -> (TestServer, SQLiteRegistry) {
+            let registry = try SQLiteRegistry(path: config.database)
             let server = PushServer(
                 configuration: config, registry: registry, keys: APIKeys(apps: config.apps),
                 credentials: ["example": .init(loaded: true, kind: "certificate", daysLeft: 365)])
@@ -60,7 +60,7 @@ import Testing
             return (TestServer(running: running, store: registry, directory: URL(fileURLWithPath: dir + "/unused")), registry)
         }
 
-        func seed(_ registry: Registry, _ count: Int, app: String = "example") throws -> [DeviceToken] {
+        func seed(_ registry: SQLiteRegistry, _ count: Int, app: String = "example") throws -> [DeviceToken] {
             let tokens = try (0..<count).map { i -> DeviceToken in
                 let d = String(i, radix: 16)
                 return try DeviceToken(parsing: "ab" + String(repeating: "0", count: 62 - d.count) + d)

@@ -3,6 +3,7 @@ import PushCore
 import PushServer
 import PushStore
 import Testing
+import TestSupport
 
 @Suite(.timeLimit(.minutes(2))) struct PushServerTests {
     static let seedOld = "<740f4707 bebcf74f 9b7c25d4 8e335894 5f6aa01d a5ddb387 462c7eaf 61bb78ad>"
@@ -28,7 +29,7 @@ import Testing
         #expect(second.status == 200)
         #expect(second.json?["outcome"]?.stringValue == "replaced")
         #expect(second.json?["token"]?.stringValue == Self.seedNewHex)
-        let devices = try s.registry.list(app: "example")
+        let devices = try blocking { try s.registry.list(app: "example") }
         #expect(devices.map(\.token.hex) == [Self.seedNewHex])
         try await s.stop()
     }

@@ -23,8 +23,8 @@ import Testing
     /// 2026-12-01T08:00:00Z: the test's "now".
     static let start: Int64 = 1_796_112_000_000
 
-    static func server(_ setup: Setup, clock: ManualClock) async throws -> (TestServer, Registry) {
-        let registry = try Registry(path: setup.config.database, nowMs: { clock.now })
+    static func server(_ setup: Setup, clock: ManualClock) async throws -> (TestServer, SQLiteRegistry) {
+        let registry = try SQLiteRegistry(path: setup.config.database, nowMs: { clock.now })
         var jobSettings = JobRunner.Settings()
         jobSettings.scheduleCheckSeconds = 0.05
         let server = PushServer(

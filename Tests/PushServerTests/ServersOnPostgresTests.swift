@@ -1,5 +1,5 @@
 import Foundation
-import PostgresTestSupport
+import TestSupport
 import PushCore
 import PushDelivery
 import PushServer
@@ -32,19 +32,19 @@ import Testing
             }
             for try await status in group { #expect(status == 200 || status == 201) }
         }
-        #expect(try a.store.count(app: "example", channel: nil, environment: nil) == 300)
-        #expect(try b.store.count(app: "example", channel: nil, environment: nil) == 300)
+        #expect(try blocking { try a.store.count(app: "example", channel: nil, environment: nil) } == 300)
+        #expect(try blocking { try b.store.count(app: "example", channel: nil, environment: nil) } == 300)
         // A replacement posted to one server is seen by the other: the old token is gone everywhere.
         let replaced = try await b.request(
             "POST", "/v1/apps/example/devices", key: TestServer.registrationKey,
             contentType: "application/x-www-form-urlencoded", body: "oldToken=\(Self.token(0))&newToken=\(Self.token(1000))")
         #expect(replaced.status == 200 || replaced.status == 201)
-        #expect(try a.store.device(app: "example", token: try DeviceToken(parsing: Self.token(0))) == nil)
-        #expect(try a.store.device(app: "example", token: try DeviceToken(parsing: Self.token(1000))) != nil)
+        #expect(try blocking { try a.store.device(app: "example", token: try DeviceToken(parsing: Self.token(0))) } == nil)
+        #expect(try blocking { try a.store.device(app: "example", token: try DeviceToken(parsing: Self.token(1000))) } != nil)
         // And a device removed through the first is gone for the second.
         let removed = try await a.request("DELETE", "/v1/apps/example/devices/\(Self.token(1000))", key: TestServer.registrationKey)
         #expect(removed.status == 204)
-        #expect(try b.store.count(app: "example", channel: nil, environment: nil) == 299)
+        #expect(try blocking { try b.store.count(app: "example", channel: nil, environment: nil) } == 299)
     }
 }
 

@@ -15,7 +15,7 @@ struct TestServer {
     let running: RunningServer
     let store: any RegistryStore
     /// The SQLite registry of a server started without a store.
-    var registry: Registry { store as! Registry }
+    var registry: SQLiteRegistry { store as! SQLiteRegistry }
     let directory: URL
     var base: String { "http://127.0.0.1:\(running.port)" }
     /// The admin listener (the same as ``base`` unless started with `adminListener`).
@@ -45,7 +45,7 @@ struct TestServer {
                     sendKeys: [APIKeys.hash(otherSendKey)]),
             ])
         if let healthWarningDays { config.healthWarningDays = healthWarningDays }
-        let registry = try store ?? Registry(path: config.database)
+        let registry = try store ?? SQLiteRegistry(path: config.database)
         let server = PushServer(
             configuration: config, registry: registry, keys: APIKeys(apps: config.apps),
             credentials: credentials ?? ["example": .init(loaded: true, kind: "certificate", daysLeft: 300)], now: now)
@@ -67,10 +67,11 @@ struct TestServer {
         var errorCode: String? { json?["error"]?["code"]?.stringValue }
     }
 
-    /// One HTTP/1.1 request over a real socket, to the public listener (``base``) or the admin one.
+    /// One HTTP/1.1 request over a real socket, to the public listener (``base``) or the admin one, through
+    /// `session` (the shared one allows 6 connections to a host: a test with more requests in flight brings its own).
     func request(
         _ method: String, _ path: String, key: String? = nil, contentType: String? = nil, body: String? = nil,
-        admin: Bool = false
+        admin: Bool = false, session: URLSession = .shared
     ) async throws -> Reply {
         var request = URLRequest(url: URL(string: (admin ? adminBase : base) + path)!)
         request.httpMethod = method
@@ -78,7 +79,7 @@ struct TestServer {
         if let key { request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization") }
         if let contentType { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
         if let body { request.httpBody = Data(body.utf8) }
-        let (data, response) = try await URLSession.shared.data(for: request)
+        let (data, response) = try await session.data(for: request)
         let http = response as! HTTPURLResponse
         var headers: [String: String] = [:]
         for (k, v) in http.allHeaderFields { headers[String(describing: k).lowercased()] = String(describing: v) }

@@ -6,6 +6,7 @@ import PushSender
 import PushServer
 import PushStore
 import Testing
+import TestSupport
 
 /// The feedback webhook end to end over real sockets: the server sends jobs to the real simulator, the
 /// simulator answers some devices 410 Unregistered and refuses another app's topic, and a real HTTP receiver
@@ -17,7 +18,7 @@ import Testing
     struct World {
         let setup: NotificationJobTests.Setup
         let server: TestServer
-        let registry: Registry
+        let registry: SQLiteRegistry
         let receiver: WebhookReceiver
         let simulator: APNsSimulator
         let tokens: [DeviceToken]
@@ -50,7 +51,7 @@ import Testing
             wrong.sendKeys = [APIKeys.hash("send-wrong")]
             config.apps["wrong"] = wrong
             let setup = NotificationJobTests.Setup(dir: base.dir, config: config, simulator: simulator)
-            let registry = try Registry(path: config.database)
+            let registry = try SQLiteRegistry(path: config.database)
             var settings = WebhookDispatcher.Settings()
             settings.idlePollMs = 50
             settings.firstRetryMs = 100
@@ -151,11 +152,11 @@ import Testing
         }
         // Delivered events leave the outbox; nothing else went out (accepted devices make no event).
         let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, try w.registry.deliveryStore.webhookBacklog(app: "example") + w.registry.deliveryStore.webhookBacklog(app: "wrong") > 0 {
+        while Date() < deadline, try blocking({ try w.registry.deliveryStore.webhookBacklog(app: "example") + w.registry.deliveryStore.webhookBacklog(app: "wrong") }) > 0 {
             try await Task.sleep(for: .milliseconds(50))
         }
-        #expect(try w.registry.deliveryStore.webhookBacklog(app: "example") == 0)
-        #expect(try w.registry.deliveryStore.webhookBacklog(app: "wrong") == 0)
+        #expect(try blocking { try w.registry.deliveryStore.webhookBacklog(app: "example") } == 0)
+        #expect(try blocking { try w.registry.deliveryStore.webhookBacklog(app: "wrong") } == 0)
         // Each event went out exactly once (how they were batched depends on how the commits fell): 2 + 8.
         var ids: [Int64] = []
         for request in w.receiver.received {
@@ -175,11 +176,11 @@ import Testing
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline, w.receiver.received.count < 3 { try await Task.sleep(for: .milliseconds(50)) }
         #expect(w.receiver.received.count >= 3, "the dispatcher retries")
-        #expect(try w.registry.deliveryStore.webhookBacklog(app: "example") == 2)
+        #expect(try blocking { try w.registry.deliveryStore.webhookBacklog(app: "example") } == 2)
         // The receiver comes back: the same events arrive, once accepted they are gone from the outbox.
         w.receiver.answer(200)
-        while Date() < deadline, try w.registry.deliveryStore.webhookBacklog(app: "example") > 0 { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(try w.registry.deliveryStore.webhookBacklog(app: "example") == 0)
+        while Date() < deadline, try blocking({ try w.registry.deliveryStore.webhookBacklog(app: "example") }) > 0 { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(try blocking { try w.registry.deliveryStore.webhookBacklog(app: "example") } == 0)
         let events = try w.events(app: "example")
         #expect(Set(events.values.compactMap { $0["token"]?.stringValue }) == Set(w.dead.map(\.hex)))
         // The retries waited longer each time (100, 200, 400 ms …): far fewer requests than idle polls.

@@ -3,6 +3,7 @@ import PushCore
 import Testing
 
 @testable import PushStore
+import TestSupport
 
 /// Installations, users and audiences on both backends: the fields registration stores (kept, cleared, carried
 /// over), a user's devices through the user index (the query plan says so), audiences counted and paged exactly

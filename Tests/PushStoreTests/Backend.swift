@@ -1,5 +1,5 @@
 import Foundation
-import PostgresTestSupport
+import TestSupport
 import PushCore
 import Testing
 
@@ -17,7 +17,7 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
     func open(clock: ManualClock? = nil) throws -> any RegistryStore {
         switch self {
         case .sqlite:
-            return try Registry(path: makeTempDirectory() + "/registry.sqlite", nowMs: clock?.function ?? Registry.systemNowMs)
+            return try SQLiteRegistry(path: makeTempDirectory() + "/registry.sqlite", nowMs: clock?.function ?? SQLiteRegistry.systemNowMs)
         case .postgres:
             let url = try PostgresTestServer.shared().makeDatabase()
             return try PostgresRegistry(url: PostgresURL(parsing: url), password: nil, connections: 3, nowMs: clock?.function)
@@ -27,7 +27,7 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
     /// A second handle on the same database, as another process would open it.
     func reopen(_ registry: any RegistryStore) throws -> any RegistryStore {
         switch self {
-        case .sqlite: return try Registry(path: registry.location)
+        case .sqlite: return try SQLiteRegistry(path: registry.location)
         case .postgres: return try PostgresRegistry(url: PostgresURL(parsing: registry.location), password: nil, connections: 1)
         }
     }

@@ -3,6 +3,7 @@ import PushCore
 import Testing
 
 @testable import PushStore
+import TestSupport
 
 /// The delivery history on both backends: the newest-first keyset query with its filters and opaque cursor,
 /// the indexes behind it, and retention — bounded, flat across many daily broadcasts, never touching what an
@@ -209,7 +210,7 @@ import Testing
         ]
         for (query, index) in queries {
             switch w.registry {
-            case let sqlite as Registry:
+            case let sqlite as SQLiteRegistry:
                 let plan = try sqlite.deliveriesPlan(query)
                 #expect(plan.contains { $0.contains("INDEX \(index)") }, "\(query): \(plan)")
                 #expect(!plan.contains { $0.contains("TEMP B-TREE") || $0.hasPrefix("SCAN") }, "\(query): \(plan)")
@@ -263,7 +264,7 @@ import Testing
                 #expect(try w.store.storedOutcomes(id: old.id, after: "", through: BroadcastShard.keySpaceEnd).isEmpty)
                 #expect(try w.registry.broadcastCounts(id: "digest-\(day - Int(retentionDays))").done == devices)
             }
-            if let sqlite = w.registry as? Registry { sizes[day] = try sqlite.checkpointedFileSize() }
+            if let sqlite = w.registry as? SQLiteRegistry { sizes[day] = try sqlite.checkpointedFileSize() }
         }
         if backend == .sqlite {
             let warm = try #require(sizes[15]), last = try #require(sizes[days - 1]), first = try #require(sizes[0])
@@ -337,7 +338,7 @@ import Testing
     }
 }
 
-extension Registry {
+extension SQLiteRegistry {
     /// The main file's size after a checkpoint that empties the WAL into it.
     func checkpointedFileSize() throws -> Int64 {
         try writer.withLock { (db) throws(StoreError) in try db.execute("PRAGMA wal_checkpoint(TRUNCATE)") }

@@ -3,6 +3,7 @@ import PushCore
 import Testing
 
 @testable import PushStore
+import TestSupport
 
 /// The ``DeliveryStore`` contract on both backends: broadcasts split into shards, claims fenced on the store's
 /// clock, outcomes and the shard checkpoint in one transaction, pending markers that do not count, deferred
@@ -57,7 +58,7 @@ import Testing
         try w.store.setRate(id: "b", perSecond: 500)
         // Another process's handle on the same database shares the schedule: 50 at 500/s is 100 ms each.
         let other: any DeliveryStore = switch backend {
-        case .sqlite: try Registry(path: w.registry.location, nowMs: w.clock.function).deliveryStore
+        case .sqlite: try SQLiteRegistry(path: w.registry.location, nowMs: w.clock.function).deliveryStore
         case .postgres:
             try PostgresRegistry(url: PostgresURL(parsing: w.registry.location), password: nil, connections: 1, nowMs: w.clock.function)
                 .deliveryStore
@@ -543,7 +544,7 @@ extension RegistryStore {
     /// set up what an older version left behind).
     func executeRaw(_ sql: String) throws {
         switch self {
-        case let sqlite as Registry: try sqlite.writer.withLock { (db) throws(StoreError) in try db.execute(sql) }
+        case let sqlite as SQLiteRegistry: try sqlite.writer.withLock { (db) throws(StoreError) in try db.execute(sql) }
         case let postgres as PostgresRegistry:
             try postgres.pool.transaction { (db) throws(StoreError) in
                 for statement in sql.components(separatedBy: ";\n") { try db.execute(statement) }

@@ -3,6 +3,7 @@ import PushCore
 import Testing
 
 @testable import PushStore
+import TestSupport
 
 /// The retention as `pushctl serve` and `pushctl worker` run it: a pass at once, then one per interval, the
 /// cutoff on the clock passed in.
@@ -16,7 +17,7 @@ import Testing
 
     @Test func aRunningRetentionTrimsAtStartAndThenEveryIntervalOnItsClock() async throws {
         let clock = ManualClock()
-        let registry = try Registry(path: makeTempDirectory() + "/registry.sqlite", nowMs: clock.function)
+        let registry = try SQLiteRegistry(path: makeTempDirectory() + "/registry.sqlite", nowMs: clock.function)
         try registry.recordDeliveries([Self.record(1, at: clock.now - 3 * Self.dayMs), Self.record(2, at: clock.now)])
         let retention = HistoryRetention(registry: registry, days: 2, batchSize: 1, nowMs: clock.function)
         #expect(retention.cutoffMs == clock.now - 2 * Self.dayMs)

@@ -3,6 +3,7 @@ import PushCore
 import Testing
 
 @testable import PushStore
+import TestSupport
 
 /// Live Activity tokens on both backends: push-to-start tokens per installation and attributes type, update
 /// tokens per activity, replacement, filters, ending an activity, and 410 prunes gated like a device's.

@@ -3,6 +3,7 @@ import PushCore
 import Testing
 
 @testable import PushStore
+import TestSupport
 
 /// The registry contract (``RegistryStore``) on both backends: registration and replacement, NSData tokens,
 /// apps kept apart, gated prunes and their log, group commits, keyset streaming with channel and environment
@@ -272,7 +273,7 @@ import Testing
         try registry.add(app: "a", token: testToken(1))
         let again: any RegistryStore
         switch registry {
-        case let sqlite as Registry: again = try Registry(path: sqlite.path)
+        case let sqlite as SQLiteRegistry: again = try SQLiteRegistry(path: sqlite.path)
         case let pg as PostgresRegistry: again = try PostgresRegistry(url: pg.url, password: nil, connections: 1)
         default: Issue.record("unknown backend"); return
         }

@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushStore
 import Testing
+import TestSupport
 
 /// The registry shared by several pushctl processes, and killed mid-write.
 @Suite struct RegistryProcessTests {
@@ -17,7 +18,7 @@ import Testing
             _ = FileManager.default.createFile(atPath: file, contents: Data(lines.utf8))
             files.append(file)
         }
-        let registry = try Registry(path: database)
+        let registry = try SQLiteRegistry(path: database)
         // Small batches: 100 write transactions per process, interleaving with each other and with us.
         let processes = try files.map {
             try PushctlProcess(["tokens", "import", "--app", "example", "--batch-size", "200", $0], config: config)
@@ -27,12 +28,14 @@ import Testing
         while processes.contains(where: { $0.process.isRunning }) || passes == 0 {
             var previous = ""
             var streamed = 0
-            try registry.forEachBatch(app: "example", batchSize: 500) { batch in
-                for device in batch {
-                    #expect(device.token.hex > previous)  // strictly increasing: keyset order holds under writes
-                    previous = device.token.hex
+            try blocking {
+                try registry.forEachBatch(app: "example", batchSize: 500) { batch in
+                    for device in batch {
+                        #expect(device.token.hex > previous)  // strictly increasing: keyset order holds under writes
+                        previous = device.token.hex
+                    }
+                    streamed += batch.count
                 }
-                streamed += batch.count
             }
             #expect(streamed <= 2 * perProcess + inProcess)
             try registry.register(app: "example", token: testToken(passes, salt: 99))
@@ -57,7 +60,7 @@ import Testing
         let file = directory + "/tokens.txt"
         let lines = (0..<total).map { testToken($0).hex }.joined(separator: "\n")
         _ = FileManager.default.createFile(atPath: file, contents: Data(lines.utf8))
-        let registry = try Registry(path: database)
+        let registry = try SQLiteRegistry(path: database)
         let process = try PushctlProcess(
             ["tokens", "import", "--app", "example", "--batch-size", "\(batch)", file], config: config)
         // Watch and kill from a thread of its own: on the cooperative pool, under a loaded full test run, the
@@ -82,7 +85,7 @@ import Testing
         let result = await process.wait()
         #expect(killedWhileRunning, "the import finished before it could be killed")
         #expect(result.status != 0)
-        let reopened = try Registry(path: database)
+        let reopened = try SQLiteRegistry(path: database)
         #expect(try reopened.integrityCheck() == "ok")
         let count = try reopened.count(app: "example")
         #expect(count >= 2 * batch && count < total)
@@ -90,9 +93,11 @@ import Testing
         // Every committed row is a whole prefix batch of the file, in file order.
         let committed = Set((0..<count).map { testToken($0).hex })
         var stored = 0
-        try reopened.export(app: "example") { hex in
-            #expect(committed.contains(hex))
-            stored += 1
+        try blocking {
+            try reopened.export(app: "example") { hex in
+                #expect(committed.contains(hex))
+                stored += 1
+            }
         }
         #expect(stored == count)
     }

@@ -8,7 +8,7 @@ import Testing
     @Test func migratesVersionOneDatabase() throws {
         let path = makeTempDirectory() + "/v1.sqlite"
         do {
-            // Version 1 exactly as it shipped, written by hand (not from Schema.migrations).
+            // Version 1 exactly as it shipped, written by hand (not from SQLiteSchema.migrations).
             let db = try Connection(path: path, busyTimeoutMs: 1000, synchronous: "FULL")
             try db.execute("""
                 CREATE TABLE schema_version (version INTEGER NOT NULL);
@@ -29,8 +29,8 @@ import Testing
                 INSERT INTO device_channels VALUES ('a', 'news', '00112233445566778899aabbccddeeff', 1);
                 """)
         }
-        let registry = try Registry(path: path)
-        #expect(try registry.schemaVersion() == Schema.currentVersion)
+        let registry = try SQLiteRegistry(path: path)
+        #expect(try registry.schemaVersion() == SQLiteSchema.currentVersion)
         let device = try #require(try registry.list(app: "a").first)
         #expect(device.token.hex == "00112233445566778899aabbccddeeff")
         #expect(device.channels == ["news"] && device.createdMs == 100 && device.lastRegisteredMs == 200)
@@ -41,7 +41,7 @@ import Testing
         #expect(try registry.list(app: "a").first?.lastSuccessMs == 300)
         #expect(try registry.integrityCheck() == "ok")
         // Opening again is a no-op migration.
-        #expect(try Registry(path: path).schemaVersion() == Schema.currentVersion)
+        #expect(try SQLiteRegistry(path: path).schemaVersion() == SQLiteSchema.currentVersion)
     }
 
     @Test func versionFiveMakesOutcomesThatWereNeverDeliveredRetryable() throws {
@@ -51,7 +51,7 @@ import Testing
             // broadcast APNs never answered ("notSent"), one whose retries ran out ("failed") and a credentials stop.
             let db = try Connection(path: path, busyTimeoutMs: 1000, synchronous: "FULL")
             try db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (4)")
-            for sql in Schema.migrations[0..<4].joined() { try db.execute(sql) }
+            for sql in SQLiteSchema.migrations[0..<4].joined() { try db.execute(sql) }
             try db.execute("""
                 INSERT INTO broadcasts (id, app, state, payload, push_type, priority, total, checkpoint, dispatched,
                     created_ms, updated_ms, finished_ms, explicit_tokens)
@@ -64,8 +64,8 @@ import Testing
                 INSERT INTO broadcast_leases VALUES ('a', 'burned', 'host:1:x', 0);
                 """)
         }
-        let registry = try Registry(path: path)
-        #expect(try registry.schemaVersion() == Schema.currentVersion)
+        let registry = try SQLiteRegistry(path: path)
+        #expect(try registry.schemaVersion() == SQLiteSchema.currentVersion)
         #expect(try registry.broadcastCounts(id: "burned").deferred == 2)
         #expect(try registry.broadcastCounts(id: "burned").accepted == 1)
         #expect(try registry.broadcast(id: "refused")?.state == .interrupted)
@@ -85,12 +85,12 @@ import Testing
 
     @Test func refusesNewerDatabase() throws {
         let path = makeTempDirectory() + "/new.sqlite"
-        _ = try Registry(path: path)
+        _ = try SQLiteRegistry(path: path)
         do {
             let db = try Connection(path: path, busyTimeoutMs: 1000, synchronous: "FULL")
             try db.execute("UPDATE schema_version SET version = 99")
         }
-        let error = #expect(throws: StoreError.self) { try Registry(path: path) }
+        let error = #expect(throws: StoreError.self) { try SQLiteRegistry(path: path) }
         #expect(error?.code == .schemaTooNew)
         #expect(error?.message.contains("99") == true)
     }
@@ -98,7 +98,7 @@ import Testing
     @Test func refusesNonDatabaseFile() throws {
         let path = makeTempDirectory() + "/junk.sqlite"
         _ = FileManager.default.createFile(atPath: path, contents: Data(repeating: 0x41, count: 4096))
-        let error = #expect(throws: StoreError.self) { try Registry(path: path) }
+        let error = #expect(throws: StoreError.self) { try SQLiteRegistry(path: path) }
         #expect(error?.code == .corrupt)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushStore
+import TestSupport
 
 /// A fresh temporary directory per test (tests run in parallel).
 func makeTempDirectory() -> String {
@@ -31,13 +32,6 @@ final class ManualClock: @unchecked Sendable {
     var function: @Sendable () -> Int64 { { self.now } }
 }
 
-/// A distinct valid 16-byte token for each index (the multiplier is odd, so the mapping is a bijection).
-func testToken(_ index: Int, salt: UInt64 = 0) -> DeviceToken {
-    let mixed = UInt64(truncatingIfNeeded: index) &* 0x9E37_79B9_7F4A_7C15
-    let hex = String(format: "%016llx%016llx", mixed, salt)
-    return try! DeviceToken(parsing: hex)
-}
-
 /// Writes a config naming one app, `example`, with its database in `directory`.
 func writeConfig(in directory: String) -> (config: String, database: String) {
     let config = directory + "/pushctl.json"
@@ -50,23 +44,10 @@ func writeConfig(in directory: String) -> (config: String, database: String) {
     return (config, directory + "/data/registry.sqlite")
 }
 
-/// The built `pushctl`: next to the test bundle, else `<package root>/.build/debug/pushctl`.
-func pushctlPath() -> String {
-    let besideBundle = (CommandLine.arguments[0] as NSString).deletingLastPathComponent + "/pushctl"
-    if FileManager.default.isExecutableFile(atPath: besideBundle) { return besideBundle }
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    return root.path + "/.build/debug/pushctl"
-}
-
 /// The result of one pushctl run.
-struct RunResult {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-}
+typealias RunResult = ProcessOutcome
 
-/// A running pushctl with its output going to files.
+/// A pushctl running in the background with its output going to files (the tests that must act while it runs).
 final class PushctlProcess {
     let process = Process()
     private let outPath: String
@@ -78,7 +59,7 @@ final class PushctlProcess {
         errPath = dir + "/err"
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)
         _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: pushctlPath())
+        process.executableURL = BuiltPushctl.url
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["PUSHCTL_CONFIG"] = config
@@ -117,7 +98,9 @@ final class PushctlProcess {
     }
 }
 
-/// Runs pushctl to completion.
+/// Runs pushctl to completion with `config` as `PUSHCTL_CONFIG`.
 func pushctl(_ arguments: [String], config: String, stdin: String? = nil, timeout: Double = 30) async throws -> RunResult {
-    try await PushctlProcess(arguments, config: config, stdin: stdin).wait(timeout: timeout)
+    var environment = ProcessInfo.processInfo.environment
+    environment["PUSHCTL_CONFIG"] = config
+    return try await ProcessRunner.run(BuiltPushctl.url, arguments, stdin: stdin, environment: environment, timeout: timeout)
 }

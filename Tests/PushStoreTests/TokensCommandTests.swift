@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushStore
 import Testing
+import TestSupport
 
 /// `pushctl tokens …` run as the built binary.
 @Suite struct TokensCommandTests {
@@ -30,7 +31,7 @@ import Testing
         #expect(result.stdout.contains("replaced"))
         #expect(try await run("export", "--app", "example").stdout == new + "\n")
         #expect(try await run("count", "--app", "example").stdout == "1\n")
-        #expect(try Registry(path: database).list(app: "example").map(\.token.hex) == [new])
+        #expect(try blocking { try SQLiteRegistry(path: database).list(app: "example") }.map(\.token.hex) == [new])
     }
 
     @Test(.timeLimit(.minutes(1)))
@@ -55,7 +56,7 @@ import Testing
         #expect(result.stderr.split(separator: "\n").count == 1)
         result = try await run("add", "--app", "example", "00112233445566778899aabbccddeeff", "--environment", "staging")
         #expect(result.status == 2)
-        #expect(try Registry(path: database).count(app: "example") == 0)
+        #expect(try SQLiteRegistry(path: database).count(app: "example") == 0)
     }
 
     @Test(.timeLimit(.minutes(1)))

@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushStore
 import Testing
+import TestSupport
 
 /// `tokens import --format jsonl`, `--user`/`--where` on send, broadcast and `tokens count`, and `broadcast
 /// --local-time`, run as a user would: real processes, a real simulator process, a real database file.

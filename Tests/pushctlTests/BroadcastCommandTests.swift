@@ -1,6 +1,6 @@
 import Foundation
 import PushCore
-import PostgresTestSupport
+import TestSupport
 import PushStore
 import Testing
 
@@ -99,7 +99,7 @@ import Testing
             if database.hasPrefix("postgres://") {
                 return try PostgresRegistry(url: PostgresURL(parsing: database), password: nil, connections: 1)
             }
-            return try Registry(path: dir.appendingPathComponent(database).path)
+            return try SQLiteRegistry(path: dir.appendingPathComponent(database).path)
         }
 
         /// Stops the simulator process.
@@ -181,12 +181,12 @@ import Testing
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, try w.received().count < 300, worker.isRunning { try await Task.sleep(for: .milliseconds(50)) }
         let registry = try w.openRegistry()
-        while Date() < deadline, try registry.broadcast(id: "later")?.state != .completed { try await Task.sleep(for: .milliseconds(50)) }
+        while Date() < deadline, try await registry.run({ try $0.broadcast(id: "later") })?.state != .completed { try await Task.sleep(for: .milliseconds(50)) }
         worker.terminate()  // SIGTERM: drain and exit 0
         worker.waitUntilExit()
         #expect(worker.terminationStatus == 0, "\(worker.stderrText)")
         #expect(worker.stderrText.contains("worker stopped: 3 shards finished"))
-        #expect(try registry.broadcast(id: "later")?.state == .completed)
+        #expect(try await registry.run { try $0.broadcast(id: "later") }?.state == .completed)
         let received = try w.received()
         #expect(Set(received).count == 300 && received.count == 300)
         // Starting it again changes nothing.

@@ -1,6 +1,6 @@
 import Foundation
 import PushCore
-import PostgresTestSupport
+import TestSupport
 import PushStore
 import Testing
 
@@ -22,7 +22,7 @@ import Testing
         // Kill it hard once a good part has been delivered (outcomes are committed as they come back).
         let registry = try w.openRegistry()
         let deadline = Date().addingTimeInterval(120)
-        while Date() < deadline, first.isRunning, ((try? registry.broadcastCounts(id: "digest-test").done) ?? 0) < 1000 {
+        while Date() < deadline, first.isRunning, ((try? await registry.run({ try $0.broadcastCounts(id: "digest-test") }))?.done ?? 0) < 1000 {
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(first.isRunning, "the broadcast ended (status \(first.isRunning ? -1 : first.terminationStatus)) before it could be killed")
@@ -39,6 +39,11 @@ import Testing
         #expect(summary["done"] == .int(5000))  // every token ends with exactly one outcome
         #expect(summary["total"] == .int(5000))
         #expect(summary["accepted"] == .int(5000))
+        // Each worker is credited with what it settled: the killed run with what its checkpoint passed (and rows it
+        // wrote), the resume with the rest — together every device once, whatever the killed run had sent.
+        let credited = summary["workers"]?.objectPairs?.reduce(0) { $0 + ($1.1.intValue ?? 0) }
+        #expect(credited == 5000, "\(String(describing: summary["workers"]))")
+        #expect(summary["workers"]?.objectPairs?.count == 2)
 
         let all = try w.received()
         var copies: [String: Int] = [:]
@@ -99,7 +104,7 @@ import Testing
         let first = try CLI.start(args)
         let registry = try w.openRegistry()
         let deadline = Date().addingTimeInterval(120)
-        while Date() < deadline, first.isRunning, ((try? registry.broadcastCounts(id: "storm").accepted) ?? 0) < 1500 {
+        while Date() < deadline, first.isRunning, ((try? await registry.run({ try $0.broadcastCounts(id: "storm") }))?.accepted ?? 0) < 1500 {
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(first.isRunning, "the broadcast ended before it could be killed")
@@ -118,7 +123,7 @@ import Testing
         #expect(summary["state"]?.stringValue == "completed")
         #expect(summary["done"] == .int(5000) && summary["total"] == .int(5000))
         #expect(summary["accepted"] == .int(4000) && summary["deferred"] == .int(1000))
-        let counts = try registry.broadcastCounts(id: "storm")
+        let counts = try await registry.run { try $0.broadcastCounts(id: "storm") }
         #expect(counts.done == 5000 && counts.accepted == 4000 && counts.deferred == 1000)
         #expect(counts.notAcceptedByReason == ["TooManyRequests": 1000])
 
@@ -146,7 +151,7 @@ import Testing
         let first = try CLI.start(args)
         let registry = try w.openRegistry()
         let deadline = Date().addingTimeInterval(120)
-        while Date() < deadline, first.isRunning, ((try? registry.broadcastCounts(id: "dark").done) ?? 0) < 1500 {
+        while Date() < deadline, first.isRunning, ((try? await registry.run({ try $0.broadcastCounts(id: "dark") }))?.done ?? 0) < 1500 {
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(first.isRunning, "the broadcast ended before APNs went down")
@@ -156,7 +161,7 @@ import Testing
         kill(first.processIdentifier, SIGKILL)
         first.waitUntilExit()
         let left = try LeftBehind(registry, id: "dark")
-        let countsAtKill = try registry.broadcastCounts(id: "dark")
+        let countsAtKill = try await registry.run { try $0.broadcastCounts(id: "dark") }
         try w.startSimulator()
         let second = try await CLI.run(args, timeout: 240)
         #expect(second.status == 0, "\(second.stderr)")
@@ -185,7 +190,7 @@ import Testing
         #expect(first.stderr.contains("unreachable"))
         #expect(first.stderr.contains("run the same command again to resume"))
         #expect(!first.stderr.contains("credentials"))
-        let registry = try Registry(path: w.dir.appendingPathComponent("registry.sqlite").path)
+        let registry = try SQLiteRegistry(path: w.dir.appendingPathComponent("registry.sqlite").path)
         #expect(try registry.broadcast(id: "outage")?.state == .interrupted)
         #expect(try registry.broadcastCounts(id: "outage").done == 0)  // nothing final, nothing deferred
         try w.startSimulator()
@@ -210,7 +215,7 @@ import Testing
         #expect(first.status == 3, "\(first.stderr)")
         #expect(first.stderr.contains("BadCertificateEnvironment"))
         #expect(first.stderr.contains("fix the credentials"))
-        let registry = try Registry(path: w.dir.appendingPathComponent("registry.sqlite").path)
+        let registry = try SQLiteRegistry(path: w.dir.appendingPathComponent("registry.sqlite").path)
         #expect(try registry.broadcast(id: "creds")?.state == .interrupted)
         #expect(try registry.broadcastCounts(id: "creds").done == 0)
         // Fixed (here: APNs and certificate agree on the environment): the same command completes.

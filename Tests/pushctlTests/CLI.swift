@@ -1,79 +1,38 @@
 import Foundation
 import Synchronization
+import TestSupport
 
 /// Runs the built `pushctl` binary, as a user would.
 struct CLI {
     /// What a run printed and returned.
-    struct Result {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-    }
+    typealias Result = ProcessOutcome
 
-    /// The package root (two levels above this file's directory).
-    static let packageRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
+    /// The package root.
+    static var packageRoot: URL { BuiltPushctl.packageRoot }
 
-    /// `pushctl` next to the test bundle (same build configuration), else `.build/debug/pushctl`.
-    static let binary: URL = {
-        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for dir in [beside, beside.deletingLastPathComponent()] {
-            let candidate = dir.appendingPathComponent("pushctl")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        }
-        return packageRoot.appendingPathComponent(".build/debug/pushctl")
-    }()
+    /// The built `pushctl` (``BuiltPushctl``).
+    static var binary: URL { BuiltPushctl.url }
 
-    /// Runs `pushctl args…` with an optional stdin and extra environment (`unset` removes variables the test
-    /// process has); waits at most `timeout` seconds.
-    ///
-    /// The wait happens on a GCD thread, not on the caller's: Swift Testing runs suites in parallel on the
-    /// cooperative pool (one thread per core), and a test blocked in `waitUntilExit` there starved timing-
-    /// sensitive tests (a broadcast meant to be interrupted finished before its test got a thread again).
+    /// Runs `pushctl args…` from the package root (or `cwd`) with an optional stdin and extra environment (`unset`
+    /// removes variables the test process has, and `PUSHCTL_CONFIG` is never inherited); waits at most `timeout`
+    /// seconds (``ProcessRunner``: off the cooperative pool).
     static func run(
         _ args: [String], stdin: String? = nil, environment: [String: String] = [:], unset: Set<String> = [],
         cwd: URL? = nil, timeout: TimeInterval = 60
     ) async throws -> Result {
-        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Result, Error>) in
-            DispatchQueue.global().async {
-                do {
-                    c.resume(returning: try runBlocking(
-                        args, stdin: stdin, environment: environment, unset: unset, cwd: cwd, timeout: timeout))
-                } catch {
-                    c.resume(throwing: error)
-                }
-            }
-        }
+        try await ProcessRunner.run(
+            binary, args, stdin: stdin, environment: Self.environment(environment, unset: unset), cwd: cwd ?? packageRoot,
+            timeout: timeout)
     }
 
-    private static func runBlocking(
-        _ args: [String], stdin: String?, environment: [String: String], unset: Set<String>, cwd: URL?,
-        timeout: TimeInterval
-    ) throws -> Result {
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        let process = makeProcess(
-            args, stdout: out, stderr: err, stdin: input, environment: environment, unset: unset, cwd: cwd)
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        // Read both pipes concurrently so a chatty process cannot block on a full pipe.
-        let group = DispatchGroup()
-        nonisolated(unsafe) var outData = Data(), errData = Data()
-        group.enter()
-        DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        group.enter()
-        DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        if group.wait(timeout: .now() + timeout) == .timedOut {
-            process.terminate()
-            throw CLITimeout(args: args)
-        }
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self))
+    /// The test process's environment without `PUSHCTL_CONFIG` and `unset`, with `extra`.
+    static func environment(_ extra: [String: String], unset: Set<String>) -> [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "PUSHCTL_CONFIG")
+        for key in unset { env.removeValue(forKey: key) }
+        for (k, v) in extra { env[k] = v }
+        return env
     }
-
-    struct CLITimeout: Error { let args: [String] }
 
     /// A fresh temporary directory, removed when the test process exits (whether or not its test removed it
     /// first): processes a test started in the background may write into it until they end.
@@ -102,11 +61,7 @@ extension CLI {
         let process = Process()
         process.executableURL = binary
         process.arguments = args
-        var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "PUSHCTL_CONFIG")
-        for key in unset { env.removeValue(forKey: key) }
-        for (k, v) in environment { env[k] = v }
-        process.environment = env
+        process.environment = Self.environment(environment, unset: unset)
         process.currentDirectoryURL = cwd ?? packageRoot
         process.standardOutput = stdout
         process.standardError = stderr
@@ -157,7 +112,7 @@ extension CLI {
             if ok == 0 { return }
             usleep(50_000)
         }
-        throw CLITimeout(args: ["waitForPort", String(port)])
+        throw ProcessTimeout(command: ["waitForPort", String(port)], seconds: seconds)
     }
 }
 

@@ -29,7 +29,7 @@ import Testing
         let dir = try CLI.temporaryDirectory()
         let (config, database) = try Self.config(in: dir)
         let base: Int64 = 1_795_507_200_000  // 2026-11-24T08:00:00Z
-        try Registry(path: database).recordDeliveries([
+        try SQLiteRegistry(path: database).recordDeliveries([
             Self.row(1, Self.tokens[0], .accepted, 200, nil, "digest", at: base + 1000),
             Self.row(2, Self.tokens[1], .tokenDead, 410, "Unregistered", "digest", at: base + 2000),
             Self.row(3, Self.tokens[0], .rejected, 400, "BadTopic", nil, at: base + 3000),

@@ -33,7 +33,7 @@ import Testing
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, try w.received().count < 40, worker.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         let registry = try w.openRegistry()
-        while Date() < deadline, try registry.broadcast(id: "digest")?.state != .completed { try await Task.sleep(for: .milliseconds(50)) }
+        while Date() < deadline, try await registry.run({ try $0.broadcast(id: "digest") })?.state != .completed { try await Task.sleep(for: .milliseconds(50)) }
         worker.terminate()
         worker.waitUntilExit()
         #expect(worker.terminationStatus == 0, "\(worker.stderrText)")
@@ -88,7 +88,7 @@ import Testing
         #expect(sent < 1500)
         try await Task.sleep(for: .milliseconds(500))
         #expect(try w.received().count == sent)
-        #expect(try w.openRegistry().broadcast(id: "oops")?.state == .cancelled)
+        #expect(try await w.openRegistry().run { try $0.broadcast(id: "oops") }?.state == .cancelled)
         // Running the same command again does not resume it.
         let again = try await CLI.run(["broadcast", "--config", w.config, "--app", "example", "--id", "oops", "--alert", "a"])
         #expect(again.status == 1 && again.stderr.contains("was cancelled"))
@@ -113,6 +113,6 @@ import Testing
             #expect(r.status == 2, "\(args)")
             #expect(r.stderr.split(separator: "\n").count == 1, "\(args): \(r.stderr)")
         }
-        #expect(try w.openRegistry().broadcasts(app: nil, states: BroadcastState.allCases).isEmpty)
+        #expect(try await w.openRegistry().run { try $0.broadcasts(app: nil, states: BroadcastState.allCases) }.isEmpty)
     }
 }

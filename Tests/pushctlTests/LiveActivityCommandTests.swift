@@ -145,7 +145,7 @@ import Testing
         #expect(again["state"]?.stringValue == "completed" && again["accepted"] == .int(3) && again["sentThisRun"] == .int(0))
         #expect(try w.records().count == 3)
         let registry = try w.openRegistry()
-        let job = try #require(try registry.broadcast(id: "ride-1"))
+        let job = try #require(try await registry.run { try $0.broadcast(id: "ride-1") })
         #expect(job.explicitTokens && job.pushType == .liveactivity && job.state == .completed)
     }
 

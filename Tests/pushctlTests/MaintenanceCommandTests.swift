@@ -12,7 +12,7 @@ import Testing
         let dir = try CLI.temporaryDirectory()
         let (config, database) = try DeliveriesCommandTests.config(in: dir, extra: #""deliveryRetentionDays": 10,"#)
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        try Registry(path: database).recordDeliveries([
+        try SQLiteRegistry(path: database).recordDeliveries([
             DeliveriesCommandTests.row(1, DeliveriesCommandTests.tokens[0], .accepted, 200, nil, nil, at: now - 12 * Self.dayMs),
             DeliveriesCommandTests.row(2, DeliveriesCommandTests.tokens[1], .accepted, 200, nil, nil, at: now - 11 * Self.dayMs),
             DeliveriesCommandTests.row(3, DeliveriesCommandTests.tokens[2], .accepted, 200, nil, nil, at: now - 9 * Self.dayMs),
@@ -20,7 +20,7 @@ import Testing
         let first = try await CLI.run(["maintenance", "--config", config])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.contains("(10 days) deleted: 2 delivery-log rows, 0 prune-log rows"), "\(first.stdout)")
-        let left = try Registry(path: database).deliveries(DeliveryQuery(app: "example"))
+        let left = try SQLiteRegistry(path: database).deliveries(DeliveryQuery(app: "example"))
         #expect(left.records.map(\.token) == [DeliveriesCommandTests.tokens[2]])
         let second = try await CLI.run(["maintenance", "--config", config])
         #expect(second.status == 0 && second.stdout.contains("deleted: 0 delivery-log rows"), "\(second.stdout)")
@@ -36,7 +36,7 @@ import Testing
         // A production endpoint: `serve` starts no simulator (and loads no credentials: it only logs that).
         let (config, database) = try DeliveriesCommandTests.config(in: dir, extra: #""deliveryRetentionDays": 5,"#, endpoint: "production")
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        let registry = try Registry(path: database)
+        let registry = try SQLiteRegistry(path: database)
         try registry.recordDeliveries([
             DeliveriesCommandTests.row(1, DeliveriesCommandTests.tokens[0], .accepted, 200, nil, nil, at: now - 6 * Self.dayMs),
             DeliveriesCommandTests.row(2, DeliveriesCommandTests.tokens[1], .accepted, 200, nil, nil, at: now - 1000),

@@ -1,5 +1,5 @@
 import Foundation
-import PostgresTestSupport
+import TestSupport
 import PushCore
 import PushStore
 import Testing
@@ -26,15 +26,15 @@ import Testing
         #expect(copies.count == 1200 && copies.values.allSatisfy { $0 == 1 })
         // What the database holds, read back through the store.
         let registry = try w.openRegistry()
-        let record = try #require(try registry.broadcast(id: "pg-1"))
+        let record = try #require(try await registry.run { try $0.broadcast(id: "pg-1") })
         #expect(record.state == .completed)
-        let shards = try registry.deliveryStore.shards(id: "pg-1")
+        let shards = try await registry.run { try $0.deliveryStore.shards(id: "pg-1") }
         #expect(shards.count == 1 && shards[0].state == .done && shards[0].checkpoint == World.token(1199))
         #expect(summary["workers"]?.objectPairs?.count == 1)
-        #expect(try registry.broadcastCounts(id: "pg-1").accepted == 1200)
+        #expect(try await registry.run { try $0.broadcastCounts(id: "pg-1") }.accepted == 1200)
         // The lean ledger: accepted devices of a broadcast to every device leave no row of their own.
-        #expect(try registry.recentDeliveries(app: "example", limit: 5).isEmpty)
-        #expect(try registry.deliveryStore.storedOutcomes(id: "pg-1", after: "", through: BroadcastShard.keySpaceEnd).isEmpty)
+        #expect(try await registry.run { try $0.recentDeliveries(app: "example", limit: 5) }.isEmpty)
+        #expect(try await registry.run { try $0.deliveryStore.storedOutcomes(id: "pg-1", after: "", through: BroadcastShard.keySpaceEnd) }.isEmpty)
         let again = try await CLI.run(args)
         #expect(again.status == 0 && again.stderr.contains("already completed"))
         #expect(try w.received().count == 1200)

@@ -42,7 +42,7 @@ import Testing
         #expect(r.status == 1)
         #expect(r.stdout.contains("410 Unregistered"))
         #expect(r.stdout.contains("pruned"))  // what the store did, printed once committed
-        let registry = try Registry(path: w.dir.appendingPathComponent("registry.sqlite").path)
+        let registry = try SQLiteRegistry(path: w.dir.appendingPathComponent("registry.sqlite").path)
         #expect(try registry.count(app: "example") == 2)
         #expect(try registry.device(app: "example", token: DeviceToken(parsing: dead)) == nil)
     }
@@ -84,8 +84,8 @@ import Testing
         #expect(rows.map { $0["token"]?.stringValue } == [World.token(2)])
         #expect(rows.first?["status"]?.stringValue == "accepted")
         let registry = try w.openRegistry()
-        #expect(try registry.device(app: "example", token: DeviceToken(parsing: World.token(2)))?.lastSuccessMs != nil)
-        #expect(try registry.device(app: "example", token: DeviceToken(parsing: World.token(0)))?.lastSuccessMs == nil)
+        #expect(try await registry.run { try $0.device(app: "example", token: DeviceToken(parsing: World.token(2))) }?.lastSuccessMs != nil)
+        #expect(try await registry.run { try $0.device(app: "example", token: DeviceToken(parsing: World.token(0))) }?.lastSuccessMs == nil)
     }
 
     @Test func badInputSendsNothing() async throws {

@@ -1,0 +1,48 @@
+import PushCore
+
+extension SQLiteRegistry {
+    /// One device, or nil when `token` is not registered for `app`.
+    public func device(app: String, token: DeviceToken) throws(StoreError) -> RegisteredDevice? {
+        try read { (db) throws(StoreError) -> RegisteredDevice? in
+            let select = try db.statement("""
+                SELECT token, environment, channels, created_ms, last_registered_ms, last_success_ms
+                FROM devices WHERE app = ?1 AND token = ?2
+                """)
+            defer { select.reset() }
+            try select.bind(1, app)
+            try select.bind(2, token.hex)
+            return try select.step() ? try SQLiteRegistry.device(from: select) : nil
+        }
+    }
+
+    /// Final delivery outcomes grouped by app, status and reason.
+    public func deliveryCounts() throws(StoreError) -> [DeliveryCount] {
+        try read { (db) throws(StoreError) -> [DeliveryCount] in
+            let select = try db.statement("""
+                SELECT app, status, reason, count, retries FROM delivery_counters ORDER BY 1, 2, 3
+                """)
+            defer { select.reset() }
+            var out: [DeliveryCount] = []
+            while try select.step() {
+                let reason = select.text(2)
+                out.append(DeliveryCount(
+                    app: select.text(0), status: Int(select.int64(1)), reason: reason.isEmpty ? nil : reason,
+                    count: Int(select.int64(3)), retries: Int(select.int64(4))))
+            }
+            return out
+        }
+    }
+
+    /// Prune-log entries grouped by app, reason and action.
+    public func pruneCounts() throws(StoreError) -> [PruneCount] {
+        try read { (db) throws(StoreError) -> [PruneCount] in
+            let select = try db.statement("SELECT app, reason, action, count FROM prune_counters ORDER BY 1, 2, 3")
+            defer { select.reset() }
+            var out: [PruneCount] = []
+            while try select.step() {
+                out.append(PruneCount(app: select.text(0), reason: select.text(1), outcome: select.text(2), count: Int(select.int64(3))))
+            }
+            return out
+        }
+    }
+}

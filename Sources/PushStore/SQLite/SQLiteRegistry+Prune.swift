@@ -1,0 +1,84 @@
+import PushCore
+
+extension SQLiteRegistry {
+    /// Applies an APNs verdict to a token. `Unregistered` / `ExpiredToken` (410) delete only when the
+    /// token's last registration is earlier than `apnsTimestampMs` (Apple: keep the token if the device
+    /// registered it again later); with no timestamp they delete. `BadDeviceToken` and
+    /// `DeviceTokenNotForTopic` always delete. Other reasons are `.invalidInput`: they say nothing about
+    /// the token. Every delete and every skip is written to the prune log.
+    @discardableResult
+    public func prune(
+        app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?
+    ) throws(StoreError) -> PruneOutcome {
+        try PruneGate.check(reason)
+        let now = nowMs()
+        return try write { (db) throws(StoreError) -> PruneOutcome in
+            try Self.prune(app: app, token: token, reason: reason, apnsTimestampMs: apnsTimestampMs, now: now, in: db)
+        }
+    }
+
+    /// The body of ``prune(app:token:reason:apnsTimestampMs:)``; the caller owns the transaction.
+    static func prune(
+        app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?, now: Int64, in db: Connection
+    ) throws(StoreError) -> PruneOutcome {
+        let keep: Bool, lastRegisteredMs: Int64
+        if let row = try find(app: app, token: token, in: db) {
+            keep = PruneGate.keeps(reason: reason, lastRegisteredMs: row.lastRegisteredMs, apnsTimestampMs: apnsTimestampMs)
+            lastRegisteredMs = row.lastRegisteredMs
+            if !keep { try deleteDevice(id: row.id, in: db) }
+        } else if let la = try pruneLiveActivityToken(app: app, token: token, reason: reason, apnsTimestampMs: apnsTimestampMs, in: db) {
+            (keep, lastRegisteredMs) = la
+        } else {
+            return .notFound
+        }
+        let log = try db.statement(
+            """
+            INSERT INTO prune_log (app, token, reason, action, apns_timestamp_ms, last_registered_ms, at_ms)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            """)
+        try log.bind(1, app)
+        try log.bind(2, token.hex)
+        try log.bind(3, reason.rawValue)
+        try log.bind(4, PruneGate.action(keep: keep))
+        let counter = try db.statement("""
+            INSERT INTO prune_counters (app, reason, action, count) VALUES (?1, ?2, ?3, 1)
+            ON CONFLICT (app, reason, action) DO UPDATE SET count = count + 1
+            """)
+        try counter.bind(1, app)
+        try counter.bind(2, reason.rawValue)
+        try counter.bind(3, PruneGate.action(keep: keep))
+        try counter.run()
+        try log.bind(5, apnsTimestampMs)
+        try log.bind(6, lastRegisteredMs)
+        try log.bind(7, now)
+        try log.run()
+        return PruneGate.outcome(keep: keep)
+    }
+
+    /// The newest prune-log entries of `app`, newest first.
+    public func pruneLog(app: String, limit: Int = 100) throws(StoreError) -> [PruneLogEntry] {
+        try read { (db) throws(StoreError) -> [PruneLogEntry] in
+            let select = try db.statement(
+                """
+                SELECT token, reason, action, apns_timestamp_ms, last_registered_ms, at_ms FROM prune_log
+                WHERE app = ?1 ORDER BY id DESC LIMIT ?2
+                """)
+            defer { select.reset() }
+            try select.bind(1, app)
+            try select.bind(2, Int64(limit))
+            var entries: [PruneLogEntry] = []
+            while try select.step() {
+                guard let token = try? DeviceToken(parsing: select.text(0)) else {
+                    throw StoreError(.corrupt, "prune log holds an invalid token")
+                }
+                entries.append(
+                    PruneLogEntry(
+                        app: app, token: token, reason: APNsReason(rawValue: select.text(1)),
+                        outcome: select.text(2) == "deleted" ? .deleted : .skippedNewerRegistration,
+                        apnsTimestampMs: select.optionalInt64(3), lastRegisteredMs: select.optionalInt64(4),
+                        atMs: select.int64(5)))
+            }
+            return entries
+        }
+    }
+}

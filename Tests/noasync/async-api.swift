@@ -1,0 +1,15 @@
+// Must compile: the same calls through the async store API, and the blocking API from synchronous code.
+import PushCore
+import PushStore
+
+func lookUp(_ registry: any RegistryStore, app: String, token: DeviceToken) async throws -> RegisteredDevice? {
+    try await registry.run { try $0.device(app: app, token: token) }
+}
+
+func claim(_ store: any DeliveryStore) async -> BroadcastShard?? {
+    await store.perform { try? store.claimShard(broadcastId: nil, apps: nil, owner: "w", ttlMs: 1000, ownerIsDead: { _ in false }) }
+}
+
+func lookUpBlocking(_ registry: any RegistryStore, app: String, token: DeviceToken) throws -> RegisteredDevice? {
+    try registry.device(app: app, token: token)
+}
