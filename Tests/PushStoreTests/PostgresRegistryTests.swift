@@ -63,14 +63,16 @@ import Testing
         try server.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)' AND pid <> pg_backend_pid()")
         // Once the client has seen the server close it, the pool drops the connection before using it (a query
         // written to a closed channel is never answered) and this call opens a new one; before that, the call
-        // fails as unavailable. Either way within the statement deadline, never another error.
+        // fails as unavailable — at once when the close reaches the client first, at the statement deadline when
+        // the query crossed the server's close on the wire (seen in make test's parallel phase). Either way within
+        // the deadline (plus a second for a loaded machine), never another error.
         let started = Date()
         do throws(StoreError) {
             _ = try store.counts(id: "x")
         } catch {
             #expect(error.kind == .unavailable)
         }
-        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(Date().timeIntervalSince(started) < 5 + 1)
         // The broken connection was dropped: the next call opens a new one.
         #expect(try store.devices(app: "a", channel: nil, environment: nil, after: "", limit: 10).count == 1)
         // Nothing listening at all is unavailable too, not a crash or a hang.
