@@ -78,8 +78,10 @@ import TestSupport
         try f.create(id: "cut")
         let stop = StopFlag()
         let sender = try f.makeSender(window: 20, requestTimeoutMs: 1000)
+        let simulator = f.simulator
         let signal = Task {
-            try? await Task.sleep(for: .milliseconds(300))
+            // Once the window is on the wire (the simulator holds its 20 requests unanswered).
+            for _ in 0..<600 where simulator.counters.requests < 20 { try? await Task.sleep(for: .milliseconds(50)) }
             stop.raise(signal: SIGTERM)
         }
         let report = try await f.run("cut", sender: sender, stop: stop)
