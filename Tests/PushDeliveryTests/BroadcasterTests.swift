@@ -77,7 +77,9 @@ import TestSupport
         try f.seed(200)
         try f.create(id: "cut")
         let stop = StopFlag()
-        let sender = try f.makeSender(window: 20, requestTimeoutMs: 1000)
+        // The requests time out 8 s after they were sent, long after the stop (which comes once the simulator holds
+        // them): any request the simulator counts past the first 20 was written after the stop.
+        let sender = try f.makeSender(window: 20, requestTimeoutMs: 8000)
         let simulator = f.simulator
         let signal = Task {
             // Once the window is on the wire (the simulator holds its 20 requests unanswered).
