@@ -104,9 +104,12 @@ public protocol DeliveryStore: Sendable {
     @available(*, noasync, message: "blocks on the database: use perform { } from async code")
     func commit(_ batch: OutcomeBatch) throws(DeliveryStoreError) -> CommitReceipt
 
-    /// Records why a broadcast could not start (e.g. unreadable credentials); it stays resumable.
+    /// Records why a broadcast could not start (e.g. unreadable credentials) or why a run stopped holding no shard
+    /// (a signal between two claims): it becomes interrupted — unless it finished, was cancelled, or another
+    /// worker's claim is live (then it is still running) — so its status never says running while nothing runs.
+    /// It stays resumable.
     @available(*, noasync, message: "blocks on the database: use perform { } from async code")
-    func noteUnstartable(id: String, error: String) throws(DeliveryStoreError)
+    func noteStopped(id: String, error: String) throws(DeliveryStoreError)
 
     /// The broadcast's counters (exact, kept through resumes and history retention).
     @available(*, noasync, message: "blocks on the database: use perform { } from async code")

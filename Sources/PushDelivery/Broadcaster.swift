@@ -139,9 +139,18 @@ public final class Broadcaster: Sendable {
         }
         let counts = (try? await access.run("counting outcomes", retry: retry) { store throws(DeliveryStoreError) in try store.counts(id: id) })
             ?? BroadcastCounts()
-        let latest = (try? await access.run("reading the broadcast", retry: retry) { store throws(DeliveryStoreError) in
+        var latest = (try? await access.run("reading the broadcast", retry: retry) { store throws(DeliveryStoreError) in
             try store.broadcast(id: id)
         }) ?? nil
+        // A stop between two claims released no shard, so no shard's end said the broadcast was interrupted: say
+        // it here (unless another worker's claim is live), so the status never reads running while nothing runs.
+        if let reason, latest?.state == .running {
+            let why = reason.description
+            latest = (try? await access.run("recording the stop", retry: retry) { store throws(DeliveryStoreError) in
+                try store.noteStopped(id: id, error: why)
+                return try store.broadcast(id: id)
+            }) ?? latest
+        }
         let workers = (try? await access.run("reading the workers", retry: retry) { store throws(DeliveryStoreError) in
             try store.workers(id: id)
         }) ?? [:]

@@ -236,7 +236,7 @@ public final class JobRunner: Sendable {
             let problem = "credentials: \(error)"
             do throws(DeliveryStoreError) {
                 try await access.run("recording the problem") { store throws(DeliveryStoreError) in
-                    try store.noteUnstartable(id: id, error: problem)
+                    try store.noteStopped(id: id, error: problem)
                 }
             } catch {
                 logger.warning("send job \(id): cannot record why it did not start: \(error.message)")

@@ -74,7 +74,7 @@ struct BroadcastExecution {
         } catch let error as CLIError {
             // Best effort: the command fails with the credentials' error either way.
             let message = error.message
-            _ = try? await registry.run { try $0.noteUnstartable(id: id, error: message) }
+            _ = try? await registry.run { try $0.noteStopped(id: id, error: message) }
             throw error
         }
         let stop = StopFlag()

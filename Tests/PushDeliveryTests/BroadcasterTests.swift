@@ -69,6 +69,22 @@ import TestSupport
         try await f.stop()
     }
 
+    @Test func aRunStoppedBeforeItClaimsAShardLeavesTheBroadcastInterruptedNotRunning() async throws {
+        // The signal comes between two claims (here: before the first), so no shard's end records the stop.
+        let f = try await BroadcastFixture.start()
+        try f.seed(50)
+        try f.create(id: "early")
+        let stop = StopFlag()
+        stop.raise(signal: SIGTERM)
+        let first = try await f.run("early", stop: stop)
+        #expect(first.record.state == .interrupted)
+        #expect(first.record.error == "interrupted by signal \(SIGTERM)")
+        #expect(f.simulator.received.isEmpty)
+        let second = try await f.run("early")
+        #expect(second.record.state == .completed && second.counts.done == 50)
+        try await f.stop()
+    }
+
     @Test func aStopWhileTheWindowWaitsForAnswersDrainsWithoutWritingAnythingAgain() async throws {
         // No answer comes (as for a host that lost its link): the window fills and the loop waits for a slot.
         // SIGTERM then must still reach the sender at once, so the requests that time out come back unsent

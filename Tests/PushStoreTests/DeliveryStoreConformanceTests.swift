@@ -455,11 +455,39 @@ import TestSupport
         #expect(try w.store.renewShard(id: "b", index: shard.index, fence: shard.fence, ttlMs: 30_000) == false)
         #expect(try w.claim("o2") == nil)
         #expect(try w.store.finishShard(id: "b", index: shard.index, fence: shard.fence, end: .finished) == .cancelled)
-        try w.store.noteUnstartable(id: "b", error: "credentials")
+        try w.store.noteStopped(id: "b", error: "credentials")
         #expect(try w.store.startBroadcast(id: "b", shardSize: 10, newRound: true).state == .cancelled)
         #expect(try w.store.broadcast(id: "b")?.state == .cancelled)
         // Cancelling again changes nothing.
         #expect(try w.registry.cancelBroadcast(id: "b", app: "a")?.state == .cancelled)
+    }
+
+    @Test(arguments: Backend.allCases) func aRunStoppedHoldingNoShardIsInterruptedUnlessAnotherClaimIsLive(_ backend: Backend) throws {
+        let w = try World(backend, devices: 30, shardSize: 10)
+        // A run finishes its shard, then is stopped before claiming the next: nothing runs, so it is interrupted.
+        let first = try #require(try w.claim("o1"))
+        #expect(try w.store.finishShard(id: "b", index: first.index, fence: first.fence, end: .finished) == .running)
+        try w.store.noteStopped(id: "b", error: "interrupted by signal 15")
+        let stopped = try #require(try w.store.broadcast(id: "b"))
+        #expect(stopped.state == .interrupted && stopped.error == "interrupted by signal 15")
+        // Resumed; while another worker's claim is live, a stop elsewhere leaves it running.
+        #expect(try w.store.startBroadcast(id: "b", shardSize: 10, newRound: false).state == .running)
+        let other = try #require(try w.claim("o2", ttlMs: 1_000))
+        try w.store.noteStopped(id: "b", error: "interrupted by signal 2")
+        #expect(try w.store.broadcast(id: "b")?.state == .running)
+        // Once that claim has expired (its worker died), a stop says interrupted.
+        w.clock.advance(1_001)
+        try w.store.noteStopped(id: "b", error: "interrupted by signal 2")
+        #expect(try w.store.broadcast(id: "b")?.state == .interrupted)
+        // A completed broadcast stays completed.
+        #expect(try w.store.startBroadcast(id: "b", shardSize: 10, newRound: false).state == .running)
+        while let shard = try w.claim("o3", ttlMs: 30_000) {
+            _ = try w.store.finishShard(id: "b", index: shard.index, fence: shard.fence, end: .finished)
+        }
+        _ = other
+        #expect(try w.store.broadcast(id: "b")?.state == .completed)
+        try w.store.noteStopped(id: "b", error: "late")
+        #expect(try w.store.broadcast(id: "b")?.state == .completed)
     }
 
     @Test(arguments: Backend.allCases) func aCompletedJobIsNotCancelled(_ backend: Backend) throws {

@@ -104,11 +104,15 @@ extension PostgresRegistry {
         guard changed == 1 else { throw ShardFence.lost(id: id, index: index, fence: fence) }
     }
 
-    public func noteUnstartable(id: String, error: String) throws(StoreError) {
+    public func noteStopped(id: String, error: String) throws(StoreError) {
         try pool.withConnection { (db) throws(StoreError) in
             _ = try db.query("""
                 UPDATE broadcasts SET error = \(error), updated_ms = coalesce(\(now)::bigint, pp_now_ms()),
-                    state = CASE WHEN state IN ('completed', 'cancelled') THEN state ELSE 'interrupted' END
+                    state = CASE
+                        WHEN state IN ('completed', 'cancelled') THEN state
+                        WHEN EXISTS (SELECT 1 FROM broadcast_shards WHERE broadcast_id = \(id) AND state = 'claimed'
+                            AND expires_ms >= coalesce(\(now)::bigint, pp_now_ms())) THEN state
+                        ELSE 'interrupted' END
                 WHERE id = \(id)
                 """)
         }

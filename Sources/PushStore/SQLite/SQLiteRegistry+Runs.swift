@@ -286,13 +286,17 @@ extension SQLiteRegistry {
         }
     }
 
-    /// Records why a broadcast could not start; it stays resumable.
-    public func noteUnstartable(id: String, error: String) throws(StoreError) {
+    /// Records why a broadcast stopped (see ``DeliveryStore/noteStopped(id:error:)``); it stays resumable.
+    public func noteStopped(id: String, error: String) throws(StoreError) {
         let now = nowMs()
         try write { (db) throws(StoreError) in
             let update = try db.statement("""
                 UPDATE broadcasts SET error = ?2, updated_ms = ?3,
-                    state = CASE WHEN state IN ('completed', 'cancelled') THEN state ELSE 'interrupted' END
+                    state = CASE
+                        WHEN state IN ('completed', 'cancelled') THEN state
+                        WHEN EXISTS (SELECT 1 FROM broadcast_shards WHERE broadcast_id = ?1 AND state = 'claimed'
+                            AND expires_ms >= ?3) THEN state
+                        ELSE 'interrupted' END
                 WHERE id = ?1
                 """)
             try update.bind(1, id)
