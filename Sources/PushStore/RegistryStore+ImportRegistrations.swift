@@ -10,36 +10,8 @@ extension RegistryStore {
     public func importRegistrations(
         app: String, lines: some Sequence<String>, defaultEnvironment: APNsEnvironment, batchSize: Int = 10_000
     ) throws(StoreError) -> ImportReport {
-        var report = ImportReport()
-        var requests: [RegistrationRequest] = []
-        var invalid: [ImportReport.InvalidLine] = []
-        var lineCount = 0
-        func flush() throws(StoreError) {
-            defer {
-                requests.removeAll(keepingCapacity: true)
-                invalid.removeAll()
-                lineCount = 0
-            }
-            guard lineCount > 0 else { return }
-            if !invalid.isEmpty {
-                report.failedBatches += 1
-                report.skippedValidLines += requests.count
-                report.invalidCount += invalid.count
-                report.invalid.append(contentsOf: invalid.prefix(max(0, 1000 - report.invalid.count)))
-                return
-            }
-            for result in registerBatch(requests) {
-                if case .failure(let error) = result { throw error }
-            }
-            report.imported += requests.count
-            report.committedBatches += 1
-        }
-        var number = 0
-        for line in lines {
-            number += 1
-            let text = Substring(line).drop { $0 == " " || $0 == "\t" || $0 == "\r" }
-            if text.isEmpty || text.first == "#" || text.allSatisfy({ $0 == " " || $0 == "\t" || $0 == "\r" }) { continue }
-            lineCount += 1
+        var batches = ImportBatches<RegistrationRequest>(size: batchSize)
+        return try batches.importLines(lines) { (text) throws(ImportLineError) in
             do throws(InstallationError) {
                 let json: JSONValue
                 do { json = try JSONValue(parsing: String(text)) } catch {
@@ -49,13 +21,14 @@ extension RegistryStore {
                 if fields.userAuth != nil {
                     throw InstallationError(field: "userAuth", message: "userAuth is for apps; an import names users directly")
                 }
-                requests.append(fields.request(app: app, defaultEnvironment: defaultEnvironment))
+                return fields.request(app: app, defaultEnvironment: defaultEnvironment)
             } catch {
-                invalid.append(.init(line: number, message: error.message))
+                throw ImportLineError(message: error.message)
             }
-            if lineCount == max(1, batchSize) { try flush() }
+        } write: { (requests) throws(StoreError) in
+            for result in registerBatch(requests) {
+                if case .failure(let error) = result { throw error }
+            }
         }
-        try flush()
-        return report
     }
 }

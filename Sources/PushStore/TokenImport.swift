@@ -49,55 +49,13 @@ extension RegistryStore {
     private func importBatches(
         app: String, lines: some Sequence<String>, environment: APNsEnvironment, channels: [String]?, size: Int
     ) throws(StoreError) -> ImportReport {
-        var report = ImportReport()
-        var tokens: [DeviceToken] = []
-        tokens.reserveCapacity(size)
-        var lineCount = 0  // non-blank lines in the current batch
-        var batchInvalid: [ImportReport.InvalidLine] = []
-
-        func flush() throws(StoreError) {
-            defer {
-                tokens.removeAll(keepingCapacity: true)
-                batchInvalid.removeAll()
-                lineCount = 0
+        var batches = ImportBatches<DeviceToken>(size: size)
+        return try batches.importLines(lines) { (text) throws(ImportLineError) in
+            do throws(DeviceTokenError) { return try DeviceToken(parsing: String(text)) } catch {
+                throw ImportLineError(message: error.description)
             }
-            guard lineCount > 0 else { return }
-            if !batchInvalid.isEmpty {
-                report.failedBatches += 1
-                report.skippedValidLines += tokens.count
-                report.invalidCount += batchInvalid.count
-                report.invalid.append(contentsOf: batchInvalid.prefix(max(0, 1000 - report.invalid.count)))
-                return
-            }
+        } write: { (tokens) throws(StoreError) in
             try writeImportBatch(app: app, tokens: tokens, environment: environment, channels: channels)
-            report.imported += tokens.count
-            report.committedBatches += 1
         }
-
-        var number = 0
-        for line in lines {
-            number += 1
-            let text = Substring(line).trimmingASCIIWhitespaceAndNewlines()
-            if text.isEmpty || text.first == "#" { continue }
-            lineCount += 1
-            do {
-                tokens.append(try DeviceToken(parsing: String(text)))
-            } catch {
-                batchInvalid.append(.init(line: number, message: error.description))
-            }
-            if lineCount == size { try flush() }
-        }
-        try flush()
-        return report
-    }
-
-}
-
-extension Substring {
-    fileprivate func trimmingASCIIWhitespaceAndNewlines() -> Substring {
-        var s = self
-        while let f = s.utf8.first, f == 0x20 || f == 0x09 || f == 0x0a || f == 0x0d { s = s.dropFirst() }
-        while let l = s.utf8.last, l == 0x20 || l == 0x09 || l == 0x0a || l == 0x0d { s = s.dropLast() }
-        return s
     }
 }
