@@ -8,12 +8,9 @@ import TestSupport
 enum CredentialFixture {
     static let topic = "com.example.app"
 
-    /// A new empty temp directory.
+    /// A new empty temp directory, removed when the test process exits.
     static func temporaryDirectory(_ label: String = #function) throws -> String {
-        let safe = label.filter { $0.isLetter || $0.isNumber }
-        let path = NSTemporaryDirectory() + "pushprovider-creds-\(safe)-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
+        try TemporaryDirectories.make("creds-" + label)
     }
 
     /// A dev PKI made by ``DevCertificates`` in a new temp dir (the committed fixture "script").

@@ -3,11 +3,9 @@ import PushCore
 import PushStore
 import TestSupport
 
-/// A fresh temporary directory per test (tests run in parallel).
+/// A fresh temporary directory per test (tests run in parallel), removed when the test process exits.
 func makeTempDirectory() -> String {
-    let path = NSTemporaryDirectory() + "pushstore-\(UUID().uuidString)"
-    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
+    try! TemporaryDirectories.make("pushstore")
 }
 
 /// A clock the test moves by hand.

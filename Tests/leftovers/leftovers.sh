@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs a test command (`swift test …`) with TMPDIR set to a private directory, then fails if the tests left
-# pushctl-test-* directories in it (the CLI tests' temporary directories: they are removed when the test
+# pushctl-test-* directories in it (the temporary directories made by TestSupport's TemporaryDirectories: they are removed when the test
 # process exits). Anything else left there is listed as a warning. The command's own status wins when it failed.
 #   bash Tests/leftovers/leftovers.sh swift test --skip-build --filter pushctlTests
 set -uo pipefail

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TestSupport
 
 /// Runs the built `pushctl` binary, as a user would.
@@ -37,10 +36,7 @@ struct CLI {
     /// A fresh temporary directory, removed when the test process exits (whether or not its test removed it
     /// first): processes a test started in the background may write into it until they end.
     static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("pushctl-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        TemporaryDirectories.remember(url)
-        return url
+        URL(fileURLWithPath: try TemporaryDirectories.make("cli"))
     }
 }
 
@@ -113,22 +109,5 @@ extension CLI {
             usleep(50_000)
         }
         throw ProcessTimeout(command: ["waitForPort", String(port)], seconds: seconds)
-    }
-}
-
-/// The temporary directories the CLI tests made, removed at exit (`atexit`): Swift Testing has no hook after the
-/// last test, and a directory left behind by every run filled /tmp.
-enum TemporaryDirectories {
-    private static let made = Mutex<[URL]>([])
-    private static let cleanUpAtExit: Void = {
-        atexit {
-            for url in TemporaryDirectories.made.withLock({ $0 }) { try? FileManager.default.removeItem(at: url) }
-        }
-    }()
-
-    /// Removes `url` when the process exits.
-    static func remember(_ url: URL) {
-        _ = cleanUpAtExit
-        made.withLock { $0.append(url) }
     }
 }
