@@ -126,7 +126,7 @@ public struct InstallationUpdate: Sendable, Equatable {
 
     /// Sets one field from its JSON value (`null` clears it), validating it: the one parser the API's JSON, the
     /// form body and `tokens import --format jsonl` share. Throws naming the field.
-    public mutating func set(_ field: String, json value: JSONValue) throws(InstallationError) {
+    public mutating func set(_ field: String, json value: JSONValue) throws(FieldError) {
         if field == "tags" {
             if value == .null { tags = .clear; return }
             tags = .set(try InstallationRules.tags(value))
@@ -136,13 +136,13 @@ public struct InstallationUpdate: Sendable, Equatable {
         switch value {
         case .null: text = nil
         case .string(let s): text = s
-        default: throw InstallationError(field: field, message: "'\(field)' must be a string or null")
+        default: throw FieldError(field: field, message: "'\(field)' must be a string or null")
         }
         try set(field, text: text)
     }
 
     /// Sets one text field (nil clears it), validating it; `tags` takes a JSON object in text.
-    public mutating func set(_ field: String, text: String?) throws(InstallationError) {
+    public mutating func set(_ field: String, text: String?) throws(FieldError) {
         guard let text else {
             switch field {
             case "installation": installation = .clear
@@ -152,7 +152,7 @@ public struct InstallationUpdate: Sendable, Equatable {
             case "appVersion": appVersion = .clear
             case "osVersion": osVersion = .clear
             case "tags": tags = .clear
-            default: throw InstallationError(field: "field", message: "unknown field '\(field)'")
+            default: throw FieldError(field: "field", message: "unknown field '\(field)'")
             }
             return
         }
@@ -166,27 +166,12 @@ public struct InstallationUpdate: Sendable, Equatable {
         case "tags":
             let json: JSONValue
             do { json = try JSONValue(parsing: text) } catch {
-                throw InstallationError(field: "tags", message: "tags must be a JSON object: \(error)")
+                throw FieldError(field: "tags", message: "tags must be a JSON object: \(error)")
             }
             tags = .set(try InstallationRules.tags(json))
-        default: throw InstallationError(field: "field", message: "unknown field '\(field)'")
+        default: throw FieldError(field: "field", message: "unknown field '\(field)'")
         }
     }
-}
-
-/// A bad installation field: which one, and why.
-public struct InstallationError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The field (`timeZone`, `tags`, …).
-    public var field: String
-    /// One sentence naming the field.
-    public var message: String
-
-    public init(field: String, message: String) {
-        self.field = field
-        self.message = message
-    }
-
-    public var description: String { message }
 }
 
 /// The rules each installation field is checked against (one place for the API, the form body and the import).
@@ -203,18 +188,18 @@ public enum InstallationRules {
     public static let maximumLocaleLength = 35
 
     /// An installation id: 1–128 printable ASCII characters without spaces (as push-to-start tokens take it).
-    public static func installation(_ text: String) throws(InstallationError) -> String {
+    public static func installation(_ text: String) throws(FieldError) -> String {
         guard !text.isEmpty, text.utf8.count <= 128, text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
-            throw InstallationError(field: "installation", message: "installation must be 1-128 printable ASCII characters without spaces")
+            throw FieldError(field: "installation", message: "installation must be 1-128 printable ASCII characters without spaces")
         }
         return text
     }
 
     /// An IANA zone name known to this machine's tz database (`Europe/Berlin`, `UTC`). Abbreviations (`CET`,
     /// `EST`) and offsets (`GMT+2`) are refused: they do not follow a place's daylight-saving rules.
-    public static func timeZone(_ text: String) throws(InstallationError) -> String {
+    public static func timeZone(_ text: String) throws(FieldError) -> String {
         guard isKnownZone(text) else {
-            throw InstallationError(
+            throw FieldError(
                 field: "timeZone", message: "timeZone must be an IANA time zone name such as Europe/Berlin, not '\(text.prefix(64))'")
         }
         return text
@@ -230,10 +215,10 @@ public enum InstallationRules {
 
     /// A BCP 47 language tag, in canonical case (`de`, `de-DE`, `zh-Hant-TW`, `es-419`); `_` as iOS writes it
     /// (`de_DE`) is taken for `-`. Language 2–3 (or 5–8) letters, then up to three subtags of 1–8 letters or digits.
-    public static func locale(_ text: String) throws(InstallationError) -> String {
+    public static func locale(_ text: String) throws(FieldError) -> String {
         let parts = text.split(omittingEmptySubsequences: false) { $0 == "-" || $0 == "_" }
-        func bad() -> InstallationError {
-            InstallationError(field: "locale", message: "locale must be a BCP 47 language tag such as de or de-DE, not '\(text.prefix(64))'")
+        func bad() -> FieldError {
+            FieldError(field: "locale", message: "locale must be a BCP 47 language tag such as de or de-DE, not '\(text.prefix(64))'")
         }
         guard text.utf8.count <= maximumLocaleLength, let language = parts.first,
               [2, 3, 5, 6, 7, 8].contains(language.count), language.allSatisfy({ $0.isASCII && $0.isLetter })
@@ -256,33 +241,33 @@ public enum InstallationRules {
     }
 
     /// An app or OS version: 1–64 printable ASCII characters.
-    public static func version(_ text: String, field: String) throws(InstallationError) -> String {
+    public static func version(_ text: String, field: String) throws(FieldError) -> String {
         guard !text.isEmpty, text.utf8.count <= maximumVersionLength, text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }) else {
-            throw InstallationError(field: field, message: "\(field) must be 1-\(maximumVersionLength) printable ASCII characters")
+            throw FieldError(field: field, message: "\(field) must be 1-\(maximumVersionLength) printable ASCII characters")
         }
         return text
     }
 
     /// Tags: a flat object of at most 32 keys (1–64 characters of `A-Z a-z 0-9 _ -`) whose values are strings (at most
     /// 256 characters), finite numbers or booleans.
-    public static func tags(_ json: JSONValue) throws(InstallationError) -> [String: TagValue] {
+    public static func tags(_ json: JSONValue) throws(FieldError) -> [String: TagValue] {
         guard let pairs = json.objectPairs else {
-            throw InstallationError(field: "tags", message: "tags must be an object of strings, numbers and booleans")
+            throw FieldError(field: "tags", message: "tags must be an object of strings, numbers and booleans")
         }
         guard pairs.count <= maximumTags else {
-            throw InstallationError(field: "tags", message: "tags may have at most \(maximumTags) keys, got \(pairs.count)")
+            throw FieldError(field: "tags", message: "tags may have at most \(maximumTags) keys, got \(pairs.count)")
         }
         var out: [String: TagValue] = [:]
         for (key, value) in pairs {
             try tagKey(key)
             guard let tag = TagValue(value) else {
-                throw InstallationError(field: "tags", message: "tags.\(key) must be a string, a number or a boolean")
+                throw FieldError(field: "tags", message: "tags.\(key) must be a string, a number or a boolean")
             }
             if case .string(let s) = tag, s.unicodeScalars.count > maximumTagValueLength {
-                throw InstallationError(field: "tags", message: "tags.\(key) is longer than \(maximumTagValueLength) characters")
+                throw FieldError(field: "tags", message: "tags.\(key) is longer than \(maximumTagValueLength) characters")
             }
             if case .number(let d) = tag, !d.isFinite {
-                throw InstallationError(field: "tags", message: "tags.\(key) must be a finite number")
+                throw FieldError(field: "tags", message: "tags.\(key) must be a finite number")
             }
             out[key] = tag
         }
@@ -290,11 +275,11 @@ public enum InstallationRules {
     }
 
     /// A tag key: 1–64 characters of `A-Z a-z 0-9 _ -` (no dots: `tags.KEY` names it in audiences).
-    public static func tagKey(_ key: String) throws(InstallationError) {
+    public static func tagKey(_ key: String) throws(FieldError) {
         guard !key.isEmpty, key.utf8.count <= maximumTagKeyLength, key.utf8.allSatisfy({ b in
             (0x30...0x39).contains(b) || (0x41...0x5a).contains(b) || (0x61...0x7a).contains(b) || b == 0x5f || b == 0x2d
         }) else {
-            throw InstallationError(
+            throw FieldError(
                 field: "tags", message: "tags: key '\(key.prefix(80))' must be 1-\(maximumTagKeyLength) characters of A-Z a-z 0-9 _ -")
         }
     }

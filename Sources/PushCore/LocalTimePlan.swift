@@ -17,11 +17,11 @@ public struct LocalTimeSpec: Sendable, Equatable {
     }
 
     /// Parses `HH:MM` (00:00–23:59) and an optional `YYYY-MM-DD`.
-    public static func parse(time: String, date: String?, skipPast: Bool = false) throws(LocalTimeError) -> LocalTimeSpec {
+    public static func parse(time: String, date: String?, skipPast: Bool = false) throws(FieldError) -> LocalTimeSpec {
         let parts = time.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0].count == 2, parts[1].count == 2, let h = Int(parts[0]), let m = Int(parts[1]),
               (0...23).contains(h), (0...59).contains(m)
-        else { throw LocalTimeError(field: "localTime", message: "local time must be HH:MM (00:00-23:59), not '\(time.prefix(20))'") }
+        else { throw FieldError(field: "localTime", message: "local time must be HH:MM (00:00-23:59), not '\(time.prefix(20))'") }
         var spec = LocalTimeSpec(hour: h, minute: m, skipPast: skipPast)
         if let date { spec.date = try LocalDate(parsing: date) }
         return spec
@@ -47,12 +47,12 @@ public struct LocalDate: Sendable, Equatable {
     }
 
     /// `YYYY-MM-DD`, a real date (2026-02-30 is refused).
-    public init(parsing text: String) throws(LocalTimeError) {
+    public init(parsing text: String) throws(FieldError) {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
               let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]), (1970...9999).contains(y), (1...12).contains(m),
               (1...31).contains(d), LocalDate(daysSinceEpoch: LocalDate(year: y, month: m, day: d).daysSinceEpoch) == LocalDate(year: y, month: m, day: d)
-        else { throw LocalTimeError(field: "localTime", message: "the date must be YYYY-MM-DD, a real date, not '\(text.prefix(20))'") }
+        else { throw FieldError(field: "localTime", message: "the date must be YYYY-MM-DD, a real date, not '\(text.prefix(20))'") }
         self.init(year: y, month: m, day: d)
     }
 
@@ -87,17 +87,6 @@ public struct LocalDate: Sendable, Equatable {
         func pad(_ n: Int, _ width: Int) -> String { String(repeating: "0", count: max(0, width - String(n).count)) + String(n) }
         return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
     }
-}
-
-/// A bad local-time request.
-public struct LocalTimeError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var field: String
-    public var message: String
-    public init(field: String, message: String) {
-        self.field = field
-        self.message = message
-    }
-    public var description: String { message }
 }
 
 /// The waves of a local-time job: every IANA zone's instant for the wall-clock time, zones grouped by instant and UTC

@@ -10,9 +10,9 @@ public enum UserAuth {
 
     /// A user id: 1–128 characters of `A-Z a-z 0-9 . _ : @ + -` — safe in a URL path (`…/users/{user}`), in logs
     /// and in the HMAC's message without any encoding question.
-    public static func validUser(_ text: String) throws(InstallationError) -> String {
+    public static func validUser(_ text: String) throws(FieldError) -> String {
         guard let problem = userProblem(text) else { return text }
-        throw InstallationError(field: "user", message: problem)
+        throw FieldError(field: "user", message: problem)
     }
 
     /// Why `text` is not a user id, or nil.

@@ -42,45 +42,45 @@ public struct RegistrationFields: Sendable, Equatable {
 
     /// Parses a JSON object: `{"token" (or "newToken"), "oldToken"?, "channels"?, "environment"?, "installation"?,
     /// "user"?, "userAuth"?, "timeZone"?, "locale"?, "appVersion"?, "osVersion"?, "tags"?}`.
-    public static func parse(json: JSONValue) throws(InstallationError) -> RegistrationFields {
-        guard let pairs = json.objectPairs else { throw InstallationError(field: "json", message: "body must be a JSON object") }
+    public static func parse(json: JSONValue) throws(FieldError) -> RegistrationFields {
+        guard let pairs = json.objectPairs else { throw FieldError(field: "json", message: "body must be a JSON object") }
         var token: String?, oldToken: String?, channels: [String]?, environment: String?, userAuth: String?
         var installation = InstallationUpdate()
         for (key, value) in pairs {
             switch key {
             case "token", "newToken":
-                guard let s = value.stringValue else { throw InstallationError(field: "token", message: "'\(key)' must be a string") }
-                guard token == nil else { throw InstallationError(field: "token", message: "give 'token' or 'newToken', not both") }
+                guard let s = value.stringValue else { throw FieldError(field: "token", message: "'\(key)' must be a string") }
+                guard token == nil else { throw FieldError(field: "token", message: "give 'token' or 'newToken', not both") }
                 token = s
             case "oldToken":
                 if value == .null { continue }
                 guard let s = value.stringValue else {
-                    throw InstallationError(field: "oldToken", message: "'oldToken' must be a string or null")
+                    throw FieldError(field: "oldToken", message: "'oldToken' must be a string or null")
                 }
                 oldToken = s
             case "channels":
                 guard case .array(let items) = value else {
-                    throw InstallationError(field: "channels", message: "'channels' must be an array of strings")
+                    throw FieldError(field: "channels", message: "'channels' must be an array of strings")
                 }
                 var names: [String] = []
                 for item in items {
                     guard let s = item.stringValue else {
-                        throw InstallationError(field: "channels", message: "'channels' must be an array of strings")
+                        throw FieldError(field: "channels", message: "'channels' must be an array of strings")
                     }
                     names.append(s)
                 }
                 channels = names
             case "environment":
                 guard let s = value.stringValue else {
-                    throw InstallationError(field: "environment", message: "'environment' must be a string")
+                    throw FieldError(field: "environment", message: "'environment' must be a string")
                 }
                 environment = s
             case "userAuth":
-                guard let s = value.stringValue else { throw InstallationError(field: "userAuth", message: "'userAuth' must be a string") }
+                guard let s = value.stringValue else { throw FieldError(field: "userAuth", message: "'userAuth' must be a string") }
                 userAuth = s
             default:
                 guard InstallationUpdate.fieldNames.contains(key) else {
-                    throw InstallationError(field: "field", message: "unknown field '\(key)'")
+                    throw FieldError(field: "field", message: "unknown field '\(key)'")
                 }
                 try installation.set(key, json: value)
             }
@@ -94,28 +94,28 @@ public struct RegistrationFields: Sendable, Equatable {
     public static func make(
         token: String?, oldToken: String?, channels: [String]?, environment: String?,
         installation: InstallationUpdate = InstallationUpdate(), userAuth: String? = nil
-    ) throws(InstallationError) -> RegistrationFields {
-        guard let token else { throw InstallationError(field: "token", message: "'token' (or 'newToken') is required") }
+    ) throws(FieldError) -> RegistrationFields {
+        guard let token else { throw FieldError(field: "token", message: "'token' (or 'newToken') is required") }
         let parsed: DeviceToken
         do { parsed = try DeviceToken(parsing: token) } catch {
-            throw InstallationError(field: "token", message: "token: \(error.description)")
+            throw FieldError(field: "token", message: "token: \(error.description)")
         }
         let old: DeviceToken?
         do { old = try RegistrationRequest.parseOldToken(oldToken) } catch {
-            throw InstallationError(field: "oldToken", message: "oldToken: \(error.description)")
+            throw FieldError(field: "oldToken", message: "oldToken: \(error.description)")
         }
         var env: APNsEnvironment?
         if let environment, !environment.isEmpty {
             guard let e = APNsEnvironment(rawValue: environment) else {
-                throw InstallationError(field: "environment", message: "environment must be development or production")
+                throw FieldError(field: "environment", message: "environment must be development or production")
             }
             env = e
         }
         if let channels {
-            do { _ = try Channels.normalize(channels) } catch { throw InstallationError(field: "channels", message: error.message) }
+            do { _ = try Channels.normalize(channels) } catch { throw FieldError(field: "channels", message: error.message) }
         }
         if userAuth != nil, installation.user.value == nil {
-            throw InstallationError(field: "userAuth", message: "'userAuth' proves a 'user'; give the user it was made for")
+            throw FieldError(field: "userAuth", message: "'userAuth' proves a 'user'; give the user it was made for")
         }
         return RegistrationFields(
             token: parsed, oldToken: old, channels: channels, environment: env, installation: installation, userAuth: userAuth)

@@ -12,14 +12,14 @@ extension RegistryStore {
     ) throws(StoreError) -> ImportReport {
         var batches = ImportBatches<RegistrationRequest>(size: batchSize)
         return try batches.importLines(lines) { (text) throws(ImportLineError) in
-            do throws(InstallationError) {
+            do throws(FieldError) {
                 let json: JSONValue
                 do { json = try JSONValue(parsing: String(text)) } catch {
-                    throw InstallationError(field: "json", message: "not a JSON object: \(error)")
+                    throw FieldError(field: "json", message: "not a JSON object: \(error)")
                 }
                 let fields = try RegistrationFields.parse(json: json)
                 if fields.userAuth != nil {
-                    throw InstallationError(field: "userAuth", message: "userAuth is for apps; an import names users directly")
+                    throw FieldError(field: "userAuth", message: "userAuth is for apps; an import names users directly")
                 }
                 return fields.request(app: app, defaultEnvironment: defaultEnvironment)
             } catch {

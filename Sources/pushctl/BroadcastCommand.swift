@@ -64,7 +64,7 @@ struct BroadcastCommand: AsyncParsableCommand {
         if localTime == nil && (on != nil || skipPast) { throw CLIError.usage("--on and --skip-past go with --local-time") }
         if localTime != nil && at != nil { throw CLIError.usage("give --at or --local-time, not both") }
         let spec = try localTime.map { (text) throws -> LocalTimeSpec in
-            do throws(LocalTimeError) { return try LocalTimeSpec.parse(time: text, date: on, skipPast: skipPast) } catch {
+            do throws(FieldError) { return try LocalTimeSpec.parse(time: text, date: on, skipPast: skipPast) } catch {
                 throw CLIError.usage("--local-time: \(error.message)")
             }
         }

@@ -80,7 +80,7 @@ import Testing
 
     @Test func badTimesAndDatesAreRefused() {
         for (time, date) in [("9:00", nil), ("24:00", nil), ("09:60", nil), ("0900", nil), ("09:00", "2026-02-30"), ("09:00", "2026-2-3"), ("09:00", "tomorrow")] as [(String, String?)] {
-            #expect(throws: LocalTimeError.self) { try LocalTimeSpec.parse(time: time, date: date) }
+            #expect(throws: FieldError.self) { try LocalTimeSpec.parse(time: time, date: date) }
         }
         #expect((try? LocalTimeSpec.parse(time: "09:05", date: "2028-02-29"))?.description == "09:05 on 2028-02-29")
     }
