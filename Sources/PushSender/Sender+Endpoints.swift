@@ -87,6 +87,9 @@ extension Sender {
         EndpointStop(.stopping, endpoint: target.description, message: "the run is stopping")
     }
 
+    /// How much earlier than its connect timeout libcurl may end an attempt (its timer is not ours).
+    static var timerSlackMs: Int64 { 100 }
+
     /// A request to `target` never reached a working connection (DNS, refused or reset TCP, TLS handshake cut
     /// short, connect timeout). The endpoint is unreachable: the job waits, one probe reconnects with backoff,
     /// and only once the outage is older than the limit does the endpoint stop.
@@ -101,6 +104,11 @@ extension Sender {
         // connect timeout reports it seconds later).
         let attemptMs = job.attemptStartedNs > 0 ? Int64((DispatchTime.now().uptimeNanoseconds &- job.attemptStartedNs) / 1_000_000) : 0
         let limitMs = configuration.outageLimitMs
+        // A connect attempt is cut to the limit (``SenderConfiguration/connectAttemptTimeoutMs``), and libcurl's timer
+        // may fire a few milliseconds before ours says the limit passed: an attempt that timed out there took the
+        // whole limit, or a first one would wait for a second (a 5 s limit stopping after 10 s).
+        let connectMs = Int64(configuration.connectAttemptTimeoutMs)
+        let attemptTookTheLimit = connectMs >= Int64(limitMs) && attemptMs + Self.timerSlackMs >= connectMs
         let step = shared.withLock { s -> Step in
             guard var e = s.endpoints[target] else { return .unsent(stoppingStop(target)) }
             if let stop = e.stop { return .unsent(stop) }
@@ -120,8 +128,8 @@ extension Sender {
                 decides = true
             }
             // The probe's failure (or a first failure that already took the whole limit) decides whether to wait on.
-            if decides, let outage = e.outage, now - outage.sinceMs >= Int64(limitMs) {
-                let seconds = (now - outage.sinceMs) / 1000
+            if decides, let outage = e.outage, now - outage.sinceMs >= Int64(limitMs) || attemptTookTheLimit {
+                let seconds = (now - outage.sinceMs + 500) / 1000
                 let stop = EndpointStop(
                     .outage, endpoint: target.description,
                     message: "APNs at \(target) unreachable for \(seconds) s (outage limit \(limitMs / 1000) s): \(error)")
