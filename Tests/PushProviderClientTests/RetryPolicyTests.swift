@@ -1,0 +1,96 @@
+import Foundation
+import PushProviderClient
+import Testing
+
+/// ``RetryPolicy``: the waits it computes, and the two rules that matter most against a real server — a 429's
+/// `Retry-After` is waited out in full, and a 400 is never sent twice.
+@Suite(.timeLimit(.minutes(3))) struct RetryPolicyTests {
+    typealias Backend = ServedPushctl.Backend
+
+    @Test func waitsGrowExponentiallyWithJitterInTheUpperHalfUpToTheCap() {
+        let low = RetryPolicy(initialDelay: 1, multiplier: 2, maxDelay: 8, random: { 0 })
+        let high = RetryPolicy(initialDelay: 1, multiplier: 2, maxDelay: 8, random: { 0.999_999 })
+        #expect((1...6).map { low.delay(afterAttempt: $0, retryAfter: nil) } == [0.5, 1, 2, 4, 4, 4])
+        let upper = (1...6).map { high.delay(afterAttempt: $0, retryAfter: nil) }
+        for (got, step) in zip(upper, [1.0, 2, 4, 8, 8, 8]) { #expect(got < step && got > step * 0.99, "\(upper)") }
+        // Retry-After is a floor: never shortened by the backoff, never lengthened beyond it when larger.
+        #expect(low.delay(afterAttempt: 1, retryAfter: 2) == 2)
+        #expect(high.delay(afterAttempt: 5, retryAfter: 2) > 7.9)
+        // Real jitter spreads a fleet: 200 draws of the third wait are not all equal and stay in [2, 4).
+        let real = RetryPolicy(initialDelay: 1, multiplier: 2)
+        let draws = (0..<200).map { _ in real.delay(afterAttempt: 3, retryAfter: nil) }
+        #expect(draws.allSatisfy { $0 >= 2 && $0 < 4 } && Set(draws).count > 100)
+    }
+
+    @Test func onlyTimeoutsRateLimitsAndServerErrorsAreRetried() {
+        for status in [408, 429, 500, 502, 503, 504] { #expect(RetryPolicy.isRetryable(status: status), "\(status)") }
+        for status in [400, 401, 403, 404, 409, 413, 415, 422] { #expect(!RetryPolicy.isRetryable(status: status), "\(status)") }
+    }
+
+    @Test func retryAfterIsSecondsOrAnHTTPDate() {
+        let now = Date(timeIntervalSince1970: 1_795_000_000)
+        #expect(RetryPolicy.retryAfterSeconds("2", now: now) == 2)
+        #expect(RetryPolicy.retryAfterSeconds(" 120 ", now: now) == 120)
+        #expect(RetryPolicy.retryAfterSeconds(nil, now: now) == nil)
+        #expect(RetryPolicy.retryAfterSeconds("soon", now: now) == nil)
+        // 1_795_000_030 is Wed, 18 Nov 2026 11:07:10 GMT; a date in the past is no wait.
+        #expect(RetryPolicy.retryAfterSeconds("Wed, 18 Nov 2026 11:07:10 GMT", now: now) == 30)
+        #expect(RetryPolicy.retryAfterSeconds("Wed, 18 Nov 2026 11:05:10 GMT", now: now) == 0)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func a429WithRetryAfter2IsWaitedOutInFullThenSent(_ backend: Backend) async throws {
+        // The server's own rate limiter: one request per key, then one every 2 s — so the next is a 429 with
+        // Retry-After: 2.
+        let server = try await ServedPushctl.start(backend, rateLimit: (perSecond: 0.5, burst: 1))
+        defer { server.finish() }
+        let state = InstallationTests.stateDirectory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let wire = ObservedTransport()
+        let sleeper = RecordingSleeper(real: true)
+        let app = try Installation(
+            configuration: server.client, stateDirectory: state, facts: InstallationTests.facts, transport: wire, sleeper: sleeper)
+        try await app.setDeviceToken(hex: InstallationTests.token(40))
+        #expect(try await app.save() == .sent)
+
+        await app.subscribe("news")
+        let clock = ContinuousClock()
+        let started = clock.now
+        #expect(try await app.save() == .sent)
+        let elapsed = clock.now - started
+        let statuses = wire.exchanges.dropFirst().map(\.status)
+        #expect(statuses == [429, 200], "\(wire.exchanges.map { ($0.status, $0.retryAfter) })")
+        #expect(wire.exchanges.dropFirst().first?.retryAfter == "2")
+        #expect(sleeper.recorded.count == 1 && sleeper.recorded[0] >= 2, "\(sleeper.recorded)")
+        #expect(elapsed >= .seconds(2), "\(elapsed)")
+    }
+
+    @Test(arguments: Backend.allCases)
+    func a400IsNotRetriedAndReachesTheCallerAsATypedError(_ backend: Backend) async throws {
+        let server = try await ServedPushctl.start(backend)
+        defer { server.finish() }
+        let state = InstallationTests.stateDirectory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let wire = ObservedTransport()
+        let sleeper = RecordingSleeper()
+        let app = try Installation(
+            configuration: server.client, stateDirectory: state, facts: InstallationTests.facts, transport: wire, sleeper: sleeper)
+        try await app.setDeviceToken(hex: InstallationTests.token(41))
+        await app.setTimeZone("Mars/Olympus_Mons")
+        do {
+            _ = try await app.save()
+            Issue.record("a bad time zone was accepted")
+        } catch let error as PushProviderClientError {
+            #expect(error.status == 400 && error.code == "invalid_timeZone", "\(error)")
+            #expect(!error.message.isEmpty)
+        }
+        #expect(wire.exchanges.map(\.status) == [400], "sent once, not retried")
+        #expect(sleeper.recorded.isEmpty)
+        #expect(try await server.device(InstallationTests.token(41)).status == 404, "nothing stored")
+
+        // Fixed by the app, the same installation registers.
+        await app.setTimeZone("Europe/Berlin")
+        #expect(try await app.save() == .sent)
+        #expect(try await server.device(InstallationTests.token(41)).json["timeZone"] as? String == "Europe/Berlin")
+    }
+}
