@@ -129,7 +129,7 @@ import TestSupport
         let app = try Installation(
             configuration: server.client, stateDirectory: state, facts: Self.facts, transport: wire, sleeper: sleeper)
         let token = Self.token(3)
-        await app.setDeviceToken(Data(hex: token)!)
+        await app.setDeviceToken(Self.bytes(token))
         await app.login(user: "alice", userAuth: try await server.userAuth("alice"))
         #expect(try await app.save() == .sent)
         #expect(try await server.devices(ofUser: "alice").map { $0["token"] as? String } == [token])
@@ -233,12 +233,15 @@ import TestSupport
             configuration: server.client, stateDirectory: state, installationId: "inst-31", facts: Self.facts, transport: wire)
         #expect(try await app.registerPushToStartToken(Self.bytes(Self.token(30)), attributesType: "ScoreAttributes", channels: ["fans"]) == Self.waitingForToken)
         #expect(try await app.registerUpdateToken(Self.bytes(Self.token(31)), activityId: "act/1", attributesType: "ScoreAttributes") == Self.waitingForToken)
-        var listed = try await server.pushctl(["live-activity", "tokens", "list", "--app", "example", "--json"])
-        #expect(listed.stdout.contains(#""installation":"inst-31""#) && listed.stdout.contains(#""activityId":"act/1""#), "\(listed.stdout)")
-        #expect(listed.stdout.contains(#""channels":["fans"]"#), "\(listed.stdout)")
+        let starts = try await server.pushctl(["live-activity", "tokens", "list", "--app", "example", "--kind", "push-to-start", "--json"])
+        #expect(starts.stdout.contains(Self.token(30)) && starts.stdout.contains(#""installation":"inst-31""#), "\(starts.stdout)\(starts.stderr)")
+        #expect(starts.stdout.contains(#""attributesType":"ScoreAttributes""#) && starts.stdout.contains(#""channels":["fans"]"#), "\(starts.stdout)")
+        let updates = ["live-activity", "tokens", "list", "--app", "example", "--kind", "update", "--activity-id", "act/1"]
+        var listed = try await server.pushctl(updates)
+        #expect(listed.status == 0 && listed.stdout.contains(Self.token(31)), "\(listed.stdout)\(listed.stderr)")
 
         #expect(try await app.activityEnded(activityId: "act/1") == Self.waitingForToken)
-        listed = try await server.pushctl(["live-activity", "tokens", "list", "--app", "example", "--kind", "update", "--json"])
+        listed = try await server.pushctl(updates)
         #expect(listed.status == 0 && !listed.stdout.contains(Self.token(31)), "\(listed.stdout)\(listed.stderr)")
         // Ending it again: the server has nothing left for it (404), which is done, not an error.
         _ = try await app.activityEnded(activityId: "act/1")

@@ -24,6 +24,8 @@ final class ServedPushctl: @unchecked Sendable {
     let sendKey: String
     let userSecret: String
     private let lock = NSLock()
+    /// One URLSession for the tests' own requests (health checks, look-ups with the send key).
+    private static let http = URLSessionTransport()
     private var process: Process?
 
     /// The public listener.
@@ -95,7 +97,7 @@ final class ServedPushctl: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             guard process.isRunning else { throw ServeFailure("pushctl serve exited: \(self.log)") }
-            if let answer = try? await URLSessionTransport().send(HTTPRequest(method: "GET", url: url.appendingPathComponent("healthz"), timeout: 2)),
+            if let answer = try? await Self.http.send(HTTPRequest(method: "GET", url: url.appendingPathComponent("healthz"), timeout: 2)),
                 answer.status == 200 || answer.status == 503
             {
                 return
@@ -130,7 +132,7 @@ final class ServedPushctl: @unchecked Sendable {
 
     /// `GET path` with the send key: the status and the JSON object answered.
     func get(_ path: String) async throws -> (status: Int, json: [String: Any]) {
-        let answer = try await URLSessionTransport().send(HTTPRequest(
+        let answer = try await Self.http.send(HTTPRequest(
             method: "GET", url: URL(string: url.absoluteString + path)!, headers: ["Authorization": "Bearer \(sendKey)"]))
         let json = (try? JSONSerialization.jsonObject(with: answer.body)) as? [String: Any] ?? [:]
         return (answer.status, json)
