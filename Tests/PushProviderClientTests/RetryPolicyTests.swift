@@ -1,5 +1,6 @@
 import Foundation
 import PushProviderClient
+import Synchronization
 import Testing
 
 /// ``RetryPolicy``: the waits it computes, and the two rules that matter most against a real server — a 429's
@@ -63,6 +64,41 @@ import Testing
         #expect(wire.exchanges.dropFirst().first?.retryAfter == "2")
         #expect(sleeper.recorded.count == 1 && sleeper.recorded[0] >= 2, "\(sleeper.recorded)")
         #expect(elapsed >= .seconds(2), "\(elapsed)")
+    }
+
+    @Test func aRetryAfterLongerThanASaveWaitsIsKeptAndNoSaveSendsBeforeIt() async throws {
+        // Retry-After: 2 from the real rate limiter, against a policy that waits at most 1 s inside a save.
+        let server = try await ServedPushctl.start(.sqlite, rateLimit: (perSecond: 0.5, burst: 1))
+        defer { server.finish() }
+        let state = InstallationTests.stateDirectory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let wire = ObservedTransport()
+        let sleeper = RecordingSleeper()
+        let clock = Mutex(Date(timeIntervalSince1970: 1_795_000_000))
+        let app = try Installation(
+            configuration: server.client, stateDirectory: state, facts: InstallationTests.facts, transport: wire,
+            retry: RetryPolicy(maxRetryAfter: 1), sleeper: sleeper, now: { clock.withLock { $0 } })
+        try await app.setDeviceToken(hex: InstallationTests.token(42))
+        #expect(try await app.save() == .sent)
+        await app.subscribe("news")
+        guard case .pending(let why) = try await app.save() else { Issue.record("sent through a 429"); return }
+        #expect(why.code == "rate_limited" && why.status == 429, "\(why)")
+        #expect(wire.exchanges.count == 2 && sleeper.recorded.isEmpty, "one 429, no wait inside the save")
+
+        // A relaunch one second later (by the injected clock) sends nothing: the pause is on disk.
+        clock.withLock { $0 += 1 }
+        let relaunched = try Installation(
+            configuration: server.client, stateDirectory: state, facts: InstallationTests.facts, transport: wire,
+            sleeper: sleeper, now: { clock.withLock { $0 } })
+        #expect(try await relaunched.save() == .pending(PushProviderClientError(
+            code: "rate_limited", message: "the server asked for a pause until \(Date(timeIntervalSince1970: 1_795_000_002))")))
+        #expect(wire.exchanges.count == 2)
+
+        // Once it has passed (on the clock, and for the server's bucket in real time), the change goes out.
+        try await Task.sleep(nanoseconds: 2_100_000_000)
+        clock.withLock { $0 += 2 }
+        #expect(try await relaunched.save() == .sent)
+        #expect(wire.exchanges.map(\.status) == [200, 429, 200])
     }
 
     @Test(arguments: Backend.allCases)
