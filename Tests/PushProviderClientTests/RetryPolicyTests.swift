@@ -98,7 +98,7 @@ import Testing
         try await Task.sleep(nanoseconds: 2_100_000_000)
         clock.withLock { $0 += 2 }
         #expect(try await relaunched.save() == .sent)
-        #expect(wire.exchanges.map(\.status) == [200, 429, 200])
+        #expect(wire.exchanges.map(\.status) == [201, 429, 200], "created, refused, then sent")
     }
 
     @Test(arguments: Backend.allCases)
