@@ -3,7 +3,7 @@
 # against the release `pushctl serve` with a real SQLite file (WAL, group commit). Appends to bench/RESULTS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=.build/release/pushctl
+BIN=${BIN:-.build/release/pushctl}
 DURATION=${DURATION:-20}
 THREADS=${THREADS:-2}   # wrk threads; they share the 2 cores with the server
 work=$(mktemp -d)

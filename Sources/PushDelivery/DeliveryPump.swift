@@ -35,6 +35,22 @@ struct DeliveryPump {
     /// unreachable endpoint or a backoff come back unsent at once, requests on the wire finish, and every
     /// result is committed. A store failure or an endpoint stop raises `stop`.
     func run(_ next: () async throws(DeliveryStoreError) -> Step?) async {
+        // The loop checks the flag between devices, but with the window full and no answers coming (a host that
+        // lost its link) it waits in `acquire` and would not see it: the watcher acts on a stop at once — waiting
+        // notifications come back, nothing lost on the wire is written again (``Sender/abandonWaiting(_:)``), and
+        // the windows open so the loop wakes, sees the flag and drains.
+        let watcher = Task { [stop, sender, inFlight, ahead] in
+            while !Task.isCancelled {
+                if let reason = stop.reason {
+                    sender.abandonWaiting(reason.description)
+                    inFlight.open()
+                    ahead.open()
+                    return
+                }
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        defer { watcher.cancel() }
         while true {
             await ahead.acquire()
             await inFlight.acquire()

@@ -139,6 +139,13 @@ extension Sender {
             if job.dropped >= configuration.maxDroppedAttempts {
                 finish(job, status: 0, reason: nil, kind: .deferred,
                        error: "connection lost \(job.dropped) times: \(error.message)")
+            } else if shared.withLock({ $0.stopping }) {
+                // The run is stopping: nothing is written to APNs again. A request written now could reach APNs
+                // after this process has gone — a host that lost its link delivers what its kernel still holds
+                // when the link comes back — and after another worker took the shard over and sent it too. It
+                // comes back unsent (a resume treats it as possibly sent).
+                finish(job, status: 0, reason: nil, kind: .unsent, error: error.message,
+                       stop: EndpointStop(.stopping, endpoint: target.description, message: "the run is stopping"))
             } else {
                 dispatch(job)  // at once, on a new connection if this one died
             }

@@ -47,11 +47,14 @@ struct BroadcastFixture {
     }
 
     /// A sender for the app (fast reconnects and backoff, so faults cost seconds, not minutes).
-    func makeSender(window: Int = 500, maxAttempts: Int = 5, outageLimitMs: Int = 120_000, breakers: [String: PruningBreaker.State] = [:]) throws -> Sender {
+    func makeSender(
+        window: Int = 500, maxAttempts: Int = 5, outageLimitMs: Int = 120_000, requestTimeoutMs: Int = 10_000,
+        breakers: [String: PruningBreaker.State] = [:]
+    ) throws -> Sender {
         try Sender(
             app: settings, simulator: config.simulator, credentials: try makeCredentials(for: settings),
             configuration: SenderConfiguration(
-                window: window, connectTimeoutMs: 2000, requestTimeoutMs: 10_000, maxAttempts: maxAttempts,
+                window: window, connectTimeoutMs: 2000, requestTimeoutMs: requestTimeoutMs, maxAttempts: maxAttempts,
                 outageLimitMs: outageLimitMs, reconnectBaseMs: 50, reconnectCapMs: 500, backoffBaseMs: 20,
                 backoffCapMs: 200),
             breakerStates: breakers)

@@ -69,6 +69,31 @@ import TestSupport
         try await f.stop()
     }
 
+    @Test func aStopWhileTheWindowWaitsForAnswersDrainsWithoutWritingAnythingAgain() async throws {
+        // No answer comes (as for a host that lost its link): the window fills and the loop waits for a slot.
+        // SIGTERM then must still reach the sender at once, so the requests that time out come back unsent
+        // (pending, possibly sent) instead of being written again after another worker may have taken over.
+        let f = try await BroadcastFixture.start(faults: SimulatorFaults(responseDelay: .seconds(20)))
+        try f.seed(200)
+        try f.create(id: "cut")
+        let stop = StopFlag()
+        // The requests time out 8 s after they were sent, long after the stop (which comes once the simulator holds
+        // them): any request the simulator counts past the first 20 was written after the stop.
+        let sender = try f.makeSender(window: 20, requestTimeoutMs: 8000)
+        let simulator = f.simulator
+        let signal = Task {
+            // Once the window is on the wire (the simulator holds its 20 requests unanswered).
+            for _ in 0..<600 where simulator.counters.requests < 20 { try? await Task.sleep(for: .milliseconds(50)) }
+            stop.raise(signal: SIGTERM)
+        }
+        let report = try await f.run("cut", sender: sender, stop: stop)
+        _ = await signal.value
+        #expect(report.record.state == .interrupted)
+        #expect(report.signal == SIGTERM)
+        #expect(f.simulator.counters.requests == 20)
+        try await f.stop()
+    }
+
     @Test func targetsAChannel() async throws {
         let f = try await BroadcastFixture.start()
         let news = try f.seed(300, prefix: "bb", channels: ["news"])

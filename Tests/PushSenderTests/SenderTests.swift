@@ -253,6 +253,23 @@ struct SenderTests {
         #expect(Date().timeIntervalSince(started) < 15)
     }
 
+    @Test func aRequestLostOnTheWireWhileTheRunStopsComesBackUnsentAndIsNotWrittenAgain() async throws {
+        // A worker cut off from the network gets SIGTERM: its requests on the wire time out. Written again, they
+        // could reach APNs after the process has gone (the kernel delivers them when the link comes back) and
+        // after another worker took the shard over: while stopping, a lost request is not resent.
+        let sim = try await SimulatorHarness(faults: SimulatorFaults(responseDelay: .seconds(20)))
+        let config = SenderConfiguration(requestTimeoutMs: 500, maxAttempts: 2, maxDroppedAttempts: 3)
+        let sender = try makeSender(sim, configuration: config)
+        sender.abandonWaiting("the run is stopping")
+        let result = await sender.send(sim.request(testToken(1)))
+        await sender.shutdown()
+        await sim.stop()
+        #expect(result.kind == .unsent)
+        #expect(result.possiblyDuplicated)
+        #expect(result.stop?.kind == .stopping)
+        #expect(sim.simulator.counters.requests == 1)
+    }
+
     @Test func breakerTripsOnMassBadDeviceToken() async throws {
         var devices: [DeviceToken: DeviceBehaviour] = [:]
         for i in 0..<150 { devices[testToken(i)] = .otherEnvironment }

@@ -169,7 +169,13 @@ progress() { # progress ALERT N: waits until N notifications of the broadcast re
   while [ "$(received_for "$1")" -lt "$2" ]; do [ $SECONDS -lt $deadline ] || fail "no progress: $(received_for "$1") of '$1' received"; sleep 0.2; done
 }
 cut() { ip link set "v$1$ID" down; }   # the host's only link: its TCP connections hang, none is reset
-heal() { ip link set "v$1$ID" up; }
+heal() { # the link comes back; returns once the host reaches the database again (right after the link is up, the
+  # neighbour entry that failed while it was down can answer "No route to host" for a few seconds: a worker started
+  # then would exit at once)
+  ip link set "v$1$ID" up
+  for _ in $(seq 1 100); do on "$1" bash -c "exec 3<>/dev/tcp/$LISTEN/$PGPORT" 2>/dev/null && return 0; sleep 0.1; done
+  fail "$1 cannot reach the database 10 s after its link came back"
+}
 stolen_from_live() { # claims of broadcast $1 taken over while their owner was alive, other than the lost worker $2's
   psql_db -c "SELECT count(*) FROM broadcast_claims WHERE broadcast_id = '$1' AND ending = 'taken over' AND owner NOT LIKE '$2:%'" pp
 }

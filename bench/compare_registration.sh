@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Registration over HTTP, two pushctl builds side by side: RUNS interleaved pairs (A then B), each a fresh
+# `pushctl serve` on a new SQLite file, a 2 s wrk warm-up, then DURATION s measured (wrk -t2 -c50,
+# bench/register.lua: a new token per request). Prints each run's rate, latency and the server's CPU per request
+# (utime+stime from /proc), then the medians and the median of the pair ratios B/A. Not run by `make bench`: it
+# compares two binaries (e.g. a build of an older commit against this one).
+#   bash bench/compare_registration.sh OLD/pushctl .build/release/pushctl
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -eq 2 ] || { echo "usage: $0 PUSHCTL_A PUSHCTL_B" >&2; exit 2; }
+A=$(realpath "$1"); B=$(realpath "$2")
+RUNS=${RUNS:-5}; DURATION=${DURATION:-8}
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+one() { # one BIN: prints "rps cpu_us_per_request"
+  local bin=$1 work key hash port aport server out t0 t1 n
+  work=$(mktemp -d); key=bench-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  hash=$(printf '%s' "$key" | sha256sum | cut -d' ' -f1); port=$(free_port); aport=$(free_port)
+  cat > "$work/pushctl.json" <<JSON
+{ "database": "registry.sqlite",
+  "server": { "host": "127.0.0.1", "port": $port, "rateLimitPerSecond": 1000000, "rateLimitBurst": 1000000, "admin": { "host": "127.0.0.1", "port": $aport } },
+  "apps": { "bench": { "topic": "com.example.bench", "endpoint": "production",
+    "auth": { "p12": "none.p12", "passwordEnv": "UNUSED" }, "sendKeys": ["sha256:$hash"] } } }
+JSON
+  LOG_LEVEL=warning "$bin" serve --config "$work/pushctl.json" > "$work/serve.out" 2> "$work/serve.err" &
+  server=$!
+  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
+  PUSHCTL_BENCH_KEY=$key wrk -t2 -c50 -d2s -s bench/register.lua "http://127.0.0.1:$port" > /dev/null
+  t0=$(awk '{print $14 + $15}' "/proc/$server/stat")
+  out=$(PUSHCTL_BENCH_KEY=$key wrk -t2 -c50 -d"${DURATION}s" --latency -s bench/register.lua "http://127.0.0.1:$port" | grep '^BENCH')
+  t1=$(awk '{print $14 + $15}' "/proc/$server/stat")
+  kill "$server"; wait "$server" 2>/dev/null || true; rm -rf "$work"
+  n=$(sed 's/.*requests=\([0-9]*\).*/\1/' <<<"$out")
+  echo "$(sed 's/.*rps=\([0-9]*\).*/\1/' <<<"$out") $(( (t1 - t0) * 1000000 / $(getconf CLK_TCK) / n ))"
+}
+rows=()
+for i in $(seq "$RUNS"); do
+  a=$(one "$A"); b=$(one "$B")
+  echo "pair $i: A ${a% *} req/s ${a#* } µs/req   B ${b% *} req/s ${b#* } µs/req"
+  rows+=("$a $b")
+done
+printf '%s\n' "${rows[@]}" | python3 -c '
+import statistics, sys
+r = [list(map(float, l.split())) for l in sys.stdin]
+med = statistics.median
+print(f"median rate A {med(x[0] for x in r):,.0f}/s, B {med(x[2] for x in r):,.0f}/s; median of the pair ratios B/A {med(x[2] / x[0] for x in r):.2f}")
+print(f"median CPU per request A {med(x[1] for x in r):.0f} µs, B {med(x[3] for x in r):.0f} µs")'
