@@ -161,6 +161,14 @@ let package = Package(
             ]),
         .testTarget(name: "pushctlTests", dependencies: ["PushCore", "PushStore", "TestSupport"]),
         // The client against a real `pushctl serve` (SQLite and PostgreSQL) over sockets.
-        .testTarget(name: "PushProviderClientTests", dependencies: ["PushProviderClient", "TestSupport"]),
+        // Hummingbird only for a test's front server (ThrottlingFront); an app's build never sees a test target.
+        .testTarget(
+            name: "PushProviderClientTests",
+            dependencies: [
+                "PushProviderClient", "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
     ]
 )

@@ -33,7 +33,13 @@ final class ServedPushctl: @unchecked Sendable {
     /// The configuration file.
     var configPath: String { dir.appendingPathComponent("pushctl.json").path }
     /// The client's configuration for app `example` with the registration key.
-    var client: ClientConfiguration { ClientConfiguration(serverURL: url, app: "example", registrationKey: registrationKey) }
+    var client: ClientConfiguration { client(at: url) }
+
+    /// The client's configuration for app `example` with the registration key, reaching the server at `url` (a
+    /// front server that forwards to it).
+    func client(at url: URL) -> ClientConfiguration {
+        ClientConfiguration(serverURL: url, app: "example", registrationKey: registrationKey)
+    }
 
     private init(dir: URL, port: Int, registrationKey: String, sendKey: String, userSecret: String) {
         self.dir = dir
@@ -43,8 +49,8 @@ final class ServedPushctl: @unchecked Sendable {
         self.userSecret = userSecret
     }
 
-    /// Writes a configuration and starts the server; `rateLimit` sets the per-key token bucket.
-    static func start(_ backend: Backend, rateLimit: (perSecond: Double, burst: Double)? = nil) async throws -> ServedPushctl {
+    /// Writes a configuration and starts the server.
+    static func start(_ backend: Backend) async throws -> ServedPushctl {
         guard BuiltPushctl.isBuilt else { throw ServeFailure("pushctl is not built (swift build --build-tests)") }
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushctl-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -59,10 +65,9 @@ final class ServedPushctl: @unchecked Sendable {
             try (server.userSecret + "\n").write(toFile: secretPath, atomically: true, encoding: .utf8)
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secretPath)
             let database = backend == .sqlite ? "registry.sqlite" : try PostgresTestServer.shared().makeDatabase("client")
-            let limits = rateLimit.map { #", "rateLimitPerSecond": \#($0.perSecond), "rateLimitBurst": \#($0.burst)"# } ?? ""
             try """
                 {"database": "\(database)",
-                 "server": {"host": "127.0.0.1", "port": \(server.port), "admin": {"host": "127.0.0.1", "port": \(server.port)}\(limits)},
+                 "server": {"host": "127.0.0.1", "port": \(server.port), "admin": {"host": "127.0.0.1", "port": \(server.port)}},
                  "apps": {"example": {"topic": "com.example.app", "endpoint": "development",
                    "auth": {"p8": "certs/AuthKey_DEVKEY1234.p8", "keyId": "DEVKEY1234", "teamId": "DEVTEAM123"},
                    "registrationKeys": ["sha256:\(try await openssl(["dgst", "-sha256"], server.registrationKey))"],
