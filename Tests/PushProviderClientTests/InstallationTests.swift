@@ -176,7 +176,7 @@ import TestSupport
         await first.subscribe("news")
         #expect(try await first.save() == .sent)
 
-        server.stop()
+        try await server.stop()
         // Three rotations and a channel change, each saved while the server is unreachable; and a Live Activity
         // push-to-start token rotated twice.
         for i in 11...13 {
