@@ -50,7 +50,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib -Xlinker --no-export-dynamic
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product pushctl
 
-## test: the whole test suite, the API fuzzed against its OpenAPI description (schemathesis), then the release build (Swift 6 reports some concurrency errors only there), a smoke test of the release binary and the README's examples (Tests/readme/readme.sh).
+## test: the whole test suite, an app's package using only the client library (Tests/client/consumer.sh), the API fuzzed against its OpenAPI description (schemathesis), then the release build (Swift 6 reports some concurrency errors only there), a smoke test of the release binary and the README's examples (Tests/readme/readme.sh).
 ## The fault suites (5,000-device broadcasts under APNs and database faults, suites named *FaultTests) and the
 ## timed broadcast tests (BroadcastTimingTests: --rate, joining, progress) run after the others, one test at a
 ## time, so their load does not starve the timing-sensitive tests and theirs is measured on a quiet machine; then the
@@ -62,6 +62,9 @@ test: deps
 	$(SWIFT) build --build-tests
 	@# The blocking store API is noasync: fixtures that call it from async code must fail to compile.
 	bash Tests/noasync/noasync.sh .build/debug
+	@# An app's package depending on this repository and using only PushProviderClient: it must build the client's
+	@# module and nothing of the server (no NIO, Hummingbird, postgres-nio or Push* server module), then run.
+	SWIFT=$(SWIFT) bash Tests/client/consumer.sh
 	@# Under a private TMPDIR: fails when the tests leave their pushctl-test-* directories behind.
 	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --skip "FaultTests|BroadcastTimingTests"
 	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --filter "FaultTests|BroadcastTimingTests" --no-parallel

@@ -15,7 +15,7 @@ let buildCommit: String = {
 
 let package = Package(
     name: "PushProvider",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v14), .iOS(.v15)],
     products: [
         .executable(name: "pushctl", targets: ["pushctl"]),
         .library(name: "PushCore", targets: ["PushCore"]),
@@ -24,6 +24,8 @@ let package = Package(
         .library(name: "PushDelivery", targets: ["PushDelivery"]),
         .library(name: "APNsSimulator", targets: ["APNsSimulator"]),
         .library(name: "PushServer", targets: ["PushServer"]),
+        // The app side: what an iOS, macOS or Linux app adds by this repository's URL (README "In your app").
+        .library(name: "PushProviderClient", targets: ["PushProviderClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -43,6 +45,10 @@ let package = Package(
     targets: [
         // Pure core: tokens, payloads, requests, APNs reasons, configuration. No I/O, no C.
         .target(name: "PushCore"),
+
+        // The app-side client library: Foundation only (FoundationNetworking on Linux), no dependency at all, so an
+        // app that adds it compiles none of the server's modules (Tests/client/consumer.sh checks a consumer's build).
+        .target(name: "PushProviderClient"),
 
         // The commit the binary was built from (`pushctl --version`); see `buildCommit` above.
         .target(name: "CBuildInfo", cSettings: [.define("PUSHPROVIDER_COMMIT", to: "\"\(buildCommit)\"")]),
@@ -154,5 +160,15 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(name: "pushctlTests", dependencies: ["PushCore", "PushStore", "TestSupport"]),
+        // The client against a real `pushctl serve` (SQLite and PostgreSQL) over sockets.
+        // Hummingbird only for a test's front server (ThrottlingFront); an app's build never sees a test target.
+        .testTarget(
+            name: "PushProviderClientTests",
+            dependencies: [
+                "PushProviderClient", "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
     ]
 )

@@ -226,24 +226,26 @@ public final class PushServer: Sendable {
 
     /// Runs until SIGTERM or SIGINT on the configured listeners (`server` and `server.admin`), then stops
     /// accepting, finishes requests, commits queued registrations and stops the running send job at a
-    /// checkpoint (it resumes at the next start). `onListening` runs once every listener's socket is bound (so a
-    /// banner never claims a port the server did not get); a bind that fails throws ``ListenError`` naming it.
-    public func run(onListening: @escaping @Sendable () -> Void = {}) async throws {
+    /// checkpoint (it resumes at the next start). `onListening` runs once every listener's socket is bound, with
+    /// the ports they got (the public listener's, then the admin one's; the same when one listener serves
+    /// everything), so a banner never claims a port the server did not get and names the one port 0 picked; a bind
+    /// that fails throws ``ListenError`` naming it.
+    public func run(onListening: @escaping @Sendable (_ port: Int, _ adminPort: Int) -> Void = { _, _ in }) async throws {
         let server = configuration.server
         let plan = Self.plan(public: server.address, admin: server.admin)
-        let bound = Mutex<[Listener]>([])
-        let group = try await serviceGroup(plan, signals: [.sigterm, .sigint]) { listener, _ in
-            let all = bound.withLock { listeners -> Bool in
-                listeners.append(listener)
-                return listeners.count == plan.count
+        let bound = Mutex<[Listener: Int]>([:])
+        let group = try await serviceGroup(plan, signals: [.sigterm, .sigint]) { listener, port in
+            let all = bound.withLock { ports -> [Listener: Int]? in
+                ports[listener] = port
+                return ports.count == plan.count ? ports : nil
             }
-            if all { onListening() }
+            if let all, let adminPort = all[.admin] { onListening(all[.publicAPI] ?? adminPort, adminPort) }
         }
         do {
             try await group.run()
         } catch let error as IOError {
             let up = bound.withLock { $0 }
-            let failed = plan.first { !up.contains($0.listener) }?.address ?? server.address
+            let failed = plan.first { up[$0.listener] == nil }?.address ?? server.address
             throw ListenError(host: failed.host, port: failed.port, error)
         }
     }

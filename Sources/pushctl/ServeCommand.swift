@@ -59,7 +59,13 @@ struct ServeCommand: AsyncParsableCommand {
         defer { deadline.cancel() }
         let (banner, settings, keysShown, simulatorPort) = (self, config, devKeys, simulator?.port)
         do {
-            try await server.run { banner.printBanner(config: settings, devKeys: keysShown, simulatorPort: simulatorPort) }
+            try await server.run { port, adminPort in
+                // The ports the listeners got (what port 0 picked): the banner names where the server answers.
+                var bound = settings
+                bound.server.port = port
+                bound.server.admin.port = adminPort
+                banner.printBanner(config: bound, devKeys: keysShown, simulatorPort: simulatorPort)
+            }
         } catch let error as ListenError {
             try? await simulator?.stop()
             throw CLIError(code: 1, message: error.description)

@@ -26,8 +26,8 @@ import Testing
     }
 
     /// Starts `pushctl serve` and waits for its banner; returns it with the banner's development key per app.
-    static func startServe(config: String, port: Int) async throws -> (CLI.Background, [String: String]) {
-        let serve = try CLI.startCapturing(["serve", "--config", config, "--port", String(port)])
+    static func startServe(config: String, port: Int, extra: [String] = []) async throws -> (CLI.Background, [String: String]) {
+        let serve = try CLI.startCapturing(["serve", "--config", config, "--port", String(port)] + extra)
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, serve.isRunning, !serve.stdoutText.contains("Send it a notification") {
             try await Task.sleep(for: .milliseconds(50))
@@ -73,6 +73,48 @@ import Testing
         // The certificate app beside it still sends.
         r = try await CLI.run(["send", "--config", config, "--app", "example", "--token", World.token(0), "--alert", "hi"])
         #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+    }
+
+    @Test func onPort0TheBannerNamesThePortsTheListenersGotAndTheServerAnswersThere() async throws {
+        var w = try await World.make(tokens: 0, startSimulator: false)
+        defer { w.stop() }
+        // Port 0 everywhere: the API and admin on one listener, and the built-in simulator.
+        let config = try Self.sideBySideConfig(in: w, simulatorPort: 0)
+        var (serve, _) = try await Self.startServe(config: config, port: 0, extra: ["--admin-port", "0"])
+        var banner = serve.stdoutText
+        let oneListener = try Self.bannerPort(banner, after: "PushProvider is listening on http://127.0.0.1:")
+        #expect(banner.contains("(API, admin and console on one listener)"), "\(banner)")
+        #expect(banner.contains("curl -s http://127.0.0.1:\(oneListener)/healthz\n"), "\(banner)")
+        #expect(banner.contains("curl -s http://127.0.0.1:\(oneListener)/metrics\n"), "\(banner)")
+        #expect(try Self.bannerPort(banner, after: "APNs simulator: https://127.0.0.1:") != 0)
+        #expect(try await Self.status(of: "http://127.0.0.1:\(oneListener)/metrics") == 200, "the admin routes are on it")
+        serve.terminate()
+        serve.waitUntilExit()
+
+        // Two listeners (the admin one on another loopback address), both on port 0: each named with its own port.
+        (serve, _) = try await Self.startServe(config: config, port: 0, extra: ["--admin-host", "127.0.0.2", "--admin-port", "0"])
+        defer { if serve.isRunning { serve.terminate(); serve.waitUntilExit() } }
+        banner = serve.stdoutText
+        let api = try Self.bannerPort(banner, after: "PushProvider is listening on http://127.0.0.1:")
+        let admin = try Self.bannerPort(banner, after: "(API), admin on http://127.0.0.2:")
+        #expect(banner.contains("curl -s http://127.0.0.2:\(admin)/metrics\n"), "\(banner)")
+        #expect([200, 503].contains(try await Self.status(of: "http://127.0.0.1:\(api)/healthz")), "/healthz answers there")
+        #expect(try await Self.status(of: "http://127.0.0.1:\(api)/metrics") == 404, "the public listener has no admin routes")
+        #expect(try await Self.status(of: "http://127.0.0.2:\(admin)/metrics") == 200)
+    }
+
+    /// The port a banner names right after `prefix` (a test failure when there is none, or it is 0).
+    static func bannerPort(_ banner: String, after prefix: String) throws -> Int {
+        let start = try #require(banner.range(of: prefix), "no '\(prefix)' in: \(banner)")
+        let port = try #require(Int(banner[start.upperBound...].prefix { $0.isNumber }), "\(banner)")
+        #expect(port != 0, "\(banner)")
+        return port
+    }
+
+    /// The status of a GET.
+    static func status(of url: String) async throws -> Int? {
+        let (_, response) = try await URLSession.shared.data(from: URL(string: url)!)
+        return (response as? HTTPURLResponse)?.statusCode
     }
 
     @Test func aPortInUseIsOneLineNamingTheAddressAndNoBannerClaimsIt() async throws {
