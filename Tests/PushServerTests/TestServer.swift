@@ -79,8 +79,7 @@ struct TestServer {
         if let key { request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization") }
         if let contentType { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
         if let body { request.httpBody = Data(body.utf8) }
-        let (data, response) = try await session.data(for: request)
-        let http = response as! HTTPURLResponse
+        let (data, http) = try await session.answer(for: request)
         var headers: [String: String] = [:]
         for (k, v) in http.allHeaderFields { headers[String(describing: k).lowercased()] = String(describing: v) }
         return Reply(status: http.statusCode, body: data, headers: headers)

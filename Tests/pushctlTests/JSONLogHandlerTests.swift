@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import PushCore
 import Testing
+import TestSupport
 
 /// `--log-format json` / `PUSHCTL_LOG_FORMAT=json`, run as a user would: every stderr line of `pushctl serve` and
 /// `pushctl send` is one JSON object with timestamp, level, label, message and metadata fields; tokens appear
@@ -36,8 +37,8 @@ import Testing
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             request.httpBody = Data(body.utf8)
         }
-        let (_, response) = try await URLSession.shared.data(for: request)
-        return (response as? HTTPURLResponse)?.statusCode ?? 0
+        let (_, response) = try await URLSession.shared.answer(for: request)
+        return response.statusCode
     }
 
     @Test func serveLogsOneJSONObjectPerLineWithTheAppTheJobAndMaskedTokens() async throws {

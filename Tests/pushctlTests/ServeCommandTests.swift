@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import PushCore
 import Testing
+import TestSupport
 
 /// `pushctl serve` as `make run` starts it: the HTTP API and the built-in APNs simulator in one process.
 @Suite(.timeLimit(.minutes(3))) struct ServeCommandTests {
@@ -46,7 +47,7 @@ import Testing
         defer { w.stop() }
         let config = try Self.sideBySideConfig(in: w, simulatorPort: w.port)
         let httpPort = try BroadcastCommandTests.freePort()
-        let (serve, keys) = try await Self.startServe(config: config, port: httpPort)
+        let (serve, keys) = try await Self.startServe(config: config, port: httpPort, extra: ["--admin-port", "0"])
         defer { if serve.isRunning { serve.terminate(); serve.waitUntilExit() } }
         let key = try #require(keys["example-live"], "\(serve.stdoutText)\(serve.stderrText)")
 
@@ -67,8 +68,8 @@ import Testing
         request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = Data(#"{"storagePolicy":"most-recent","label":"Lions v Bears"}"#.utf8)
-        let (body, response) = try await URLSession.shared.data(for: request)
-        #expect((response as? HTTPURLResponse)?.statusCode == 201, "\(String(decoding: body, as: UTF8.self))")
+        let (body, response) = try await URLSession.shared.answer(for: request)
+        #expect(response.statusCode == 201, "\(String(decoding: body, as: UTF8.self))")
 
         // The certificate app beside it still sends.
         r = try await CLI.run(["send", "--config", config, "--app", "example", "--token", World.token(0), "--alert", "hi"])
@@ -113,8 +114,8 @@ import Testing
 
     /// The status of a GET.
     static func status(of url: String) async throws -> Int? {
-        let (_, response) = try await URLSession.shared.data(from: URL(string: url)!)
-        return (response as? HTTPURLResponse)?.statusCode
+        let (_, response) = try await URLSession.shared.answer(from: URL(string: url)!)
+        return response.statusCode
     }
 
     @Test func aPortInUseIsOneLineNamingTheAddressAndNoBannerClaimsIt() async throws {
