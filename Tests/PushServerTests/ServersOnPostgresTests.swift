@@ -17,7 +17,9 @@ import Testing
         let b = try await TestServer.start(store: try PostgresRegistry(url: url, password: nil, connections: 4))
         defer { Task { try? await a.stop(); try? await b.stop() } }
         // 300 devices; the middle 100 register on both servers at once (a device's launch retried through the
-        // other instance), all in parallel.
+        // other instance), all in parallel — over 16 connections per server rather than URLSession's shared 6, so
+        // 200 requests do not queue behind each other inside URLSession, where the 20 s timeout already runs.
+        let session = BusyDatabaseFaultTests.session(connections: 16)
         try await withThrowingTaskGroup(of: Int.self) { group in
             for i in 0..<300 {
                 let servers = (100..<200).contains(i) ? [a, b] : [i % 2 == 0 ? a : b]
@@ -25,7 +27,8 @@ import Testing
                     group.addTask {
                         try await s.request(
                             "POST", "/v1/apps/example/devices", key: TestServer.registrationKey,
-                            contentType: "application/x-www-form-urlencoded", body: "oldToken=(null)&newToken=\(Self.token(i))"
+                            contentType: "application/x-www-form-urlencoded", body: "oldToken=(null)&newToken=\(Self.token(i))",
+                            session: session
                         ).status
                     }
                 }
