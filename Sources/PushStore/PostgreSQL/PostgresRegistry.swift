@@ -139,16 +139,18 @@ public final class PostgresRegistry: RegistryStore {
             let apps = group.map(\.app), tokens = group.map(\.token.hex)
             let environments = group.map { $0.environment?.rawValue ?? APNsEnvironment.production.rawValue }
             // The fields a device gets if this creates it (nothing is replaced here, so no zone change to stamp);
-            // a device already stored keeps its own here and gets them from applyInstallationBatch.
+            // a device already stored keeps its own here and gets them from applyInstallationBatch. A group without
+            // any leaves the installation columns out (NULL) rather than decode an empty object per row.
             let fields = group.map { r in
                 StoredInstallation.forNewDevice(r.installation, replaced: nil, now: 0)?.columns.json().encodedString ?? "{}"
             }
+            let given = fields.contains { $0 != "{}" }
             let rows = try db.rows("""
-                INSERT INTO devices AS d (app, token, environment, channels, created_ms, last_registered_ms,
-                    \(unescaped: Self.installationNames))
-                SELECT a, t, e, '', n.ms, n.ms, \(unescaped: Self.installationValues)
+                INSERT INTO devices AS d (app, token, environment, channels, created_ms, last_registered_ms
+                    \(unescaped: given ? ", " + Self.installationNames : ""))
+                SELECT a, t, e, '', n.ms, n.ms \(unescaped: given ? ", " + Self.installationValues : "")
                 FROM unnest(\(apps)::text[], \(tokens)::text[], \(environments)::text[], \(fields)::text[]) AS r (a, t, e, f)
-                CROSS JOIN LATERAL jsonb_to_record(r.f::jsonb) AS x (\(unescaped: Self.installationRecord))
+                \(unescaped: given ? "CROSS JOIN LATERAL jsonb_to_record(r.f::jsonb) AS x (\(Self.installationRecord))" : "")
                 CROSS JOIN (SELECT coalesce(\(now)::bigint, pp_now_ms()) AS ms) n
                 ORDER BY a, t
                 ON CONFLICT (app, token) DO UPDATE SET last_registered_ms = excluded.last_registered_ms,
