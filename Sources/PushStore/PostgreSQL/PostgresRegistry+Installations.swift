@@ -29,25 +29,40 @@ extension PostgresRegistry {
         ).map(Self.storedInstallation)
     }
 
-    /// Writes a registration's installation fields (see ``SQLiteRegistry/applyInstallation(_:id:existing:replaced:now:in:)``).
-    func applyInstallation(
-        _ update: InstallationUpdate, id: Int64, existing: Bool, replaced: StoredInstallation?, in db: PostgresSession
-    ) throws(StoreError) {
-        guard !update.isEmpty || !(replaced?.fields.isEmpty ?? true) else { return }
-        let current = existing ? try storedInstallation(id: id, in: db) : nil
-        let nowMs = try db.row("SELECT coalesce(\(now)::bigint, pp_now_ms())", as: (Int64).self) ?? Int64(0)
+    /// The store's clock (the test clock, else the database's), as registrations stamp zone changes with it.
+    func storeNowMs(in db: PostgresSession) throws(StoreError) -> Int64 {
+        try db.row("SELECT coalesce(\(now)::bigint, pp_now_ms())", as: (Int64).self) ?? Int64(0)
+    }
+
+    /// Writes the installation fields of a registration whose device was already stored (see
+    /// ``SQLiteRegistry/applyInstallation(_:id:replaced:now:in:)``; a new device gets them in its INSERT).
+    func applyInstallation(_ update: InstallationUpdate, id: Int64, replaced: StoredInstallation?, in db: PostgresSession) throws(StoreError) {
+        guard StoredInstallation.isWritten(by: update, replaced: replaced) else { return }
+        let current = try storedInstallation(id: id, in: db)
+        let nowMs = try storeNowMs(in: db)
         let next = StoredInstallation.after(update, current: current, replaced: replaced, now: nowMs)
         guard next != current else { return }
-        let f = next.fields
-        let (appKey, osKey) = (f.appVersion.flatMap(VersionOrder.key), f.osVersion.flatMap(VersionOrder.key))
+        let c = next.columns
         try db.query("""
-            UPDATE devices SET installation = \(f.installation), user_id = \(f.user), time_zone = \(f.timeZone),
-                locale = \(f.locale), app_version = \(f.appVersion), app_version_key = \(appKey), os_version = \(f.osVersion),
-                os_version_key = \(osKey), tags = \(f.tagsJSON)::jsonb, tz_history = \(next.zoneHistory.storedText)::jsonb,
-                tz_changed_ms = \(next.zoneChangedMs)
+            UPDATE devices SET installation = \(c.installation), user_id = \(c.user), time_zone = \(c.timeZone),
+                locale = \(c.locale), app_version = \(c.appVersion), app_version_key = \(c.appVersionKey), os_version = \(c.osVersion),
+                os_version_key = \(c.osVersionKey), tags = \(c.tags)::jsonb, tz_history = \(c.zoneHistory)::jsonb,
+                tz_changed_ms = \(c.zoneChangedMs)
             WHERE id = \(id)
             """)
     }
+
+    /// ``StoredInstallation/Columns/names``, for an INSERT's column list.
+    static let installationNames = StoredInstallation.Columns.names.joined(separator: ", ")
+
+    /// The record `jsonb_to_record(…) AS x (…)` reads ``StoredInstallation/Columns/json(id:)`` into (tags and the zone
+    /// history as JSON text, cast by ``installationValues``).
+    static let installationRecord = StoredInstallation.Columns.names
+        .map { $0 == "tz_changed_ms" ? "\($0) bigint" : "\($0) text" }.joined(separator: ", ")
+
+    /// The columns of `x` (see ``installationRecord``) as `devices` stores them, in ``StoredInstallation/Columns/names`` order.
+    static let installationValues = StoredInstallation.Columns.names
+        .map { $0 == "tags" || $0 == "tz_history" ? "x.\($0)::jsonb" : "x.\($0)" }.joined(separator: ", ")
 
     public func installation(app: String, token: DeviceToken) throws(StoreError) -> Installation? {
         let hex = token.hex
@@ -87,11 +102,12 @@ extension PostgresRegistry {
 }
 
 extension PostgresRegistry {
-    /// The installation fields of a group-committed batch (requests without an old token or channels, already
-    /// upserted as one statement): one read of the devices' stored fields and one multi-row update of those that
-    /// change, whatever the batch's size — what apps send at every launch stays three statements per batch.
+    /// The installation fields of a group-committed batch's devices that were already stored (requests without an
+    /// old token or channels, upserted as one statement that wrote the fields of the devices it created): one read of
+    /// their stored fields and one multi-row update of those that change, whatever the batch's size — what apps send
+    /// at every launch stays three statements per batch, and a batch of new devices one.
     func applyInstallationBatch(_ requests: [RegistrationRequest], outcomes: [RegistrationOutcome], in db: PostgresSession) throws(StoreError) {
-        let given = zip(requests, outcomes).filter { !$0.0.installation.isEmpty }
+        let given = zip(requests, outcomes).filter { !$0.0.installation.isEmpty && $0.1 != .created }
         guard !given.isEmpty else { return }
         let apps = given.map(\.0.app), tokens = given.map(\.0.token.hex)
         let rows = try db.rows("""
@@ -104,33 +120,31 @@ extension PostgresRegistry {
             stored[r.1 + "\u{0}" + r.2] = (r.0, Self.storedInstallation((r.3, r.4, r.5, r.6, r.7, r.8, r.9, r.10, r.11)), r.12)
         }
         var updates: [JSONValue] = []
-        for (request, outcome) in given {
+        for (request, _) in given {
             guard let row = stored[request.app + "\u{0}" + request.token.hex] else { continue }
-            // A device this batch created has no earlier zone to remember.
-            let current: StoredInstallation? = outcome == .created ? nil : row.installation
-            let next = StoredInstallation.after(request.installation, current: current, replaced: nil, now: row.now)
+            let next = StoredInstallation.after(request.installation, current: row.installation, replaced: nil, now: row.now)
             guard next != row.installation else { continue }
-            let f = next.fields
-            func text(_ s: String?) -> JSONValue { s.map { .string($0) } ?? .null }
-            updates.append(.object([
-                ("id", .int(row.id)), ("installation", text(f.installation)), ("user_id", text(f.user)), ("time_zone", text(f.timeZone)),
-                ("locale", text(f.locale)), ("app_version", text(f.appVersion)), ("app_version_key", text(f.appVersion.flatMap(VersionOrder.key))),
-                ("os_version", text(f.osVersion)), ("os_version_key", text(f.osVersion.flatMap(VersionOrder.key))),
-                ("tags", f.tagsJSON.flatMap { try? JSONValue(parsing: $0) } ?? .null),
-                ("tz_history", next.zoneHistory.storedText.flatMap { try? JSONValue(parsing: $0) } ?? .null),
-                ("tz_changed_ms", next.zoneChangedMs.map { .int($0) } ?? .null),
-            ]))
+            updates.append(next.columns.json(id: row.id))
         }
         guard !updates.isEmpty else { return }
         let json = JSONValue.array(updates).encodedString
         try db.query("""
             UPDATE devices AS d SET installation = u.installation, user_id = u.user_id, time_zone = u.time_zone, locale = u.locale,
                 app_version = u.app_version, app_version_key = u.app_version_key, os_version = u.os_version,
-                os_version_key = u.os_version_key, tags = u.tags, tz_history = u.tz_history, tz_changed_ms = u.tz_changed_ms
-            FROM jsonb_to_recordset(\(json)::jsonb) AS u (id bigint, installation text, user_id text, time_zone text, locale text,
-                app_version text, app_version_key text, os_version text, os_version_key text, tags jsonb, tz_history jsonb,
-                tz_changed_ms bigint)
+                os_version_key = u.os_version_key, tags = u.tags::jsonb, tz_history = u.tz_history::jsonb, tz_changed_ms = u.tz_changed_ms
+            FROM jsonb_to_recordset(\(json)::jsonb) AS u (id bigint, \(unescaped: Self.installationRecord))
             WHERE d.id = u.id
             """)
+    }
+}
+
+extension StoredInstallation.Columns {
+    /// One JSON object keyed by ``names`` (NULL columns left out; tags and the zone history as JSON text), with the
+    /// device's `id` when given: how PostgreSQL takes a batch's rows (`jsonb_to_record`, ``PostgresRegistry/installationRecord``).
+    func json(id: Int64? = nil) -> JSONValue {
+        var pairs: [(String, JSONValue)] = id.map { [("id", .int($0))] } ?? []
+        for (name, value) in zip(Self.names, text) { if let value { pairs.append((name, .string(value))) } }
+        if let zoneChangedMs { pairs.append(("tz_changed_ms", .int(zoneChangedMs))) }
+        return .object(pairs)
     }
 }

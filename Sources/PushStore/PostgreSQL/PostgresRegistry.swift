@@ -138,10 +138,19 @@ public final class PostgresRegistry: RegistryStore {
             guard !group.isEmpty else { continue }
             let apps = group.map(\.app), tokens = group.map(\.token.hex)
             let environments = group.map { $0.environment?.rawValue ?? APNsEnvironment.production.rawValue }
+            // The fields a device gets if this creates it (nothing is replaced here, so no zone change to stamp);
+            // a device already stored keeps its own here and gets them from applyInstallationBatch. A group without
+            // any leaves the installation columns out (NULL) rather than decode an empty object per row.
+            let fields = group.map { r in
+                StoredInstallation.forNewDevice(r.installation, replaced: nil, now: 0)?.columns.json().encodedString ?? "{}"
+            }
+            let given = fields.contains { $0 != "{}" }
             let rows = try db.rows("""
-                INSERT INTO devices AS d (app, token, environment, channels, created_ms, last_registered_ms)
-                SELECT a, t, e, '', n.ms, n.ms
-                FROM unnest(\(apps)::text[], \(tokens)::text[], \(environments)::text[]) AS r (a, t, e)
+                INSERT INTO devices AS d (app, token, environment, channels, created_ms, last_registered_ms
+                    \(unescaped: given ? ", " + Self.installationNames : ""))
+                SELECT a, t, e, '', n.ms, n.ms \(unescaped: given ? ", " + Self.installationValues : "")
+                FROM unnest(\(apps)::text[], \(tokens)::text[], \(environments)::text[], \(fields)::text[]) AS r (a, t, e, f)
+                \(unescaped: given ? "CROSS JOIN LATERAL jsonb_to_record(r.f::jsonb) AS x (\(Self.installationRecord))" : "")
                 CROSS JOIN (SELECT coalesce(\(now)::bigint, pp_now_ms()) AS ms) n
                 ORDER BY a, t
                 ON CONFLICT (app, token) DO UPDATE SET last_registered_ms = excluded.last_registered_ms,
@@ -196,11 +205,22 @@ public final class PostgresRegistry: RegistryStore {
         } else {
             let encoded = Channels.encode(channels ?? [])
             let hex = request.token.hex
-            // Another process may insert the same token between our read and this write: the upsert settles it.
+            // The installation fields ride in the INSERT when it creates the device; a zone carried over from the
+            // replaced token and changed is stamped with the store's clock.
+            var fields = "{}"
+            if StoredInstallation.isWritten(by: request.installation, replaced: replacedInstallation) {
+                let nowMs = try replacedInstallation == nil ? 0 : storeNowMs(in: db)
+                fields = StoredInstallation.forNewDevice(request.installation, replaced: replacedInstallation, now: nowMs)?
+                    .columns.json().encodedString ?? "{}"
+            }
+            // Another process may insert the same token between our read and this write: the upsert settles it (and
+            // the fields are then applied to the stored row below, as for a device that existed).
             guard let (newId, isNew) = try db.row("""
-                INSERT INTO devices AS d (app, token, environment, channels, created_ms, last_registered_ms)
-                SELECT \(app), \(hex), \(environment), \(encoded), n.ms, n.ms
+                INSERT INTO devices AS d (app, token, environment, channels, created_ms, last_registered_ms,
+                    \(unescaped: Self.installationNames))
+                SELECT \(app), \(hex), \(environment), \(encoded), n.ms, n.ms, \(unescaped: Self.installationValues)
                 FROM (SELECT coalesce(\(now)::bigint, pp_now_ms()) AS ms) n
+                CROSS JOIN jsonb_to_record(\(fields)::jsonb) AS x (\(unescaped: Self.installationRecord))
                 ON CONFLICT (app, token) DO UPDATE SET last_registered_ms = excluded.last_registered_ms,
                     environment = excluded.environment,
                     channels = CASE WHEN \(channels != nil) THEN excluded.channels ELSE d.channels END
@@ -211,8 +231,9 @@ public final class PostgresRegistry: RegistryStore {
             created = isNew
             if let channels, !channels.isEmpty || !isNew { try setChannels(channels, of: id, app: app, token: request.token, in: db) }
         }
-        try applyInstallation(
-            request.installation, id: id, existing: existing != nil || !created, replaced: replacedInstallation, in: db)
+        if !created {
+            try applyInstallation(request.installation, id: id, replaced: replacedInstallation, in: db)
+        }
         return .of(replacing: replaced == nil ? nil : request.oldToken, created: created)
     }
 

@@ -18,13 +18,15 @@ extension SQLiteRegistry {
         return StoredInstallation(row: select, at: 0)
     }
 
-    /// Writes a registration's installation fields (the caller owns the transaction): the request's, else the
-    /// device's own, else those of the token it replaced. A changed zone is appended to the zone history.
+    /// Writes the installation fields of a registration whose device was already stored (the caller owns the
+    /// transaction; a new device gets them in its INSERT: ``StoredInstallation/forNewDevice(_:replaced:now:)``): the
+    /// request's, else the device's own, else those of the token it replaced. A changed zone is appended to the zone
+    /// history. Nothing is written when nothing changes.
     static func applyInstallation(
-        _ update: InstallationUpdate, id: Int64, existing: Bool, replaced: StoredInstallation?, now: Int64, in db: Connection
+        _ update: InstallationUpdate, id: Int64, replaced: StoredInstallation?, now: Int64, in db: Connection
     ) throws(StoreError) {
-        guard !update.isEmpty || !(replaced?.fields.isEmpty ?? true) else { return }
-        let current = existing ? try storedInstallation(id: id, in: db) : nil
+        guard StoredInstallation.isWritten(by: update, replaced: replaced) else { return }
+        let current = try storedInstallation(id: id, in: db)
         let next = StoredInstallation.after(update, current: current, replaced: replaced, now: now)
         guard next != current else { return }
         let write = try db.statement("""
@@ -32,20 +34,25 @@ extension SQLiteRegistry {
                 app_version_key = ?7, os_version = ?8, os_version_key = ?9, tags = ?10, tz_history = ?11, tz_changed_ms = ?12
             WHERE id = ?1
             """)
-        let f = next.fields
         try write.bind(1, id)
-        try write.bind(2, f.installation)
-        try write.bind(3, f.user)
-        try write.bind(4, f.timeZone)
-        try write.bind(5, f.locale)
-        try write.bind(6, f.appVersion)
-        try write.bind(7, f.appVersion.flatMap(VersionOrder.key))
-        try write.bind(8, f.osVersion)
-        try write.bind(9, f.osVersion.flatMap(VersionOrder.key))
-        try write.bind(10, f.tagsJSON)
-        try write.bind(11, next.zoneHistory.storedText)
-        try write.bind(12, next.zoneChangedMs)
+        try bind(next.columns, from: 2, to: write)
         try write.run()
+    }
+
+    /// Binds ``StoredInstallation/Columns`` to parameters `first`… `first + 10`, in ``StoredInstallation/Columns/names``
+    /// order (nil: all NULL).
+    static func bind(_ c: StoredInstallation.Columns?, from first: Int32, to statement: Statement) throws(StoreError) {
+        try statement.bind(first, c?.installation)
+        try statement.bind(first + 1, c?.user)
+        try statement.bind(first + 2, c?.timeZone)
+        try statement.bind(first + 3, c?.locale)
+        try statement.bind(first + 4, c?.appVersion)
+        try statement.bind(first + 5, c?.appVersionKey)
+        try statement.bind(first + 6, c?.osVersion)
+        try statement.bind(first + 7, c?.osVersionKey)
+        try statement.bind(first + 8, c?.tags)
+        try statement.bind(first + 9, c?.zoneHistory)
+        try statement.bind(first + 10, c?.zoneChangedMs)
     }
 
     /// The installation fields of one registered device (nil: not registered).
@@ -96,18 +103,7 @@ extension SQLiteRegistry {
     }
 }
 
-/// The installation columns of one row, with the zone history that local-time waves read.
-struct StoredInstallation: Equatable {
-    var fields: Installation
-    var zoneHistory: TimeZoneHistory
-    var zoneChangedMs: Int64?
-
-    init(fields: Installation, zoneHistory: TimeZoneHistory = TimeZoneHistory(), zoneChangedMs: Int64? = nil) {
-        self.fields = fields
-        self.zoneHistory = zoneHistory
-        self.zoneChangedMs = zoneChangedMs
-    }
-
+extension StoredInstallation {
     /// From ``SQLiteRegistry/installationColumns`` starting at column `at`.
     init(row: Statement, at i: Int32) {
         fields = Installation(
@@ -116,23 +112,5 @@ struct StoredInstallation: Equatable {
             tags: Installation.tags(fromJSON: row.optionalText(i + 6)))
         zoneHistory = TimeZoneHistory(stored: row.optionalText(i + 7))
         zoneChangedMs = row.optionalInt64(i + 8)
-    }
-
-    /// What a registration leaves: the fields after `update`; a device replacing an old token takes the old one's
-    /// zone history too (it is the same installation); a zone that changes is recorded in the history.
-    static func after(_ update: InstallationUpdate, current: StoredInstallation?, replaced: StoredInstallation?, now: Int64)
-        -> StoredInstallation
-    {
-        let fields = update.applied(to: current?.fields, replaced: replaced?.fields)
-        var next = current ?? replaced.map { StoredInstallation(fields: $0.fields, zoneHistory: $0.zoneHistory, zoneChangedMs: $0.zoneChangedMs) }
-            ?? StoredInstallation(fields: Installation())
-        let before = next.fields.timeZone
-        let hadRow = current != nil || replaced != nil
-        next.fields = fields
-        if hadRow, before != fields.timeZone {
-            next.zoneHistory = next.zoneHistory.recording(old: before, atMs: now)
-            next.zoneChangedMs = now
-        }
-        return next
     }
 }

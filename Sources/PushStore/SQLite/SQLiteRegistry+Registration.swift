@@ -84,6 +84,16 @@ extension SQLiteRegistry {
         try delete.run()
     }
 
+    /// A new device with its installation columns (``StoredInstallation/forNewDevice(_:replaced:now:)``): one
+    /// statement, not an INSERT and an UPDATE of the same row.
+    static let insertDevice = """
+        INSERT INTO devices (app, token, id, environment, channels, created_ms, last_registered_ms,
+            \(StoredInstallation.Columns.names.joined(separator: ", ")))
+        VALUES (?1, ?2, (SELECT coalesce(max(id), 0) + 1 FROM devices), ?3, ?4, ?5, ?5,
+            ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+        RETURNING id
+        """
+
     /// The body of one registration; the caller owns the transaction.
     static func register(
         _ request: RegistrationRequest, channels given: [String]?, now: Int64, in db: Connection
@@ -111,24 +121,22 @@ extension SQLiteRegistry {
             id = existing.id
             if let channels, channels != existing.channels { try setChannels(channels, of: id, request, in: db) }
         } else {
-            let insert = try db.statement(
-                """
-                INSERT INTO devices (app, token, id, environment, channels, created_ms, last_registered_ms)
-                VALUES (?1, ?2, (SELECT coalesce(max(id), 0) + 1 FROM devices), ?3, ?4, ?5, ?5)
-                RETURNING id
-                """)
+            let insert = try db.statement(insertDevice)
             try insert.bind(1, request.app)
             try insert.bind(2, request.token.hex)
             try insert.bind(3, environment)
             try insert.bind(4, Channels.encode(channels ?? []))
             try insert.bind(5, now)
+            let installation = StoredInstallation.forNewDevice(request.installation, replaced: replacedInstallation, now: now)
+            try bind(installation?.columns, from: 6, to: insert)
             guard try insert.step() else { throw StoreError(.unknown(0), "insert returned no id") }
             id = insert.int64(0)
             insert.reset()
             if let channels, !channels.isEmpty { try setChannels(channels, of: id, request, in: db) }
         }
-        try applyInstallation(
-            request.installation, id: id, existing: existing != nil, replaced: replacedInstallation, now: now, in: db)
+        if existing != nil {
+            try applyInstallation(request.installation, id: id, replaced: replacedInstallation, now: now, in: db)
+        }
         return .of(replacing: replaced == nil ? nil : request.oldToken, created: existing == nil)
     }
 
