@@ -12,13 +12,22 @@ import Synchronization
 /// stopping), commits what is queued and ends the thread before it returns.
 ///
 /// Its own lane, not the store executor's pool: registration is the hottest write path, and a pool hop per batch
-/// cost more than the batch (the loop woken through a stream per request, the batch handed to one of the pool's
-/// threads and back). The thread is woken once per batch — only when it is idle — and resumes each request itself.
+/// (the loop woken through a stream per request, the batch handed to one of the pool's threads and back) cost
+/// thread switches on every request. The thread is woken once per batch — only when it is idle — and resumes each
+/// request itself. What the answer needs read back (a device that was not new, or was given channels or installation
+/// fields) is read on the same thread right after the commit, not in another hop.
 /// It keeps the executor's rule for a busy database: a request that waited longer than the executor's
 /// ``StoreExecutor/maxQueueWaitMs`` for its batch to start is refused as busy (503) without running, and a batch the
 /// database refuses (locked past the busy timeout, unreachable) fails every request in it with that error.
 final class RegistrationBatcher: Service, Sendable {
-    typealias Outcome = Result<RegistrationOutcome, StoreError>
+    /// A committed registration and, unless the device is new without channels or installation fields (then the
+    /// request is exactly what was stored), the device as stored and its installation fields (when any were given).
+    struct Registered: Sendable {
+        var outcome: RegistrationOutcome
+        var device: RegisteredDevice?
+        var installation: Installation?
+    }
+    typealias Outcome = Result<Registered, StoreError>
     private struct Item: Sendable {
         let request: RegistrationRequest
         let queuedNs: UInt64
@@ -144,6 +153,33 @@ final class RegistrationBatcher: Service, Sendable {
         }
         guard !live.isEmpty else { return }
         let results = registry.registerBatch(live.map(\.request))
-        for (item, result) in zip(live, results) { item.continuation.resume(returning: result) }
+        var readBack: [(Item, RegistrationOutcome)] = []
+        for (item, result) in zip(live, results) {
+            switch result {
+            case .success(let outcome) where Self.answersFromRequest(item.request, outcome):
+                item.continuation.resume(returning: .success(Registered(outcome: outcome)))
+            case .success(let outcome): readBack.append((item, outcome))
+            case .failure(let error): item.continuation.resume(returning: .failure(error))
+            }
+        }
+        for (item, outcome) in readBack { item.continuation.resume(returning: Self.readBack(item.request, outcome, from: registry)) }
+    }
+
+    /// A new device without channels or installation fields is exactly what the request stored.
+    static func answersFromRequest(_ request: RegistrationRequest, _ outcome: RegistrationOutcome) -> Bool {
+        outcome == .created && request.channels == nil && request.installation.isEmpty
+    }
+
+    /// Reads a committed registration back (carried-over or normalised channels, an existing environment,
+    /// installation fields), for the answer.
+    @available(*, noasync, message: "blocks on the database")
+    static func readBack(_ request: RegistrationRequest, _ outcome: RegistrationOutcome, from registry: any RegistryStore) -> Outcome {
+        do throws(StoreError) {
+            let device = try registry.device(app: request.app, token: request.token)
+            let installation = !request.installation.isEmpty ? try registry.installation(app: request.app, token: request.token) : nil
+            return .success(Registered(outcome: outcome, device: device, installation: installation))
+        } catch {
+            return .failure(error)
+        }
     }
 }
