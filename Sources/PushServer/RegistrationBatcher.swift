@@ -84,7 +84,13 @@ final class RegistrationBatcher: Service, Sendable {
     /// Refuses new registrations and returns once the thread has committed what is queued and ended.
     func stop() async {
         guard started.load(ordering: .acquiring) else {
-            queue.withLock { $0.stopped = true }
+            // No thread ever ran (the group never started it): nothing will commit what is queued.
+            let orphans = queue.withLock { q -> [Item] in
+                q.stopped = true
+                defer { q.pending = [] }
+                return q.pending
+            }
+            for item in orphans { item.continuation.resume(returning: .failure(StoreError(.busy, "the server is shutting down"))) }
             return
         }
         await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
