@@ -60,21 +60,17 @@ extension PushServer {
         }
         try checkUserProof(body.fields, app: app, key: kind)
         let registration = body.fields.request(app: app, defaultEnvironment: settings.defaultEnvironment)
-        let outcome: RegistrationOutcome
+        // A new device without channels or installation fields is exactly what was just stored; anything else
+        // (carried-over or normalised channels, an existing environment, installation fields) the batcher reads back
+        // on its thread right after the commit.
+        let registered: RegistrationBatcher.Registered
         switch await batcher.register(registration) {
-        case .success(let o): outcome = o
+        case .success(let r): registered = r
         case .failure(let error) where error.code == .invalidInput:
             throw APIError.badRequest("channels", error.message)
         case .failure(let error): throw error
         }
-        // A new device without channels or installation fields is exactly what was just stored; anything else
-        // (carried-over or normalised channels, an existing environment, installation fields) is read back, in
-        // one store call.
-        let token = body.token, withInstallation = !body.fields.installation.isEmpty
-        let plain = outcome == .created && body.channels == nil && !withInstallation
-        let (device, installation) = plain ? (nil, nil) : try await registry.run { (store) throws -> (RegisteredDevice?, Installation?) in
-            (try store.device(app: app, token: token), withInstallation ? try store.installation(app: app, token: token) : nil)
-        }
+        let (outcome, device, installation) = (registered.outcome, registered.device, registered.installation)
         var fields: [(String, JSONValue)] = [
             ("token", .string(body.token.hex)),
             ("channels", .array((device?.channels ?? body.channels ?? []).map { .string($0) })),
