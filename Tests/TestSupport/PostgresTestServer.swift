@@ -162,6 +162,15 @@ public final class PostgresTestServer: Sendable {
         return Int(UInt16(bigEndian: addr.sin_port))
     }
 
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later; Debian 12 has 2.36), which Swift's Glibc
+    /// module does not import.
+    nonisolated(unsafe) private static let addCloseFrom: @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32 = {
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
+            fatalError("posix_spawn_file_actions_addclosefrom_np not found: glibc 2.34 or later is needed")
+        }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
+
     @discardableResult
     static func run(_ tool: String, _ args: [String]) throws -> String {
         // posix_spawn + waitpid rather than Foundation's Process (whose child reaping hung here with the
@@ -174,6 +183,10 @@ public final class PostgresTestServer: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of this process goes with it: the server pg_ctl leaves behind would hold whatever it
+        // inherited for the whole run — among it the socket ends Foundation's Process watches to see other children
+        // exit, so a test waiting for one of those (started by another test at the same moment) hung for good.
+        guard Self.addCloseFrom(&actions, 3) == 0 else { throw TestServerError("posix_spawn_file_actions_addclosefrom_np failed") }
         let argv = ([tool] + args).map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
         var pid: pid_t = 0
