@@ -27,15 +27,7 @@ CONFIG="$WORK/pushctl.json"
 
 # 1M devices with installation fields (JSON lines, every field; appVersion 2.10 on even lines, 2.2 on odd ones),
 # and 500k token-only devices of another app.
-python3 -c '
-import os, sys, json
-n = int(sys.argv[1]); out = sys.stdout
-zones = ["Europe/Berlin", "America/New_York", "Asia/Tokyo", "UTC"]
-for i in range(n):
-    out.write(json.dumps({"token": os.urandom(32).hex(), "user": "u%d" % (i // 2), "timeZone": zones[i % 4],
-        "locale": ["de-DE", "en-US", "fr-FR"][i % 3], "appVersion": "2.10" if i % 2 == 0 else "2.2", "osVersion": "17.%d" % (i % 5),
-        "installation": "inst-%d" % i, "tags": {"plan": "pro" if i % 2 else "free", "score": i % 100}}) + "\n")
-' "$N" > "$WORK/big.jsonl"
+audience_jsonl "$N" "$WORK/big.jsonl"
 IMPORT_T0=$(date +%s.%N)
 "$BIN" tokens import --config "$CONFIG" --app big --format jsonl "$WORK/big.jsonl" > /dev/null
 IMPORT_S=$(python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$IMPORT_T0" "$(date +%s.%N)")

@@ -6,17 +6,13 @@ cd "$(dirname "$0")/.."
 BIN=${BIN:-.build/release/pushctl}
 DURATION=${DURATION:-20}
 THREADS=${THREADS:-2}   # wrk threads; they share the 2 cores with the server
+. bench/lib.sh
 work=$(mktemp -d)
 trap 'kill $server 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 key=bench-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 hash=$(printf '%s' "$key" | sha256sum | cut -d' ' -f1)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-cat > "$work/pushctl.json" <<JSON
-{ "database": "registry.sqlite",
-  "server": { "host": "127.0.0.1", "port": $port, "rateLimitPerSecond": 1000000, "rateLimitBurst": 1000000, "admin": { "host": "127.0.0.1", "port": $port } },
-  "apps": { "bench": { "topic": "com.example.bench", "endpoint": "production",
-    "auth": { "p12": "none.p12", "passwordEnv": "UNUSED" }, "sendKeys": ["sha256:$hash"] } } }
-JSON
+registration_config "$work/pushctl.json" "$port" "$port" "$hash"
 # Request logging costs a formatted line per request; the benchmark measures the API, so logs go at warning.
 LOG_LEVEL=warning $BIN serve --config "$work/pushctl.json" > "$work/serve.out" 2> "$work/serve.err" &
 server=$!

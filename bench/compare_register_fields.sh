@@ -15,6 +15,7 @@ N=${N:-1000000}; REG=${REG:-30000}; RUNS=${RUNS:-5}
 mkdir -p .build
 WORK=$(mktemp -d "$PWD/.build/compare-register-fields.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
+. bench/lib.sh
 cat > "$WORK/pushctl.json" <<JSON
 { "database": "registry.sqlite",
   "apps": {
@@ -23,15 +24,7 @@ cat > "$WORK/pushctl.json" <<JSON
     "reg": { "topic": "com.example.bench", "endpoint": "production", "auth": { "p12": "none.p12", "passwordEnv": "UNUSED" } } } }
 JSON
 CONFIG="$WORK/pushctl.json"
-python3 -c '
-import os, sys, json
-n = int(sys.argv[1]); out = sys.stdout
-zones = ["Europe/Berlin", "America/New_York", "Asia/Tokyo", "UTC"]
-for i in range(n):
-    out.write(json.dumps({"token": os.urandom(32).hex(), "user": "u%d" % (i // 2), "timeZone": zones[i % 4],
-        "locale": ["de-DE", "en-US", "fr-FR"][i % 3], "appVersion": "2.10" if i % 2 == 0 else "2.2", "osVersion": "17.%d" % (i % 5),
-        "installation": "inst-%d" % i, "tags": {"plan": "pro" if i % 2 else "free", "score": i % 100}}) + "\n")
-' "$N" > "$WORK/big.jsonl"
+audience_jsonl "$N" "$WORK/big.jsonl"
 "$A" tokens import --config "$CONFIG" --app big --format jsonl "$WORK/big.jsonl" > /dev/null
 rm -f "$WORK/big.jsonl"
 python3 -c 'import os, sys; sys.stdout.write("".join(os.urandom(32).hex() + "\n" for _ in range(int(sys.argv[1]))))' $((N / 2)) \

@@ -11,17 +11,13 @@ cd "$(dirname "$0")/.."
 [ $# -ge 2 ] || { echo "usage: $0 PUSHCTL_A PUSHCTL_B [PUSHCTL_C…]" >&2; exit 2; }
 bins=(); for b in "$@"; do bins+=("$(realpath "$b")"); done
 RUNS=${RUNS:-5}; DURATION=${DURATION:-8}
+. bench/lib.sh
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 one() { # one BIN: prints "rps cpu_us_per_request"
   local bin=$1 work key hash port aport server out t0 t1 n
   work=$(mktemp -d); key=bench-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
   hash=$(printf '%s' "$key" | sha256sum | cut -d' ' -f1); port=$(free_port); aport=$(free_port)
-  cat > "$work/pushctl.json" <<JSON
-{ "database": "registry.sqlite",
-  "server": { "host": "127.0.0.1", "port": $port, "rateLimitPerSecond": 1000000, "rateLimitBurst": 1000000, "admin": { "host": "127.0.0.1", "port": $aport } },
-  "apps": { "bench": { "topic": "com.example.bench", "endpoint": "production",
-    "auth": { "p12": "none.p12", "passwordEnv": "UNUSED" }, "sendKeys": ["sha256:$hash"] } } }
-JSON
+  registration_config "$work/pushctl.json" "$port" "$aport" "$hash"
   LOG_LEVEL=warning "$bin" serve --config "$work/pushctl.json" > "$work/serve.out" 2> "$work/serve.err" &
   server=$!
   for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done

@@ -1,4 +1,4 @@
-# Shared by the bench scripts (source it). Needs BIN (pushctl), WORK (a scratch dir) and CERTS (ca.pem,
+# Shared by the bench scripts (source it). The simulator functions need BIN (pushctl), WORK (a scratch dir) and CERTS (ca.pem,
 # server.pem, server.key) to be set.
 
 # Starts `pushctl simulator` with the given flags on a free port; sets SIM_PID and PORT.
@@ -41,5 +41,31 @@ simulator_config() {
   "simulator": { "host": "127.0.0.1", "port": $PORT, "certificates": "certs" },
   "apps": {
 $apps } }
+JSON
+}
+
+# Writes N registrations with every installation field as JSON lines to FILE (appVersion 2.10 on even lines, 2.2
+# on odd ones; two devices per user), for `tokens import --format jsonl`. Usage: audience_jsonl N FILE
+audience_jsonl() {
+  python3 -c '
+import os, sys, json
+n = int(sys.argv[1]); out = sys.stdout
+zones = ["Europe/Berlin", "America/New_York", "Asia/Tokyo", "UTC"]
+for i in range(n):
+    out.write(json.dumps({"token": os.urandom(32).hex(), "user": "u%d" % (i // 2), "timeZone": zones[i % 4],
+        "locale": ["de-DE", "en-US", "fr-FR"][i % 3], "appVersion": "2.10" if i % 2 == 0 else "2.2", "osVersion": "17.%d" % (i % 5),
+        "installation": "inst-%d" % i, "tags": {"plan": "pro" if i % 2 else "free", "score": i % 100}}) + "\n")
+' "$1" > "$2"
+}
+
+# Writes the configuration the registration-over-HTTP benchmarks serve: SQLite, the API on PORT and the admin
+# listener on ADMIN_PORT, no rate limit, app `bench` whose send key hashes to HASH (sha256 hex). Usage:
+# registration_config FILE PORT ADMIN_PORT HASH
+registration_config() {
+  cat > "$1" <<JSON
+{ "database": "registry.sqlite",
+  "server": { "host": "127.0.0.1", "port": $2, "rateLimitPerSecond": 1000000, "rateLimitBurst": 1000000, "admin": { "host": "127.0.0.1", "port": $3 } },
+  "apps": { "bench": { "topic": "com.example.bench", "endpoint": "production",
+    "auth": { "p12": "none.p12", "passwordEnv": "UNUSED" }, "sendKeys": ["sha256:$4"] } } }
 JSON
 }
