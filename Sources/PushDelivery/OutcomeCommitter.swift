@@ -79,9 +79,7 @@ final class OutcomeCommitter: @unchecked Sendable {
         self.intervalNs = UInt64(max(1, intervalMs)) * 1_000_000
         self.onCommitted = onCommitted
         self.onFailure = onFailure
-        let thread = Thread { [self] in loop() }
-        thread.name = "PushDelivery.committer"
-        thread.start()
+        NamedThread.start("pushctl-commit") { [self] in loop() }
     }
 
     /// Queues the result of the device with sequence number `seq` (called on a transport thread).

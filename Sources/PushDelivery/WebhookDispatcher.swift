@@ -56,12 +56,10 @@ public final class WebhookDispatcher: Sendable {
             return true
         }
         guard first else { return }
-        let t = Thread { [self] in
+        NamedThread.start("pushctl-webhook") { [self] in
             loop()
             finished.signal()
         }
-        t.name = "PushDelivery.webhooks"
-        t.start()
     }
 
     /// Stops after the request in progress (if any) and waits for the thread.

@@ -5,9 +5,7 @@ enum OffPoolThread {
     /// Runs `body` on a new thread and returns its result.
     static func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
-            let thread = Thread { continuation.resume(returning: body()) }
-            thread.name = "PushSender.blocking"
-            thread.start()
+            NamedThread.start("pushctl-offpool") { continuation.resume(returning: body()) }
         }
     }
 }

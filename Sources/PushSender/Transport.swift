@@ -39,10 +39,7 @@ final class Transport: @unchecked Sendable {
 
     /// Starts the loop thread.
     func start() {
-        let thread = Thread { [self] in loop() }
-        thread.name = "PushSender \(target)"
-        self.thread = thread
-        thread.start()
+        thread = NamedThread.start("pushctl-apns") { [self] in loop() }
     }
 
     /// Queues a job; wakes the loop only when it is waiting in poll.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import PushCore
+import PushSender
 import PushStore
 import ServiceLifecycle
 import Synchronization
@@ -108,9 +109,7 @@ final class RegistrationBatcher: Service, Sendable {
 
     private func startThread() {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let thread = Thread { [self] in writerLoop() }
-        thread.name = "pushctl-registrations"
-        thread.start()
+        NamedThread.start("pushctl-regs") { [self] in writerLoop() }
     }
 
     /// The writer thread: commits batches while requests are queued, parks when none are, ends once stopped and
