@@ -55,17 +55,43 @@ ARCH=$(cc -print-multiarch 2>/dev/null || true); ARCH=${ARCH:-x86_64-linux-gnu}
 CERTS="$WORK/certs"
 . bench/lib.sh
 
+# thread_ticks PID OUT: until PID exits, reads the CPU ticks (utime + stime) of each of its threads every 50 ms, then
+# writes each thread's last reading to OUT as "TID NAME TICKS" (a thread that ends loses at most its last 50 ms).
+thread_ticks() {
+  local pid=$1 out=$2
+  : > "$out.all"
+  while kill -0 "$pid" 2>/dev/null; do
+    awk '{ n = $2; gsub(/[()]/, "", n); print $1, n, $14 + $15 }' /proc/"$pid"/task/*/stat >> "$out.all" 2>/dev/null || true
+    sleep 0.05
+  done
+  awk '{ last[$1] = $2 " " $3 } END { for (t in last) print t, last[t] }' "$out.all" > "$out"
+}
+
 # timed NAME CMD...: runs CMD under /usr/bin/time -v ($WORK/NAME.time), stdout to NAME.out, stderr to NAME.err, the
 # command line (NUL-separated) to NAME.cmd, wall seconds to NAME.wall and the simulator's CPU ticks during the
-# run to NAME.sim. Dies, showing its output, when CMD fails or the simulator is gone.
+# run to NAME.sim; with THREADS=1, each thread's CPU ticks to NAME.threads (thread_ticks). Dies, showing its output,
+# when CMD fails or the simulator is gone.
 timed() {
-  local name=$1 rc=0 t0 w0 w1
+  local name=$1 rc=0 t0 w0 w1 tpid cpid
   shift
   kill -0 "$SIM_PID" 2>/dev/null || die "the simulator is gone before '$name' ($(tail -n 3 "$WORK/sim.log"))"
   printf '%s\0' "$@" > "$WORK/$name.cmd"
   t0=$(sim_cpu_ticks)
   w0=$(date +%s.%N)
-  "$TIME" -v -o "$WORK/$name.time" "$@" > "$WORK/$name.out" 2> "$WORK/$name.err" || rc=$?
+  if [ "${THREADS:-0}" = 1 ]; then
+    "$TIME" -v -o "$WORK/$name.time" "$@" > "$WORK/$name.out" 2> "$WORK/$name.err" &
+    tpid=$!
+    cpid=
+    for _ in $(seq 200); do
+      cpid=$(pgrep -P "$tpid" | head -n 1 || true)
+      [ -n "$cpid" ] && break
+      sleep 0.01
+    done
+    if [ -n "$cpid" ]; then thread_ticks "$cpid" "$WORK/$name.threads"; else : > "$WORK/$name.threads"; fi
+    wait "$tpid" || rc=$?
+  else
+    "$TIME" -v -o "$WORK/$name.time" "$@" > "$WORK/$name.out" 2> "$WORK/$name.err" || rc=$?
+  fi
   w1=$(date +%s.%N)
   kill -0 "$SIM_PID" 2>/dev/null || die "the simulator died during '$name' ($(tail -n 3 "$WORK/sim.log"))"
   echo $(( $(sim_cpu_ticks) - t0 )) > "$WORK/$name.sim"
@@ -121,7 +147,7 @@ python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["deliveryLog"]
 broadcast() {  # [CONFIG=FILE] broadcast NAME APP ID [env VAR=…]: one `pushctl broadcast`, timed
   local name=$1 app=$2 id=$3
   shift 3
-  timed "$name" "$@" "$BIN" broadcast --config "${CONFIG:-$WORK/pushctl.json}" --app "$app" --id "$id" \
+  THREADS=1 timed "$name" "$@" "$BIN" broadcast --config "${CONFIG:-$WORK/pushctl.json}" --app "$app" --id "$id" \
     --alert "Benchmark digest" --sound default --expiration 0 --json
 }
 # pushctl and bare libcurl interleaved, REPEAT runs each per libcurl: push-small-I/ceil-sys-I (system libcurl),
@@ -251,7 +277,11 @@ def broadcast(name, count, label, lib):
         except (ValueError, IndexError): fail(f"{name}: no JSON summary in its output: {out[-300:]!r}")
     if j.get("sentThisRun") != count or j.get("accepted") != count:
         fail(f"{name}: sent {j.get('sentThisRun')}, accepted {j.get('accepted')} of {count}: {out}")
-    return measure(name, count, float(j["rate"]), label, lib, f"accepted {j['accepted']:,}")
+    row = measure(name, count, float(j["rate"]), label, lib, f"accepted {j['accepted']:,}")
+    threads = read(f"{name}.threads").split("\n") if os.path.exists(f"{work}/{name}.threads") else []
+    apns = [int(t.split()[2]) for t in threads if len(t.split()) == 3 and t.split()[1] == "pushctl-apns"]
+    if apns: row["transport_us"] = sum(apns) / hz / count * 1e6
+    return row
 
 def ceiling(name, label, lib):
     out = read(f"{name}.out")
@@ -272,6 +302,7 @@ def repeated(name, runs, what):
     """The median row of REPEAT runs of one client: each column's median on its own; the runs kept in 'runs'."""
     R = dict(runs[0], name=name, runs=runs)
     for k in ("rate", "cpu_us", "sim_us", "rss"): R[k] = statistics.median(r[k] for r in runs)
+    if all("transport_us" in r for r in runs): R["transport_us"] = statistics.median(r["transport_us"] for r in runs)
     if repeat > 1:
         R["notes"] = (f"median of {repeat} interleaved runs, each column on its own; per run: {per(runs, 'rate', '{:,.0f}')}/s, "
                       f"client {per(runs, 'cpu_us')} µs, simulator {per(runs, 'sim_us')} µs, {per(runs, 'rss')} MB; {what}")
@@ -348,6 +379,19 @@ for lib, p, c in pairs:
         acc.append(f"- (a), informational: pushctl CPU/notif at {n:,} devices (one run) ÷ bare libcurl CPU/notif, libcurl {lib}: "
                    f"**{r:.2f}** — the {n:,}-device broadcast against the bare median of {small:,} requests "
                    f"({B['cpu_us']:.1f} vs {C['cpu_us']:.1f} µs; {'within' if r <= 1.2 else 'above'} (a)'s ≤ 1.2)")
+for lib, p, c in pairs:
+    P, C = rows[p], rows[c]
+    if "why" in P: continue
+    if "transport_us" not in P:
+        acc.append(f"- (a), informational, libcurl {lib}: pushctl's transport thread was not measured (no `pushctl-apns` "
+                   "thread seen in /proc)")
+        continue
+    T = P["transport_us"]
+    acc.append(f"- (a), informational, where pushctl's CPU goes, libcurl {lib}: its transport thread alone (`pushctl-apns`: the "
+               f"curl multi loop, the answer policy, the header callbacks) ÷ bare libcurl's whole process **{T / C['cpu_us']:.2f}** "
+               f"({T:.1f} vs {C['cpu_us']:.1f} µs/notif; per run {per(P['runs'], 'transport_us')} µs); the rest of pushctl — "
+               f"the engine's other threads (feed, pump, outcome committer, SQLite, start-up) — {P['cpu_us'] - T:.1f} µs/notif "
+               f"({(P['cpu_us'] - T) / C['cpu_us']:.2f} of bare libcurl). Threads' CPU from /proc/PID/task/*/stat, read every 50 ms.")
 for lib, p, c in pairs:
     P, C = rows[p], rows[c]
     if "why" in P: missing(f"(b) pushctl rate ÷ bare libcurl rate, libcurl {lib}", P["why"]); continue
