@@ -3,7 +3,7 @@ import PushSender
 
 /// The devices of one pass of a shard's claim, in token order, as keyset pages read off the cooperative pool. Before a
 /// device is handed out, the pass's dispatch mark in the store covers it: the mark is written ahead in steps
-/// of `markStep` devices (a quarter of the window), so after a crash the devices that may have been sent are
+/// of `markStep` devices (half the window: ``Broadcaster/markStep(for:)``), so after a crash the devices that may have been sent are
 /// known without a write per device. On a resumed main pass, devices that already have a final or deferred
 /// outcome are skipped, and those that may have reached APNs before are flagged.
 ///
