@@ -19,14 +19,8 @@ import Testing
 
     /// The eight requests' own connections, all at once (URLSession's shared one allows 6 per host), and the
     /// probes' own, so no probe waits for a connection behind a request the database holds up.
-    static func session(connections: Int) -> URLSession {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpMaximumConnectionsPerHost = connections
-        configuration.timeoutIntervalForRequest = 30
-        return URLSession(configuration: configuration)
-    }
-    nonisolated(unsafe) static let requestSession = session(connections: 16)
-    nonisolated(unsafe) static let probeSession = session(connections: 2)
+    nonisolated(unsafe) static let requestSession = URLSession.ephemeral(connectionsPerHost: 16)
+    nonisolated(unsafe) static let probeSession = URLSession.ephemeral(connectionsPerHost: 2)
 
     @Test func aSQLiteFileWriteLockedForTenSecondsGetsA503OrItsAnswerAndHealthzStaysFast() async throws {
         let s = try await TestServer.start()

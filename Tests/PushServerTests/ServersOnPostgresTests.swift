@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import TestSupport
 import PushCore
 import PushDelivery
@@ -19,7 +22,7 @@ import Testing
         // 300 devices; the middle 100 register on both servers at once (a device's launch retried through the
         // other instance), all in parallel — over 16 connections per server rather than URLSession's shared 6, so
         // 200 requests do not queue behind each other inside URLSession, where the 20 s timeout already runs.
-        let session = BusyDatabaseFaultTests.session(connections: 16)
+        let session = URLSession.ephemeral(connectionsPerHost: 16)
         try await withThrowingTaskGroup(of: Int.self) { group in
             for i in 0..<300 {
                 let servers = (100..<200).contains(i) ? [a, b] : [i % 2 == 0 ? a : b]
