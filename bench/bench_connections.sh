@@ -22,22 +22,10 @@ WORK=$(mktemp -d)
 SIM_PID=
 cleanup() { [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
-ARCH=$(cc -print-multiarch 2>/dev/null || true); ARCH=${ARCH:-x86_64-linux-gnu}
 "$BIN" cert make-dev --out "$WORK/certs" --topic com.example.bench > /dev/null
 CERTS="$WORK/certs"
 . bench/lib.sh
-
-# The libcurls: the system's, and libcurl 8 when it can be found (or fetched) and pushctl resolves to it.
-. Tests/curl8/lib.sh
-curl_loaded "" "$WORK" || die "the system's libcurl: $CURL8_WHY"
-SYS_CURL=$CURL_LOADED_VERSION
-CURL8_VERSION=
-rc=0
-curl8_find "$WORK" "/opt/curl8/usr/lib/$ARCH" || rc=$?
-[ "$rc" -ne 2 ] || die "$CURL8_WHY"
-if [ -n "$CURL8" ] && ! { curl8_check "$WORK" && curl8_resolves "$BIN"; }; then CURL8=; fi
-if [ -n "$CURL8" ]; then echo "libcurl 8: $CURL8_VERSION from $CURL8"; else echo "libcurl 8 NOT measured: $CURL8_WHY"; fi
-
+find_libcurls
 start_simulator --client-auth certificate --delay-ms "$DELAY_MS"
 
 config() {  # config CONNECTIONS

@@ -49,7 +49,6 @@ SIM_PID=
 cleanup() { [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
 HZ=$(getconf CLK_TCK)
-ARCH=$(cc -print-multiarch 2>/dev/null || true); ARCH=${ARCH:-x86_64-linux-gnu}
 
 "$BIN" cert make-dev --out "$WORK/certs" --topic com.example.bench > /dev/null
 CERTS="$WORK/certs"
@@ -104,27 +103,9 @@ timed() {
 
 # ---- libcurl 8: find it (or fetch Debian's backports package privately into .build/curl8) and verify it
 # (Tests/curl8/lib.sh, shared with the test that runs the sender's suites on it). ----
-. Tests/curl8/lib.sh
 cc -O2 -o "$WORK/curl_ceiling" bench/curl_ceiling.c -lcurl
-curl_loaded "" "$WORK" || die "the system's libcurl: $CURL8_WHY"
-SYS_CURL=$CURL_LOADED_VERSION
-CURL8_VERSION=
-PUSHCTL_CURL8_LDD=
-rc=0
-curl8_find "$WORK" "/opt/curl8/usr/lib/$ARCH" || rc=$?
-[ "$rc" -ne 2 ] || die "$CURL8_WHY"
-if [ -n "$CURL8" ]; then
-  if curl8_check "$WORK" && curl8_resolves "$BIN"; then
-    PUSHCTL_CURL8_LDD=$CURL8_LDD
-  else
-    CURL8=
-  fi
-fi
-if [ -n "$CURL8" ]; then
-  echo "libcurl 8: $CURL8_VERSION from $CURL8 (pushctl resolves libcurl.so.4 to $PUSHCTL_CURL8_LDD under LD_LIBRARY_PATH)"
-else
-  echo "libcurl 8 NOT measured: $CURL8_WHY"
-fi
+find_libcurls
+PUSHCTL_CURL8_LDD=${CURL8:+$CURL8_LDD}
 
 # ---- One certificate-mode simulator for every client. ----
 start_simulator --client-auth certificate

@@ -69,3 +69,26 @@ registration_config() {
     "auth": { "p12": "none.p12", "passwordEnv": "UNUSED" }, "sendKeys": ["sha256:$4"] } } }
 JSON
 }
+
+# The libcurls a benchmark compares (needs BIN and WORK; sources Tests/curl8/lib.sh): SYS_CURL := the system
+# libcurl's version; CURL8 := a directory holding a libcurl >= 8.5 that BIN resolves libcurl.so.4 to under
+# LD_LIBRARY_PATH (CURL8_DIR, else /opt/curl8, else .build/curl8, else Debian's bookworm-backports package fetched
+# there when root), with CURL8_VERSION and CURL8_LDD (the file BIN loads) — or CURL8 empty and the reason in
+# CURL8_WHY. Exits when the system's libcurl cannot be loaded or CURL8_DIR is set but holds none.
+find_libcurls() {
+  . Tests/curl8/lib.sh
+  local arch rc=0
+  arch=$(cc -print-multiarch 2>/dev/null || true)
+  curl_loaded "" "$WORK" || { echo "$(basename "$0"): the system's libcurl: $CURL8_WHY" >&2; exit 1; }
+  SYS_CURL=$CURL_LOADED_VERSION
+  CURL8_VERSION=
+  CURL8_LDD=
+  curl8_find "$WORK" "/opt/curl8/usr/lib/${arch:-x86_64-linux-gnu}" || rc=$?
+  [ "$rc" -ne 2 ] || { echo "$(basename "$0"): $CURL8_WHY" >&2; exit 1; }
+  if [ -n "$CURL8" ] && ! { curl8_check "$WORK" && curl8_resolves "$BIN"; }; then CURL8=; fi
+  if [ -n "$CURL8" ]; then
+    echo "libcurl 8: $CURL8_VERSION from $CURL8 ($(basename "$BIN") resolves libcurl.so.4 to $CURL8_LDD under LD_LIBRARY_PATH)"
+  else
+    echo "libcurl 8 NOT measured: $CURL8_WHY"
+  fi
+}
