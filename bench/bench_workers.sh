@@ -32,16 +32,7 @@ HZ=$(getconf CLK_TCK)
 CERTS="$WORK/certs"
 . bench/lib.sh
 . bench/pg.sh
-ARCH=$(cc -print-multiarch 2>/dev/null || true); ARCH=${ARCH:-x86_64-linux-gnu}
-. Tests/curl8/lib.sh
-curl_loaded "" "$WORK" || die "the system's libcurl: $CURL8_WHY"
-SYS_CURL=$CURL_LOADED_VERSION
-CURL8_VERSION=
-rc=0
-curl8_find "$WORK" "/opt/curl8/usr/lib/$ARCH" || rc=$?
-[ "$rc" -ne 2 ] || die "$CURL8_WHY"
-if [ -n "$CURL8" ] && ! { curl8_check "$WORK" && curl8_resolves "$BIN"; }; then CURL8=; fi
-if [ -n "$CURL8" ]; then echo "libcurl 8: $CURL8_VERSION from $CURL8"; else echo "libcurl 8 NOT measured: $CURL8_WHY"; fi
+find_libcurls
 # Sized as a database server is (the usual guidance is a quarter of RAM; 2 GB holds this run's working set),
 # so backends do not evict dirty pages mid-run. Each PostgreSQL run starts right after a CHECKPOINT (not
 # counted: every devices page then pays a full-page image in the WAL, as a registry older than the last
