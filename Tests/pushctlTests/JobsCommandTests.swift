@@ -76,7 +76,9 @@ import Testing
     @Test func cancellingARunningBroadcastStopsTheProcessRunningIt() async throws {
         var w = try await World.make(tokens: 1500, delayMs: 100, shardSize: 500)
         defer { w.stop() }
-        let run = try CLI.startCapturing(["broadcast", "--config", w.config, "--app", "example", "--id", "oops", "--alert", "a", "--rate", "300"])
+        // 100/s: 15 s for the whole broadcast, so a `jobs cancel` process that starts slowly on a loaded machine (a CI
+        // run's parallel phase once took more than the 5 s that 300/s left it) still lands while devices remain.
+        let run = try CLI.startCapturing(["broadcast", "--config", w.config, "--app", "example", "--id", "oops", "--alert", "a", "--rate", "100"])
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, try w.received().count < 100, run.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         let cancel = try await CLI.run(["jobs", "cancel", "oops", "--config", w.config, "--app", "example"])
