@@ -42,6 +42,9 @@ if [ "$KIND" = dist ]; then
         "$unit" > "$D/systemd/$(basename "$unit")"
   done
   install -m 0644 "$ROOT/README.md" "$ROOT/docs/openapi.yaml" "$ROOT/Config/crontab.example" "$ROOT/packaging/pushctl.1" "$D/"
+  # The pages README.md links to, at the same relative path (docs/).
+  install -d -m 0755 "$D/docs"
+  install -m 0644 "$ROOT"/docs/*.md "$D/docs/"
   printf 'pushprovider %s\ncommit %s\n' "$VERSION" "$COMMIT" > "$D/VERSION"
   tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" -C "$STAGE" -czf "$OUT/$NAME.tar.gz" "$NAME"
   echo "$OUT/$NAME.tar.gz"
@@ -58,6 +61,10 @@ strip_to "$R/usr/bin/pushctl"
 install -m 0644 "$ROOT/packaging/pushctl.json" "$R/etc/pushprovider/pushctl.json"
 for unit in $(units); do install -m 0644 "$unit" "$R/lib/systemd/system/"; done
 gzip -9n < "$ROOT/README.md" > "$DOC/README.md.gz"
+# The pages README.md links to, beside it in docs/ (compressed like it).
+install -d -m 0755 "$DOC/docs"
+for page in "$ROOT"/docs/*.md; do gzip -9n < "$page" > "$DOC/docs/$(basename "$page").gz"; done
+chmod 0644 "$DOC"/docs/*
 gzip -9n < "$ROOT/docs/openapi.yaml" > "$DOC/openapi.yaml.gz"
 install -m 0644 "$ROOT/Config/crontab.example" "$DOC/crontab.example"
 gzip -9n < "$ROOT/packaging/pushctl.1" > "$R/usr/share/man/man1/pushctl.1.gz"
