@@ -378,6 +378,36 @@ class WebhookReceiver(BaseHTTPRequestHandler):
         pass
 
 
+def slug(title):
+    """GitHub's anchor for a heading."""
+    return re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+
+
+def broken_links(path):
+    """Relative links of a page whose file or #anchor does not exist (pages moved between files must not rot)."""
+    def anchors(md):
+        found, code = set(), False
+        for line in open(md, encoding="utf-8"):
+            if line.lstrip().startswith("```"):
+                code = not code
+            m = None if code else re.match(r"^#{1,6} (.*)$", line)
+            if m:
+                found.add(slug(m.group(1)))
+        return found
+    text = re.sub(r"```.*?```", "", open(path, encoding="utf-8").read(), flags=re.S)
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"^[a-z]+:", target):
+            continue
+        file, _, anchor = target.partition("#")
+        resolved = os.path.normpath(os.path.join(os.path.dirname(path), file)) if file else path
+        if not os.path.exists(resolved):
+            broken.append(f"{os.path.relpath(path)}: ({target}): no file {os.path.relpath(resolved)}")
+        elif anchor and resolved.endswith(".md") and anchor not in anchors(resolved):
+            broken.append(f"{os.path.relpath(path)}: ({target}): no heading #{anchor} in {os.path.relpath(resolved)}")
+    return broken
+
+
 def page_world(env, path):
     """The environment of one file's world: a fresh copy of the template checkout readme.sh made (WORK), named
     after the file, with PUSHCTL_CONFIG pointing into it."""
@@ -403,6 +433,9 @@ def main():
     unmarked = [u for _, _, us in parsed for u in us]
     if unmarked:
         failures.append("blocks without a readme.sh marker: " + ", ".join(unmarked))
+    links = [b for path in files for b in broken_links(path)]
+    if links:
+        failures.append("links to nowhere: " + "; ".join(links))
     covered = {}
     subs = [tuple(p) for p in env["SUBS"]]
     substitute = Runner(env)
@@ -457,6 +490,12 @@ def main():
     every_page = {os.path.relpath(f) for f in ["README.md"] + glob.glob("docs/*.md")} <= {os.path.relpath(f) for f in files}
     if not every_page:
         print("readme.sh: a subset of the pages: the check that every section in SECTIONS runs a block is not made")
+    if every_page:
+        # README.md is the front door: every page is reachable from it.
+        readme = open("README.md", encoding="utf-8").read()
+        for page in sorted(glob.glob("docs/*.md")):
+            if not re.search(r"\]\(" + re.escape(page) + r"[#)]", readme):
+                failures.append(f"README.md does not link {page}")
     for section in SECTIONS if every_page else []:
         kinds = covered.get(section, [])
         if not any(k in ("run", "crontab") for k in kinds):
