@@ -17,7 +17,7 @@ PKGPKGS := dpkg-dev lintian systemd adduser
 export PUSHPROVIDER_COMMIT := $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || c=$$c-dirty; } && echo $$c)
 PACKAGES := .build/packages
 
-.PHONY: deps build release test run certs deb dist bench bench-deps clean cli-reference
+.PHONY: deps build release test run certs deb dist bench bench-deps clean cli-reference docs
 
 ## deps: the system libraries (libcurl, OpenSSL, SQLite), PostgreSQL, tinyproxy and chromium (for the tests);
 ## installs them with apt-get when run as root.
@@ -64,6 +64,8 @@ test: deps
 	bash Tests/noasync/noasync.sh .build/debug
 	@# docs/cli.md and the man page are generated from the argument parser: fails when they are stale.
 	bash Tests/cli/reference.sh .build/debug/pushctl
+	@# DocC for PushProviderClient from the module just built, warnings as errors (`make docs`).
+	bash Tests/docc/docc.sh .build/debug
 	@# An app's package depending on this repository and using only PushProviderClient: it must build the client's
 	@# module and nothing of the server (no NIO, Hummingbird, postgres-nio or Push* server module), then run.
 	SWIFT=$(SWIFT) bash Tests/client/consumer.sh
@@ -108,6 +110,12 @@ certs: release
 cli-reference:
 	$(SWIFT) build --product pushctl
 	python3 packaging/cli-reference.py .build/debug/pushctl
+
+## docs: the DocC documentation of PushProviderClient, .build/docs/PushProviderClient.doccarchive, from its catalog
+## (Sources/PushProviderClient/PushProviderClient.docc) and the module's symbols, with the toolchain's docc.
+docs:
+	$(SWIFT) build --target PushProviderClient
+	bash Tests/docc/docc.sh .build/debug
 
 ## run: the whole product on this machine: registry + HTTP API + built-in APNs simulator (one release build: the
 ## certificates are made here, not by a second make that would build again).
