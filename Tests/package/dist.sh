@@ -16,7 +16,7 @@ NAME="pushprovider-$VERSION-linux-$(uname -m)"
 [ "$(basename "$TARBALL")" = "$NAME.tar.gz" ] || fail "named $(basename "$TARBALL"), not $NAME.tar.gz"
 tar -xzf "$TARBALL" -C "$WORK"
 D="$WORK/$NAME"
-for f in pushctl pushctl.json README.md docs/operating.md openapi.yaml crontab.example pushctl.1 VERSION systemd/pushprovider.service \
+for f in pushctl pushctl.json README.md docs/operating.md docs/cli.md openapi.yaml crontab.example pushctl.1 VERSION systemd/pushprovider.service \
   systemd/pushprovider-worker@.service systemd/pushprovider-maintenance.service systemd/pushprovider-maintenance.timer; do
   [ -e "$D/$f" ] || fail "$f missing from the tarball"
 done
