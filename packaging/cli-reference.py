@@ -186,7 +186,9 @@ def markdown(dump, version, sections):
            "     when this file is stale). -->", "",
            f"`pushctl` {version}: {root.get('abstract', '')} The same reference is the man page, `man pushctl`.", ""]
 
-    def blocks_md(blocks):
+    # Tests/readme/readme.sh reads this page like the others: every fenced block carries its marker (a synopsis:
+    # each command it names must be run by some page's example; an example: not run here, the topic pages do).
+    def blocks_md(blocks, why):
         for kind, body in blocks:
             if kind == "p":
                 out.extend([body, ""])
@@ -194,7 +196,7 @@ def markdown(dump, version, sections):
                 out.extend("- " + ", ".join(f"`{n}`" for n in t.split(", ")) + f": {d}" for t, d in body)
                 out.append("")
             else:
-                out.extend(["```sh"] + body + ["```", ""])
+                out.extend([f"<!-- readme.sh: skip {why} -->", "```sh"] + body + ["```", ""])
 
     before = True
     for title, blocks in sections:
@@ -208,9 +210,10 @@ def markdown(dump, version, sections):
             for path, command in list(commands(root))[1:]:
                 name = " ".join(path)
                 out.extend([f"### {name}", "", md_text(command.get("abstract", "").strip()), ""])
-                out.extend(["```"] + usage(path, command) + ["```", ""])
+                out.extend(["<!-- readme.sh: synopsis -->", "```"] + usage(path, command) + ["```", ""])
                 if command.get("discussion"):
-                    blocks_md([(k, md_text(b) if k == "p" else b) for k, b in discussion_blocks(command["discussion"])])
+                    blocks_md([(k, md_text(b) if k == "p" else b) for k, b in discussion_blocks(command["discussion"])],
+                              "examples from the command's --help; the topic pages run these commands")
                 args = displayed(command)
                 if args:
                     out.extend(["| argument | meaning |", "|---|---|"])
@@ -219,7 +222,7 @@ def markdown(dump, version, sections):
                     out.append("")
             continue
         out.extend([f"## {title.title() if title != 'SEE ALSO' else 'See also'}", ""])
-        blocks_md(blocks)
+        blocks_md(blocks, "examples of the man page; the topic pages run these commands")
     while out[-1] == "":
         out.pop()
     return "\n".join(out) + "\n"

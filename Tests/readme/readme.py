@@ -443,6 +443,9 @@ def main():
     run_text = "\n".join(substitute.substitute(c) for _, bs, _ in parsed for b in bs if b.kind == "run"
                          for c, _ in transcript(b.lines))
     run_text += "\n" + "\n".join(l for _, bs, _ in parsed for b in bs if b.kind == "crontab" for l in b.lines)
+    # `make run` is `pushctl serve` (its recipe; --no-make runs exactly that).
+    if any(parse_args(b.args).get("after") == "make run" for _, bs, _ in parsed for b in bs if b.kind == "run"):
+        run_text += "\npushctl serve --config Config/pushctl.json"
     passed = failed = skipped = 0
     try:
         for path, blocks, _ in parsed:
