@@ -22,6 +22,8 @@ trap 'rm -rf "$STAGE"' EXIT
 # Who answers for the package (Maintainer, changelog): set DEB_MAINTAINER to your team. The default's .invalid
 # domain (RFC 2606) says plainly that nobody reads it.
 MAINTAINER=${DEB_MAINTAINER:-PushProvider maintainers <maintainers@pushprovider.invalid>}
+[ "$KIND" != deb ] || [ -n "${DEB_MAINTAINER:-}" ] \
+  || echo "package: Maintainer is the placeholder '$MAINTAINER'; set DEB_MAINTAINER='Name <address>' (docs/operating.md)" >&2
 # Reproducible dates: the commit's time when built from git, else now.
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$ROOT" log -1 --format=%ct 2>/dev/null || date +%s)}
 
@@ -64,7 +66,6 @@ gzip -9n < "$ROOT/README.md" > "$DOC/README.md.gz"
 # The pages README.md links to, beside it in docs/ (compressed like it).
 install -d -m 0755 "$DOC/docs"
 for page in "$ROOT"/docs/*.md; do gzip -9n < "$page" > "$DOC/docs/$(basename "$page").gz"; done
-chmod 0644 "$DOC"/docs/*
 gzip -9n < "$ROOT/docs/openapi.yaml" > "$DOC/openapi.yaml.gz"
 install -m 0644 "$ROOT/Config/crontab.example" "$DOC/crontab.example"
 gzip -9n < "$ROOT/packaging/pushctl.1" > "$R/usr/share/man/man1/pushctl.1.gz"
@@ -75,7 +76,7 @@ install -m 0644 "$ROOT/packaging/debian/copyright" "$DOC/copyright"
   printf '  * Built from commit\n    %s.\n  * What changed: README.md.gz and the git history.\n\n' "$COMMIT"
   printf ' -- %s  %s\n' "$MAINTAINER" "$(date -u -R -d "@$SOURCE_DATE_EPOCH")"
 } | gzip -9n > "$DOC/changelog.gz"
-chmod 0644 "$DOC"/*
+find "$DOC" -type f -exec chmod 0644 {} +
 
 # Depends: the shared libraries the binary links (dpkg-shlibdeps reads the installed packages' shlibs and symbols
 # files: no network), and adduser for the maintainer scripts. Everything else they call is essential.
