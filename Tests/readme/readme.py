@@ -228,8 +228,11 @@ class Runner:
             return
         log = os.path.join(self.env["T"], f"make-run-{self.env['PAGE']}.log")
         config = os.path.join(self.env["WORK"], "Config", "pushctl.json")
-        if self.env.get("NO_MAKE"):
-            print("readme.sh: --no-make: `make run` replaced by its recipe (cert make-dev if missing, pushctl serve)")
+        if self.env.get("NO_MAKE") or self.env.get("PAGE") != "README-md":
+            # The real `make run` for README.md's Quick start (which documents it); for a docs page, whose readers
+            # have it running already, its recipe: a `make run` per page would re-check the release build each time.
+            why = "--no-make" if self.env.get("NO_MAKE") else f"{self.env.get('PAGE')}"
+            print(f"readme.sh: {why}: `make run` replaced by its recipe (cert make-dev if missing, pushctl serve)")
             command = f"exec {shlex.quote(self.env['BIN'])} serve --config {shlex.quote(config)}"
         else:
             command = (f"exec make -C {shlex.quote(self.env['REPO'])} --no-print-directory run "
