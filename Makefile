@@ -17,7 +17,7 @@ PKGPKGS := dpkg-dev lintian systemd adduser
 export PUSHPROVIDER_COMMIT := $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || c=$$c-dirty; } && echo $$c)
 PACKAGES := .build/packages
 
-.PHONY: deps build release test run certs deb dist bench bench-deps clean
+.PHONY: deps build release test run certs deb dist bench bench-deps clean cli-reference docs
 
 ## deps: the system libraries (libcurl, OpenSSL, SQLite), PostgreSQL, tinyproxy and chromium (for the tests);
 ## installs them with apt-get when run as root.
@@ -62,6 +62,10 @@ test: deps
 	$(SWIFT) build --build-tests
 	@# The blocking store API is noasync: fixtures that call it from async code must fail to compile.
 	bash Tests/noasync/noasync.sh .build/debug
+	@# docs/cli.md and the man page are generated from the argument parser: fails when they are stale.
+	bash Tests/cli/reference.sh .build/debug/pushctl
+	@# DocC for PushProviderClient from the module just built, warnings as errors (`make docs`).
+	bash Tests/docc/docc.sh .build/debug
 	@# An app's package depending on this repository and using only PushProviderClient: it must build the client's
 	@# module and nothing of the server (no NIO, Hummingbird, postgres-nio or Push* server module), then run.
 	SWIFT=$(SWIFT) bash Tests/client/consumer.sh
@@ -82,8 +86,9 @@ test: deps
 	@# flags); then that binary (static Swift runtime, its own linker flags) sends and broadcasts through the simulator.
 	$(SWIFT) build $(RELEASE_FLAGS)
 	bash Tests/release/smoke.sh $(RELEASE)
-	@# README as tests: the README's runnable blocks, in order, against `make run` (this release binary), a private
-	@# PostgreSQL, tinyproxy and a webhook receiver; each block's documented status and output are checked.
+	@# README as tests: the runnable blocks of README.md and of every docs/*.md page, each file in a fresh checkout
+	@# against its own `make run` (this release binary), with a private PostgreSQL, tinyproxy and a webhook
+	@# receiver; each block's documented status and output are checked.
 	bash Tests/readme/readme.sh $(RELEASE)
 	@# The systemd units (systemd-analyze security, each <= 3.0), then the Debian package made from the release
 	@# binary just built (no second build): lintian, dpkg -i, the installed pushctl serving as the pushprovider
@@ -98,6 +103,19 @@ test: deps
 MAKE_DEV_CERTS = if [ ! -f Certificates/dev/client.p12 ]; then $(RELEASE) cert make-dev --out Certificates/dev --topic com.example.app; fi
 certs: release
 	@$(MAKE_DEV_CERTS)
+
+## cli-reference: docs/cli.md and the man page packaging/pushctl.1, generated from pushctl's argument parser
+## (`--experimental-dump-help`) and the hand-written packaging/pushctl-manual.md; commit both. make test fails
+## (Tests/cli/reference.sh) when they are stale.
+cli-reference:
+	$(SWIFT) build --product pushctl
+	python3 packaging/cli-reference.py .build/debug/pushctl
+
+## docs: the DocC documentation of PushProviderClient, .build/docs/PushProviderClient.doccarchive, from its catalog
+## (Sources/PushProviderClient/PushProviderClient.docc) and the module's symbols, with the toolchain's docc.
+docs:
+	$(SWIFT) build --target PushProviderClient
+	bash Tests/docc/docc.sh .build/debug
 
 ## run: the whole product on this machine: registry + HTTP API + built-in APNs simulator (one release build: the
 ## certificates are made here, not by a second make that would build again).

@@ -22,6 +22,8 @@ trap 'rm -rf "$STAGE"' EXIT
 # Who answers for the package (Maintainer, changelog): set DEB_MAINTAINER to your team. The default's .invalid
 # domain (RFC 2606) says plainly that nobody reads it.
 MAINTAINER=${DEB_MAINTAINER:-PushProvider maintainers <maintainers@pushprovider.invalid>}
+[ "$KIND" != deb ] || [ -n "${DEB_MAINTAINER:-}" ] \
+  || echo "package: Maintainer is the placeholder '$MAINTAINER'; set DEB_MAINTAINER='Name <address>' (docs/operating.md)" >&2
 # Reproducible dates: the commit's time when built from git, else now.
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$ROOT" log -1 --format=%ct 2>/dev/null || date +%s)}
 
@@ -42,6 +44,9 @@ if [ "$KIND" = dist ]; then
         "$unit" > "$D/systemd/$(basename "$unit")"
   done
   install -m 0644 "$ROOT/README.md" "$ROOT/docs/openapi.yaml" "$ROOT/Config/crontab.example" "$ROOT/packaging/pushctl.1" "$D/"
+  # The pages README.md links to, at the same relative path (docs/).
+  install -d -m 0755 "$D/docs"
+  install -m 0644 "$ROOT"/docs/*.md "$D/docs/"
   printf 'pushprovider %s\ncommit %s\n' "$VERSION" "$COMMIT" > "$D/VERSION"
   tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" -C "$STAGE" -czf "$OUT/$NAME.tar.gz" "$NAME"
   echo "$OUT/$NAME.tar.gz"
@@ -58,6 +63,9 @@ strip_to "$R/usr/bin/pushctl"
 install -m 0644 "$ROOT/packaging/pushctl.json" "$R/etc/pushprovider/pushctl.json"
 for unit in $(units); do install -m 0644 "$unit" "$R/lib/systemd/system/"; done
 gzip -9n < "$ROOT/README.md" > "$DOC/README.md.gz"
+# The pages README.md links to, beside it in docs/ (compressed like it).
+install -d -m 0755 "$DOC/docs"
+for page in "$ROOT"/docs/*.md; do gzip -9n < "$page" > "$DOC/docs/$(basename "$page").gz"; done
 gzip -9n < "$ROOT/docs/openapi.yaml" > "$DOC/openapi.yaml.gz"
 install -m 0644 "$ROOT/Config/crontab.example" "$DOC/crontab.example"
 gzip -9n < "$ROOT/packaging/pushctl.1" > "$R/usr/share/man/man1/pushctl.1.gz"
@@ -68,7 +76,7 @@ install -m 0644 "$ROOT/packaging/debian/copyright" "$DOC/copyright"
   printf '  * Built from commit\n    %s.\n  * What changed: README.md.gz and the git history.\n\n' "$COMMIT"
   printf ' -- %s  %s\n' "$MAINTAINER" "$(date -u -R -d "@$SOURCE_DATE_EPOCH")"
 } | gzip -9n > "$DOC/changelog.gz"
-chmod 0644 "$DOC"/*
+find "$DOC" -type f -exec chmod 0644 {} +
 
 # Depends: the shared libraries the binary links (dpkg-shlibdeps reads the installed packages' shlibs and symbols
 # files: no network), and adduser for the maintainer scripts. Everything else they call is essential.

@@ -25,11 +25,16 @@ public actor Installation {
     /// An installation whose state lives in `stateStore`.
     ///
     /// - Parameters:
+    ///   - configuration: the server, the app id and its registration key.
+    ///   - stateStore: where the wanted and the acknowledged state are kept between launches.
     ///   - installationId: the app's own id for this install, if it has one it prefers (e.g.
     ///     `identifierForVendor`); otherwise the stored one, else a new random UUID, kept from then on.
     ///   - facts: time zone, locale, app and OS version, set again at every launch (``DeviceFacts/current`` by
     ///     default; the app version comes from the main bundle on Apple platforms — pass it on Linux).
-    ///   - transport, retry, sleeper, now: how requests are sent, retried and waited for (injected by tests).
+    ///   - transport: how requests are sent (``URLSessionTransport`` by default; injected by tests).
+    ///   - retry: how often and how long a request is retried within one ``save()``.
+    ///   - sleeper: how the waits between retries are slept (injected by tests).
+    ///   - now: the clock `Retry-After` times are stored against (injected by tests).
     /// - Throws: `state_unreadable` when the stored state is damaged or from a newer version.
     public init(
         configuration: ClientConfiguration, stateStore: any StateStore, installationId: String? = nil,

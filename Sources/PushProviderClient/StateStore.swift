@@ -10,9 +10,9 @@ public protocol StateStore: Sendable {
 }
 
 /// A file `installation.json` in a directory: the directory given on Linux; on Apple platforms, by default,
-/// `Application Support/PushProviderClient/<app>/` (``DirectoryStateStore/applicationSupport(app:)``). Written to a
-/// temporary file and renamed over the old one (`Data.write(options: .atomic)`), so an app killed mid-write keeps the
-/// previous state.
+/// `Application Support/PushProviderClient/<app>/` (`DirectoryStateStore.applicationSupport(app:)`, a name only
+/// those platforms have, so no link here). Written to a temporary file and renamed over the old one
+/// (`Data.write(options: .atomic)`), so an app killed mid-write keeps the previous state.
 public struct DirectoryStateStore: StateStore {
     /// The directory.
     public let directory: URL

@@ -13,7 +13,7 @@ struct SendCommand: AsyncParsableCommand {
         abstract: "Send a notification to devices now.",
         discussion: """
             Targets: --token (repeatable), --tokens-file (one token per line), --channel, --all registered \
-            devices of the app, or an audience (--user U, --where CLAUSE repeated: README "Audiences and local time"); or --broadcast-channel ID with --payload holding a Live Activity update or end: one \
+            devices of the app, or an audience (--user U, --where CLAUSE repeated: docs/audiences.md); or --broadcast-channel ID with --payload holding a Live Activity update or end: one \
             request to APNs, which delivers it to every subscriber of that iOS 18 channel. Prints one line per token (masked token, status, reason, apns-id) once its outcome \
             is recorded, or JSON lines with --json. While APNs is unreachable the send waits and reconnects, up to \
             --outage-limit. Exit 0 all accepted; 1 some not accepted (dead, rejected, deferred after transient \

@@ -121,6 +121,10 @@ for doc in README.md.gz openapi.yaml.gz crontab.example copyright changelog.gz; 
   [ -f "/usr/share/doc/pushprovider/$doc" ] || fail "/usr/share/doc/pushprovider/$doc missing"
 done
 zcmp -s /usr/share/doc/pushprovider/README.md.gz "$ROOT/README.md" || fail "the installed README is not README.md"
+# The pages README.md links to (docs/NAME.md), beside it.
+for page in "$ROOT"/docs/*.md; do
+  zcmp -s "/usr/share/doc/pushprovider/docs/$(basename "$page").gz" "$page" || fail "docs/$(basename "$page") is not installed beside the README"
+done
 # The man page describes every subcommand the installed pushctl has.
 SUBCOMMANDS=$(/usr/bin/pushctl --help | sed -n '/^SUBCOMMANDS:/,/^$/p' | awk '/^  [a-z]/ { print $1 }')
 [ -n "$SUBCOMMANDS" ] || fail "pushctl --help lists no subcommands"

@@ -1,5 +1,12 @@
 #!/usr/bin/env python3
-"""Runs the README's marked shell blocks and checks what they print. Started by readme.sh (see there).
+"""Runs the marked shell blocks of README.md and of every docs/*.md page and checks what they print. Started by
+readme.sh (see there) as `readme.py README.md docs/*.md`.
+
+Each file runs in a world of its own: a fresh copy of the reader's checkout (the configuration on this run's
+ports, the development PKI, an empty registry) and, when a block asks for it, its own `make run`, stopped when the
+file is done. So a page whose examples lean on another page's state (devices, ids, keys) fails here, as it would
+for a reader who opened that page first. The private PostgreSQL, tinyproxy, webhook receiver and
+/etc/pushprovider are shared (one page uses each).
 
 A fenced block is marked by the HTML comment on the line before it (invisible on GitHub):
 
@@ -21,17 +28,20 @@ A fenced block is marked by the HTML comment on the line before it (invisible on
   <!-- readme.sh: skip REASON -->
       Not run, for the reason given (real Apple endpoints, systemd, …).
 
-Every fenced block of the sections this script covers must carry one of these markers.
+Every fenced block of a docs/*.md page, and of README.md's Quick start, must carry one of these markers; each
+section named in SECTIONS must hold a block that runs.
 
 Commands run as printed, with these stand-ins for the hosts and files a reader has and this machine lacks:
 /etc/pushprovider/ is a directory of the run (holding the files the README says are there), db.internal:5432
 the private PostgreSQL, proxy.internal:3128 the private tinyproxy, backend.internal:8081 the local webhook
 receiver, 127.0.0.1:8080 and 2197 the ports `make run` got, and `<printed key>` the key its banner printed.
 """
+import glob
 import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -40,8 +50,13 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
-SECTIONS = ["Quick start", "CLI", "HTTP API", "Live Activities", "PostgreSQL", "Scaling out", "Outbound proxy",
-            "Feedback webhook", "Cron broadcasts"]
+# Sections (a heading, matched by its start) that must hold a block that runs: what README.md's "CLI" (its
+# subsections) and the other sections this script covered before the reference moved to docs/.
+SECTIONS = ["Quick start", "Payloads", "Certificates", "Sending", "The token registry", "Broadcasts",
+            "Live Activities", "Scheduled sends", "Audiences", "Delivery history", "The APNs simulator", "HTTP API",
+            "PostgreSQL", "Scaling out", "Outbound proxy", "Feedback webhook", "Cron broadcasts"]
+# README.md is covered in these sections only (the rest of it are tables and links); a docs page entirely.
+README_COVERED = ["Quick start"]
 MARKER = re.compile(r"^\s*<!-- readme\.sh: (run|config|crontab|synopsis|skip)\b(.*?)-->\s*$")
 
 
@@ -56,27 +71,31 @@ class Failure(Exception):
 
 
 class Block:
-    def __init__(self, kind, args, lang, lines, line_no, section):
+    def __init__(self, kind, args, lang, lines, line_no, section, file="README.md"):
         self.kind, self.args, self.lang, self.lines, self.line_no, self.section = kind, args, lang, lines, line_no, section
+        self.file = file
 
     def where(self):
-        return f"README.md:{self.line_no} ({self.section})"
+        return f"{self.file}:{self.line_no} ({self.section})"
 
 
 def parse_readme(path):
-    """The fenced blocks of the README with their markers and the section (## or ###) each is in."""
+    """The fenced blocks of a page with their markers and the section (its deepest heading, #, ## or ###) each
+    is in. A docs page is covered whole: every block must be marked; README.md in README_COVERED only."""
     blocks, unmarked = [], []
+    name = os.path.relpath(path)
+    whole = name != "README.md"
     lines = open(path, encoding="utf-8").read().split("\n")
     section_path, i = {}, 0
     marker = None
     while i < len(lines):
         line = lines[i]
-        m = re.match(r"^(#{2,3}) (.*)$", line)
+        m = re.match(r"^(#{1,3}) (.*)$", line)
         if m:
             level = len(m.group(1))
             section_path[level] = m.group(2).strip()
-            if level == 2:
-                section_path.pop(3, None)
+            for deeper in range(level + 1, 4):
+                section_path.pop(deeper, None)
         mm = MARKER.match(line)
         if mm:
             marker = (mm.group(1), mm.group(2).strip(), i + 1)
@@ -89,12 +108,13 @@ def parse_readme(path):
             while j < len(lines) and not re.match(r"^\s*```\s*$", lines[j]):
                 body.append(lines[j][len(indent):] if lines[j].startswith(indent) else lines[j])
                 j += 1
-            names = [section_path.get(2, ""), section_path.get(3, "")]
-            section = next((c for n in reversed(names) for c in SECTIONS if n.startswith(c)), None)
+            deepest = next((section_path[k] for k in (3, 2, 1) if k in section_path), "")
+            section = next((c for c in SECTIONS if deepest.startswith(c)), None)
+            covered = whole or any(section_path.get(k, "").startswith(c) for k in (1, 2, 3) for c in README_COVERED)
             if marker and marker[2] == i:
-                blocks.append(Block(marker[0], marker[1], lang, body, i + 1, section or names[0]))
-            elif section:
-                unmarked.append(f"README.md:{i + 1} ({section})")
+                blocks.append(Block(marker[0], marker[1], lang, body, i + 1, section or deepest, name))
+            elif covered:
+                unmarked.append(f"{name}:{i + 1} ({deepest})")
             marker = None
             i = j + 1
             continue
@@ -206,10 +226,13 @@ class Runner:
     def start_make_run(self):
         if self.make_run:
             return
-        log = os.path.join(self.env["T"], "make-run.log")
+        log = os.path.join(self.env["T"], f"make-run-{self.env['PAGE']}.log")
         config = os.path.join(self.env["WORK"], "Config", "pushctl.json")
-        if self.env.get("NO_MAKE"):
-            print("readme.sh: --no-make: `make run` replaced by its recipe (cert make-dev if missing, pushctl serve)")
+        if self.env.get("NO_MAKE") or self.env.get("PAGE") != "README-md":
+            # The real `make run` for README.md's Quick start (which documents it); for a docs page, whose readers
+            # have it running already, its recipe: a `make run` per page would re-check the release build each time.
+            why = "--no-make" if self.env.get("NO_MAKE") else f"{self.env.get('PAGE')}"
+            print(f"readme.sh: {why}: `make run` replaced by its recipe (cert make-dev if missing, pushctl serve)")
             command = f"exec {shlex.quote(self.env['BIN'])} serve --config {shlex.quote(config)}"
         else:
             command = (f"exec make -C {shlex.quote(self.env['REPO'])} --no-print-directory run "
@@ -241,7 +264,7 @@ class Runner:
         steps = transcript(block.lines)
         if not steps:
             raise Failure("a run block with no `$ ` command")
-        out_dir = os.path.join(self.env["T"], "blocks", str(block.line_no))
+        out_dir = os.path.join(self.env["T"], "blocks", f"{self.env['PAGE']}-{block.line_no}")
         os.makedirs(out_dir, exist_ok=True)
         script = ["set +e", "cd " + shlex.quote(self.env["WORK"])]
         for n, (command, _) in enumerate(steps):
@@ -358,67 +381,134 @@ class WebhookReceiver(BaseHTTPRequestHandler):
         pass
 
 
+def slug(title):
+    """GitHub's anchor for a heading."""
+    return re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+
+
+def broken_links(path):
+    """Relative links of a page whose file or #anchor does not exist (pages moved between files must not rot)."""
+    def anchors(md):
+        found, code = set(), False
+        for line in open(md, encoding="utf-8"):
+            if line.lstrip().startswith("```"):
+                code = not code
+            m = None if code else re.match(r"^#{1,6} (.*)$", line)
+            if m:
+                found.add(slug(m.group(1)))
+        return found
+    text = re.sub(r"```.*?```", "", open(path, encoding="utf-8").read(), flags=re.S)
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"^[a-z]+:", target):
+            continue
+        file, _, anchor = target.partition("#")
+        resolved = os.path.normpath(os.path.join(os.path.dirname(path), file)) if file else path
+        if not os.path.exists(resolved):
+            broken.append(f"{os.path.relpath(path)}: ({target}): no file {os.path.relpath(resolved)}")
+        elif anchor and resolved.endswith(".md") and anchor not in anchors(resolved):
+            broken.append(f"{os.path.relpath(path)}: ({target}): no heading #{anchor} in {os.path.relpath(resolved)}")
+    return broken
+
+
+def page_world(env, path):
+    """The environment of one file's world: a fresh copy of the template checkout readme.sh made (WORK), named
+    after the file, with PUSHCTL_CONFIG pointing into it."""
+    page = re.sub(r"[^A-Za-z0-9]+", "-", os.path.relpath(path)).strip("-")
+    work = os.path.join(env["T"], "pages", page)
+    shutil.copytree(env["WORK"], work, symlinks=True)
+    world = dict(env, WORK=work, PAGE=page)
+    world["SHELL_ENV"] = dict(env["SHELL_ENV"], PUSHCTL_CONFIG=os.path.join(work, "Config", "pushctl.json"))
+    return world
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--check":
         sys.exit(check_background(sys.argv[2], sys.argv[3], sys.argv[4]))
-    readme = sys.argv[1]
+    files = sys.argv[1:]
     env = json.loads(os.environ["README_ENV"])
-    runner = Runner(env)
-    runner.subs = [tuple(p) for p in env["SUBS"]]
     WebhookReceiver.record = env["WEBHOOK_RECORD"]
     hook = HTTPServer(("127.0.0.1", int(env["HOOK_PORT"])), WebhookReceiver)
     threading.Thread(target=hook.serve_forever, daemon=True).start()
 
-    blocks, unmarked = parse_readme(readme)
+    parsed = [(path, *parse_readme(path)) for path in files]
     failures = []
+    unmarked = [u for _, _, us in parsed for u in us]
     if unmarked:
-        failures.append("blocks without a readme.sh marker in covered sections: " + ", ".join(unmarked))
+        failures.append("blocks without a readme.sh marker: " + ", ".join(unmarked))
+    links = [b for path in files for b in broken_links(path)]
+    if links:
+        failures.append("links to nowhere: " + "; ".join(links))
     covered = {}
-    run_text = "\n".join(runner.substitute(c) for b in blocks if b.kind == "run" for c, _ in transcript(b.lines))
-    run_text += "\n" + "\n".join(l for b in blocks if b.kind == "crontab" for l in b.lines)
+    subs = [tuple(p) for p in env["SUBS"]]
+    substitute = Runner(env)
+    substitute.subs = subs
+    run_text = "\n".join(substitute.substitute(c) for _, bs, _ in parsed for b in bs if b.kind == "run"
+                         for c, _ in transcript(b.lines))
+    run_text += "\n" + "\n".join(l for _, bs, _ in parsed for b in bs if b.kind == "crontab" for l in b.lines)
+    # `make run` is `pushctl serve` (its recipe; --no-make runs exactly that).
+    if any(parse_args(b.args).get("after") == "make run" for _, bs, _ in parsed for b in bs if b.kind == "run"):
+        run_text += "\npushctl serve --config Config/pushctl.json"
     passed = failed = skipped = 0
     try:
-        for block in blocks:
-            if block.section in SECTIONS:
-                covered.setdefault(block.section, []).append(block.kind)
-            label = f"{block.where()} [{block.kind}{(' ' + block.args) if block.args else ''}]"
-            with open(os.path.join(env["T"], "subs.json"), "w") as f:
-                json.dump(runner.subs, f)
+        for path, blocks, _ in parsed:
+            if not blocks:
+                continue
+            runner = Runner(page_world(env, path))
+            runner.subs = list(subs)
+            print(f"readme.sh: --- {os.path.relpath(path)}: {len(blocks)} blocks, a fresh checkout in {runner.env['WORK']}")
             try:
-                if block.kind == "run":
-                    runner.run_block(block)
-                elif block.kind == "config":
-                    runner.add_config(block.args, block.lines)
-                elif block.kind == "crontab":
-                    runner.run_crontab(block)
-                elif block.kind == "synopsis":
-                    runner.check_synopsis(block, run_text)
-                elif block.kind == "skip":
-                    if not block.args:
-                        raise Failure("a skipped block must say why")
-                    print(f"readme.sh: skipped {block.where()}: {block.args}")
-                    skipped += 1
-                    continue
-                print(f"readme.sh: ok   {label}")
-                passed += 1
-            except Failure as e:
-                print(f"readme.sh: FAIL {label}\n  {e}")
-                failures.append(f"{block.where()}: {str(e).splitlines()[0]}")
-                failed += 1
-            except subprocess.TimeoutExpired as e:
-                print(f"readme.sh: FAIL {label}\n  timed out: {e}")
-                failures.append(f"{block.where()}: timed out")
-                failed += 1
+                for block in blocks:
+                    if block.section in SECTIONS:
+                        covered.setdefault(block.section, []).append(block.kind)
+                    label = f"{block.where()} [{block.kind}{(' ' + block.args) if block.args else ''}]"
+                    with open(os.path.join(env["T"], "subs.json"), "w") as f:
+                        json.dump(runner.subs, f)
+                    try:
+                        if block.kind == "run":
+                            runner.run_block(block)
+                        elif block.kind == "config":
+                            runner.add_config(block.args, block.lines)
+                        elif block.kind == "crontab":
+                            runner.run_crontab(block)
+                        elif block.kind == "synopsis":
+                            runner.check_synopsis(block, run_text)
+                        elif block.kind == "skip":
+                            if not block.args:
+                                raise Failure("a skipped block must say why")
+                            print(f"readme.sh: skipped {block.where()}: {block.args}")
+                            skipped += 1
+                            continue
+                        print(f"readme.sh: ok   {label}")
+                        passed += 1
+                    except Failure as e:
+                        print(f"readme.sh: FAIL {label}\n  {e}")
+                        failures.append(f"{block.where()}: {str(e).splitlines()[0]}")
+                        failed += 1
+                    except subprocess.TimeoutExpired as e:
+                        print(f"readme.sh: FAIL {label}\n  timed out: {e}")
+                        failures.append(f"{block.where()}: timed out")
+                        failed += 1
+            finally:
+                runner.finish()
     finally:
-        runner.finish()
         hook.shutdown()
-    for section in SECTIONS:
+    every_page = {os.path.relpath(f) for f in ["README.md"] + glob.glob("docs/*.md")} <= {os.path.relpath(f) for f in files}
+    if not every_page:
+        print("readme.sh: a subset of the pages: the check that every section in SECTIONS runs a block is not made")
+    if every_page:
+        # README.md is the front door: every page is reachable from it.
+        readme = open("README.md", encoding="utf-8").read()
+        for page in sorted(glob.glob("docs/*.md")):
+            if not re.search(r"\]\(" + re.escape(page) + r"[#)]", readme):
+                failures.append(f"README.md does not link {page}")
+    for section in SECTIONS if every_page else []:
         kinds = covered.get(section, [])
         if not any(k in ("run", "crontab") for k in kinds):
             failures.append(f"section {section}: no block runs")
     for f in failures:
         print("readme.sh: " + f)
-    print(f"readme: {passed} passed, {failed} failed, {skipped} skipped")
+    print(f"readme: {len(files)} files, {passed} passed, {failed} failed, {skipped} skipped")
     sys.exit(1 if failures else 0)
 
 

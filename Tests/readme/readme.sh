@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# README as tests: runs the shell blocks README.md marks runnable, in order, and checks what each documents
-# (exit status, lines of output); see Tests/readme/readme.py for the markers. Run by `make test` after the
-# release build, because the Quick start's `make run` runs that binary:
-#   bash Tests/readme/readme.sh [.build/release/pushctl] [--no-make]
+# README as tests: runs the shell blocks README.md and every docs/*.md page mark runnable, in order, and checks
+# what each documents (exit status, lines of output); see Tests/readme/readme.py for the markers. Each file runs
+# in a fresh copy of the checkout below (its own registry, its own `make run`), so every page is self-contained.
+# Run by `make test` after the release build, because the Quick start's `make run` runs that binary:
+#   bash Tests/readme/readme.sh [.build/release/pushctl] [--no-make] [PAGE.md ...]
+# PAGE.md arguments run only those pages (then the check that every section in SECTIONS runs is not made).
 # It sets up, in a temporary directory: a copy of Config/pushctl.json on free ports with a development PKI
 # (`cert make-dev`), `pushctl` on PATH, the files the README says /etc/pushprovider holds, a private PostgreSQL
 # (initdb as the postgres user, stopped with `pg_ctl -m immediate` at the end), a private tinyproxy and a local
@@ -13,12 +15,16 @@ cd "$(dirname "$0")/../.."
 REPO=$(pwd)
 BIN=.build/release/pushctl
 NO_MAKE=
+FILES=()
 for arg in "$@"; do
   case "$arg" in
     --no-make) NO_MAKE=1 ;;
+    *.md) FILES+=("$arg") ;;
     *) BIN=$arg ;;
   esac
 done
+# Pages named on the command line run alone (a developer's loop); `make test` runs them all.
+[ ${#FILES[@]} -gt 0 ] || FILES=(README.md docs/*.md)
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 [ -x "$BIN" ] || [ -z "$NO_MAKE" ] || { echo "readme.sh: $BIN not found" >&2; exit 2; }
 
@@ -40,7 +46,7 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 HTTP_PORT=$(free_port); SIM_PORT=$(free_port); PG_PORT=$(free_port); PROXY_PORT=$(free_port); HOOK_PORT=$(free_port)
 
-# The reader's checkout: the shipped configuration on this run's ports, the development PKI, the release binary
+# The reader's checkout (readme.py copies it for each file): the shipped configuration on this run's ports, the development PKI, the release binary
 # where the Quick start runs it, `pushctl` on PATH.
 WORK=$T/repo
 mkdir -p "$WORK/Config" "$WORK/.build/release" "$T/bin"
@@ -122,4 +128,4 @@ print(json.dumps({
 }))
 EOF
 )
-python3 Tests/readme/readme.py README.md
+python3 Tests/readme/readme.py "${FILES[@]}"
