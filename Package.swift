@@ -53,7 +53,9 @@ let package = Package(
         // The commit the binary was built from (`pushctl --version`); see `buildCommit` above.
         .target(name: "CBuildInfo", cSettings: [.define("PUSHPROVIDER_COMMIT", to: "\"\(buildCommit)\"")]),
 
-        // System libraries, each wrapped by exactly one Swift file.
+        // System libraries. CSQLite is imported by PushStore/SQLite/SQLite.swift alone; CCurl by PushSender/Curl.swift
+        // and COpenSSL by PushSender/OpenSSL.swift, plus PushSender/LinkedLibraries.swift, which asks both loaded
+        // libraries their versions.
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),

@@ -54,8 +54,8 @@ extension APNsConnectionHandler {
                 status: 200, reason: nil,
                 accepted: ReceivedNotification(
                     request: request, uniqueId: unique, apnsIdGenerated: generated, receivedAtMs: core.now()))
-        case .reject(let r, let ts):
-            status = r.status
+        case .reject(let r, let ts), .answer(_, let r, let ts):
+            if case .answer(let scripted, _, _) = verdict { status = scripted } else { status = r.status }
             reason = r
             timestamp = ts
             // Echo the request's apns-id unless that is what was wrong with it.

@@ -14,6 +14,13 @@ public enum DeviceBehaviour: Sendable, Equatable {
     case internalServerError
     /// The token was issued for this topic (bundle id); other topics get 400 DeviceTokenNotForTopic.
     case topic(String)
+    /// Every request that passes the other checks gets this status (400–599) and reason — any reason, known to
+    /// this version or not (Apple adds reasons) — with `timestamp` when given (a 410 without one gets the time of
+    /// the request, as APNs sends).
+    case answer(status: Int, reason: String, timestampMs: Int64?)
+
+    /// The statuses an ``answer(status:reason:timestampMs:)`` may use: APNs' error answers.
+    public static let answerStatuses = 400...599
 
     /// The `state` spelling used in a devices file.
     public var name: String {
@@ -24,6 +31,7 @@ public enum DeviceBehaviour: Sendable, Equatable {
         case .tooManyRequests: "tooManyRequests"
         case .internalServerError: "internalServerError"
         case .topic: "topic"
+        case .answer: "answer"
         }
     }
 }
@@ -32,7 +40,8 @@ public enum DeviceBehaviour: Sendable, Equatable {
 public enum DeviceBehaviourFile {
     /// Parses a devices file: a JSON array (or `{"devices": [...]}`) of objects
     /// `{"token": HEX, "state": "unregistered"|"bad"|"otherEnvironment"|"tooManyRequests"|
-    /// "internalServerError"|"topic", "timestamp": MS?, "topic": BUNDLE_ID?}`.
+    /// "internalServerError"|"topic"|"answer", "timestamp": MS?, "topic": BUNDLE_ID?, "status": 400…599?,
+    /// "reason": REASON?}` (`status` and `reason` for `answer`, which answers with any status and reason).
     public static func parse(_ bytes: [UInt8]) throws(SimulatorError) -> [DeviceToken: DeviceBehaviour] {
         let root: JSONValue
         do { root = try JSONValue(parsing: bytes) } catch {
@@ -57,16 +66,24 @@ public enum DeviceBehaviourFile {
             do { token = try DeviceToken(parsing: text) } catch {
                 throw SimulatorError(.badDevicesFile, "devices file: entry \(i): \(error)")
             }
+            func timestamp() throws(SimulatorError) -> Int64? {
+                guard let ts = item["timestamp"], ts != .null else { return nil }
+                guard let ms = ts.intValue else {
+                    throw SimulatorError(.badDevicesFile, "devices file: entry \(i): timestamp must be ms since 1970")
+                }
+                return ms
+            }
             switch item["state"]?.stringValue {
             case "unregistered":
-                if let ts = item["timestamp"], ts != .null {
-                    guard let ms = ts.intValue else {
-                        throw SimulatorError(.badDevicesFile, "devices file: entry \(i): timestamp must be ms since 1970")
-                    }
-                    result[token] = .unregistered(timestampMs: ms)
-                } else {
-                    result[token] = .unregistered(timestampMs: nil)
+                result[token] = .unregistered(timestampMs: try timestamp())
+            case "answer":
+                guard let status = item["status"]?.intValue, DeviceBehaviour.answerStatuses.contains(Int(status)) else {
+                    throw SimulatorError(.badDevicesFile, "devices file: entry \(i): state answer needs \"status\" 400…599")
                 }
+                guard let reason = item["reason"]?.stringValue, !reason.isEmpty else {
+                    throw SimulatorError(.badDevicesFile, "devices file: entry \(i): state answer needs \"reason\"")
+                }
+                result[token] = .answer(status: Int(status), reason: reason, timestampMs: try timestamp())
             case "bad": result[token] = .bad
             case "otherEnvironment": result[token] = .otherEnvironment
             case "tooManyRequests": result[token] = .tooManyRequests
@@ -79,7 +96,7 @@ public enum DeviceBehaviourFile {
             case let other:
                 throw SimulatorError(
                     .badDevicesFile,
-                    "devices file: entry \(i): state must be unregistered, bad, otherEnvironment, tooManyRequests, internalServerError or topic, not \(other ?? "missing")")
+                    "devices file: entry \(i): state must be unregistered, bad, otherEnvironment, tooManyRequests, internalServerError, topic or answer, not \(other ?? "missing")")
             }
         }
         return result

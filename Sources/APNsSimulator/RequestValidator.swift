@@ -41,6 +41,8 @@ struct RequestValidator: Sendable {
         /// `endsActivity`: a liveactivity `end` event, after which the token's activity takes no more pushes.
         case accept(NotificationRequest, apnsIdGenerated: Bool, endsActivity: Bool = false)
         case reject(APNsReason, timestampMs: Int64?)
+        /// A scripted answer (``DeviceBehaviour/answer(status:reason:timestampMs:)``): this status, not the reason's.
+        case answer(status: Int, reason: APNsReason, timestampMs: Int64?)
     }
 
     /// The environment the simulator plays.
@@ -141,6 +143,9 @@ struct RequestValidator: Sendable {
         case .unregistered(let ts)?: return reject(.unregistered, ts ?? nowMs)
         case .tooManyRequests?: return reject(.tooManyRequests)
         case .internalServerError?: return reject(.internalServerError)
+        case .answer(let status, let reason, let ts)?:
+            let timestamp = ts ?? (status == APNsAnswerRule.goneStatus ? nowMs : nil)
+            return .answer(status: status, reason: APNsReason(rawValue: reason), timestampMs: timestamp)
         case .topic(let bundle)?:
             let base = pushType.topicSuffix.isEmpty ? topic : String(topic.dropLast(pushType.topicSuffix.count))
             if base != bundle { return reject(.deviceTokenNotForTopic) }

@@ -1,8 +1,9 @@
-/// What a provider must do with an APNs answer, following Apple's response-handling rules.
+/// What a provider must do with an APNs answer: ``APNsAnswerRule``'s verdict with the reason and timestamp the
+/// sender acts on.
 public enum APNsOutcome: Sendable, Equatable {
     /// 200: APNs accepted the notification.
     case accepted
-    /// The token is dead: prune it from the registry (410 gated on `timestampMs`; 400 token errors at once).
+    /// The token is dead: prune it from the registry (`timestampMs` set when the prune is gated on it).
     case tokenDead(APNsReason, timestampMs: Int64?)
     /// Never retry: the request itself is wrong (BadTopic, PayloadTooLarge, …).
     case permanent(APNsReason)
@@ -11,25 +12,16 @@ public enum APNsOutcome: Sendable, Equatable {
     /// The credentials are wrong for this endpoint: stop sending there instead of hammering APNs.
     case credentialFailure(APNsReason)
 
-    /// Classifies an HTTP status and reason.
+    /// Classifies an HTTP status and reason with ``APNsAnswerRule``.
     public static func classify(status: Int, reason: APNsReason?, timestampMs: Int64? = nil) -> APNsOutcome {
-        if status == 200 { return .accepted }
+        let verdict = APNsAnswerRule.verdict(status: status, reason: reason, timestampMs: timestampMs)
         let reason = reason ?? .unknown("HTTP \(status)")
-        switch reason {
-        case .unregistered, .expiredToken:
-            return .tokenDead(reason, timestampMs: timestampMs)
-        case .badDeviceToken, .deviceTokenNotForTopic:
-            return .tokenDead(reason, timestampMs: nil)
-        case .badCertificate, .badCertificateEnvironment, .invalidProviderToken, .missingProviderToken,
-             .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken, .forbidden:
-            return .credentialFailure(reason)
-        case .expiredProviderToken, .tooManyRequests, .internalServerError, .serviceUnavailable,
-             .shutdown, .idleTimeout, .tooManyProviderTokenUpdates:
-            return .retryable(reason)
-        default:
-            if status == 429 || status >= 500 { return .retryable(reason) }
-            if status == 410 { return .tokenDead(reason, timestampMs: timestampMs) }
-            return .permanent(reason)
+        switch verdict.kind {
+        case .accepted: return .accepted
+        case .tokenDead: return .tokenDead(reason, timestampMs: verdict.gatedOnTimestamp ? timestampMs : nil)
+        case .permanent: return .permanent(reason)
+        case .retryable: return .retryable(reason)
+        case .credentialFailure: return .credentialFailure(reason)
         }
     }
 

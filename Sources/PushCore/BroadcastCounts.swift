@@ -8,6 +8,8 @@ public struct BroadcastCounts: Sendable, Equatable {
     public var accepted = 0
     /// Devices whose transient failures exhausted their attempts; the next run of the same id retries them.
     public var deferred = 0
+    /// Devices whose token APNs called dead (``APNsAnswerRule``), pruned or kept because of a newer registration.
+    public var tokenDead = 0
     /// Tokens the store removed from the registry.
     public var pruned = 0
     /// Notifications that needed more than one request.
@@ -22,6 +24,10 @@ public struct BroadcastCounts: Sendable, Equatable {
 
     /// Outcomes other than accepted.
     public var notAccepted: Int { done - accepted }
+
+    /// Final outcomes that are neither accepted nor a dead token: the notifications APNs refused for good. A
+    /// broadcast with any fails (a dead token does not: removing it is what the answer asks for).
+    public var rejected: Int { done - accepted - tokenDead - deferred }
 
     /// The key an outcome other than accepted is counted under in ``notAcceptedByReason``: its bounded reason
     /// (``APNsReason/label(status:reason:)`` — Apple's reason, `transportError` or `unknown`, never free text),
@@ -53,6 +59,9 @@ public struct BroadcastCounts: Sendable, Equatable {
         case .accepted: accepted += devices
         case .deferred:
             deferred += devices
+            notAcceptedByReason[reason, default: 0] += devices
+        case .tokenDead:
+            tokenDead += devices
             notAcceptedByReason[reason, default: 0] += devices
         default: notAcceptedByReason[reason, default: 0] += devices
         }

@@ -5,7 +5,7 @@ public struct DeliveryOutcome: Sendable, Equatable {
     public enum Kind: String, Sendable, CaseIterable {
         /// 200 from APNs. Final.
         case accepted
-        /// 410 Unregistered/ExpiredToken or 400 BadDeviceToken/DeviceTokenNotForTopic. Final.
+        /// The token is dead (``APNsAnswerRule``: 410 with any reason, 400 BadDeviceToken/DeviceTokenNotForTopic). Final.
         case tokenDead
         /// A permanent 4xx (BadTopic, PayloadTooLarge, …). Final.
         case rejected
@@ -65,16 +65,24 @@ public struct DeliveryOutcome: Sendable, Equatable {
     }
 }
 
-/// A token removal the sender's policy decided on; the store applies it (410 gated on the timestamp).
+/// A token removal the sender's policy decided on; the store applies it (gated on the timestamp when
+/// ``APNsAnswerRule`` says so) and refuses one the rule says does not prune.
 public struct PruneRequest: Sendable, Equatable {
-    /// APNs' reason: Unregistered, ExpiredToken, BadDeviceToken or DeviceTokenNotForTopic.
+    /// APNs' reason (Unregistered, ExpiredToken, BadDeviceToken, DeviceTokenNotForTopic, or one this version does
+    /// not know that came with a 410).
     public var reason: APNsReason
+    /// The answer's HTTP status: with an unknown reason it is what decides (410 prunes).
+    public var status: Int
     /// The 410 answer's `timestamp` (ms): a token registered at or after it is kept.
     public var apnsTimestampMs: Int64?
 
-    /// Creates a request.
-    public init(reason: APNsReason, apnsTimestampMs: Int64? = nil) {
+    /// Creates a request; `status` defaults to the one Apple pairs with `reason`.
+    public init(reason: APNsReason, status: Int? = nil, apnsTimestampMs: Int64? = nil) {
         self.reason = reason
+        self.status = status ?? reason.status
         self.apnsTimestampMs = apnsTimestampMs
     }
+
+    /// The rule's verdict for this answer.
+    public var verdict: AnswerVerdict { APNsAnswerRule.verdict(status: status, reason: reason) }
 }

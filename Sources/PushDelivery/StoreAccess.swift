@@ -9,14 +9,21 @@ import PushCore
 /// the call began (a locked SQLite file blocks each attempt for its busy timeout), then thrown. Other errors are
 /// thrown at once.
 final class StoreAccess: Sendable {
+    /// The waits between attempts: from 100 ms doubling to 5 s, half of each random so the processes that share
+    /// a database do not retry in step.
+    static let backoff = BackoffPolicy(baseMs: 100, capMs: 5000, jitter: 0.5)
+
     let store: DeliveryStore
     let outageLimitMs: Int
     let logger: Logger
+    /// Uniform in [0, 1): the backoff's jitter.
+    let random: @Sendable () -> Double
 
-    init(store: DeliveryStore, outageLimitMs: Int, logger: Logger) {
+    init(store: DeliveryStore, outageLimitMs: Int, logger: Logger, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
         self.store = store
         self.outageLimitMs = outageLimitMs
         self.logger = logger
+        self.random = random
     }
 
     /// `body` on the store's thread pool, with transient failures retried (the waits between attempts hold no
@@ -83,7 +90,7 @@ final class StoreAccess: Sendable {
         if failures == 1 {
             logger.warning("the database is unavailable; retrying", metadata: ["operation": "\(what)", "error": "\(error.message)"])
         }
-        return min(5000, 50 << min(failures, 7), max(1, outageLimitMs - elapsedMs))
+        return max(1, min(Self.backoff.delayMs(failedAttempts: failures, random: random()), outageLimitMs - elapsedMs))
     }
 
     /// `error` as thrown: a transient failure that outlasted the outage limit says so.

@@ -22,8 +22,13 @@ public final class WebhookDispatcher: Sendable {
         public var idlePollMs = 1000
         /// Delay after the first failed attempt…
         public var firstRetryMs: Int64 = 1000
-        /// …doubling up to this.
+        /// …doubling up to this (half of each delay random: ``backoff``).
         public var maxRetryMs: Int64 = 600_000
+        /// Uniform in [0, 1): the backoff's jitter.
+        public var random: @Sendable () -> Double = { Double.random(in: 0..<1) }
+
+        /// The retry delays: equal jitter, so the processes posting one app's events do not retry in step.
+        var backoff: BackoffPolicy { BackoffPolicy(baseMs: Int(firstRetryMs), capMs: Int(maxRetryMs), jitter: 0.5) }
         /// The defaults.
         public init() {}
     }
@@ -123,7 +128,7 @@ public final class WebhookDispatcher: Sendable {
             problem = error.message
         }
         let attempts = events.map(\.attempts).max() ?? 0
-        let delay = min(settings.maxRetryMs, settings.firstRetryMs << min(20, attempts))
+        let delay = Int64(settings.backoff.delayMs(failedAttempts: attempts + 1, random: settings.random()))
         logger.warning("webhook failed; retrying", metadata: [
             "app": "\(app)", "url": "\(client.url)", "events": "\(events.count)", "attempt": "\(attempts + 1)",
             "problem": "\(problem)", "retryInMs": "\(delay)",

@@ -35,24 +35,3 @@ public struct TaskSleeper: Sleeper {
         try? await Task.sleep(nanoseconds: UInt64(max(0, milliseconds)) * 1_000_000)
     }
 }
-
-/// Exponential backoff with full jitter (AWS's "full jitter"): spreads retries of many notifications.
-public struct BackoffPolicy: Sendable {
-    /// First retry's upper bound.
-    public var baseMs: Int
-    /// Largest delay.
-    public var capMs: Int
-
-    /// Creates a policy.
-    public init(baseMs: Int, capMs: Int) {
-        self.baseMs = baseMs
-        self.capMs = capMs
-    }
-
-    /// The delay before attempt `failedAttempts + 1`, given a uniform `random` in [0, 1).
-    public func delayMs(failedAttempts: Int, random: Double) -> Int {
-        let shift = min(max(failedAttempts - 1, 0), 30)
-        let ceiling = min(capMs, baseMs.multipliedReportingOverflow(by: 1 << shift).overflow ? capMs : baseMs << shift)
-        return Int(Double(ceiling) * min(max(random, 0), 1))
-    }
-}

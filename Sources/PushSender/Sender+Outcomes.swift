@@ -52,12 +52,14 @@ extension Sender {
             }
             var decision = PruneDecision.none
             if case .tokenDead(let dead, let ts) = outcome {
+                // The request carries the answer's status: the store checks it against the same rule.
+                let request = PruneRequest(reason: dead, status: response.status, apnsTimestampMs: ts)
                 if dead != .badDeviceToken {
-                    decision = .delete(PruneRequest(reason: dead, apnsTimestampMs: ts))
+                    decision = .delete(request)
                 } else if e.breaker.tripped {
                     decision = .keptByBreaker
                 } else if e.breaker.isConfidentlyHealthy {
-                    decision = .delete(PruneRequest(reason: dead))
+                    decision = .delete(request)
                 } else {
                     decision = .held
                     e.held.append(job)

@@ -48,7 +48,8 @@ final class RegistrationBatcher: Service, Sendable {
 
     private let registry: any RegistryStore
     private let maxBatch: Int
-    private let maxQueueWaitNs: UInt64
+    /// The executor whose busy rule a queued registration follows.
+    private let executor: StoreExecutor
     private let queue = Mutex(Queue())
     private let wakeup = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
@@ -56,7 +57,7 @@ final class RegistrationBatcher: Service, Sendable {
     init(registry: any RegistryStore, maxBatch: Int = 512) {
         self.registry = registry
         self.maxBatch = maxBatch
-        maxQueueWaitNs = UInt64(registry.executor.maxQueueWaitMs) * 1_000_000
+        executor = registry.executor
     }
 
     /// Queues a registration and waits for its transaction to commit.
@@ -149,9 +150,8 @@ final class RegistrationBatcher: Service, Sendable {
         var live: [Item] = []
         live.reserveCapacity(batch.count)
         for item in batch {
-            if now - item.queuedNs > maxQueueWaitNs {
-                item.continuation.resume(returning: .failure(StoreError(
-                    .busy, "the database is not keeping up: the registration waited more than \(maxQueueWaitNs / 1_000_000) ms")))
+            if executor.waitedTooLong(queuedNs: item.queuedNs, nowNs: now) {
+                item.continuation.resume(returning: .failure(executor.busyError))
             } else {
                 live.append(item)
             }

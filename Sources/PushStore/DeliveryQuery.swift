@@ -42,10 +42,6 @@ public struct DeliveryQuery: Sendable, Equatable {
     }
 
     /// The SQL expression (valid on SQLite and PostgreSQL) for a row's kind: the stored one, or for rows written
-    /// before kinds were stored the kind their status and reason imply.
-    static let kindExpression = """
-        coalesce(kind, CASE WHEN status = 200 THEN 'accepted'
-            WHEN reason IN ('Unregistered', 'ExpiredToken', 'BadDeviceToken', 'DeviceTokenNotForTopic') THEN 'tokenDead'
-            WHEN status = 0 OR status = 429 OR status >= 500 THEN 'deferred' ELSE 'rejected' END)
-        """
+    /// before kinds were stored the kind ``APNsAnswerRule`` gives their status and reason (see ``AnswerSQL``).
+    static let kindExpression = AnswerSQL.historyKind(kind: "kind", status: "status", reason: "reason")
 }

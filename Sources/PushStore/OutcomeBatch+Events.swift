@@ -26,7 +26,7 @@ extension OutcomeBatch {
         for token in releasedPrunes where pruned.contains(token) && !covered.contains(token) {
             covered.insert(token)
             events.append(WebhookEvent(
-                app: app, kind: .tokenPruned, token: token.hex, status: 400, reason: APNsReason.badDeviceToken.rawValue,
+                app: app, kind: .tokenPruned, token: token.hex, status: APNsReason.badDeviceToken.status, reason: APNsReason.badDeviceToken.rawValue,
                 apnsId: nil, broadcastId: job?.id, apnsTimestampMs: nil))
         }
         return events

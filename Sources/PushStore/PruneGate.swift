@@ -1,27 +1,29 @@
 import PushCore
 
-/// The prune rule, once for both backends: which APNs reasons remove a token, and when a removal is skipped
-/// because the device registered the token again after APNs' verdict. `Unregistered` / `ExpiredToken` (410) are
-/// gated on APNs' timestamp (Apple: keep the token if the device registered it again later; with no timestamp it
-/// goes); `BadDeviceToken` and `DeviceTokenNotForTopic` always remove; other reasons say nothing about the token.
+/// The store's side of the prune rule, once for both backends. Which answers remove a token, and which removals
+/// wait on APNs' timestamp, is ``APNsAnswerRule``'s verdict (never a list here): a removal the rule gates is
+/// skipped when the device registered the token again at or after APNs' timestamp (Apple: keep the token if the
+/// device registered it again later; with no timestamp it goes); the others always remove.
 enum PruneGate {
-    /// True for the reasons that remove a token.
-    static func prunes(_ reason: APNsReason) -> Bool {
-        switch reason {
-        case .unregistered, .expiredToken, .badDeviceToken, .deviceTokenNotForTopic: true
-        default: false
+    /// True for the answers that remove a token.
+    static func prunes(_ request: PruneRequest) -> Bool { request.verdict.prunes }
+
+    /// Refuses an answer that does not remove a token (`.invalidInput`): nothing is written.
+    static func check(_ request: PruneRequest) throws(StoreError) {
+        guard prunes(request) else {
+            throw StoreError(.invalidInput, "APNs answer \(request.status) \(request.reason.rawValue) does not prune a token")
         }
     }
 
-    /// Refuses a reason that does not remove a token (`.invalidInput`): nothing is written.
-    static func check(_ reason: APNsReason) throws(StoreError) {
-        guard prunes(reason) else { throw StoreError(.invalidInput, "APNs reason \(reason.rawValue) does not prune a token") }
+    /// True when the token stays: a gated removal whose timestamp is not after the token's last registration.
+    static func keeps(_ request: PruneRequest, lastRegisteredMs: Int64) -> Bool {
+        request.verdict.gatedOnTimestamp && request.apnsTimestampMs.map { lastRegisteredMs >= $0 } == true
     }
 
-    /// True when the token stays: a gated reason whose timestamp is not after the token's last registration.
-    static func keeps(reason: APNsReason, lastRegisteredMs: Int64, apnsTimestampMs: Int64?) -> Bool {
-        let gated = reason == .unregistered || reason == .expiredToken
-        return gated && apnsTimestampMs.map { lastRegisteredMs >= $0 } == true
+    /// The prune counters' reason: bounded like `/metrics`' labels (``APNsReason/label(status:reason:)``), so a
+    /// reason this version does not know counts as `unknown` (the prune log keeps the reason as APNs sent it).
+    static func counterReason(_ request: PruneRequest) -> String {
+        APNsReason.label(status: request.status, reason: request.reason.rawValue)
     }
 
     /// The prune log's `action` (and its counter's) for a verdict.

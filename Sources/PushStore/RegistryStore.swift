@@ -86,11 +86,11 @@ public protocol RegistryStore: AnyObject, DeliveryStore {
     func tokenPage(app: String, channel: String?, environment: APNsEnvironment?, after: String, limit: Int)
         throws(StoreError) -> [String]
 
-    /// Removes a token APNs reported dead, unless (for Unregistered/ExpiredToken) it registered again after
-    /// APNs' timestamp; logs what was done.
+    /// Removes a token APNs reported dead, unless (for an answer ``APNsAnswerRule`` gates on its timestamp) it
+    /// registered again after APNs' timestamp; logs what was done. An answer that does not prune is `.invalidInput`.
     @discardableResult
     @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
-    func prune(app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?) throws(StoreError) -> PruneOutcome
+    func prune(app: String, token: DeviceToken, _ request: PruneRequest) throws(StoreError) -> PruneOutcome
 
     /// The newest prune-log entries of `app`.
     @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")

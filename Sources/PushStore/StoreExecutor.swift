@@ -47,10 +47,19 @@ public final class StoreExecutor: Sendable {
     /// it sees its real outcome.
     public func run<T: Sendable>(_ body: @escaping @Sendable () throws(StoreError) -> T) async throws(StoreError) -> T {
         let result = await perform { () -> Result<T, StoreError> in Result { () throws(StoreError) -> T in try body() } }
-        guard let result else {
-            throw StoreError(.busy, "the database is not keeping up: no store thread was free within \(maxQueueWaitMs) ms")
-        }
+        guard let result else { throw busyError }
         return try result.get()
+    }
+
+    /// The busy rule, for this executor and whatever queues calls in front of it (``RegistrationBatcher``): a call
+    /// that has waited longer than ``maxQueueWaitMs`` (queued at `queuedNs`, uptime) does not run.
+    public func waitedTooLong(queuedNs: UInt64, nowNs: UInt64 = DispatchTime.now().uptimeNanoseconds) -> Bool {
+        nowNs &- queuedNs > UInt64(maxQueueWaitMs) * 1_000_000
+    }
+
+    /// What a call refused as busy fails with.
+    public var busyError: StoreError {
+        StoreError(.busy, "the database is not keeping up: no store thread was free within \(maxQueueWaitMs) ms")
     }
 
     /// Runs `body` on a pool thread; nil when it could not start in time (and then it did not run).
@@ -65,11 +74,10 @@ public final class StoreExecutor: Sendable {
             running = true
         }
         let since = DispatchTime.now().uptimeNanoseconds
-        let limitNs = UInt64(maxQueueWaitMs) * 1_000_000
         return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
             pool.submit { state in
                 self.waiting.wrappingSubtract(1, ordering: .relaxed)
-                guard case .active = state, DispatchTime.now().uptimeNanoseconds - since <= limitNs else {
+                guard case .active = state, !self.waitedTooLong(queuedNs: since) else {
                     continuation.resume(returning: nil)
                     return
                 }

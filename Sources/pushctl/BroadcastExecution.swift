@@ -115,8 +115,8 @@ struct BroadcastExecution {
         if report.counts.deferred > 0 {
             throw CLIError(code: 1, message: "\(report.counts.deferred) devices deferred after transient failures; run the same command again to retry them")
         }
-        let dead: Set<String> = ["Unregistered", "ExpiredToken", "BadDeviceToken", "DeviceTokenNotForTopic"]
-        if report.counts.notAcceptedByReason.keys.contains(where: { !dead.contains($0) }) { throw CLIError(code: 1, message: "") }
+        // Dead tokens do not fail it (their kind is APNsAnswerRule's verdict, stored with each outcome).
+        if report.counts.rejected > 0 { throw CLIError(code: 1, message: "") }
     }
 
     /// One progress line. The first figures are the whole broadcast's (devices with an outcome, from earlier
@@ -154,7 +154,7 @@ struct BroadcastExecution {
                 ("id", .string(r.record.id)), ("state", .string(r.record.state.rawValue)),
                 ("total", .int(Int64(r.record.total))), ("sentThisRun", .int(Int64(r.sentThisRun))),
                 ("done", .int(Int64(r.counts.done))), ("accepted", .int(Int64(r.counts.accepted))),
-                ("deferred", .int(Int64(r.counts.deferred))),
+                ("deferred", .int(Int64(r.counts.deferred))), ("tokenDead", .int(Int64(r.counts.tokenDead))),
                 ("rejected", .object(rejected.map { ($0.key, JSONValue.int(Int64($0.value))) })),
                 ("pruned", .int(Int64(r.counts.pruned))), ("retried", .int(Int64(r.counts.retried))),
                 ("possiblyDuplicated", .int(Int64(r.counts.possiblyDuplicated))),
@@ -167,7 +167,7 @@ struct BroadcastExecution {
             return
         }
         print("broadcast \(r.record.id) \(r.record.state.rawValue): \(r.sentThisRun) sent by this process in \(String(format: "%.1f", r.seconds)) s (\(Int(rate)) notifications/s)")
-        print("  devices \(r.record.total), finished \(r.counts.done), accepted \(r.counts.accepted), not accepted \(r.counts.notAccepted), deferred \(r.counts.deferred)")
+        print("  devices \(r.record.total), finished \(r.counts.done), accepted \(r.counts.accepted), not accepted \(r.counts.notAccepted), dead tokens \(r.counts.tokenDead), deferred \(r.counts.deferred)")
         if !rejected.isEmpty { print("  not accepted by reason: " + rejected.map { "\($0.key) \($0.value)" }.joined(separator: ", ")) }
         print("  pruned \(r.counts.pruned), retried \(r.counts.retried), possibly duplicated \(r.counts.possiblyDuplicated)")
         if r.workers.count > 1 || (r.sentThisRun == 0 && !r.workers.isEmpty) {

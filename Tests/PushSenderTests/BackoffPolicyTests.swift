@@ -1,5 +1,5 @@
+import PushCore
 import Testing
-@testable import PushSender
 
 struct BackoffPolicyTests {
     let policy = BackoffPolicy(baseMs: 1000, capMs: 60_000)
@@ -14,5 +14,17 @@ struct BackoffPolicyTests {
     @Test func ceilingIsCapped() {
         #expect(policy.delayMs(failedAttempts: 7, random: 1) == 60_000)
         #expect(policy.delayMs(failedAttempts: 200, random: 0.25) == 15_000)
+    }
+
+    @Test func equalJitterKeepsHalfTheCeilingAndNoJitterAllOfIt() {
+        let equal = BackoffPolicy(baseMs: 100, capMs: 5000, jitter: 0.5)
+        #expect(equal.delayMs(failedAttempts: 1, random: 0) == 50)
+        #expect(equal.delayMs(failedAttempts: 1, random: 0.999_999) == 99)
+        #expect(equal.delayMs(failedAttempts: 3, random: 0.5) == 300)
+        #expect(equal.delayMs(failedAttempts: 30, random: 0) == 2500)
+        let none = BackoffPolicy(baseMs: 1000, capMs: 600_000, jitter: 0)
+        #expect(none.delayMs(failedAttempts: 1, random: 0.3) == 1000)
+        #expect(none.delayMs(failedAttempts: 21, random: 0.9) == 600_000)
+        #expect(BackoffPolicy(baseMs: 1, capMs: 9, jitter: 7).jitter == 1)
     }
 }

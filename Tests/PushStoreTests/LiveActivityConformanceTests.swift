@@ -104,13 +104,13 @@ import TestSupport
         let registeredAt = clock.now
         clock.advance(100)
         // APNs saw the token invalid before it was registered again: kept.
-        #expect(try registry.prune(app: "a", token: testToken(1), reason: .unregistered, apnsTimestampMs: registeredAt - 1) == .skippedNewerRegistration)
+        #expect(try registry.prune(app: "a", token: testToken(1), PruneRequest(reason: .unregistered, apnsTimestampMs: registeredAt - 1)) == .skippedNewerRegistration)
         #expect(try registry.allLiveActivityTokens(LiveActivityTokenQuery(app: "a", kind: .update)).count == 1)
-        #expect(try registry.prune(app: "a", token: testToken(1), reason: .unregistered, apnsTimestampMs: clock.now) == .deleted)
+        #expect(try registry.prune(app: "a", token: testToken(1), PruneRequest(reason: .unregistered, apnsTimestampMs: clock.now)) == .deleted)
         #expect(try registry.allLiveActivityTokens(LiveActivityTokenQuery(app: "a", kind: .update)).isEmpty)
         let log = try registry.pruneLog(app: "a", limit: 10)
         #expect(log.map(\.outcome) == [.deleted, .skippedNewerRegistration])
-        #expect(try registry.prune(app: "a", token: testToken(1), reason: .unregistered, apnsTimestampMs: nil) == .notFound)
+        #expect(try registry.prune(app: "a", token: testToken(1), PruneRequest(reason: .unregistered, apnsTimestampMs: nil)) == .notFound)
     }
 
     @Test(arguments: Backend.allCases) func broadcastChannelsAreKeptPerEnvironmentWithPolicyAndLabel(_ backend: Backend) throws {

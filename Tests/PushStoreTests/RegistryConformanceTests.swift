@@ -72,7 +72,7 @@ import TestSupport
         let registry = try backend.open(clock: clock)
         let token = testToken(5)
         try registry.add(app: "a", token: token)
-        #expect(try registry.prune(app: "a", token: token, reason: .badDeviceToken, apnsTimestampMs: nil) == .deleted)
+        #expect(try registry.prune(app: "a", token: token, PruneRequest(reason: .badDeviceToken, apnsTimestampMs: nil)) == .deleted)
         #expect(try registry.devices("a") == 0)
         #expect(try registry.add(app: "a", token: token) == .created)
         #expect(try registry.list(app: "a").map(\.token.hex) == [token.hex])
@@ -88,11 +88,11 @@ import TestSupport
         try registry.add(app: "a", token: fresh)  // registered at t0 + 1000
         // APNs says both stopped being valid at t0 + 500.
         let ts = t0 + 500
-        #expect(try registry.prune(app: "a", token: stale, reason: .unregistered, apnsTimestampMs: ts) == .deleted)
+        #expect(try registry.prune(app: "a", token: stale, PruneRequest(reason: .unregistered, apnsTimestampMs: ts)) == .deleted)
         #expect(
-            try registry.prune(app: "a", token: fresh, reason: .expiredToken, apnsTimestampMs: ts)
+            try registry.prune(app: "a", token: fresh, PruneRequest(reason: .expiredToken, apnsTimestampMs: ts))
                 == .skippedNewerRegistration)
-        #expect(try registry.prune(app: "a", token: stale, reason: .unregistered, apnsTimestampMs: ts) == .notFound)
+        #expect(try registry.prune(app: "a", token: stale, PruneRequest(reason: .unregistered, apnsTimestampMs: ts)) == .notFound)
         #expect(try registry.list(app: "a").map(\.token.hex) == [fresh.hex])
         let log = try registry.pruneLog(app: "a", limit: 100)
         #expect(log.count == 2)
@@ -106,9 +106,36 @@ import TestSupport
         let registry = try backend.open(clock: clock)
         try registry.add(app: "a", token: testToken(8))
         #expect(throws: StoreError.self) {
-            try registry.prune(app: "a", token: testToken(8), reason: .tooManyRequests, apnsTimestampMs: nil)
+            try registry.prune(app: "a", token: testToken(8), PruneRequest(reason: .tooManyRequests, apnsTimestampMs: nil))
         }
         #expect(try registry.devices("a") == 1)
+    }
+
+    /// Apple adds reasons: a 410 with one this version does not know prunes like Unregistered (gated on its
+    /// timestamp), the log keeps the reason APNs sent, and the counter (a metric label) counts it as `unknown`.
+    @Test(arguments: Backend.allCases) func anUnknownReasonWith410PrunesGatedOnItsTimestamp(_ backend: Backend) throws {
+        let clock = ManualClock()
+        let registry = try backend.open(clock: clock)
+        let stale = testToken(11), fresh = testToken(12)
+        try registry.add(app: "a", token: stale)
+        let ts = clock.now + 500
+        clock.advance(1000)
+        try registry.add(app: "a", token: fresh)
+        let inactive = APNsReason(rawValue: "TokenInactive")
+        #expect(try registry.prune(app: "a", token: stale, PruneRequest(reason: inactive, status: 410, apnsTimestampMs: ts)) == .deleted)
+        #expect(
+            try registry.prune(app: "a", token: fresh, PruneRequest(reason: inactive, status: 410, apnsTimestampMs: ts))
+                == .skippedNewerRegistration)
+        // The same unknown reason with a 400 says nothing about the token.
+        #expect(throws: StoreError.self) {
+            try registry.prune(app: "a", token: fresh, PruneRequest(reason: inactive, status: 400, apnsTimestampMs: nil))
+        }
+        #expect(try registry.list(app: "a").map(\.token.hex) == [fresh.hex])
+        #expect(try registry.pruneLog(app: "a", limit: 10).map(\.reason) == [inactive, inactive])
+        #expect(try registry.pruneCounts() == [
+            PruneCount(app: "a", reason: APNsReason.unknownLabel, outcome: "deleted", count: 1),
+            PruneCount(app: "a", reason: APNsReason.unknownLabel, outcome: "skipped", count: 1),
+        ])
     }
 
     @Test(arguments: Backend.allCases) func batchCommitsValidItemsAndReportsInvalid(_ backend: Backend) throws {

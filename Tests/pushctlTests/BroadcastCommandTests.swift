@@ -226,6 +226,27 @@ import Testing
         #expect(try w.received().count == 39)
     }
 
+    /// Apple adds reasons: a 410 with one this version does not know is a dead token like Unregistered — pruned,
+    /// counted as a dead token, and the broadcast succeeds.
+    @Test func a410WithAReasonThisVersionDoesNotKnowPrunesTheTokenAndTheBroadcastSucceeds() async throws {
+        let inactive = stride(from: 5, to: 200, by: 20).map(World.token)  // 10 of the 200
+        let devices = inactive.map { #"{"token": "\#($0)", "state": "answer", "status": 410, "reason": "TokenInactive"}"# }
+        var w = try await World.make(tokens: 200, devices: "[" + devices.joined(separator: ",") + "]")
+        defer { w.stop() }
+        let r = try await CLI.run(["broadcast", "--config", w.config, "--app", "example", "--id", "inactive", "--alert", "a", "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let summary = try JSONValue(parsing: r.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(summary["state"]?.stringValue == "completed")
+        #expect(summary["accepted"] == .int(190) && summary["tokenDead"] == .int(10) && summary["pruned"] == .int(10))
+        #expect(try w.received().count == 190)
+        let registry = try w.openRegistry()
+        let kept = Set(try await registry.run { try $0.list(app: "example").map(\.token.hex) })
+        #expect(kept.count == 190 && kept.isDisjoint(with: inactive))
+        // The prune log keeps the reason APNs sent.
+        let log = try await registry.run { try $0.pruneLog(app: "example", limit: 20) }
+        #expect(log.count == 10 && log.allSatisfy { $0.reason.rawValue == "TokenInactive" && $0.outcome == .deleted })
+    }
+
     @Test func anAlreadyCompletedIdPrintsItsSummaryAndSendsNothing() async throws {
         var w = try await World.make(tokens: 5)
         defer { w.stop() }

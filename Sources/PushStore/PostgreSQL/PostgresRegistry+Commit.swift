@@ -14,7 +14,7 @@ extension PostgresRegistry {
     /// app with a webhook the outbox events of its prunes and final failures.
     public func commit(_ batch: OutcomeBatch) throws(StoreError) -> CommitReceipt {
         let prunes = batch.outcomes.filter { o in
-            o.kind == .tokenDead && o.prune.map { PruneGate.prunes($0.reason) } == true
+            o.kind == .tokenDead && o.prune.map(PruneGate.prunes) == true
         }
         let lookUp = batch.tokensToLookUp
         guard prunes.isEmpty && batch.releasedPrunes.isEmpty && !batch.hasFailureEvents && lookUp.isEmpty else {
@@ -22,12 +22,11 @@ extension PostgresRegistry {
                 var receipt = CommitReceipt()
                 for o in prunes {
                     guard let prune = o.prune else { continue }
-                    let outcome = try self.prune(
-                        app: batch.app, token: o.token, reason: prune.reason, apnsTimestampMs: prune.apnsTimestampMs, in: db)
+                    let outcome = try self.prune(app: batch.app, token: o.token, prune, in: db)
                     if outcome == .deleted { receipt.pruned.insert(o.token) }
                 }
                 for token in batch.releasedPrunes {
-                    let outcome = try self.prune(app: batch.app, token: token, reason: .badDeviceToken, apnsTimestampMs: nil, in: db)
+                    let outcome = try self.prune(app: batch.app, token: token, PruneRequest(reason: .badDeviceToken), in: db)
                     if outcome == .deleted { receipt.pruned.insert(token) }
                 }
                 let before = try outcomeRows(id: batch.job?.id, tokens: lookUp, in: db)

@@ -83,14 +83,14 @@ extension PostgresRegistry {
 
     /// The prune of a token that is not a device: a Live Activity token, gated and logged like a device's.
     func pruneLiveActivityToken(
-        app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?, in db: PostgresSession
+        app: String, token: DeviceToken, _ request: PruneRequest, in db: PostgresSession
     ) throws(StoreError) -> (keep: Bool, lastRegisteredMs: Int64)? {
         let hex = token.hex
         guard let last = try db.row("""
             SELECT last_registered_ms FROM live_activity_tokens WHERE app = \(app) AND token = \(hex) FOR UPDATE
             """, as: (Int64).self)
         else { return nil }
-        let keep = PruneGate.keeps(reason: reason, lastRegisteredMs: last, apnsTimestampMs: apnsTimestampMs)
+        let keep = PruneGate.keeps(request, lastRegisteredMs: last)
         if !keep { try db.query("DELETE FROM live_activity_tokens WHERE app = \(app) AND token = \(hex)") }
         return (keep, last)
     }

@@ -352,31 +352,32 @@ public final class PostgresRegistry: RegistryStore {
     // MARK: prunes and the delivery log
 
     @discardableResult
-    public func prune(app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?) throws(StoreError) -> PruneOutcome {
-        try PruneGate.check(reason)
+    public func prune(app: String, token: DeviceToken, _ request: PruneRequest) throws(StoreError) -> PruneOutcome {
+        try PruneGate.check(request)
         return try pool.transaction { (db) throws(StoreError) -> PruneOutcome in
-            try prune(app: app, token: token, reason: reason, apnsTimestampMs: apnsTimestampMs, in: db)
+            try prune(app: app, token: token, request, in: db)
         }
     }
 
-    func prune(app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?, in db: PostgresSession) throws(StoreError) -> PruneOutcome {
+    func prune(app: String, token: DeviceToken, _ request: PruneRequest, in db: PostgresSession) throws(StoreError) -> PruneOutcome {
+        let (reason, apnsTimestampMs) = (request.reason, request.apnsTimestampMs)
         let keep: Bool, lastRegisteredMs: Int64
         if let row = try find(app: app, token: token, lock: true, in: db) {
-            keep = PruneGate.keeps(reason: reason, lastRegisteredMs: row.lastRegisteredMs, apnsTimestampMs: apnsTimestampMs)
+            keep = PruneGate.keeps(request, lastRegisteredMs: row.lastRegisteredMs)
             lastRegisteredMs = row.lastRegisteredMs
             if !keep { try db.query("DELETE FROM devices WHERE id = \(row.id)") }
-        } else if let la = try pruneLiveActivityToken(app: app, token: token, reason: reason, apnsTimestampMs: apnsTimestampMs, in: db) {
+        } else if let la = try pruneLiveActivityToken(app: app, token: token, request, in: db) {
             (keep, lastRegisteredMs) = la
         } else {
             return .notFound
         }
-        let (hex, action, reasonText) = (token.hex, PruneGate.action(keep: keep), reason.rawValue)
+        let (hex, action, reasonText, counterReason) = (token.hex, PruneGate.action(keep: keep), reason.rawValue, PruneGate.counterReason(request))
         try db.query("""
             INSERT INTO prune_log (app, token, reason, action, apns_timestamp_ms, last_registered_ms, at_ms)
             VALUES (\(app), \(hex), \(reasonText), \(action), \(apnsTimestampMs), \(lastRegisteredMs), coalesce(\(now)::bigint, pp_now_ms()))
             """)
         try db.query("""
-            INSERT INTO prune_counters (app, reason, action, bucket, count) VALUES (\(app), \(reasonText), \(action), \(counterBucket), 1)
+            INSERT INTO prune_counters (app, reason, action, bucket, count) VALUES (\(app), \(counterReason), \(action), \(counterBucket), 1)
             ON CONFLICT (app, reason, action, bucket) DO UPDATE SET count = prune_counters.count + 1
             """)
         return PruneGate.outcome(keep: keep)

@@ -24,6 +24,9 @@ func check(_ rc: Int32, _ db: OpaquePointer?, _ context: @autoclosure () -> Stri
 
 /// One SQLite connection. Not thread-safe by itself: ``SQLiteRegistry`` only uses it under a lock.
 final class Connection {
+    /// The loaded library's version (`sqlite3_libversion()`): ``SQLiteLibrary/version``.
+    static var libraryVersion: String { String(cString: sqlite3_libversion()) }
+
     /// The `sqlite3*` handle, closed in `deinit`.
     let handle: OpaquePointer
     private var statements: [String: Statement] = [:]

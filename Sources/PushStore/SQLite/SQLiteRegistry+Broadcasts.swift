@@ -72,16 +72,6 @@ extension SQLiteRegistry {
         }
     }
 
-    /// How many tokens an explicit-token broadcast targets.
-    public func broadcastTokenCount(id: String) throws(StoreError) -> Int {
-        try read { (db) throws(StoreError) -> Int in
-            let select = try db.statement("SELECT count(*) FROM broadcast_tokens WHERE broadcast_id = ?1")
-            defer { select.reset() }
-            try select.bind(1, id)
-            return try select.step() ? Int(select.int64(0)) : 0
-        }
-    }
-
     /// The broadcast's counters, summed over its shards.
     public func broadcastCounts(id: String) throws(StoreError) -> BroadcastCounts {
         try read { (db) throws(StoreError) -> BroadcastCounts in try Self.broadcastCounts(id: id, in: db) }

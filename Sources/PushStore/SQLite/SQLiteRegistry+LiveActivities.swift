@@ -130,7 +130,7 @@ extension SQLiteRegistry {
 
     /// The prune of a token that is not a device: a Live Activity token, gated and logged like a device's.
     static func pruneLiveActivityToken(
-        app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?, in db: Connection
+        app: String, token: DeviceToken, _ request: PruneRequest, in db: Connection
     ) throws(StoreError) -> (keep: Bool, lastRegisteredMs: Int64)? {
         let find = try db.statement("SELECT last_registered_ms FROM live_activity_tokens WHERE app = ?1 AND token = ?2")
         defer { find.reset() }
@@ -139,7 +139,7 @@ extension SQLiteRegistry {
         guard try find.step() else { return nil }
         let last = find.int64(0)
         find.reset()
-        let keep = PruneGate.keeps(reason: reason, lastRegisteredMs: last, apnsTimestampMs: apnsTimestampMs)
+        let keep = PruneGate.keeps(request, lastRegisteredMs: last)
         if !keep {
             let delete = try db.statement("DELETE FROM live_activity_tokens WHERE app = ?1 AND token = ?2")
             try delete.bind(1, app)

@@ -1,32 +1,29 @@
 import PushCore
 
 extension SQLiteRegistry {
-    /// Applies an APNs verdict to a token. `Unregistered` / `ExpiredToken` (410) delete only when the
-    /// token's last registration is earlier than `apnsTimestampMs` (Apple: keep the token if the device
-    /// registered it again later); with no timestamp they delete. `BadDeviceToken` and
-    /// `DeviceTokenNotForTopic` always delete. Other reasons are `.invalidInput`: they say nothing about
-    /// the token. Every delete and every skip is written to the prune log.
+    /// Applies an APNs verdict to a token (see ``PruneGate``: the answers ``APNsAnswerRule`` says prune; a gated
+    /// one deletes only when the token's last registration is earlier than its timestamp). Other answers are
+    /// `.invalidInput`: they say nothing about the token. Every delete and every skip is written to the prune log.
     @discardableResult
-    public func prune(
-        app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?
-    ) throws(StoreError) -> PruneOutcome {
-        try PruneGate.check(reason)
+    public func prune(app: String, token: DeviceToken, _ request: PruneRequest) throws(StoreError) -> PruneOutcome {
+        try PruneGate.check(request)
         let now = nowMs()
         return try write { (db) throws(StoreError) -> PruneOutcome in
-            try Self.prune(app: app, token: token, reason: reason, apnsTimestampMs: apnsTimestampMs, now: now, in: db)
+            try Self.prune(app: app, token: token, request, now: now, in: db)
         }
     }
 
-    /// The body of ``prune(app:token:reason:apnsTimestampMs:)``; the caller owns the transaction.
+    /// The body of ``prune(app:token:_:)``; the caller owns the transaction.
     static func prune(
-        app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?, now: Int64, in db: Connection
+        app: String, token: DeviceToken, _ request: PruneRequest, now: Int64, in db: Connection
     ) throws(StoreError) -> PruneOutcome {
+        let (reason, apnsTimestampMs) = (request.reason, request.apnsTimestampMs)
         let keep: Bool, lastRegisteredMs: Int64
         if let row = try find(app: app, token: token, in: db) {
-            keep = PruneGate.keeps(reason: reason, lastRegisteredMs: row.lastRegisteredMs, apnsTimestampMs: apnsTimestampMs)
+            keep = PruneGate.keeps(request, lastRegisteredMs: row.lastRegisteredMs)
             lastRegisteredMs = row.lastRegisteredMs
             if !keep { try deleteDevice(id: row.id, in: db) }
-        } else if let la = try pruneLiveActivityToken(app: app, token: token, reason: reason, apnsTimestampMs: apnsTimestampMs, in: db) {
+        } else if let la = try pruneLiveActivityToken(app: app, token: token, request, in: db) {
             (keep, lastRegisteredMs) = la
         } else {
             return .notFound
@@ -45,7 +42,7 @@ extension SQLiteRegistry {
             ON CONFLICT (app, reason, action) DO UPDATE SET count = count + 1
             """)
         try counter.bind(1, app)
-        try counter.bind(2, reason.rawValue)
+        try counter.bind(2, PruneGate.counterReason(request))
         try counter.bind(3, PruneGate.action(keep: keep))
         try counter.run()
         try log.bind(5, apnsTimestampMs)

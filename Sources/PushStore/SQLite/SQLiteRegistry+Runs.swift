@@ -154,13 +154,12 @@ extension SQLiteRegistry {
         return try write { (db) throws(StoreError) -> CommitReceipt in
             var receipt = CommitReceipt()
             for o in batch.outcomes {
-                guard let prune = o.prune, o.kind == .tokenDead, PruneGate.prunes(prune.reason) else { continue }
-                let outcome = try Self.prune(
-                    app: batch.app, token: o.token, reason: prune.reason, apnsTimestampMs: prune.apnsTimestampMs, now: now, in: db)
+                guard let prune = o.prune, o.kind == .tokenDead, PruneGate.prunes(prune) else { continue }
+                let outcome = try Self.prune(app: batch.app, token: o.token, prune, now: now, in: db)
                 if outcome == .deleted { receipt.pruned.insert(o.token) }
             }
             for token in batch.releasedPrunes {
-                let outcome = try Self.prune(app: batch.app, token: token, reason: .badDeviceToken, apnsTimestampMs: nil, now: now, in: db)
+                let outcome = try Self.prune(app: batch.app, token: token, PruneRequest(reason: .badDeviceToken), now: now, in: db)
                 if outcome == .deleted { receipt.pruned.insert(token) }
             }
             if let job = batch.job {
