@@ -19,7 +19,21 @@ public enum BroadcastState: String, Sendable, CaseIterable {
     case failed
 
     /// True when a run of this id still has devices to send to (deferred ones aside).
-    public var isUnfinished: Bool { self != .completed && self != .cancelled }
+    public var isUnfinished: Bool { Self.unfinished.contains(self) }
+}
+
+/// The named sets of states, once: the store's SQL names them through `StateSQL.list` (PushStore), never by hand.
+extension BroadcastState {
+    /// Still to be worked on: pending (scheduled ones too), running, interrupted, and `failed` (what older versions
+    /// wrote for interrupted). `unfinishedBroadcasts()`, `/metrics`' job gauges and cancelling use it.
+    public static let unfinished: [BroadcastState] = [.pending, .running, .interrupted, .failed]
+    /// Over: nothing runs it again but a new round of a completed one (``DeliveryStore/startBroadcast(id:shardSize:newRound:)``).
+    /// Only these are finished (`finished_ms`) and trimmed by history retention.
+    public static let ended: [BroadcastState] = [.completed, .cancelled]
+    /// Whose shards workers claim: running, or interrupted (a claim resumes it).
+    public static let workable: [BroadcastState] = [.running, .interrupted]
+    /// Those a claim or a resume moves to running (``BroadcastRecord/after(_:now:)``).
+    public static let resumable: [BroadcastState] = [.pending, .interrupted, .failed]
 }
 
 extension BroadcastState {

@@ -11,23 +11,12 @@ extension Broadcaster {
         return workers.map { $0.filter { $0.key != me }.values.reduce(0, +) }
     }
 
-    /// The processes (`host:pid`, in shard order) holding shards of broadcast `id` other than this one.
+    /// The processes (`host:pid`, in shard order) holding live claims on shards of broadcast `id`, other than this
+    /// one (``ShardLease``: an expired claim is not waited for, it is taken over).
     func holders(of id: String, access: StoreAccess) async -> [String]? {
         let me = configuration.owner
-        guard let shards = try? await access.run("reading the shards", retry: false, { store throws(DeliveryStoreError) in
-            try store.shards(id: id)
-        }) else { return nil }
-        var seen: [String] = []
-        for shard in shards where shard.state == .claimed && shard.owner != me {
-            let name = Self.processName(shard.owner)
-            if !seen.contains(name) { seen.append(name) }
-        }
-        return seen
-    }
-
-    /// `host:pid` of a worker id (`host:pid:nonce`): how progress lines and messages name a process.
-    public static func processName(_ owner: String) -> String {
-        let parts = owner.split(separator: ":")
-        return parts.count == 3 ? "\(parts[0]):\(parts[1])" : owner
+        return try? await access.run("reading the shards", retry: false, { store throws(DeliveryStoreError) in
+            try store.holders(of: id, except: me)
+        })
     }
 }

@@ -16,7 +16,7 @@ extension PushServer {
         let stored: DatabaseMetrics
         do throws(StoreError) {
             stored = try await registry.run { store in
-                let unfinished = try store.broadcasts(app: nil, states: [.pending, .running, .interrupted, .failed])
+                let unfinished = try store.broadcasts(app: nil, states: BroadcastState.unfinished)
                     .filter { apps.contains($0.app) }
                 var backlog: [(String, Int)] = []
                 for app in hooked { backlog.append((app, try store.deliveryStore.webhookBacklog(app: app))) }

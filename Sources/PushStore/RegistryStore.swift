@@ -215,11 +215,10 @@ extension RegistryStore {
     /// Runs `body` on the store's ``executor`` (``DeliveryStore/perform(_:)``).
     public func perform<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T? { await executor.perform(body) }
 
-    /// Broadcasts still to be worked on (pending — scheduled ones too —, running, interrupted; `failed` is what
-    /// older versions wrote for interrupted), oldest first.
+    /// Broadcasts still to be worked on (``PushCore/BroadcastState/unfinished``), oldest first.
     @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func unfinishedBroadcasts() throws(StoreError) -> [BroadcastRecord] {
-        try broadcasts(app: nil, states: [.pending, .running, .interrupted, .failed])
+        try broadcasts(app: nil, states: BroadcastState.unfinished)
     }
 
     /// The main pass's page: the broadcast's explicit tokens, its audience, or its app's devices in its channel and

@@ -1,3 +1,5 @@
+import PushCore
+
 /// Which shard a worker may claim (``DeliveryStore/claimShard(broadcastId:apps:owner:ttlMs:ownerIsDead:)``), once for
 /// both backends: a pending shard whose retry time has come, or a claimed one whose lease expired or whose holder is
 /// a process of this host that is gone (a crash, `kill -9`: taken over at once instead of after the lease).
@@ -26,7 +28,7 @@ struct ShardClaim {
     func allows(state: String, availableMs: Int64, expiresMs: Int64, holder: String) -> Bool {
         switch state {
         case "pending": availableMs <= now
-        case "claimed": expiresMs < now || dead.contains(holder)
+        case "claimed": !ShardLease.isLive(expiresMs: expiresMs, now: now) || dead.contains(holder)
         default: false
         }
     }
@@ -35,6 +37,6 @@ struct ShardClaim {
     /// the dead holders (`text[]`).
     static let postgresCondition = """
         ((s.state = 'pending' AND s.available_ms <= $1)
-            OR (s.state = 'claimed' AND (s.expires_ms < $1 OR s.owner = ANY($2::text[]))))
+            OR (s.state = 'claimed' AND (NOT \(ShardLease.liveSQL(expires: "s.expires_ms", now: "$1")) OR s.owner = ANY($2::text[]))))
         """
 }

@@ -46,16 +46,9 @@ struct BroadcastExecution {
         return true
     }
 
-    /// The processes (`host:pid`) holding a live claim on one of the broadcast's shards.
+    /// The processes (`host:pid`) holding a live claim on one of the broadcast's shards (``ShardLease``).
     static func holders(of id: String, registry: any RegistryStore) -> [String] {
-        let now = (try? registry.clockMs()) ?? 0
-        let shards = (try? registry.deliveryStore.shards(id: id)) ?? []
-        var seen: [String] = []
-        for shard in shards where shard.state == .claimed && shard.expiresMs > now {
-            let name = Broadcaster.processName(shard.owner)
-            if !seen.contains(name) { seen.append(name) }
-        }
-        return seen
+        (try? registry.deliveryStore.holders(of: id)) ?? []
     }
 
     func run(id: String, config: PushConfiguration, settings: AppSettings, registry: any RegistryStore) async throws {

@@ -14,12 +14,8 @@ extension PostgresRegistry {
     public func cancelBroadcast(id: String, app: String) throws(StoreError) -> BroadcastRecord? {
         try pool.transaction { (db) throws(StoreError) -> BroadcastRecord? in
             guard let record = try broadcast(id: id, in: db, lock: true), record.app == app else { return nil }
-            guard record.state.isUnfinished else { return record }
-            try db.query("""
-                UPDATE broadcasts SET state = 'cancelled', updated_ms = n.ms, finished_ms = n.ms
-                FROM (SELECT coalesce(\(now)::bigint, pp_now_ms()) AS ms) n
-                WHERE id = \(id)
-                """)
+            guard let change = record.after(.cancel, now: try storeNowMs(in: db)) else { return record }
+            try store(change, id: id, in: db)
             try notify(id, in: db)
             return try broadcast(id: id, in: db)
         }

@@ -23,7 +23,7 @@ extension PostgresRegistry: HistoryTrimming {
     func broadcastsFinished(before cutoffMs: Int64) throws(StoreError) -> [String] {
         try pool.withConnection { (db) throws(StoreError) -> [String] in
             try db.rows("""
-                SELECT id FROM broadcasts WHERE state IN ('completed', 'cancelled') AND finished_ms < \(cutoffMs) ORDER BY finished_ms
+                SELECT id FROM broadcasts WHERE state IN (\(unescaped: StateSQL.ended)) AND finished_ms < \(cutoffMs) ORDER BY finished_ms
                 """, as: (String).self)
         }
     }
@@ -36,7 +36,7 @@ extension PostgresRegistry: HistoryTrimming {
         let sql = """
             DELETE FROM \(table) WHERE broadcast_id = $1
                 AND token IN (SELECT token FROM \(table) WHERE broadcast_id = $1\(Self.keptKindsFilter(table)) ORDER BY token LIMIT $2)
-                AND EXISTS (SELECT 1 FROM broadcasts WHERE id = $1 AND state IN ('completed', 'cancelled') AND finished_ms < $3)
+                AND EXISTS (SELECT 1 FROM broadcasts WHERE id = $1 AND state IN (\(StateSQL.ended)) AND finished_ms < $3)
             """
         return try pool.withConnection { (db) throws(StoreError) -> Int in try db.changes(PostgresQuery(unsafeSQL: sql, binds: binds)) }
     }

@@ -105,16 +105,13 @@ extension PostgresRegistry {
     }
 
     public func noteStopped(id: String, error: String) throws(StoreError) {
-        try pool.withConnection { (db) throws(StoreError) in
-            _ = try db.query("""
-                UPDATE broadcasts SET error = \(error), updated_ms = coalesce(\(now)::bigint, pp_now_ms()),
-                    state = CASE
-                        WHEN state IN ('completed', 'cancelled') THEN state
-                        WHEN EXISTS (SELECT 1 FROM broadcast_shards WHERE broadcast_id = \(id) AND state = 'claimed'
-                            AND expires_ms >= coalesce(\(now)::bigint, pp_now_ms())) THEN state
-                        ELSE 'interrupted' END
-                WHERE id = \(id)
-                """)
+        // The broadcast row is held from loading it to storing the result: a claim's move to running (a
+        // conditional update of the same row) waits for it, then sees the interrupted state and runs it again.
+        try pool.transaction { (db) throws(StoreError) in
+            let nowMs = try storeNowMs(in: db)
+            guard let record = try broadcast(id: id, in: db, lock: true) else { return }
+            let live = try hasLiveLease(id: id, now: nowMs, in: db)
+            try store(record.after(.stopped(error: error, liveLease: live), now: nowMs), id: id, in: db)
         }
     }
 }

@@ -59,7 +59,7 @@ extension PostgresRegistry {
                 try db.query("UPDATE broadcast_shards SET available_ms = 0 WHERE broadcast_id = \(id) AND state = 'pending'")
                 try db.query("""
                     UPDATE broadcasts SET state = 'running', updated_ms = coalesce(\(now)::bigint, pp_now_ms())
-                    WHERE id = \(id) AND state NOT IN ('running', 'cancelled')
+                    WHERE id = \(id) AND state IN (\(unescaped: StateSQL.resumable))
                     """)
                 try notify(id, in: db)
             }
@@ -107,7 +107,7 @@ extension PostgresRegistry {
             let host = ShardClaim(owner: owner, now: nowMs, dead: []).hostPrefix
             let live = try db.rows("""
                 SELECT DISTINCT owner FROM broadcast_shards
-                WHERE state = 'claimed' AND owner <> \(owner) AND starts_with(owner, \(host)) AND expires_ms >= \(nowMs)
+                WHERE \(unescaped: StateSQL.liveClaim(now: String(nowMs))) AND owner <> \(owner) AND starts_with(owner, \(host))
                 """, as: (String).self)
             let dead = Array(ShardClaim.deadHolders(among: live, owner: owner, isDead: ownerIsDead))
             var binds = PostgresBindings()
@@ -117,7 +117,7 @@ extension PostgresRegistry {
             binds.append(apps)
             guard let (id, index) = try db.row(PostgresQuery(unsafeSQL: """
                 SELECT s.broadcast_id, s.shard::bigint FROM broadcast_shards s JOIN broadcasts b ON b.id = s.broadcast_id
-                WHERE s.state <> 'done' AND b.state IN ('running', 'interrupted')
+                WHERE s.state <> 'done' AND b.state IN (\(StateSQL.workable))
                     AND ($3::text IS NULL OR s.broadcast_id = $3)
                     AND ($4::text[] IS NULL OR b.app = ANY($4::text[]))
                     AND \(ShardClaim.postgresCondition)
@@ -141,7 +141,10 @@ extension PostgresRegistry {
                 INSERT INTO broadcast_claims (broadcast_id, shard, fence, owner, claimed_ms)
                 VALUES (\(id), \(index), \(shard.fence), \(owner), \(nowMs))
                 """)
-            try db.query("UPDATE broadcasts SET state = 'running', updated_ms = \(nowMs) WHERE id = \(id) AND state NOT IN ('running', 'cancelled')")
+            // A claim moves the broadcast to running (``BroadcastRecord/after(_:now:)``, from the states it names) with a
+            // conditional update rather than a lock taken first: claims of one broadcast on many hosts never wait on
+            // each other for a broadcast that already runs.
+            try db.query("UPDATE broadcasts SET state = 'running', updated_ms = \(nowMs) WHERE id = \(id) AND state IN (\(unescaped: StateSQL.resumable))")
             return shard
         }
     }
@@ -163,19 +166,18 @@ extension PostgresRegistry {
             let nowMs = try db.row("SELECT coalesce(\(now)::bigint, pp_now_ms())", as: (Int64).self) ?? Int64(0)
             let changed: Int
             let ending: String
-            var error: String?
+            let shardState = BroadcastShard.State.after(end).rawValue
             switch end {
             case .finished:
                 ending = "finished"
                 changed = try db.changes("""
-                    UPDATE broadcast_shards SET state = 'done', owner = '', expires_ms = 0, main_done = true
+                    UPDATE broadcast_shards SET state = \(shardState), owner = '', expires_ms = 0, main_done = true
                     WHERE broadcast_id = \(id) AND shard = \(shard) AND fence = \(fence) AND state = 'claimed'
                     """)
-            case .released(let why, let retryAfterMs, let mainDone, let settled):
+            case .released(_, let retryAfterMs, let mainDone, let settled):
                 ending = "released"
-                error = why
                 changed = try db.changes("""
-                    UPDATE broadcast_shards SET state = 'pending', owner = '', expires_ms = 0,
+                    UPDATE broadcast_shards SET state = \(shardState), owner = '', expires_ms = 0,
                         available_ms = \(nowMs + max(0, retryAfterMs)), main_done = main_done OR \(mainDone),
                         dispatched = CASE WHEN \(settled)::text IS NULL THEN dispatched ELSE greatest(checkpoint, \(settled)) END
                     WHERE broadcast_id = \(id) AND shard = \(shard) AND fence = \(fence) AND state = 'claimed'
@@ -186,31 +188,17 @@ extension PostgresRegistry {
                 UPDATE broadcast_claims SET ended_ms = \(nowMs), ending = \(ending)
                 WHERE broadcast_id = \(id) AND shard = \(shard) AND fence = \(fence)
                 """)
-            // Finishers of one broadcast take its row lock in turn (after their shard's); the next statement's
-            // snapshot then holds every shard finished before, so the last finisher completes the broadcast.
-            try db.query("SELECT id FROM broadcasts WHERE id = \(id) FOR UPDATE")
-            let released = ending == "released"
-            guard let state = try db.row("""
-                UPDATE broadcasts SET updated_ms = \(nowMs), error = coalesce(\(error), error),
-                    state = CASE
-                        WHEN state = 'cancelled' THEN state
-                        WHEN NOT EXISTS (SELECT 1 FROM broadcast_shards WHERE broadcast_id = \(id) AND state <> 'done') THEN 'completed'
-                        WHEN \(released) AND NOT EXISTS (SELECT 1 FROM broadcast_shards
-                            WHERE broadcast_id = \(id) AND state = 'claimed' AND expires_ms >= \(nowMs)) THEN 'interrupted'
-                        ELSE state END
-                WHERE id = \(id)
-                RETURNING state
-                """, as: (String).self)
-            else { throw StoreError(.corrupt, "broadcast \(id) vanished") }
-            if state == BroadcastState.completed.rawValue {
-                try db.query("""
-                    UPDATE broadcasts SET finished_ms = \(nowMs), error = NULL,
-                        total = (SELECT coalesce(sum(devices), 0) FROM broadcast_counts c WHERE c.broadcast_id = \(id) AND c.kind <> 'pending')
-                    WHERE id = \(id) AND finished_ms IS NULL
-                    """)
-            }
+            // Finishers of one broadcast take its row lock in turn (after their shard's); the statements after it
+            // take new snapshots holding every shard finished before, so the last finisher completes the broadcast.
+            // Then: load, decide (``BroadcastRecord/after(_:now:)``), store — a state this version cannot read is
+            // `.corrupt`, as on SQLite.
+            guard let record = try broadcast(id: id, in: db, lock: true) else { throw StoreError(.corrupt, "broadcast \(id) vanished") }
+            let event = BroadcastEvent.shardEnded(
+                end, shardsLeft: try shardsLeft(id: id, in: db), liveLease: try hasLiveLease(id: id, now: nowMs, in: db))
+            let change = record.after(event, now: nowMs)
+            try store(change, id: id, in: db)
             try notify(id, in: db)
-            return BroadcastState(rawValue: state) ?? .running
+            return change?.state ?? record.state
         }
     }
 

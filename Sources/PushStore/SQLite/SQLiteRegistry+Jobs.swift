@@ -9,14 +9,8 @@ extension SQLiteRegistry {
         let now = nowMs()
         return try write { (db) throws(StoreError) -> BroadcastRecord? in
             guard let record = try Self.broadcast(id: id, in: db), record.app == app else { return nil }
-            guard record.state.isUnfinished else { return record }
-            let update = try db.statement("""
-                UPDATE broadcasts SET state = 'cancelled', updated_ms = ?2, finished_ms = ?2
-                WHERE id = ?1 AND state NOT IN ('completed', 'cancelled')
-                """)
-            try update.bind(1, id)
-            try update.bind(2, now)
-            try update.run()
+            guard let change = record.after(.cancel, now: now) else { return record }
+            try Self.store(change, id: id, in: db)
             return try Self.broadcast(id: id, in: db)
         }
     }

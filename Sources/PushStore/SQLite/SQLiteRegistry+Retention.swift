@@ -26,7 +26,7 @@ extension SQLiteRegistry: HistoryTrimming {
     func broadcastsFinished(before cutoffMs: Int64) throws(StoreError) -> [String] {
         try read { (db) throws(StoreError) -> [String] in
             let select = try db.statement(
-                "SELECT id FROM broadcasts WHERE state IN ('completed', 'cancelled') AND finished_ms < ?1 ORDER BY finished_ms")
+                "SELECT id FROM broadcasts WHERE state IN (\(StateSQL.ended)) AND finished_ms < ?1 ORDER BY finished_ms")
             defer { select.reset() }
             try select.bind(1, cutoffMs)
             var ids: [String] = []
@@ -40,7 +40,7 @@ extension SQLiteRegistry: HistoryTrimming {
             let delete = try db.statement("""
                 DELETE FROM \(table) WHERE broadcast_id = ?1
                     AND token IN (SELECT token FROM \(table) WHERE broadcast_id = ?1\(Self.keptKindsFilter(table)) ORDER BY token LIMIT ?2)
-                    AND EXISTS (SELECT 1 FROM broadcasts WHERE id = ?1 AND state IN ('completed', 'cancelled') AND finished_ms < ?3)
+                    AND EXISTS (SELECT 1 FROM broadcasts WHERE id = ?1 AND state IN (\(StateSQL.ended)) AND finished_ms < ?3)
                 """)
             try delete.bind(1, id)
             try delete.bind(2, batch)

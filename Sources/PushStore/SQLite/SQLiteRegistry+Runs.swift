@@ -289,19 +289,9 @@ extension SQLiteRegistry {
     public func noteStopped(id: String, error: String) throws(StoreError) {
         let now = nowMs()
         try write { (db) throws(StoreError) in
-            let update = try db.statement("""
-                UPDATE broadcasts SET error = ?2, updated_ms = ?3,
-                    state = CASE
-                        WHEN state IN ('completed', 'cancelled') THEN state
-                        WHEN EXISTS (SELECT 1 FROM broadcast_shards WHERE broadcast_id = ?1 AND state = 'claimed'
-                            AND expires_ms >= ?3) THEN state
-                        ELSE 'interrupted' END
-                WHERE id = ?1
-                """)
-            try update.bind(1, id)
-            try update.bind(2, error)
-            try update.bind(3, now)
-            try update.run()
+            guard let record = try Self.broadcast(id: id, in: db) else { return }
+            let live = try Self.hasLiveLease(id: id, now: now, in: db)
+            try Self.store(record.after(.stopped(error: error, liveLease: live), now: now), id: id, in: db)
         }
     }
 }

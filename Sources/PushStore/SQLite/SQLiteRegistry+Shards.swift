@@ -52,7 +52,7 @@ extension SQLiteRegistry {
                 try update.run()
             case .resume:
                 try Self.run("UPDATE broadcast_shards SET available_ms = 0 WHERE broadcast_id = ?1 AND state = 'pending'", id, in: db)
-                let update = try db.statement("UPDATE broadcasts SET state = 'running', updated_ms = ?2 WHERE id = ?1 AND state NOT IN ('running', 'cancelled')")
+                let update = try db.statement("UPDATE broadcasts SET state = 'running', updated_ms = ?2 WHERE id = ?1 AND state IN (\(StateSQL.resumable))")
                 try update.bind(1, id)
                 try update.bind(2, now)
                 try update.run()
@@ -106,7 +106,7 @@ extension SQLiteRegistry {
             var claim = ShardClaim(owner: owner, now: now, dead: [])
             let holders = try db.statement("""
                 SELECT DISTINCT owner FROM broadcast_shards
-                WHERE state = 'claimed' AND owner <> ?1 AND substr(owner, 1, length(?2)) = ?2 AND expires_ms >= ?3
+                WHERE \(StateSQL.liveClaim(now: "?3")) AND owner <> ?1 AND substr(owner, 1, length(?2)) = ?2
                 """)
             try holders.bind(1, owner)
             try holders.bind(2, claim.hostPrefix)
@@ -118,7 +118,7 @@ extension SQLiteRegistry {
             let select = try db.statement("""
                 SELECT s.broadcast_id, s.shard, s.state, s.owner, s.expires_ms, s.available_ms, b.app
                 FROM broadcast_shards s JOIN broadcasts b ON b.id = s.broadcast_id
-                WHERE s.state <> 'done' AND b.state IN ('running', 'interrupted') AND (?1 IS NULL OR s.broadcast_id = ?1)
+                WHERE s.state <> 'done' AND b.state IN (\(StateSQL.workable)) AND (?1 IS NULL OR s.broadcast_id = ?1)
                 ORDER BY b.created_ms, s.broadcast_id, s.shard
                 """)
             try select.bind(1, broadcastId)
@@ -153,8 +153,9 @@ extension SQLiteRegistry {
             try log.bind(4, owner)
             try log.bind(5, now)
             try log.run()
+            // A claim moves the broadcast to running (``BroadcastRecord/after(_:now:)``, from the states it names).
             let running = try db.statement(
-                "UPDATE broadcasts SET state = 'running', updated_ms = ?2 WHERE id = ?1 AND state NOT IN ('running', 'cancelled')")
+                "UPDATE broadcasts SET state = 'running', updated_ms = ?2 WHERE id = ?1 AND state IN (\(StateSQL.resumable))")
             try running.bind(1, chosen.id)
             try running.bind(2, now)
             try running.run()
@@ -186,19 +187,17 @@ extension SQLiteRegistry {
         return try write { (db) throws(StoreError) -> BroadcastState in
             let update: Statement
             let ending: String
-            var error: String?
             switch end {
             case .finished:
                 ending = "finished"
                 update = try db.statement("""
-                    UPDATE broadcast_shards SET state = 'done', owner = '', expires_ms = 0, main_done = 1
+                    UPDATE broadcast_shards SET state = ?7, owner = '', expires_ms = 0, main_done = 1
                     WHERE broadcast_id = ?1 AND shard = ?2 AND fence = ?3 AND state = 'claimed'
                     """)
-            case .released(let why, let retryAfterMs, let mainDone, let settled):
+            case .released(_, let retryAfterMs, let mainDone, let settled):
                 ending = "released"
-                error = why
                 update = try db.statement("""
-                    UPDATE broadcast_shards SET state = 'pending', owner = '', expires_ms = 0, available_ms = ?4,
+                    UPDATE broadcast_shards SET state = ?7, owner = '', expires_ms = 0, available_ms = ?4,
                         main_done = max(main_done, ?5),
                         dispatched = CASE WHEN ?6 IS NULL THEN dispatched ELSE max(checkpoint, ?6) END
                     WHERE broadcast_id = ?1 AND shard = ?2 AND fence = ?3 AND state = 'claimed'
@@ -210,6 +209,7 @@ extension SQLiteRegistry {
             try update.bind(1, id)
             try update.bind(2, Int64(index))
             try update.bind(3, fence)
+            try update.bind(7, BroadcastShard.State.after(end).rawValue)
             try update.run()
             guard db.changes == 1 else { throw ShardFence.lost(id: id, index: index, fence: fence) }
             let log = try db.statement(
@@ -221,30 +221,13 @@ extension SQLiteRegistry {
             try log.bind(5, ending)
             try log.run()
 
-            let state = try db.statement("""
-                UPDATE broadcasts SET updated_ms = ?2, error = coalesce(?3, error),
-                    state = CASE
-                        WHEN state = 'cancelled' THEN state
-                        WHEN NOT EXISTS (SELECT 1 FROM broadcast_shards WHERE broadcast_id = ?1 AND state <> 'done') THEN 'completed'
-                        WHEN ?4 AND NOT EXISTS (SELECT 1 FROM broadcast_shards
-                            WHERE broadcast_id = ?1 AND state = 'claimed' AND expires_ms >= ?2) THEN 'interrupted'
-                        ELSE state END
-                WHERE id = ?1
-                """)
-            try state.bind(1, id)
-            try state.bind(2, now)
-            try state.bind(3, error)
-            try state.bind(4, Int64(ending == "released" ? 1 : 0))
-            try state.run()
+            // The broadcast's side: load, decide (``BroadcastRecord/after(_:now:)``), store.
             guard let record = try Self.broadcast(id: id, in: db) else { throw StoreError(.corrupt, "broadcast \(id) vanished") }
-            if record.state == .completed && record.finishedMs == nil {
-                let done = try db.statement("UPDATE broadcasts SET finished_ms = ?2, error = NULL, total = ?3 WHERE id = ?1")
-                try done.bind(1, id)
-                try done.bind(2, now)
-                try done.bind(3, Int64(try Self.broadcastCounts(id: id, in: db).done))
-                try done.run()
-            }
-            return record.state
+            let event = BroadcastEvent.shardEnded(
+                end, shardsLeft: try Self.shardsLeft(id: id, in: db), liveLease: try Self.hasLiveLease(id: id, now: now, in: db))
+            let change = record.after(event, now: now)
+            try Self.store(change, id: id, in: db)
+            return change?.state ?? record.state
         }
     }
 

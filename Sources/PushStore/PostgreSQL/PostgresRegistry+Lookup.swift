@@ -1,0 +1,46 @@
+import PostgresNIO
+import PushCore
+
+/// One device, and the delivery and prune counters. (The twin of `SQLiteRegistry+Lookup.swift`.)
+extension PostgresRegistry {
+    static let deviceColumns = "token, environment, channels, created_ms, last_registered_ms, last_success_ms"
+
+    static func device(_ row: (String, String, String, Int64, Int64, Int64?)) -> RegisteredDevice {
+        RegisteredDevice(
+            token: DeviceToken(trustedCanonicalHex: row.0), environment: APNsEnvironment(rawValue: row.1) ?? .production,
+            channels: Channels.decode(row.2), createdMs: row.3, lastRegisteredMs: row.4, lastSuccessMs: row.5)
+    }
+
+    public func device(app: String, token: DeviceToken) throws(StoreError) -> RegisteredDevice? {
+        let hex = token.hex
+        return try pool.withConnection { (db) throws(StoreError) -> RegisteredDevice? in
+            try db.row(
+                PostgresQuery(unsafeSQL: "SELECT \(Self.deviceColumns) FROM devices WHERE app = $1 AND token = $2",
+                              binds: Self.binds(app, hex)),
+                as: (String, String, String, Int64, Int64, Int64?).self
+            ).map(Self.device)
+        }
+    }
+
+    public func deliveryCounts() throws(StoreError) -> [DeliveryCount] {
+        try pool.withConnection { (db) throws(StoreError) -> [DeliveryCount] in
+            let rows = try db.rows("""
+                SELECT app, status::bigint, reason, sum(count)::bigint, sum(retries)::bigint FROM delivery_counters
+                GROUP BY app, status, reason ORDER BY 1, 2, 3
+                """, as: (String, Int64, String, Int64, Int64).self)
+            return rows.map { (row: (String, Int64, String, Int64, Int64)) -> DeliveryCount in
+                let reason: String? = row.2.isEmpty ? nil : row.2
+                return DeliveryCount(app: row.0, status: Int(row.1), reason: reason, count: Int(row.3), retries: Int(row.4))
+            }
+        }
+    }
+
+    public func pruneCounts() throws(StoreError) -> [PruneCount] {
+        try pool.withConnection { (db) throws(StoreError) -> [PruneCount] in
+            try db.rows(
+                "SELECT app, reason, action, sum(count)::bigint FROM prune_counters GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+                as: (String, String, String, Int64).self
+            ).map { PruneCount(app: $0.0, reason: $0.1, outcome: $0.2, count: Int($0.3)) }
+        }
+    }
+}
