@@ -6,6 +6,7 @@ extension SQLiteRegistry {
     /// registered it again later); with no timestamp they delete. `BadDeviceToken` and
     /// `DeviceTokenNotForTopic` always delete. Other reasons are `.invalidInput`: they say nothing about
     /// the token. Every delete and every skip is written to the prune log.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     @discardableResult
     public func prune(
         app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?
@@ -56,6 +57,7 @@ extension SQLiteRegistry {
     }
 
     /// The newest prune-log entries of `app`, newest first.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func pruneLog(app: String, limit: Int = 100) throws(StoreError) -> [PruneLogEntry] {
         try read { (db) throws(StoreError) -> [PruneLogEntry] in
             let select = try db.statement(

@@ -95,6 +95,7 @@ public final class SQLiteRegistry: RegistryStore {
     }
 
     /// `PRAGMA integrity_check`: `"ok"` for a sound file, otherwise SQLite's problem list.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func integrityCheck() throws(StoreError) -> String {
         try read { (db) throws(StoreError) -> String in
             let statement = try db.statement("PRAGMA integrity_check")
@@ -106,6 +107,7 @@ public final class SQLiteRegistry: RegistryStore {
     }
 
     /// The schema version of the open database.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func schemaVersion() throws(StoreError) -> Int64 {
         try read { (db) throws(StoreError) -> Int64 in
             let statement = try db.statement("SELECT max(version) FROM schema_version")
