@@ -69,6 +69,7 @@ public final class PostgresRegistry: RegistryStore {
     /// The injected clock's time, or nil for the database's (`coalesce(\(now), pp_now_ms())` in SQL).
     var now: Int64? { clock?() }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func schemaVersion() throws(StoreError) -> Int64 {
         try pool.withConnection { (db) throws(StoreError) -> Int64 in
             try db.row("SELECT coalesce(max(version), 0)::bigint FROM schema_version", as: (Int64).self) ?? 0
@@ -77,6 +78,7 @@ public final class PostgresRegistry: RegistryStore {
 
     // MARK: devices
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     @discardableResult
     public func register(
         app: String, token: DeviceToken, oldToken: DeviceToken? = nil, channels: [String]? = nil,
@@ -90,6 +92,7 @@ public final class PostgresRegistry: RegistryStore {
     /// One transaction for the whole batch. Plain registrations (no old token, no channels: what apps send
     /// at every launch) are written as one multi-row upsert in key order, their installation fields as one read and
     /// one multi-row update; the others one by one, each in a savepoint so one failure does not undo the rest.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func registerBatch(_ requests: [RegistrationRequest]) -> [Result<RegistrationOutcome, StoreError>] {
         guard !requests.isEmpty else { return [] }
         var results = [Result<RegistrationOutcome, StoreError>?](repeating: nil, count: requests.count)
@@ -247,6 +250,7 @@ public final class PostgresRegistry: RegistryStore {
             """)
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     @discardableResult
     public func unregister(app: String, token: DeviceToken) throws(StoreError) -> Bool {
         let hex = token.hex
@@ -263,6 +267,7 @@ public final class PostgresRegistry: RegistryStore {
             channels: Channels.decode(row.2), createdMs: row.3, lastRegisteredMs: row.4, lastSuccessMs: row.5)
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func device(app: String, token: DeviceToken) throws(StoreError) -> RegisteredDevice? {
         let hex = token.hex
         return try pool.withConnection { (db) throws(StoreError) -> RegisteredDevice? in
@@ -274,6 +279,7 @@ public final class PostgresRegistry: RegistryStore {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func count(app: String, channel: String? = nil, environment: APNsEnvironment? = nil) throws(StoreError) -> Int {
         if let channel { try Channels.validate(channel) }
         let env = environment?.rawValue
@@ -293,6 +299,7 @@ public final class PostgresRegistry: RegistryStore {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func page(app: String, channel: String?, environment: APNsEnvironment?, after: String, limit: Int)
         throws(StoreError) -> [RegisteredDevice]
     {
@@ -322,6 +329,7 @@ public final class PostgresRegistry: RegistryStore {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func tokenPage(app: String, channel: String?, environment: APNsEnvironment?, after: String, limit: Int)
         throws(StoreError) -> [String]
     {
@@ -351,6 +359,7 @@ public final class PostgresRegistry: RegistryStore {
 
     // MARK: prunes and the delivery log
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     @discardableResult
     public func prune(app: String, token: DeviceToken, reason: APNsReason, apnsTimestampMs: Int64?) throws(StoreError) -> PruneOutcome {
         try PruneGate.check(reason)
@@ -382,6 +391,7 @@ public final class PostgresRegistry: RegistryStore {
         return PruneGate.outcome(keep: keep)
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func pruneLog(app: String, limit: Int = 100) throws(StoreError) -> [PruneLogEntry] {
         let limit = Int64(limit)
         return try pool.withConnection { (db) throws(StoreError) -> [PruneLogEntry] in
@@ -401,6 +411,7 @@ public final class PostgresRegistry: RegistryStore {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func recordDeliveries(_ records: [DeliveryRecord]) throws(StoreError) {
         guard !records.isEmpty else { return }
         try pool.withConnection { (db) throws(StoreError) in try insertDeliveries(records, in: db) }
@@ -442,6 +453,7 @@ public final class PostgresRegistry: RegistryStore {
             """)
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func recentDeliveries(app: String, limit: Int = 100) throws(StoreError) -> [DeliveryRecord] {
         let limit = Int64(limit)
         return try pool.withConnection { (db) throws(StoreError) -> [DeliveryRecord] in
@@ -461,6 +473,7 @@ public final class PostgresRegistry: RegistryStore {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func deliveryCounts() throws(StoreError) -> [DeliveryCount] {
         try pool.withConnection { (db) throws(StoreError) -> [DeliveryCount] in
             let rows = try db.rows("""
@@ -474,6 +487,7 @@ public final class PostgresRegistry: RegistryStore {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func pruneCounts() throws(StoreError) -> [PruneCount] {
         try pool.withConnection { (db) throws(StoreError) -> [PruneCount] in
             try db.rows(
@@ -485,6 +499,7 @@ public final class PostgresRegistry: RegistryStore {
 
     // MARK: imports
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func writeImportBatch(app: String, tokens: [DeviceToken], environment: APNsEnvironment, channels: [String]?)
         throws(StoreError)
     {
