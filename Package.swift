@@ -46,6 +46,11 @@ let package = Package(
         // Pure core: tokens, payloads, requests, APNs reasons, configuration. No I/O, no C.
         .target(name: "PushCore"),
 
+        // The process's ways to run blocking work off Swift's cooperative pool: bounded lanes of threads for short
+        // blocking calls (the store's, credentials, channel management), the end of a dedicated thread awaited
+        // without parking one, and thread names the OS shows. Foundation only.
+        .target(name: "PushLanes"),
+
         // The app-side client library: Foundation only (FoundationNetworking on Linux), no dependency at all, so an
         // app that adds it compiles none of the server's modules (Tests/client/consumer.sh checks a consumer's build).
         .target(name: "PushProviderClient"),
@@ -71,7 +76,7 @@ let package = Package(
         .target(
             name: "PushStore",
             dependencies: [
-                "PushCore", "CSQLite",
+                "PushCore", "PushLanes", "CSQLite",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -83,7 +88,7 @@ let package = Package(
         .target(
             name: "PushSender",
             dependencies: [
-                "PushCore", "CCurl", "COpenSSL",
+                "PushCore", "PushLanes", "CCurl", "COpenSSL",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -93,7 +98,7 @@ let package = Package(
         .target(
             name: "PushDelivery",
             dependencies: [
-                "PushCore", "PushSender",
+                "PushCore", "PushLanes", "PushSender",
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
@@ -116,7 +121,7 @@ let package = Package(
         .target(
             name: "PushServer",
             dependencies: [
-                "PushCore", "PushStore", "PushSender", "PushDelivery",
+                "PushCore", "PushLanes", "PushStore", "PushSender", "PushDelivery",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -132,7 +137,7 @@ let package = Package(
         .executableTarget(
             name: "pushctl",
             dependencies: [
-                "PushCore", "PushStore", "PushSender", "PushDelivery", "APNsSimulator", "PushServer", "CBuildInfo",
+                "PushCore", "PushLanes", "PushStore", "PushSender", "PushDelivery", "APNsSimulator", "PushServer", "CBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -145,7 +150,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["PushCore"], path: "Tests/TestSupport"),
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "TestSupport"]),
         .testTarget(name: "APNsSimulatorTests", dependencies: ["APNsSimulator", "PushSender", "PushCore", "TestSupport"]),
-        .testTarget(name: "PushSenderTests", dependencies: ["PushSender", "APNsSimulator", "PushCore", "TestSupport"]),
+        .testTarget(name: "PushSenderTests", dependencies: ["PushSender", "PushLanes", "APNsSimulator", "PushCore", "TestSupport"]),
         .testTarget(
             name: "PushDeliveryTests",
             dependencies: [

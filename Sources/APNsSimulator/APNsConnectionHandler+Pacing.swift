@@ -76,6 +76,7 @@ extension APNsConnectionHandler {
         }
         if pacing, now < due {
             lastReadWasHeld = true
+            core.recorder.count { $0.heldReads += 1 }
             heldRead = context.eventLoop.assumeIsolated().scheduleTask(deadline: due) {
                 self.heldRead = nil
                 self.lastReadAt = .now()

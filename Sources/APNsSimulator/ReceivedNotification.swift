@@ -80,6 +80,8 @@ public struct SimulatorCounters: Sendable, Equatable {
     public var connections = 0
     /// TLS handshakes reset by the handshake-reset fault.
     public var handshakeResets = 0
+    /// Socket reads held back by read pacing (``SimulatorConfiguration/readPacing``): none when it is off.
+    public var heldReads = 0
 
     /// Creates empty counters.
     public init() {}

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushCore
+import PushLanes
 import PushSender
 import Synchronization
 
@@ -287,7 +288,9 @@ public final class JobRunner: Sendable {
         let breakers = try await access.run("reading the pruning breaker") { store throws(DeliveryStoreError) in
             try store.breakerStates(app: app)
         }
-        let sender = try makeSender(app, breakers)
+        // Reading and decrypting credentials blocks: on the process's lane, never a cooperative thread.
+        let makeSender = self.makeSender
+        let sender = try await BlockingLane.shared.run { try makeSender(app, breakers) }
         return state.withLock { s in
             if let raced = s.senders[app] { return raced }
             s.senders[app] = sender

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Logging
 import PushCore
+import PushLanes
 import PushSender
 
 /// Commits results on its own thread, in batches: one transaction at least every `intervalMs` or every
@@ -48,7 +49,8 @@ final class OutcomeCommitter: @unchecked Sendable {
     /// waiting to batch them would only delay the end of the run (a one-device `pushctl send` by the interval).
     private var eager = false
     private var failure: DeliveryStoreError?
-    private let stopped = DispatchSemaphore(value: 0)
+    /// Signalled as the thread's last act: ``finish()`` awaits it without parking a thread.
+    private let stopped = ThreadEnd()
 
     /// `tracker`: the main pass's checkpoint (nil for a retry pass — whose devices all have rows — and for
     /// `pushctl send`). `ahead`: the window whose slots are freed as described above. `direct`: the devices were
@@ -118,17 +120,19 @@ final class OutcomeCommitter: @unchecked Sendable {
 
     /// Commits what is queued, stops the thread and returns the failure that stopped committing, if any.
     func finish() async -> DeliveryStoreError? {
-        await withCheckedContinuation { (c: CheckedContinuation<DeliveryStoreError?, Never>) in
-            DispatchQueue.global().async { [self] in c.resume(returning: finishBlocking()) }
-        }
+        requestFinish()
+        await stopped.wait()
+        return recordedFailure()
     }
 
-    private func finishBlocking() -> DeliveryStoreError? {
+    private func requestFinish() {
         condition.lock()
         finishing = true
         condition.signal()
         condition.unlock()
-        stopped.wait()
+    }
+
+    private func recordedFailure() -> DeliveryStoreError? {
         condition.lock()
         defer { condition.unlock() }
         return failure

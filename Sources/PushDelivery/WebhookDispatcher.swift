@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushCore
+import PushLanes
 import PushSender
 import Synchronization
 
@@ -40,7 +41,8 @@ public final class WebhookDispatcher: Sendable {
     /// (started, stopping)
     private let state = Mutex((started: false, stopping: false))
     private let wake = DispatchSemaphore(value: 0)
-    private let finished = DispatchSemaphore(value: 0)
+    /// Signalled as the thread's last act: ``stop()`` awaits it without parking a thread.
+    private let finished = ThreadEnd()
 
     /// A dispatcher for the apps in `clients` (app id → its webhook).
     public init(store: DeliveryStore, clients: [String: WebhookClient], settings: Settings = .init(), logger: Logger) {
@@ -76,12 +78,7 @@ public final class WebhookDispatcher: Sendable {
         }
         guard running else { return }
         wake.signal()
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                self.finished.wait()
-                c.resume()
-            }
-        }
+        await finished.wait()
     }
 
     private var isStopping: Bool { state.withLock { $0.stopping } }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushCore
+import PushLanes
 import PushSender
 import Synchronization
 
@@ -119,7 +120,9 @@ public final class Worker: Sendable {
                     continue
                 }
                 do {
-                    sender = try makeSender(app, breakers)
+                    // Reading and decrypting credentials blocks: on the process's lane, never a cooperative thread.
+                    let makeSender = self.makeSender
+                    sender = try await BlockingLane.shared.run { try makeSender(app, breakers) }
                     senders[app] = sender
                 } catch {
                     logger.error("cannot send for \(record.app): \(error)")

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushCore
+import PushLanes
 
 /// Apple's broadcast channels (iOS 18) for one app: the channel management API (create, list, read, delete)
 /// and broadcast sends to a channel's subscribers.
@@ -268,10 +269,10 @@ public final class ChannelClient: Sendable {
         }
     }
 
-    /// One blocking transfer on its own thread.
+    /// One blocking transfer on the process's ``BlockingLane/shared`` lane.
     private func transfer(method: String, url: String, lines: [String], body: [UInt8], target: SenderTarget) async -> Attempt {
         let settings = settings, identity = identity, proxy = proxy
-        return await OffPoolThread.run { () -> Attempt in
+        let attempt = await BlockingLane.shared.perform { () -> Attempt in
             let request: BlockingRequest
             do throws(TransportError) {
                 request = try BlockingRequest(
@@ -287,5 +288,6 @@ public final class ChannelClient: Sendable {
                 return .failed(error, reachedConnection: request.reachedConnection)
             }
         }
+        return attempt ?? .failed(TransportError(code: -1, message: "too many blocking calls are waiting in this process"), reachedConnection: false)
     }
 }

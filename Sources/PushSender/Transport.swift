@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PushLanes
 
 /// One HTTP/2 connection's curl multi loop on its own thread (an endpoint has `connections` of them). Callers hand jobs in with ``submit(_:)``; results
 /// come back through `onComplete` on the transport thread (keep it short: it delays every transfer).

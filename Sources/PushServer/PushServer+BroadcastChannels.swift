@@ -1,5 +1,6 @@
 import Hummingbird
 import PushCore
+import PushLanes
 import PushSender
 import PushStore
 
@@ -52,7 +53,7 @@ extension PushServer {
             label = text
         }
         let environment = try JobFields.environment(json) ?? settings.defaultEnvironment
-        let client = try channelClient(app: app, settings: settings)
+        let client = try await channelClient(app: app, settings: settings)
         let id: String
         do { id = try await client.create(policy: policy, environment: environment) } catch { throw Self.apiError(error) }
         let record = BroadcastChannelRecord(app: app, environment: environment, channelId: id, storagePolicy: policy, label: label)
@@ -75,7 +76,7 @@ extension PushServer {
     func showChannel(_ request: Request, app: String, channel: String) async throws -> Response {
         let settings = try authorize(request, app: app, need: .send)
         let (id, environment) = try channelAddress(request, channel: channel, settings: settings)
-        let client = try channelClient(app: app, settings: settings)
+        let client = try await channelClient(app: app, settings: settings)
         let info: ChannelInfo
         do { info = try await client.info(channelId: id, environment: environment) } catch { throw Self.apiError(error) }
         let registry = self.registry
@@ -92,7 +93,7 @@ extension PushServer {
     func deleteChannel(_ request: Request, app: String, channel: String) async throws -> Response {
         let settings = try authorize(request, app: app, need: .send)
         let (id, environment) = try channelAddress(request, channel: channel, settings: settings)
-        let client = try channelClient(app: app, settings: settings)
+        let client = try await channelClient(app: app, settings: settings)
         let registry = self.registry
         do { try await client.delete(channelId: id, environment: environment) } catch {
             if case .rejected = error.code, error.reason == .channelNotRegistered {
@@ -116,7 +117,7 @@ extension PushServer {
         let body = try LiveActivityBody.parse(
             try await readBody(request, limit: limits.notificationBodyBytes), kind: .channel, payloadLimit: settings.payloadLimit,
             nowSeconds: Int64(now().timeIntervalSince1970))
-        let client = try channelClient(app: app, settings: settings)
+        let client = try await channelClient(app: app, settings: settings)
         let result: ChannelBroadcastResult
         do { result = try await client.broadcast(channelId: id, notification: body.prepared, environment: body.environment) } catch {
             throw Self.apiError(error)
@@ -145,11 +146,12 @@ extension PushServer {
         return ok ? nil : "a channel id is base64 text (1-256 characters of A-Z a-z 0-9 + / =)"
     }
 
-    /// The app's channel-management client, made once and kept.
-    private func channelClient(app: String, settings: AppSettings) throws(APIError) -> ChannelClient {
+    /// The app's channel-management client, made once and kept (its credentials read on ``BlockingLane/shared``).
+    private func channelClient(app: String, settings: AppSettings) async throws(APIError) -> ChannelClient {
         if let client = channelClients.withLock({ $0[app] }) { return client }
         let client: ChannelClient
-        do { client = try ChannelClient.forApp(settings, in: configuration, logger: logger) } catch {
+        let configuration = configuration, logger = logger
+        do { client = try await BlockingLane.shared.run { try ChannelClient.forApp(settings, in: configuration, logger: logger) } } catch {
             throw APIError(.serviceUnavailable, "credentials_unavailable", "the app's credentials cannot be loaded: \(error)")
         }
         return channelClients.withLock { clients in

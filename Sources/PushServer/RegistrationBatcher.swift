@@ -5,6 +5,7 @@ import PushSender
 import PushStore
 import ServiceLifecycle
 import Synchronization
+import PushLanes
 
 /// Group commit for registrations: requests queue up while the previous transaction commits, and the batcher's own
 /// writer thread commits each queue as a single transaction (`registerBatch`). Under load this turns thousands of

@@ -1,9 +1,8 @@
 import Dispatch
-import NIOPosix
-import Synchronization
 import PushCore
+import PushLanes
 
-/// The one place a process waits on its database: a bounded pool of threads that run the registry's blocking
+/// The one place a process waits on its database: a ``BlockingLane`` of its own whose threads run the registry's blocking
 /// calls (SQLite's C API, PostgreSQL round trips), so async code — request handlers, the engine, background
 /// services — awaits them without ever blocking one of Swift's cooperative threads.
 ///
@@ -14,32 +13,24 @@ import PushCore
 /// honest refusals instead of a growing queue of requests that all time out together.
 public final class StoreExecutor: Sendable {
     /// Threads that run calls.
-    public let threads: Int
+    public var threads: Int { lane.threads }
     /// How long a call may wait for a thread before it is refused as busy.
     public let maxQueueWaitMs: Int
     /// How many calls may wait for a thread at once before more are refused as busy.
-    public let maxQueued: Int
-    private let pool: NIOThreadPool
-    private let waiting = Atomic<Int>(0)
-    /// The threads start at the first call: a registry that async code never uses (a CLI command's) costs none.
-    private let started = Mutex(false)
+    public var maxQueued: Int { lane.maxQueued }
+    /// The threads (started as calls arrive: a registry that async code never uses — a CLI command's — costs none).
+    private let lane: BlockingLane
 
-    /// The default pool: 8 threads. SQLite serialises writes on one connection and reads on another, so a
-    /// writer held by another process's lock ties up only the threads whose calls wait on it and leaves others
-    /// for reads; PostgreSQL's per-process pool has 4 connections, and calls beyond them wait for one.
+    /// The default pool: 8 threads. SQLite serialises writes on one connection and spreads reads over a few
+    /// reader connections, so a writer held by another process's lock ties up only the threads whose calls wait
+    /// on it and leaves others for reads; PostgreSQL's per-process pool has 4 connections, and calls beyond them
+    /// wait for one.
     public static let defaultThreads = 8
 
-    /// A started pool of `threads` threads.
+    /// A pool of up to `threads` threads.
     public init(threads: Int = StoreExecutor.defaultThreads, maxQueueWaitMs: Int = 5000, maxQueued: Int = 1024) {
-        self.threads = max(1, threads)
         self.maxQueueWaitMs = max(1, maxQueueWaitMs)
-        self.maxQueued = max(1, maxQueued)
-        pool = NIOThreadPool(numberOfThreads: self.threads)
-    }
-
-    deinit {
-        // Not waited for: the last reference may go away on one of the pool's own threads.
-        if started.withLock({ $0 }) { pool.shutdownGracefully { _ in } }
+        lane = BlockingLane(name: "pushctl-store", threads: threads, maxQueueWaitMs: self.maxQueueWaitMs, maxQueued: maxQueued)
     }
 
     /// Runs `body` on a pool thread and returns its result; throws its error, or `.busy` when the call could not
@@ -64,25 +55,6 @@ public final class StoreExecutor: Sendable {
 
     /// Runs `body` on a pool thread; nil when it could not start in time (and then it did not run).
     public func perform<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T? {
-        let queued = waiting.wrappingAdd(1, ordering: .relaxed).newValue
-        guard queued <= maxQueued else {
-            waiting.wrappingSubtract(1, ordering: .relaxed)
-            return nil
-        }
-        started.withLock { running in
-            if !running { pool.start() }
-            running = true
-        }
-        let since = DispatchTime.now().uptimeNanoseconds
-        return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
-            pool.submit { state in
-                self.waiting.wrappingSubtract(1, ordering: .relaxed)
-                guard case .active = state, !self.waitedTooLong(queuedNs: since) else {
-                    continuation.resume(returning: nil)
-                    return
-                }
-                continuation.resume(returning: body())
-            }
-        }
+        await lane.perform(body)
     }
 }

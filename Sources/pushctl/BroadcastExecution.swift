@@ -63,7 +63,7 @@ struct BroadcastExecution {
         let breakers = try await registry.run { try $0.breakerStates(app: app) }
         let sender: Sender
         do {
-            sender = try SenderFactory.make(config: config, settings: settings, breakers: breakers)
+            sender = try await SenderFactory.make(config: config, settings: settings, breakers: breakers)
         } catch let error as CLIError {
             // Best effort: the command fails with the credentials' error either way.
             let message = error.message

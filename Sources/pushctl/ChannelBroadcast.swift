@@ -7,7 +7,7 @@ enum ChannelBroadcast {
         config: PushConfiguration, app: String, settings: AppSettings, channelId: String, prepared: PreparedNotification,
         environment: APNsEnvironment?, json: Bool
     ) async throws {
-        let client = try ChannelClientFactory.make(config: config, settings: settings)
+        let client = try await ChannelClientFactory.make(config: config, settings: settings)
         let result: ChannelBroadcastResult
         do { result = try await client.broadcast(channelId: channelId, notification: prepared, environment: environment) } catch {
             throw ChannelClientFactory.cliError(error)

@@ -1,12 +1,14 @@
 import PushCore
+import PushLanes
 import PushSender
 
 /// Builds an app's channel-management client and maps its failures to exit codes: unreadable credentials 2, an
 /// expired certificate 3; APNs refusing a request 1, credentials refused 3, APNs unreachable 5.
 enum ChannelClientFactory {
-    static func make(config: PushConfiguration, settings: AppSettings) throws -> ChannelClient {
+    /// Reads the credentials on ``BlockingLane/shared`` (file reads and key derivation block).
+    static func make(config: PushConfiguration, settings: AppSettings) async throws -> ChannelClient {
         do {
-            return try ChannelClient.forApp(settings, in: config)
+            return try await BlockingLane.shared.run { try ChannelClient.forApp(settings, in: config) }
         } catch let error as CredentialError {
             throw CLIError(code: error.code == .expired || error.code == .notYetValid ? 3 : 2, message: "credentials: \(error.message)")
         }

@@ -48,7 +48,7 @@ extension ChannelsCommand {
                 throw CLIError.usage("--storage-policy must be no-storage or most-recent, not '\(storagePolicy)'")
             }
             let (config, settings, environment, registry) = try options.open()
-            let client = try ChannelClientFactory.make(config: config, settings: settings)
+            let client = try await ChannelClientFactory.make(config: config, settings: settings)
             let id: String
             do { id = try await client.create(policy: policy, environment: environment) } catch { throw ChannelClientFactory.cliError(error) }
             let record = BroadcastChannelRecord(app: options.app, environment: environment, channelId: id, storagePolicy: policy, label: label)
@@ -73,7 +73,7 @@ extension ChannelsCommand {
             let kept = try cli { () throws(StoreError) in try registry.broadcastChannels(app: options.app) }.filter { $0.environment == environment }
             var remote: [String]? = nil
             if !local {
-                let client = try ChannelClientFactory.make(config: config, settings: settings)
+                let client = try await ChannelClientFactory.make(config: config, settings: settings)
                 do { remote = try await client.list(environment: environment) } catch { throw ChannelClientFactory.cliError(error) }
             }
             let byId = Dictionary(kept.map { ($0.channelId, $0) }, uniquingKeysWith: { a, _ in a })
@@ -108,7 +108,7 @@ extension ChannelsCommand {
 
         func run() async throws {
             let (config, settings, environment, registry) = try options.open()
-            let client = try ChannelClientFactory.make(config: config, settings: settings)
+            let client = try await ChannelClientFactory.make(config: config, settings: settings)
             let info: ChannelInfo
             do { info = try await client.info(channelId: channelId, environment: environment) } catch { throw ChannelClientFactory.cliError(error) }
             let label = try cli { () throws(StoreError) in try registry.broadcastChannels(app: options.app) }
@@ -133,7 +133,7 @@ extension ChannelsCommand {
 
         func run() async throws {
             let (config, settings, environment, registry) = try options.open()
-            let client = try ChannelClientFactory.make(config: config, settings: settings)
+            let client = try await ChannelClientFactory.make(config: config, settings: settings)
             do { try await client.delete(channelId: channelId, environment: environment) } catch {
                 // Already gone at APNs: forget it here too, and say so.
                 if case .rejected = error.code, error.reason == .channelNotRegistered {

@@ -1,21 +1,23 @@
 import PushCore
+import PushLanes
 import PushSender
 
 /// Builds a sender for an app, mapping failures to exit codes: unreadable credentials are a configuration
 /// error (2), an expired certificate means nothing can be delivered (3).
 enum SenderFactory {
-    static func make(config: PushConfiguration, settings: AppSettings, breakers: [String: PruningBreaker.State]) throws -> Sender {
+    /// Reads and decrypts the credentials on ``BlockingLane/shared`` (file reads, PKCS#12 key derivation block).
+    static func make(config: PushConfiguration, settings: AppSettings, breakers: [String: PruningBreaker.State]) async throws -> Sender {
         do {
-            return try Sender.forApp(settings, in: config, breakerStates: breakers)
+            return try await BlockingLane.shared.run { try Sender.forApp(settings, in: config, breakerStates: breakers) }
         } catch {
             throw mapped(error)
         }
     }
 
-    /// Starts decrypting the app's credentials on another thread: a .p12's key derivation takes milliseconds that
-    /// a one-shot send would otherwise spend after opening its registry instead of beside it.
+    /// Starts decrypting the app's credentials on ``BlockingLane/shared``: a .p12's key derivation takes
+    /// milliseconds that a one-shot send would otherwise spend after opening its registry instead of beside it.
     static func loadCredentials(_ settings: AppSettings) -> Task<any CredentialProvider, any Error> {
-        Task.detached { try makeCredentials(for: settings) }
+        Task { try await BlockingLane.shared.run { try makeCredentials(for: settings) } }
     }
 
     /// A sender with the credentials `loading` decrypts (see ``loadCredentials(_:)``); failures as ``make``.

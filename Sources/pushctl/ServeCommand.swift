@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import PushCore
+import PushLanes
 import PushSender
 import PushServer
 import PushStore
@@ -32,7 +33,9 @@ struct ServeCommand: AsyncParsableCommand {
 
         var credentials: [String: PushServer.CredentialStatus] = [:]
         for (id, app) in config.apps {
-            let status = PushServer.CredentialStatus.loading(app)
+            // Reading and decrypting credentials blocks: on the process's lane, not a cooperative thread.
+            let status = await BlockingLane.shared.perform { PushServer.CredentialStatus.loading(app) }
+                ?? PushServer.CredentialStatus(loaded: false, kind: "unknown", error: "not loaded: too many blocking calls waiting")
             if let error = status.error, !status.loaded {
                 logger.warning("app \(id): credentials not loaded: \(error)", metadata: ["app": "\(id)"])
             }

@@ -42,6 +42,9 @@ struct ReadPacingTests {
             }
             await client.close()
             #expect(f.simulator.counters.accepted == 30)
+            // One request per read, reads less than the interval apart: pacing starts and holds reads (a few, until
+            // the holds prove poor) — what the unpaced case below must never see.
+            #expect(f.simulator.counters.heldReads > 0)
         }
     }
 
@@ -61,14 +64,22 @@ struct ReadPacingTests {
         }
     }
 
+    /// The clients of the paced cases above — one that waits for each answer (whose reads pacing holds) and one
+    /// that streams bursts — with pacing off: every request answered, and not one read held back.
     @Test func readsAsSoonAsDataArrivesWhenPacingIsOff() async throws {
         try await SimulatorFixture.run(configure: { $0.readPacing = .zero }) { f in
             let client = try await f.connect()
-            let responses = try await client.sendBursts((0..<10).map { _ in Array(repeating: notification(), count: 10) })
-            #expect(responses.count == 100)
+            for i in 0..<30 {
+                let r = try await client.send(notification(token: hexToken(UInt8(i))))
+                #expect(r.status == 200)
+            }
+            let bursts = (0..<40).map { b in (0..<5).map { i in notification(token: hexToken(UInt8(b * 5 + i))) } }
+            let responses = try await client.sendBursts(bursts)
+            #expect(responses.count == 200)
             #expect(responses.allSatisfy { $0.status == 200 })
             await client.close()
-            #expect(f.simulator.counters.accepted == 100)
+            #expect(f.simulator.counters.accepted == 230)
+            #expect(f.simulator.counters.heldReads == 0)
         }
     }
 }

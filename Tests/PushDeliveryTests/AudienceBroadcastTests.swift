@@ -21,13 +21,16 @@ import TestSupport
             try r.installation.set("locale", text: ["de-DE", "fr", "en-US"][i % 3])
             requests.append(r)
         }
-        for result in f.registry.registerBatch(requests) { _ = try result.get() }
+        let registry = f.registry
+        let batch = requests
+        for result in try await registry.run({ _ in registry.registerBatch(batch) }) { _ = try result.get() }
         let matching = Set(tokens.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
         let prepared = try Payload(aps: APS(alert: .text("Hello"))).prepare()
         var record = BroadcastRecord(id: "seg", app: "example", payload: prepared.payload, pushType: prepared.pushType, priority: prepared.priority)
         let german = try Payload(aps: APS(alert: .text("Hallo"))).prepare().payload
         record.targeting = JobTargeting(audience: try Audience.parse(where: ["appVersion >= 2.3"]), variants: ["de": german])
-        try f.registry.createBroadcast(record)
+        let created = record
+        try await registry.run { _ in try registry.createBroadcast(created) }
         var configuration = BroadcastConfiguration()
         configuration.shardSize = 300
         configuration.batchSize = 100

@@ -30,7 +30,10 @@ import TestSupport
         }
         // The lean ledger: under the default delivery log, 1,200 accepted devices left no row of their own —
         // no delivery-log row, no per-device outcome — only the counts above.
-        #expect(try f.registry.recentDeliveries(app: "example", limit: 5000).isEmpty)
+        let recent: [DeliveryRecord] = try await f.registry.run { [registry = f.registry] _ in
+            try registry.recentDeliveries(app: "example", limit: 5000)
+        }
+        #expect(recent.isEmpty)
         #expect(try blocking { try f.registry.deliveryStore.storedOutcomes(id: "digest-1", after: "", through: BroadcastShard.keySpaceEnd) }.isEmpty)
         try await f.stop()
     }
@@ -130,15 +133,17 @@ import TestSupport
         // One dead token registered again after APNs' 410 timestamp: the store keeps it, and it is not counted.
         let reRegistered = try #require(dead.min())
         try f.create(id: "prune-1")
-        try f.registry.register(app: "example", token: reRegistered, environment: .development)
+        try await f.registry.run { [registry = f.registry] _ in try registry.register(app: "example", token: reRegistered, environment: .development) }
         f.simulator.unregister(reRegistered, timestampMs: 1)
         let report = try await f.run("prune-1")
         #expect(report.record.state == .completed)
         #expect(report.counts.done == 1000)
         #expect(report.counts.pruned == 99)
         #expect(report.counts.notAcceptedByReason == ["Unregistered": 100])
-        #expect(try f.registry.count(app: "example") == 901)
-        #expect(try f.registry.device(app: "example", token: reRegistered) != nil)
+        let stored1: Int = try await f.registry.run { [registry = f.registry] _ in try registry.count(app: "example") }
+        #expect(stored1 == 901)
+        let stored2: RegisteredDevice? = try await f.registry.run { [registry = f.registry] _ in try registry.device(app: "example", token: reRegistered) }
+        #expect(stored2 != nil)
         let accepted = f.simulator.received.map(\.request.token)
         #expect(Set(accepted) == Set(tokens).subtracting(dead))
         try await f.stop()
@@ -155,9 +160,10 @@ import TestSupport
         #expect(report.counts.notAcceptedByReason == ["BadDeviceToken": 1000])
         #expect(report.counts.pruned == 0)  // not the 49 the sender held before it tripped
         #expect(report.breakerTripped.count == 1)
-        #expect(try f.registry.count(app: "example") == 1000)
+        let stored3: Int = try await f.registry.run { [registry = f.registry] _ in try registry.count(app: "example") }
+        #expect(stored3 == 1000)
         // The tripped state is persisted: the next run starts tripped.
-        let stored = try f.registry.breakerStates(app: "example")
+        let stored = try await f.registry.run { [registry = f.registry] _ in try registry.breakerStates(app: "example") }
         #expect(stored.values.contains { $0.tripped })
         try await f.stop()
     }
@@ -173,7 +179,8 @@ import TestSupport
         #expect(report.counts.notAcceptedByReason == ["BadDeviceToken": 10])
         #expect(report.counts.pruned == 10)  // released after 101 answers, committed, counted by the store
         #expect(report.discardedPrunes == 0)
-        #expect(try f.registry.count(app: "example") == 290)
+        let stored4: Int = try await f.registry.run { [registry = f.registry] _ in try registry.count(app: "example") }
+        #expect(stored4 == 290)
         try await f.stop()
     }
 
@@ -188,14 +195,16 @@ import TestSupport
         #expect(report.counts.notAcceptedByReason == ["BadDeviceToken": 5])
         #expect(report.counts.pruned == 0)
         #expect(report.discardedPrunes == 5)
-        #expect(try f.registry.count(app: "example") == 50)
+        let stored5: Int = try await f.registry.run { [registry = f.registry] _ in try registry.count(app: "example") }
+        #expect(stored5 == 50)
         // The breaker's evidence carries over (persisted): the next, bigger run proves the endpoint healthy and
         // the same BadDeviceToken answers are pruned.
         try f.seed(200, prefix: "bb")
         try f.create(id: "later")
-        let later = try await f.run("later", sender: try f.makeSender(breakers: try f.registry.breakerStates(app: "example")))
+        let later = try await f.run("later", sender: try f.makeSender(breakers: try await f.registry.run { [registry = f.registry] _ in try registry.breakerStates(app: "example") }))
         #expect(later.counts.pruned == 5)
-        #expect(try f.registry.count(app: "example") == 245)
+        let stored6: Int = try await f.registry.run { [registry = f.registry] _ in try registry.count(app: "example") }
+        #expect(stored6 == 245)
         try await f.stop()
     }
 

@@ -56,7 +56,7 @@ import Testing
         }
         #expect(message.contains("database outage limit"))
         lockBox.release()
-        let counts = try f.registry.broadcastCounts(id: "db-down")
+        let counts = try await f.registry.run { [registry = f.registry] _ in try registry.broadcastCounts(id: "db-down") }
         #expect(counts.done < 3000)
         #expect(counts.done == counts.accepted)
         // Still resumable: the same id finishes every device (taking the shard over once the stopped run's claim

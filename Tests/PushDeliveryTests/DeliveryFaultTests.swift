@@ -5,6 +5,7 @@ import PushDelivery
 import PushSender
 import PushStore
 import Testing
+import TestSupport
 
 /// The fault suite of "never lose a device": broadcasts of 5,000 devices (5% of them unregistered) through
 /// the real engine, a real SQLite registry and the real simulator over TLS, under faults APNs produces. Each
@@ -66,6 +67,23 @@ struct DeliveryFaultTests {
         return report
     }
 
+    /// Injects `fault` once the simulator has accepted `count` notifications. The task's value is false when that
+    /// did not happen within 60 s or before the task was cancelled (the test cancels it when the run ended): a run
+    /// that ended before its fault then fails the test at once, instead of waiting for the suite's time limit.
+    static func once(_ simulator: APNsSimulator, accepted count: Int, _ fault: @escaping @Sendable () async -> Void) -> Task<Bool, Never> {
+        Task {
+            do {
+                try await waitUntil(deadline: .seconds(60), every: .milliseconds(10), "\(count) devices were accepted") {
+                    simulator.counters.accepted >= count
+                }
+            } catch {
+                return false
+            }
+            await fault()
+            return true
+        }
+    }
+
     @Test func apnsDownForTheFirstFiveSeconds() async throws {
         let w = try await World.make()
         try w.f.create(id: "down-5s")
@@ -89,15 +107,15 @@ struct DeliveryFaultTests {
         let w = try await World.make()
         try w.f.create(id: "restart")
         let simulator = w.f.simulator
-        let restarter = Task {
-            while simulator.counters.accepted < 1500 { try? await Task.sleep(for: .milliseconds(10)) }
+        let restarter = Self.once(simulator, accepted: 1500) {
             await simulator.suspend()
-            try? await Task.sleep(for: .seconds(3))
+            try? await Task.sleep(for: .seconds(3))  // the fault's length, not a wait for an event
             try? await simulator.resume()
         }
         let started = Date()
         let report = try await w.f.run("restart")
-        _ = await restarter.value
+        restarter.cancel()  // a run that ended before the restart: stop waiting for it now
+        #expect(await restarter.value, "the run ended before APNs was restarted")
         try w.check("APNs restarted mid-run (down 3 s)", seconds: Date().timeIntervalSince(started), report)
         try await w.f.stop()
     }
@@ -148,13 +166,11 @@ struct DeliveryFaultTests {
         try w.f.create(id: "long-outage")
         let simulator = w.f.simulator
         // Down after 1,000 devices, for longer than the 2 s outage limit.
-        let killer = Task {
-            while simulator.counters.accepted < 1000 { try? await Task.sleep(for: .milliseconds(10)) }
-            await simulator.suspend()
-        }
+        let killer = Self.once(simulator, accepted: 1000) { await simulator.suspend() }
         let started = Date()
         let first = try await w.f.run("long-outage", sender: try w.f.makeSender(outageLimitMs: 2000))
-        _ = await killer.value
+        killer.cancel()  // a run that ended before the outage: stop waiting for it now
+        #expect(await killer.value, "the run ended before APNs went down")
         guard case .endpoint(let stop) = first.stop else {
             Issue.record("expected an endpoint stop, got \(String(describing: first.stop))")
             return

@@ -24,7 +24,10 @@ import Testing
         #expect(elapsed < .seconds(30), "the run waited for the commit interval (\(elapsed))")
         #expect(Set(committed.withLock { $0 }.map(\.token)) == Set(tokens))
         #expect(committed.withLock { $0 }.allSatisfy { $0.kind == .accepted })
-        #expect(try f.registry.recentDeliveries(app: "example", limit: 10).count == 3)
+        let recent: [DeliveryRecord] = try await f.registry.run { [registry = f.registry] _ in
+            try registry.recentDeliveries(app: "example", limit: 10)
+        }
+        #expect(recent.count == 3)
         try await f.stop()
     }
 
@@ -48,7 +51,10 @@ import Testing
         #expect(elapsed < .seconds(60), "the run waited for the commit interval (\(elapsed))")
         #expect(batches.withLock { $0 }.allSatisfy { $0 <= 8 }, "a batch held more than the ahead window: \(batches.withLock { $0 })")
         #expect(Set(committed.withLock { $0 }.map(\.token)) == Set(tokens))
-        #expect(try f.registry.recentDeliveries(app: "example", limit: 100).count == 12)
+        let recent: [DeliveryRecord] = try await f.registry.run { [registry = f.registry] _ in
+            try registry.recentDeliveries(app: "example", limit: 100)
+        }
+        #expect(recent.count == 12)
         try await f.stop()
     }
 

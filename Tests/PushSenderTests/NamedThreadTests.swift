@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import PushLanes
 import PushSender
 
 struct NamedThreadTests {

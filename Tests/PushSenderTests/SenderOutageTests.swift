@@ -2,6 +2,7 @@ import APNsSimulator
 import Foundation
 import PushCore
 import Testing
+import func TestSupport.waitUntil
 @testable import PushSender
 
 /// The sender when APNs is unreachable, restarts or drops handshakes: transient failures are never final.
@@ -98,16 +99,23 @@ struct SenderOutageTests {
         let simulator = sim.simulator
         let sender = try makeSender(sim)
         let box = ResultBox()
-        let restarter = Task {
-            while simulator.counters.accepted < 300 { try? await Task.sleep(for: .milliseconds(5)) }
+        // Restarts APNs once 300 were accepted; false when the run ended first (or 60 s passed).
+        let restarter = Task { () -> Bool in
+            do {
+                try await waitUntil(deadline: .seconds(60), every: .milliseconds(5), "300 accepted") { simulator.counters.accepted >= 300 }
+            } catch {
+                return false
+            }
             await simulator.suspend()
-            try? await Task.sleep(for: .milliseconds(800))
+            try? await Task.sleep(for: .milliseconds(800))  // the outage's length, not a wait for an event
             try? await simulator.resume()
+            return true
         }
         let requests = (0..<1500).map { sim.request(testToken($0)) }
         await sender.run(requests: requests) { box.add($0) }
         await sender.shutdown()
-        _ = await restarter.value
+        restarter.cancel()
+        #expect(await restarter.value, "the run ended before APNs was restarted")
         await sim.stop()
         let results = box.results
         #expect(results.count == 1500)

@@ -2,6 +2,7 @@ import APNsSimulator
 import Foundation
 import PushCore
 import Testing
+import func TestSupport.waitUntil
 @testable import PushSender
 
 /// The sender against the real APNsSimulator over real TLS and HTTP/2 (no mocked transport).
@@ -214,7 +215,9 @@ struct SenderTests {
         let simulator = sim.simulator
         // Heal once the first reset happened (a server that resets every connection would defer everything).
         let healer = Task {
-            while simulator.counters.resets == 0 { try? await Task.sleep(for: .milliseconds(5)) }
+            guard (try? await waitUntil(deadline: .seconds(60), every: .milliseconds(5), "the first reset") {
+                simulator.counters.resets > 0
+            }) != nil else { return }
             simulator.faults = SimulatorFaults()
         }
         let sender = try makeSender(sim)

@@ -225,10 +225,10 @@ final class WriteLock: Sendable {
     }
 
     func waitUntilHeld() async throws {
-        while !state.withLock({ $0.held }) { try await Task.sleep(for: .milliseconds(20)) }
+        try await waitUntil(deadline: .seconds(30), "the other connection holds the write lock") { state.withLock { $0.held } }
     }
 
     func waitUntilReleased() async {
-        while !state.withLock({ $0.released }) { try? await Task.sleep(for: .milliseconds(50)) }
+        try? await waitUntil(deadline: .seconds(60), every: .milliseconds(50), "the write lock was released") { state.withLock { $0.released } }
     }
 }

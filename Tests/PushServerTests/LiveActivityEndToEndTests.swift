@@ -108,7 +108,8 @@ import TestSupport
         let deleted = try await s.request("DELETE", path, key: "send")
         #expect(deleted.status == 204)
         #expect(setup.simulator.channels(bundleId: "com.example.app").isEmpty)
-        #expect(try registry.broadcastChannels(app: "example").isEmpty)
+        let read1 = try await registry.run { [registry = registry] _ in try registry.broadcastChannels(app: "example") }
+        #expect(read1.isEmpty)
         let gone = try await post(s, path + "/notifications", #"{"content":{"event":"update","content-state":{"score":"4-1"}}}"#)
         #expect(gone.status == 404 && gone.errorCode == "unknown_channel")
         try await s.stop()
@@ -156,7 +157,8 @@ import TestSupport
         }
         #expect(try blocking { try registry.allLiveActivityTokens(LiveActivityTokenQuery(app: "example", kind: .pushToStart)) }.isEmpty)
         #expect(try blocking { try registry.allLiveActivityTokens(LiveActivityTokenQuery(app: "example", kind: .update)) }.isEmpty)
-        #expect(try registry.broadcastChannels(app: "example").isEmpty)
+        let read2 = try await registry.run { [registry = registry] _ in try registry.broadcastChannels(app: "example") }
+        #expect(read2.isEmpty)
         #expect(setup.simulator.received.isEmpty)
         #expect(setup.simulator.channels(bundleId: "com.example.app").isEmpty)
         // A registration key may not send.
@@ -178,7 +180,8 @@ import TestSupport
             """#)
         #expect(start.status == 409 && start.errorCode == "token_auth_required")
         #expect(start.json?["error"]?["message"]?.stringValue?.contains(".p8") == true)
-        #expect(try registry.broadcasts(app: "example", states: BroadcastState.allCases).isEmpty)
+        let read3 = try await registry.run { [registry = registry] _ in try registry.broadcasts(app: "example", states: BroadcastState.allCases) }
+        #expect(read3.isEmpty)
         #expect(setup.simulator.received.isEmpty)
         // Broadcast channels work with certificates.
         let created = try await post(s, "/v1/apps/example/broadcast-channels", #"{}"#)

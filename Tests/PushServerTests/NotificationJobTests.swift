@@ -163,7 +163,8 @@ import Testing
             #expect(r.status == status, "\(body.prefix(70))")
             #expect(r.errorCode == code, "\(body.prefix(70))")
         }
-        #expect(try registry.broadcasts(states: BroadcastState.allCases).isEmpty)
+        let read1 = try await registry.run { [registry = registry] _ in try registry.broadcasts(states: BroadcastState.allCases) }
+        #expect(read1.isEmpty)
         let missing = try await s.request("GET", "/v1/apps/example/notifications/nope", key: "send")
         #expect(missing.status == 404)
         try await s.stop()
@@ -184,15 +185,17 @@ import Testing
         let deadline = Date().addingTimeInterval(60)
         var overlap = false
         while Date() < deadline {
-            let a = try registry.broadcast(id: "slow")?.state
-            let b = try registry.broadcast(id: "other")?.state
+            let a = try await registry.run { [registry = registry] _ in try registry.broadcast(id: "slow") }?.state
+            let b = try await registry.run { [registry = registry] _ in try registry.broadcast(id: "other") }?.state
             if a == .running && b == .running { overlap = true }
             if a == .completed && b == .completed { break }
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(overlap, "the two apps' jobs never ran at the same time")
-        #expect(try registry.broadcast(id: "slow")?.state == .completed)
-        #expect(try registry.broadcast(id: "other")?.state == .completed)
+        let read2 = try await registry.run { [registry = registry] _ in try registry.broadcast(id: "slow") }
+        #expect(read2?.state == .completed)
+        let read3 = try await registry.run { [registry = registry] _ in try registry.broadcast(id: "other") }
+        #expect(read3?.state == .completed)
         try await s.stop()
         try await setup.stop()
     }
@@ -241,11 +244,12 @@ import Testing
         #expect(r.status == 202)
         // Let it get going, then restart the server (SIGTERM path: drain and checkpoint).
         let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, (try registry.broadcastCounts(id: "digest").done) < 300 {
+        while Date() < deadline, (try await registry.run { [registry = registry] _ in try registry.broadcastCounts(id: "digest") }.done) < 300 {
             try await Task.sleep(for: .milliseconds(20))
         }
         try await s.stop()
-        let interrupted = try #require(try registry.broadcast(id: "digest"))
+        let stored = try await registry.run { [registry = registry] _ in try registry.broadcast(id: "digest") }
+        let interrupted = try #require(stored)
         #expect(interrupted.state == .interrupted || interrupted.state == .completed)
         (s, registry) = try await setup.server()
         let status = try await waitForState(s, "digest", ["completed"])

@@ -25,7 +25,8 @@ import Testing
         #expect(json["limit"] == .int(4096))
         #expect(json["truncated"] == .bool(false))
         // Nothing was stored.
-        #expect(try s.registry.broadcasts(app: "example", states: BroadcastState.allCases).isEmpty)
+        let read1 = try await s.registry.run { [registry = s.registry] _ in try registry.broadcasts(app: "example", states: BroadcastState.allCases) }
+        #expect(read1.isEmpty)
         try await s.stop()
     }
 

@@ -70,7 +70,8 @@ import TestSupport
             #expect(r.errorCode == code, "\(body.prefix(60))")
             #expect(r.json?["error"]?["message"]?.stringValue?.isEmpty == false)
         }
-        #expect(try s.registry.count(app: "example") == 0)
+        let read1 = try await s.registry.run { [registry = s.registry] _ in try registry.count(app: "example") }
+        #expect(read1 == 0)
         try await s.stop()
     }
 
@@ -88,7 +89,8 @@ import TestSupport
         #expect(registrationCounting.status == 403)
         let unknownApp = try await s.request("GET", "/v1/apps/nope/devices/count", key: TestServer.sendKey)
         #expect(unknownApp.status == 404)
-        #expect(try s.registry.count(app: "example") == 0)
+        let read2 = try await s.registry.run { [registry = s.registry] _ in try registry.count(app: "example") }
+        #expect(read2 == 0)
         try await s.stop()
     }
 
@@ -131,13 +133,14 @@ import TestSupport
                 app: "example", apnsId: "00000000-0000-0000-0000-000000000001", token: token, status: status,
                 reason: reason, attempts: 1, possiblyDuplicated: false, firstAttemptMs: 1, finishedMs: 2)
         }
-        try s.registry.recordDeliveries([
+        let rows = [
             record(0, "TLS with https://127.0.0.1:1 failed: \"quoted\"\nsecond line \\ end"),
             record(0, "connection lost 10 times: Recv failure: Connection reset by peer"),
             record(400, "SomethingAppleAddsLater"),
             record(400, "BadDeviceToken"),
             record(200, nil),
-        ])
+        ]
+        try await s.registry.run { [registry = s.registry] _ in try registry.recordDeliveries(rows) }
         let metrics = try await s.request("GET", "/metrics")
         let text = String(decoding: metrics.body, as: UTF8.self)
         #expect(text.contains(#"pushprovider_deliveries_total{app="example",status="0",reason="transportError"} 2"#))

@@ -150,10 +150,12 @@ import Testing
         #expect(gone.status == 404 && gone.errorCode == "job_cancelled", "a cancelled (deleted) job is gone from its route")
         let listed = try await s.request("GET", "/v1/apps/example/notifications?state=cancelled", key: "send")
         #expect(listed.json?["jobs"]?.arrayValue?.first?["id"]?.stringValue == "big")
-        #expect(try registry.broadcastCounts(id: "big").done == settled, "every notification that went out has its outcome committed")
+        let read1 = try await registry.run { [registry = registry] _ in try registry.broadcastCounts(id: "big") }
+        #expect(read1.done == settled, "every notification that went out has its outcome committed")
         #expect(gone.json?["error"]?["message"]?.stringValue?.contains("\(settled) devices had an outcome") == true)
         // A cancelled job stays cancelled: the server's adoption and a restart do not resume it.
-        #expect(try registry.broadcast(id: "big")?.state == .cancelled)
+        let read2 = try await registry.run { [registry = registry] _ in try registry.broadcast(id: "big") }
+        #expect(read2?.state == .cancelled)
         let done = try await s.request("DELETE", "/v1/apps/example/notifications/big", key: "send")
         #expect(done.status == 200)
         try await s.stop()
@@ -182,7 +184,8 @@ import Testing
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(try await status(s, "past")["accepted"] == .int(3))
-        #expect(try registry.broadcasts(states: BroadcastState.allCases).count == 2)
+        let read3 = try await registry.run { [registry = registry] _ in try registry.broadcasts(states: BroadcastState.allCases) }
+        #expect(read3.count == 2)
         try await s.stop()
         try await setup.stop()
     }

@@ -75,7 +75,7 @@ import Testing
         }
         let (a, registry) = try await server(adoptEvery: 3600)
         let tokens = (0..<6000).map { i in try! DeviceToken(parsing: String(format: "ef%062x", i)) }
-        for r in registry.registerBatch(tokens.map { RegistrationRequest(app: "example", token: $0, environment: .development) }) {
+        for r in try await registry.run({ [registry = registry] _ in registry.registerBatch(tokens.map { RegistrationRequest(app: "example", token: $0, environment: .development) }) }) {
             _ = try r.get()
         }
         let (b, _) = try await server(adoptEvery: 0.5)
@@ -92,7 +92,7 @@ import Testing
         // The second one adopts it and finishes it.
         var state = ""
         while Date() < deadline.addingTimeInterval(60) {
-            state = try registry.broadcast(id: "adopt-1")?.state.rawValue ?? ""
+            state = try await registry.run { [registry = registry] _ in try registry.broadcast(id: "adopt-1") }?.state.rawValue ?? ""
             if state == "completed" { break }
             try await Task.sleep(for: .milliseconds(100))
         }
@@ -101,7 +101,8 @@ import Testing
         for r in setup.simulator.received { copies[r.request.token, default: 0] += 1 }
         #expect(copies.count == tokens.count)
         #expect(copies.values.allSatisfy { $0 == 1 })  // a graceful stop drains: nobody gets it twice
-        #expect(try registry.broadcastCounts(id: "adopt-1").accepted == tokens.count)
+        let read1 = try await registry.run { [registry = registry] _ in try registry.broadcastCounts(id: "adopt-1") }
+        #expect(read1.accepted == tokens.count)
         try await b.stop()
         try await setup.stop()
     }

@@ -64,7 +64,7 @@ import TestSupport
                 credentials: ["example": .init(loaded: true, kind: "certificate", daysLeft: 365)], webhooks: dispatcher)
             let running = try await server.start(host: "127.0.0.1", port: 0)
             for app in ["example", "wrong"] {
-                for r in registry.registerBatch(tokens.map { RegistrationRequest(app: app, token: $0, environment: .development) }) {
+                for r in try await registry.run({ [registry = registry] _ in registry.registerBatch(tokens.map { RegistrationRequest(app: app, token: $0, environment: .development) }) }) {
                     _ = try r.get()
                 }
             }
@@ -83,9 +83,9 @@ import TestSupport
             let r = try await server.request("POST", "/v1/apps/\(app)/notifications", key: key, contentType: "application/json",
                                              body: #"{"id":"\#(id)","all":true,"alert":"Hi"}"#)
             #expect(r.status == 202)
-            let deadline = Date().addingTimeInterval(30)
-            while Date() < deadline, try registry.broadcast(id: id)?.state != .completed { try await Task.sleep(for: .milliseconds(50)) }
-            #expect(try registry.broadcast(id: id)?.state == .completed)
+            try await waitUntil(deadline: .seconds(30), every: .milliseconds(50), "broadcast \(id) completed") {
+                try await registry.run { try $0.broadcast(id: id) }?.state == .completed
+            }
         }
 
         /// Every event the receiver got, by event id (a retried batch may repeat ids).
@@ -134,7 +134,8 @@ import TestSupport
             #expect(event["broadcast"]?.stringValue == "hello")
             #expect(event["apnsTimestamp"]?.stringValue != nil && event["apnsId"]?.stringValue != nil)
         }
-        #expect(try w.registry.count(app: "example") == 6)
+        let read1 = try await w.registry.run { [registry = w.registry] _ in try registry.count(app: "example") }
+        #expect(read1 == 6)
         try await w.send("wrong", key: "send-wrong", id: "refused")
         let failed = try await w.waitForEvents(app: "wrong", count: 8)
         #expect(failed.count == 8)

@@ -18,7 +18,8 @@ import TestSupport
     @Test func aRunningRetentionTrimsAtStartAndThenEveryIntervalOnItsClock() async throws {
         let clock = ManualClock()
         let registry = try SQLiteRegistry(path: makeTempDirectory() + "/registry.sqlite", nowMs: clock.function)
-        try registry.recordDeliveries([Self.record(1, at: clock.now - 3 * Self.dayMs), Self.record(2, at: clock.now)])
+        let records = [Self.record(1, at: clock.now - 3 * Self.dayMs), Self.record(2, at: clock.now)]
+        try await registry.run { try $0.recordDeliveries(records) }
         let retention = HistoryRetention(registry: registry, days: 2, batchSize: 1, nowMs: clock.function)
         #expect(retention.cutoffMs == clock.now - 2 * Self.dayMs)
         let seen = Seen()
@@ -27,7 +28,7 @@ import TestSupport
             every: .seconds(3600),
             sleep: { interval in
                 // What each pass left, then the day moves on (three days: record 2 falls out of the window).
-                let left = try registry.deliveries(DeliveryQuery(app: "a")).records.map(\.apnsId)
+                let left = try await registry.run { try $0.deliveries(DeliveryQuery(app: "a")).records.map(\.apnsId) }
                 guard seen.add(left, interval) < 2 else { throw CancellationError() }
                 clock.advance(3 * Self.dayMs)
             },

@@ -38,7 +38,8 @@ import TestSupport
                 }
             }
             #expect(streamed <= 2 * perProcess + inProcess)
-            try registry.register(app: "example", token: testToken(passes, salt: 99))
+            let token = testToken(passes, salt: 99)
+            try await registry.run { _ in try registry.register(app: "example", token: token) }
             inProcess += 1
             passes += 1
         }
@@ -48,8 +49,9 @@ import TestSupport
             #expect(!result.stderr.contains("locked"))
             #expect(result.stdout.contains("imported \(perProcess) tokens"))
         }
-        #expect(try registry.count(app: "example") == 2 * perProcess + inProcess)
-        #expect(try registry.integrityCheck() == "ok")
+        let total = 2 * perProcess + inProcess
+        #expect(try await registry.run { _ in try registry.count(app: "example") } == total)
+        #expect(try await registry.run { _ in try registry.integrityCheck() } == "ok")
     }
 
     @Test(.timeLimit(.minutes(1)))
@@ -86,8 +88,8 @@ import TestSupport
         #expect(killedWhileRunning, "the import finished before it could be killed")
         #expect(result.status != 0)
         let reopened = try SQLiteRegistry(path: database)
-        #expect(try reopened.integrityCheck() == "ok")
-        let count = try reopened.count(app: "example")
+        #expect(try await reopened.run { _ in try reopened.integrityCheck() } == "ok")
+        let count = try await reopened.run { _ in try reopened.count(app: "example") }
         #expect(count >= 2 * batch && count < total)
         #expect(count % batch == 0, "partial batch: \(count) rows")
         // Every committed row is a whole prefix batch of the file, in file order.

@@ -56,7 +56,8 @@ import TestSupport
         #expect(result.stderr.split(separator: "\n").count == 1)
         result = try await run("add", "--app", "example", "00112233445566778899aabbccddeeff", "--environment", "staging")
         #expect(result.status == 2)
-        #expect(try SQLiteRegistry(path: database).count(app: "example") == 0)
+        let registry = try SQLiteRegistry(path: database)
+        #expect(try await registry.run { _ in try registry.count(app: "example") } == 0)
     }
 
     @Test(.timeLimit(.minutes(1)))

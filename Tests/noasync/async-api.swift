@@ -13,3 +13,15 @@ func claim(_ store: any DeliveryStore) async -> BroadcastShard?? {
 func lookUpBlocking(_ registry: any RegistryStore, app: String, token: DeviceToken) throws -> RegisteredDevice? {
     try registry.device(app: app, token: token)
 }
+
+func record(_ registry: SQLiteRegistry, id: String) async throws -> BroadcastRecord? {
+    try await registry.run { _ in try registry.broadcast(id: id) }
+}
+
+func lookUp(_ registry: PostgresRegistry, app: String, token: DeviceToken) async throws -> RegisteredDevice? {
+    try await registry.run { _ in try registry.device(app: app, token: token) }
+}
+
+func recordBlocking(_ registry: SQLiteRegistry, id: String) throws -> BroadcastRecord? {
+    try registry.broadcast(id: id)
+}

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The blocking store API is `noasync`: async code (request handlers, the engine) cannot call it, and the compiler
-# says so. Type-checks three fixtures against the built modules (.build/debug by default):
-#   async-api.swift                 the async API (`run { }`, `perform { }`) and blocking calls from sync code: compiles
-#   registry-in-async.swift         RegistryStore called from an async function: must fail, naming noasync
-#   delivery-store-in-async.swift   DeliveryStore called from an async function: must fail, naming noasync
-# The first one passing shows the module flags are right, so the other two fail for the reason they are meant to.
+# says so, on the protocols and on each concrete backend. Type-checks fixtures against the built modules
+# (.build/debug by default):
+#   async-api.swift                   the async API (`run { }`, `perform { }`) and blocking calls from sync code,
+#                                     through the protocols and the concrete backends: compiles
+#   registry-in-async.swift           RegistryStore called from an async function: must fail, naming noasync
+#   delivery-store-in-async.swift     DeliveryStore called from an async function: must fail, naming noasync
+#   sqlite-registry-in-async.swift    SQLiteRegistry (the concrete type) called from async: must fail, naming noasync
+#   postgres-registry-in-async.swift  PostgresRegistry (the concrete type) called from async: must fail, naming noasync
+# The first one passing shows the module flags are right, so the others fail for the reason they are meant to.
 #   bash Tests/noasync/noasync.sh [BUILD_DIR]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,7 +31,7 @@ else
   head -20 "$out" >&2
   exit 1
 fi
-for fixture in registry-in-async delivery-store-in-async; do
+for fixture in registry-in-async delivery-store-in-async sqlite-registry-in-async postgres-registry-in-async; do
   if "$SWIFTC" "${flags[@]}" "Tests/noasync/$fixture.swift" >"$out" 2>&1; then
     echo "noasync: FAIL: $fixture.swift compiled: the blocking store API is callable from async code" >&2
     fail=1

@@ -192,8 +192,8 @@ import Testing
         #expect(first.stderr.contains("run the same command again to resume"))
         #expect(!first.stderr.contains("credentials"))
         let registry = try SQLiteRegistry(path: w.dir.appendingPathComponent("registry.sqlite").path)
-        #expect(try registry.broadcast(id: "outage")?.state == .interrupted)
-        #expect(try registry.broadcastCounts(id: "outage").done == 0)  // nothing final, nothing deferred
+        #expect(try await registry.run { try $0.broadcast(id: "outage") }?.state == .interrupted)
+        #expect(try await registry.run { try $0.broadcastCounts(id: "outage") }.done == 0)  // nothing final, nothing deferred
         try w.startSimulator()
         let second = try await CLI.run(args, timeout: 180)
         #expect(second.status == 0, "\(second.stderr)")
@@ -217,8 +217,8 @@ import Testing
         #expect(first.stderr.contains("BadCertificateEnvironment"))
         #expect(first.stderr.contains("fix the credentials"))
         let registry = try SQLiteRegistry(path: w.dir.appendingPathComponent("registry.sqlite").path)
-        #expect(try registry.broadcast(id: "creds")?.state == .interrupted)
-        #expect(try registry.broadcastCounts(id: "creds").done == 0)
+        #expect(try await registry.run { try $0.broadcast(id: "creds") }?.state == .interrupted)
+        #expect(try await registry.run { try $0.broadcastCounts(id: "creds") }.done == 0)
         // Fixed (here: APNs and certificate agree on the environment): the same command completes.
         w.stopSimulator()
         try w.startSimulator()

@@ -29,11 +29,12 @@ import Testing
         let dir = try CLI.temporaryDirectory()
         let (config, database) = try Self.config(in: dir)
         let base: Int64 = 1_795_507_200_000  // 2026-11-24T08:00:00Z
-        try SQLiteRegistry(path: database).recordDeliveries([
+        let rows = [
             Self.row(1, Self.tokens[0], .accepted, 200, nil, "digest", at: base + 1000),
             Self.row(2, Self.tokens[1], .tokenDead, 410, "Unregistered", "digest", at: base + 2000),
             Self.row(3, Self.tokens[0], .rejected, 400, "BadTopic", nil, at: base + 3000),
-        ])
+        ]
+        try await SQLiteRegistry(path: database).run { try $0.recordDeliveries(rows) }
         let table = try await CLI.run(["deliveries", "--config", config, "--app", "example"])
         #expect(table.status == 0, "\(table.stderr)")
         let lines = table.stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }

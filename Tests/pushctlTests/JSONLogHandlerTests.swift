@@ -64,10 +64,8 @@ import TestSupport
         #expect(try await http("POST", "\(base)/v1/apps/example/devices", key: key, body: #"{"token":"\#(token)"}"#) == 201)
         #expect(try await http("POST", "\(base)/v1/apps/example/notifications", key: key,
                                 body: #"{"id":"job-json-1","tokens":["\#(token)"],"alert":"secret body text"}"#) == 202)
-        var done = false
-        for _ in 0..<100 where !done {
-            try await Task.sleep(for: .milliseconds(100))
-            done = serve.stderrText.contains("outcome committed")
+        try await waitUntil(deadline: .seconds(60), every: .milliseconds(100), "the send job's outcome was committed") {
+            serve.stderrText.contains("outcome committed") || !serve.isRunning
         }
         #expect(try await http("DELETE", "\(base)/v1/apps/example/devices/\(token)", key: key) == 204)
         serve.terminate()

@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushStore
 import Testing
+import TestSupport
 
 /// `--at` on `pushctl send` and `pushctl broadcast`, and `pushctl jobs list|show|cancel`, run as a user would:
 /// real processes, a real simulator process, a real database file, the wall clock.
@@ -58,11 +59,16 @@ import Testing
         let cancel = try await CLI.run(["jobs", "cancel", "promo", "--config", w.config, "--app", "example"])
         #expect(cancel.status == 0, "\(cancel.stderr)")
         #expect(cancel.stdout.contains("job promo cancelled"))
+        // A control send due a second after the cancelled one: once it arrives, the worker was running and had
+        // passed the cancelled job's time, so its absence means something (not that the worker started late).
+        let control = try await CLI.run(["send", "--config", w.config, "--app", "example", "--token", World.token(2),
+                                         "--alert", "Control", "--at", Self.rfc3339(secondsFromNow: 3), "--id", "control"])
+        #expect(control.status == 0, "\(control.stderr)")
         let worker = try CLI.startCapturing(["worker", "--config", w.config])
-        try await Task.sleep(for: .seconds(4))
+        try await waitUntil(deadline: .seconds(60), "the control send arrived") { try w.received().contains(World.token(2)) || !worker.isRunning }
         worker.terminate()
         worker.waitUntilExit()
-        #expect(try w.received().isEmpty)
+        #expect(try w.received() == [World.token(2)], "the cancelled send went out")
         let list = try await CLI.run(["jobs", "list", "--config", w.config, "--app", "example", "--state", "cancelled"])
         #expect(list.status == 0)
         let rows = list.stdout.split(separator: "\n")

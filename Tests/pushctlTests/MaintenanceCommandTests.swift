@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushStore
 import Testing
+import TestSupport
 
 /// Retention as operators run it, through the binary: `pushctl maintenance` (one pass, for cron) and the
 /// passes `pushctl serve` and `pushctl worker` make when they start.
@@ -12,15 +13,16 @@ import Testing
         let dir = try CLI.temporaryDirectory()
         let (config, database) = try DeliveriesCommandTests.config(in: dir, extra: #""deliveryRetentionDays": 10,"#)
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        try SQLiteRegistry(path: database).recordDeliveries([
+        let rows = [
             DeliveriesCommandTests.row(1, DeliveriesCommandTests.tokens[0], .accepted, 200, nil, nil, at: now - 12 * Self.dayMs),
             DeliveriesCommandTests.row(2, DeliveriesCommandTests.tokens[1], .accepted, 200, nil, nil, at: now - 11 * Self.dayMs),
             DeliveriesCommandTests.row(3, DeliveriesCommandTests.tokens[2], .accepted, 200, nil, nil, at: now - 9 * Self.dayMs),
-        ])
+        ]
+        try await SQLiteRegistry(path: database).run { try $0.recordDeliveries(rows) }
         let first = try await CLI.run(["maintenance", "--config", config])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.contains("(10 days) deleted: 2 delivery-log rows, 0 prune-log rows"), "\(first.stdout)")
-        let left = try SQLiteRegistry(path: database).deliveries(DeliveryQuery(app: "example"))
+        let left = try await SQLiteRegistry(path: database).run { try $0.deliveries(DeliveryQuery(app: "example")) }
         #expect(left.records.map(\.token) == [DeliveriesCommandTests.tokens[2]])
         let second = try await CLI.run(["maintenance", "--config", config])
         #expect(second.status == 0 && second.stdout.contains("deleted: 0 delivery-log rows"), "\(second.stdout)")
@@ -37,17 +39,17 @@ import Testing
         let (config, database) = try DeliveriesCommandTests.config(in: dir, extra: #""deliveryRetentionDays": 5,"#, endpoint: "production")
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let registry = try SQLiteRegistry(path: database)
-        try registry.recordDeliveries([
+        let rows = [
             DeliveriesCommandTests.row(1, DeliveriesCommandTests.tokens[0], .accepted, 200, nil, nil, at: now - 6 * Self.dayMs),
             DeliveriesCommandTests.row(2, DeliveriesCommandTests.tokens[1], .accepted, 200, nil, nil, at: now - 1000),
-        ])
+        ]
+        try await registry.run { try $0.recordDeliveries(rows) }
         let process = try CLI.startCapturing(command + ["--config", config])
         defer { if process.isRunning { process.terminate() } }
-        let deadline = Date().addingTimeInterval(60)
-        var left = try registry.deliveries(DeliveryQuery(app: "example")).records.count
-        while left != 1 && Date() < deadline && process.isRunning {
-            try await Task.sleep(for: .milliseconds(100))
-            left = try registry.deliveries(DeliveryQuery(app: "example")).records.count
+        var left = -1
+        try? await waitUntil(deadline: .seconds(60), every: .milliseconds(100), "the history was trimmed") {
+            left = try await registry.run { try $0.deliveries(DeliveryQuery(app: "example")).records.count }
+            return left == 1 || !process.isRunning
         }
         #expect(left == 1, "\(command): \(process.stderrText)")
         process.terminate()

@@ -9,8 +9,11 @@ import PushCore
 
 /// The one place PushStore talks to postgres-nio: a small pool of connections used synchronously, like the
 /// SQLite registry, by threads that are not event-loop threads (the engine's store queue, CLI commands,
-/// the server's registration batcher). Each call waits on a future; the I/O runs on the pool's own event
-/// loop, never on Swift's cooperative pool, so a caller blocking here cannot starve the queries it waits for.
+/// the server's registration batcher). Each call waits on a future (`.wait()`): every caller is a blocking store
+/// thread — a ``StoreExecutor`` thread, a dedicated writer thread, or a CLI command's blocking registry call — never
+/// async code, which reaches these methods only through `run { }` (the registry's blocking API is `noasync`). The
+/// I/O runs on the pool's own event loop, never on Swift's cooperative pool, so a caller blocking here cannot
+/// starve the queries it waits for. Nothing else waits: deinit closes and shuts down without waiting.
 ///
 /// Every failure becomes a ``StoreError``: lost connections, refused connections, serialization failures,
 /// deadlocks and lock timeouts are transient (`.ioError` / `.busy`, which the engine retries), a unique
@@ -53,8 +56,14 @@ final class PostgresPool: Sendable {
             c.removeAll()
             return all
         }
-        for connection in connections { _ = try? connection.close().wait() }
-        try? group.syncShutdownGracefully()
+        // Not waited for: the last reference may go away on any thread, a cooperative or an event-loop one
+        // included (where `.wait()` would block it or trap). Each connection is kept until its close completed
+        // (postgres-nio asserts a connection is closed when it goes away), then the event loop shuts down.
+        let group = self.group
+        let closed = connections.map { connection in
+            connection.close().always { _ in withExtendedLifetime(connection) {} }
+        }
+        EventLoopFuture.andAllComplete(closed, on: group.next()).whenComplete { _ in group.shutdownGracefully { _ in } }
     }
 
     /// Runs `body` on a pooled connection (opened if none is idle).

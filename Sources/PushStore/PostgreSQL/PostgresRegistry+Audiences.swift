@@ -42,6 +42,7 @@ extension PostgresRegistry {
             """, binds: Self.bindings(scan.values, after: leading))
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func audienceTargetPage(of record: BroadcastRecord, after: String, through: String, limit: Int) throws(StoreError) -> [DeliveryTarget] {
         let scan = AudienceScan(.postgres, record, firstIndex: 4)
         var leading = Self.binds(after, through)
@@ -57,12 +58,14 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func countAudience(app: String, environment: APNsEnvironment?, audience: Audience) throws(StoreError) -> Int {
         try pool.withConnection { (db) throws(StoreError) -> Int in
             try count(AudienceScan(.postgres, app: app, environment: environment, audience: audience, wave: nil, channel: nil, firstIndex: 1), in: db)
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func audiencePlan(app: String, audience: Audience) throws(StoreError) -> String {
         let scan = AudienceScan(.postgres, app: app, environment: nil, audience: audience, wave: nil, channel: nil, firstIndex: 4)
         var leading = Self.binds("", BroadcastShard.keySpaceEnd)
@@ -78,6 +81,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func pushToStartTokens(app: String, attributesType: String, audience: Audience, environment: APNsEnvironment?)
         throws(StoreError) -> [DeviceToken]
     {

@@ -2,6 +2,7 @@ import PostgresNIO
 import PushCore
 
 extension PostgresRegistry {
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func saveBroadcastChannel(_ record: BroadcastChannelRecord) throws(StoreError) {
         let (app, environment, id) = (record.app, record.environment.rawValue, record.channelId)
         let (policy, label) = (Int64(record.storagePolicy.rawValue), record.label)
@@ -16,6 +17,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func broadcastChannels(app: String) throws(StoreError) -> [BroadcastChannelRecord] {
         try pool.withConnection { (db) throws(StoreError) -> [BroadcastChannelRecord] in
             try db.rows("""
@@ -29,6 +31,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     @discardableResult
     public func deleteBroadcastChannel(app: String, environment: APNsEnvironment, channelId: String) throws(StoreError) -> Bool {
         let env = environment.rawValue

@@ -36,10 +36,12 @@ extension PostgresRegistry {
         return try Self.broadcast(row)
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func broadcast(id: String) throws(StoreError) -> BroadcastRecord? {
         try pool.withConnection { (db) throws(StoreError) -> BroadcastRecord? in try broadcast(id: id, in: db) }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func broadcasts(app: String? = nil, states: [BroadcastState]) throws(StoreError) -> [BroadcastRecord] {
         try pool.withConnection { (db) throws(StoreError) -> [BroadcastRecord] in
             var binds = PostgresBindings()
@@ -57,6 +59,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func createBroadcast(_ record: BroadcastRecord, tokens: [DeviceToken]? = nil) throws(StoreError) {
         try pool.transaction { (db) throws(StoreError) in try insertBroadcast(record, tokens: tokens, in: db) }
     }
@@ -84,6 +87,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func broadcastCounts(id: String) throws(StoreError) -> BroadcastCounts {
         try pool.withConnection { (db) throws(StoreError) -> BroadcastCounts in try broadcastCounts(id: id, in: db) }
     }
@@ -107,6 +111,7 @@ extension PostgresRegistry {
         return counts
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func breakerStates(app: String) throws(StoreError) -> [String: PruningBreaker.State] {
         try pool.withConnection { (db) throws(StoreError) -> [String: PruningBreaker.State] in
             var states: [String: PruningBreaker.State] = [:]
@@ -120,6 +125,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func saveBreakerStates(app: String, _ states: [String: PruningBreaker.State]) throws(StoreError) {
         guard !states.isEmpty else { return }
         try pool.transaction { (db) throws(StoreError) in

@@ -12,6 +12,7 @@ extension PostgresRegistry {
     /// fence keeps every other writer off the shard's rows), and prunes (rare: a dead token) need the gated
     /// prune's per-token logic: such a batch runs in a transaction — prunes, the read, the statement, and for an
     /// app with a webhook the outbox events of its prunes and final failures.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func commit(_ batch: OutcomeBatch) throws(StoreError) -> CommitReceipt {
         let prunes = batch.outcomes.filter { o in
             o.kind == .tokenDead && o.prune.map(PruneGate.prunes) == true

@@ -3,6 +3,7 @@ import PushCore
 
 /// The delivery log and its counters. (The twin of `SQLiteRegistry+Deliveries.swift`.)
 extension PostgresRegistry {
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func recordDeliveries(_ records: [DeliveryRecord]) throws(StoreError) {
         guard !records.isEmpty else { return }
         try pool.withConnection { (db) throws(StoreError) in try insertDeliveries(records, in: db) }
@@ -44,6 +45,7 @@ extension PostgresRegistry {
             """)
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func recentDeliveries(app: String, limit: Int = 100) throws(StoreError) -> [DeliveryRecord] {
         let limit = Int64(limit)
         return try pool.withConnection { (db) throws(StoreError) -> [DeliveryRecord] in

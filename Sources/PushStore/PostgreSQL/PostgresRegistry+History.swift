@@ -3,6 +3,7 @@ import PushCore
 
 /// The delivery history query on PostgreSQL (see ``RegistryStore/deliveries(_:)``).
 extension PostgresRegistry {
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func deliveries(_ query: DeliveryQuery) throws(StoreError) -> DeliveryPage {
         let (sql, binds) = Self.historyQuery(query)
         typealias Row = (String, String?, String, Int64, String?, Int64, Bool, Int64, Int64, String, String?, Int64)

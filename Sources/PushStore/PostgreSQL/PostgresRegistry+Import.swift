@@ -3,6 +3,7 @@ import PushCore
 
 /// Bulk token imports. (The twin of `SQLiteRegistry+Import.swift`.)
 extension PostgresRegistry {
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func writeImportBatch(app: String, tokens: [DeviceToken], environment: APNsEnvironment, channels: [String]?)
         throws(StoreError)
     {

@@ -64,6 +64,7 @@ extension PostgresRegistry {
     static let installationValues = StoredInstallation.Columns.names
         .map { $0 == "tags" || $0 == "tz_history" ? "x.\($0)::jsonb" : "x.\($0)" }.joined(separator: ", ")
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func installation(app: String, token: DeviceToken) throws(StoreError) -> Installation? {
         let hex = token.hex
         return try pool.withConnection { (db) throws(StoreError) -> Installation? in
@@ -75,6 +76,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func userDevices(app: String, user: String, after: String, limit: Int) throws(StoreError) -> [RegisteredDevice] {
         try pool.withConnection { (db) throws(StoreError) -> [RegisteredDevice] in
             var binds = Self.binds(app, user, after)
@@ -93,6 +95,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     @discardableResult
     public func detachUser(app: String, user: String) throws(StoreError) -> Int {
         try pool.withConnection { (db) throws(StoreError) -> Int in

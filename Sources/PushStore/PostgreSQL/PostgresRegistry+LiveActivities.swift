@@ -2,6 +2,7 @@ import PostgresNIO
 import PushCore
 
 extension PostgresRegistry {
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     @discardableResult
     public func registerLiveActivityToken(_ request: LiveActivityRegistration) throws(StoreError) -> RegistrationOutcome {
         if let problem = request.problem { throw StoreError(.invalidInput, problem) }
@@ -42,6 +43,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     @discardableResult
     public func unregisterLiveActivityToken(app: String, token: DeviceToken) throws(StoreError) -> Bool {
         let hex = token.hex
@@ -50,6 +52,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     @discardableResult
     public func endActivity(app: String, activityId: String) throws(StoreError) -> Int {
         try pool.withConnection { (db) throws(StoreError) -> Int in
@@ -57,6 +60,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func liveActivityTokens(_ query: LiveActivityTokenQuery, after: String, limit: Int) throws(StoreError) -> [LiveActivityToken] {
         let (app, kind, type, activity) = (query.app, query.kind.column, query.attributesType, query.activityId)
         let (channel, installation, environment) = (query.channel, query.installation, query.environment?.rawValue)

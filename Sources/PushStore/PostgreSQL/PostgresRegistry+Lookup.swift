@@ -11,6 +11,7 @@ extension PostgresRegistry {
             channels: Channels.decode(row.2), createdMs: row.3, lastRegisteredMs: row.4, lastSuccessMs: row.5)
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func device(app: String, token: DeviceToken) throws(StoreError) -> RegisteredDevice? {
         let hex = token.hex
         return try pool.withConnection { (db) throws(StoreError) -> RegisteredDevice? in
@@ -22,6 +23,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func deliveryCounts() throws(StoreError) -> [DeliveryCount] {
         try pool.withConnection { (db) throws(StoreError) -> [DeliveryCount] in
             let rows = try db.rows("""
@@ -35,6 +37,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func pruneCounts() throws(StoreError) -> [PruneCount] {
         try pool.withConnection { (db) throws(StoreError) -> [PruneCount] in
             try db.rows(

@@ -4,6 +4,7 @@ import PushCore
 extension PostgresRegistry {
     /// Stores broadcast `id`'s rate, or removes it (nil); a new rate starts its schedule afresh, now (the database's
     /// clock); the same rate again keeps the schedule the running processes share.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func setRate(id: String, perSecond: Double?) throws(StoreError) {
         guard let perSecond else {
             try pool.withConnection { (db) throws(StoreError) in
@@ -25,6 +26,7 @@ extension PostgresRegistry {
     /// Reserves `count` of broadcast `id`'s notifications under its stored rate (see ``Pacer``), on the
     /// database's clock, so processes on several hosts share one schedule; nil when it has no rate. The row
     /// lock serializes reservations.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func reserveSends(id: String, count: Int) throws(StoreError) -> RateReservation? {
         try pool.transaction { (db) throws(StoreError) -> RateReservation? in
             guard let (perSecond, next, now) = try db.row(

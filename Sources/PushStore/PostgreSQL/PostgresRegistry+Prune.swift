@@ -3,6 +3,7 @@ import PushCore
 
 /// Pruning tokens APNs called dead, and the prune log. (The twin of `SQLiteRegistry+Prune.swift`.)
 extension PostgresRegistry {
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     @discardableResult
     public func prune(app: String, token: DeviceToken, _ request: PruneRequest) throws(StoreError) -> PruneOutcome {
         try PruneGate.check(request)
@@ -35,6 +36,7 @@ extension PostgresRegistry {
         return PruneGate.outcome(keep: keep)
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func pruneLog(app: String, limit: Int = 100) throws(StoreError) -> [PruneLogEntry] {
         let limit = Int64(limit)
         return try pool.withConnection { (db) throws(StoreError) -> [PruneLogEntry] in

@@ -3,6 +3,7 @@ import PushCore
 
 /// Counting and paging an app's devices. (The twin of `SQLiteRegistry+Query.swift`.)
 extension PostgresRegistry {
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func count(app: String, channel: String? = nil, environment: APNsEnvironment? = nil) throws(StoreError) -> Int {
         if let channel { try Channels.validate(channel) }
         let env = environment?.rawValue
@@ -22,6 +23,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func page(app: String, channel: String?, environment: APNsEnvironment?, after: String, limit: Int)
         throws(StoreError) -> [RegisteredDevice]
     {
@@ -51,6 +53,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func tokenPage(app: String, channel: String?, environment: APNsEnvironment?, after: String, limit: Int)
         throws(StoreError) -> [String]
     {

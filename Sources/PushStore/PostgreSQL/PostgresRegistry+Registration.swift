@@ -3,6 +3,7 @@ import PushCore
 
 /// Registering and unregistering devices. (The twin of `SQLiteRegistry+Registration.swift`.)
 extension PostgresRegistry {
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     @discardableResult
     public func register(
         app: String, token: DeviceToken, oldToken: DeviceToken? = nil, channels: [String]? = nil,
@@ -16,6 +17,7 @@ extension PostgresRegistry {
     /// One transaction for the whole batch. Plain registrations (no old token, no channels: what apps send
     /// at every launch) are written as one multi-row upsert in key order, their installation fields as one read and
     /// one multi-row update; the others one by one, each in a savepoint so one failure does not undo the rest.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func registerBatch(_ requests: [RegistrationRequest]) -> [Result<RegistrationOutcome, StoreError>] {
         guard !requests.isEmpty else { return [] }
         var results = [Result<RegistrationOutcome, StoreError>?](repeating: nil, count: requests.count)
@@ -173,6 +175,7 @@ extension PostgresRegistry {
             """)
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     @discardableResult
     public func unregister(app: String, token: DeviceToken) throws(StoreError) -> Bool {
         let hex = token.hex

@@ -5,6 +5,7 @@ import PushCore
 /// ``HistoryTrimming/retentionPass(before:batchSize:)``): every batch is one statement in its own short transaction. The space of deleted rows is
 /// reclaimed for new ones by (auto)vacuum, as for any table with deletes.
 extension PostgresRegistry: HistoryTrimming {
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func trimHistory(before cutoffMs: Int64, batchSize: Int) throws(StoreError) -> RetentionReport {
         try retentionPass(before: cutoffMs, batchSize: batchSize)
     }

@@ -4,6 +4,7 @@ import PushCore
 /// The PostgreSQL side of a claim's work (see ``DeliveryStore``): every fenced write names its shard's
 /// fence (the commit: ``commit(_:)``).
 extension PostgresRegistry {
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func explicitTargets(id: String, after: String, through: String, limit: Int) throws(StoreError) -> [DeliveryTarget] {
         let limit = Int64(limit)
         return try pool.withConnection { (db) throws(StoreError) -> [DeliveryTarget] in
@@ -20,6 +21,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func storedOutcomes(id: String, after: String, through: String) throws(StoreError) -> [String: StoredOutcome] {
         try pool.withConnection { (db) throws(StoreError) -> [String: StoredOutcome] in
             var out: [String: StoredOutcome] = [:]
@@ -36,6 +38,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func targetPage(app: String, channel: String?, environment: APNsEnvironment?, after: String, through: String, limit: Int)
         throws(StoreError) -> [DeliveryTarget]
     {
@@ -63,6 +66,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func deferredTargets(id: String, beforeRun run: Int, after: String, through: String, limit: Int)
         throws(StoreError) -> [(target: DeliveryTarget, previous: StoredOutcome)]
     {
@@ -84,6 +88,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func markDispatched(id: String, index: Int, fence: Int64, pass: DeliveryPass, run: Int, through: String) throws(StoreError) {
         let (shard, run) = (Int64(index), Int64(run))
         let changed = try pool.withConnection { (db) throws(StoreError) -> Int in
@@ -104,6 +109,7 @@ extension PostgresRegistry {
         guard changed == 1 else { throw ShardFence.lost(id: id, index: index, fence: fence) }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func noteStopped(id: String, error: String) throws(StoreError) {
         // The broadcast row is held from loading it to storing the result: a claim's move to running (a
         // conditional update of the same row) waits for it, then sees the interrupted state and runs it again.

@@ -10,6 +10,7 @@ extension PostgresRegistry {
     /// The channel workers `LISTEN` on.
     static let shardChannel = "pushprovider_shards"
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func startBroadcast(id: String, shardSize: Int, newRound: Bool) throws(StoreError) -> BroadcastRecord {
         try pool.transaction { (db) throws(StoreError) -> BroadcastRecord in
             guard let record = try broadcast(id: id, in: db, lock: true) else {
@@ -99,6 +100,7 @@ extension PostgresRegistry {
         return try db.rows(query, as: (String).self)
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func claimShard(
         broadcastId: String?, apps: [String]?, owner: String, ttlMs: Int64, ownerIsDead: @Sendable (String) -> Bool
     ) throws(StoreError) -> BroadcastShard? {
@@ -149,6 +151,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func renewShard(id: String, index: Int, fence: Int64, ttlMs: Int64) throws(StoreError) -> Bool {
         let index = Int64(index)
         return try pool.withConnection { (db) throws(StoreError) -> Bool in
@@ -160,6 +163,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func finishShard(id: String, index: Int, fence: Int64, end: ShardEnd) throws(StoreError) -> BroadcastState {
         let shard = Int64(index)
         return try pool.transaction { (db) throws(StoreError) -> BroadcastState in
@@ -202,6 +206,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func shards(id: String) throws(StoreError) -> [BroadcastShard] {
         try pool.withConnection { (db) throws(StoreError) -> [BroadcastShard] in
             var out: [BroadcastShard] = []
@@ -214,6 +219,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func workers(id: String) throws(StoreError) -> [String: Int] {
         try pool.withConnection { (db) throws(StoreError) -> [String: Int] in
             var out: [String: Int] = [:]

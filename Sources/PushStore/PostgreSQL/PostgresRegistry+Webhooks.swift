@@ -18,6 +18,7 @@ extension PostgresRegistry {
             """)
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func claimWebhookEvents(app: String, limit: Int, leaseMs: Int64) throws(StoreError) -> [WebhookEvent] {
         let limit = Int64(limit)
         return try pool.withConnection { (db) throws(StoreError) -> [WebhookEvent] in
@@ -38,12 +39,14 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func deleteWebhookEvents(ids: [Int64]) throws(StoreError) {
         try pool.withConnection { (db) throws(StoreError) in
             _ = try db.query("DELETE FROM webhook_events WHERE id = ANY(\(ids)::bigint[])")
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func retryWebhookEvents(ids: [Int64], afterMs: Int64) throws(StoreError) {
         try pool.withConnection { (db) throws(StoreError) in
             _ = try db.query("""
@@ -53,6 +56,7 @@ extension PostgresRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func webhookBacklog(app: String) throws(StoreError) -> Int {
         try pool.withConnection { (db) throws(StoreError) -> Int in
             Int(try db.row("SELECT count(*)::bigint FROM webhook_events WHERE app = \(app)", as: (Int64).self) ?? Int64(0))

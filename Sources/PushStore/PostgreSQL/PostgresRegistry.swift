@@ -69,6 +69,7 @@ public final class PostgresRegistry: RegistryStore {
     /// The injected clock's time, or nil for the database's (`coalesce(\(now), pp_now_ms())` in SQL).
     var now: Int64? { clock?() }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func schemaVersion() throws(StoreError) -> Int64 {
         try pool.withConnection { (db) throws(StoreError) -> Int64 in
             try db.row("SELECT coalesce(max(version), 0)::bigint FROM schema_version", as: (Int64).self) ?? 0

@@ -22,7 +22,11 @@ final class PostgresWakeups: Sendable {
     }
 
     deinit {
-        if let connection = state.withLock({ $0.connection }) { _ = try? connection.close().wait() }
+        // Not waited for: the last reference may go away on any thread (see ``PostgresPool``).
+        // The connection is kept until its close completed (postgres-nio asserts it is closed when it goes away).
+        if let connection = state.withLock({ $0.connection }) {
+            connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
+        }
     }
 
     /// Waits until a notification arrives or `timeoutMs` pass, without blocking a thread; (re)opening the

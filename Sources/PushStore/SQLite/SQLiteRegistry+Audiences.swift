@@ -6,6 +6,7 @@ import PushCore
 /// other clauses checked per row — still a keyset range scan, so shards, checkpoints and resumes work unchanged.
 extension SQLiteRegistry {
     /// How many devices of `app` (in `environment`, if given) are in `audience` now.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func countAudience(app: String, environment: APNsEnvironment?, audience: Audience) throws(StoreError) -> Int {
         try read { (db) throws(StoreError) -> Int in
             try Self.countTargeted(app: app, environment: environment, audience: audience, wave: nil, in: db)
@@ -39,6 +40,7 @@ extension SQLiteRegistry {
 
     /// One keyset page of a job with targeting: its devices in (`after`, `through`], in token order, each with its
     /// locale (for per-locale text).
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func audienceTargetPage(of record: BroadcastRecord, after: String, through: String, limit: Int) throws(StoreError) -> [DeliveryTarget] {
         let scan = AudienceScan(.sqlite, record, firstIndex: 4)
         return try read { (db) throws(StoreError) -> [DeliveryTarget] in
@@ -64,6 +66,7 @@ extension SQLiteRegistry {
 
     /// The query plan SQLite picks for an audience page (`EXPLAIN QUERY PLAN`, one line per step): what the tests
     /// assert a send to one user reads through `devices_user`.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func audiencePlan(app: String, audience: Audience) throws(StoreError) -> String {
         var record = BroadcastRecord(id: "plan", app: app, payload: [], pushType: .alert, priority: .immediate)
         record.targeting = JobTargeting(audience: audience)
@@ -86,6 +89,7 @@ extension SQLiteRegistry {
 
     /// Push-to-start tokens of `attributesType` on the installations of the devices in `audience` (a Live Activity
     /// start to an audience: a device and its Live Activity tokens share the installation id).
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func pushToStartTokens(app: String, attributesType: String, audience: Audience, environment: APNsEnvironment?)
         throws(StoreError) -> [DeviceToken]
     {

@@ -2,6 +2,7 @@ import PushCore
 
 extension SQLiteRegistry {
     /// The persisted pruning-breaker state of `app`'s endpoints, keyed by endpoint URL.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func breakerStates(app: String) throws(StoreError) -> [String: PruningBreaker.State] {
         try read { (db) throws(StoreError) -> [String: PruningBreaker.State] in
             let select = try db.statement(
@@ -19,6 +20,7 @@ extension SQLiteRegistry {
     }
 
     /// Stores the pruning-breaker state of `app`'s endpoints.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func saveBreakerStates(app: String, _ states: [String: PruningBreaker.State]) throws(StoreError) {
         guard !states.isEmpty else { return }
         let now = nowMs()

@@ -1,6 +1,7 @@
 import PushCore
 
 extension SQLiteRegistry {
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func saveBroadcastChannel(_ record: BroadcastChannelRecord) throws(StoreError) {
         let now = nowMs()
         try write { (db) throws(StoreError) in
@@ -20,6 +21,7 @@ extension SQLiteRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func broadcastChannels(app: String) throws(StoreError) -> [BroadcastChannelRecord] {
         try read { (db) throws(StoreError) -> [BroadcastChannelRecord] in
             let select = try db.statement("""
@@ -39,6 +41,7 @@ extension SQLiteRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     @discardableResult
     public func deleteBroadcastChannel(app: String, environment: APNsEnvironment, channelId: String) throws(StoreError) -> Bool {
         try write { (db) throws(StoreError) -> Bool in

@@ -2,6 +2,7 @@ import PushCore
 
 extension SQLiteRegistry {
     /// The broadcast with this id, or nil.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func broadcast(id: String) throws(StoreError) -> BroadcastRecord? {
         try read { (db) throws(StoreError) -> BroadcastRecord? in try Self.broadcast(id: id, in: db) }
     }
@@ -14,6 +15,7 @@ extension SQLiteRegistry {
     }
 
     /// Broadcasts of `app` (any app when nil) in the given states, oldest first.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func broadcasts(app: String? = nil, states: [BroadcastState]) throws(StoreError) -> [BroadcastRecord] {
         try read { (db) throws(StoreError) -> [BroadcastRecord] in
             let select = try db.statement(
@@ -32,6 +34,7 @@ extension SQLiteRegistry {
     /// Stores a new broadcast; with `tokens` it targets exactly those (registered or not) instead of the
     /// app's registry, and the list is stored in the same transaction. Fails with `.constraint` when the id
     /// exists.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func createBroadcast(_ record: BroadcastRecord, tokens: [DeviceToken]? = nil) throws(StoreError) {
         let now = nowMs()
         try write { (db) throws(StoreError) in try Self.insertBroadcast(record, tokens: tokens, now: now, in: db) }
@@ -73,6 +76,7 @@ extension SQLiteRegistry {
     }
 
     /// The broadcast's counters, summed over its shards.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func broadcastCounts(id: String) throws(StoreError) -> BroadcastCounts {
         try read { (db) throws(StoreError) -> BroadcastCounts in try Self.broadcastCounts(id: id, in: db) }
     }

@@ -36,6 +36,7 @@ extension SQLiteRegistry {
     /// registry's writer and returns a checkpointer whose ``BackgroundCheckpointer/run()`` takes passive ones
     /// every `intervalMs` on a separate connection. Other processes sharing the file keep SQLite's automatic
     /// checkpoints, so the WAL stays bounded.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func startBackgroundCheckpoints(intervalMs: Int = 250) throws(StoreError) -> BackgroundCheckpointer {
         let connection = try Connection(path: path, busyTimeoutMs: options.busyTimeoutMs, synchronous: options.synchronous.rawValue)
         try writer.withLock { (db) throws(StoreError) in try db.execute("PRAGMA wal_autocheckpoint = 0") }

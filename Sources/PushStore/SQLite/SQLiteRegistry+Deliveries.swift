@@ -2,6 +2,7 @@ import PushCore
 
 extension SQLiteRegistry {
     /// Appends delivery results to the delivery log in one transaction (call it per sent batch).
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func recordDeliveries(_ records: [DeliveryRecord]) throws(StoreError) {
         guard !records.isEmpty else { return }
         try write { (db) throws(StoreError) in
@@ -55,6 +56,7 @@ extension SQLiteRegistry {
 
     /// Sets the last-success time of `tokens` (never moving it backwards), in one transaction.
     /// Unknown tokens are ignored.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func markSuccess(app: String, tokens: [DeviceToken], atMs: Int64) throws(StoreError) {
         guard !tokens.isEmpty else { return }
         try write { (db) throws(StoreError) in try Self.markSuccess(app: app, tokens: tokens, atMs: atMs, in: db) }
@@ -76,6 +78,7 @@ extension SQLiteRegistry {
     }
 
     /// The newest delivery-log records of `app`, newest first.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func recentDeliveries(app: String, limit: Int = 100) throws(StoreError) -> [DeliveryRecord] {
         try read { (db) throws(StoreError) -> [DeliveryRecord] in
             let select = try db.statement(

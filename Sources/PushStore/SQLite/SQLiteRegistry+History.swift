@@ -2,6 +2,7 @@ import PushCore
 
 /// The delivery history query on SQLite (see ``RegistryStore/deliveries(_:)``).
 extension SQLiteRegistry {
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func deliveries(_ query: DeliveryQuery) throws(StoreError) -> DeliveryPage {
         try read { (db) throws(StoreError) -> DeliveryPage in
             let select = try Self.historyStatement(query, prefix: "", in: db)

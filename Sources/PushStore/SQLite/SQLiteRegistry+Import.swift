@@ -4,6 +4,7 @@ extension SQLiteRegistry {
     /// While importing, checkpoint at 64 MB of WAL instead of SQLite's 4 MB: a page dirtied by several
     /// batches is copied back to the database once. Ordinary writes use 16 MB (see SQLiteRegistry.init): one
     /// 64 MB checkpoint would stall a single registration for half a second.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func whileImporting<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         try writer.withLock { (db) throws(StoreError) in try db.execute("PRAGMA wal_autocheckpoint = 16384") }
         defer { try? writer.withLock { (db) throws(StoreError) in try db.execute("PRAGMA wal_autocheckpoint = 4096") } }
@@ -11,6 +12,7 @@ extension SQLiteRegistry {
     }
 
     /// Writes one validated import batch in one transaction.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func writeImportBatch(
         app: String, tokens: [DeviceToken], environment: APNsEnvironment, channels: [String]?
     ) throws(StoreError) {

@@ -56,6 +56,7 @@ extension SQLiteRegistry {
     }
 
     /// The installation fields of one registered device (nil: not registered).
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func installation(app: String, token: DeviceToken) throws(StoreError) -> Installation? {
         try read { (db) throws(StoreError) -> Installation? in
             let select = try db.statement("SELECT \(Self.installationColumns) FROM devices WHERE app = ?1 AND token = ?2")
@@ -67,6 +68,7 @@ extension SQLiteRegistry {
     }
 
     /// One keyset page of `user`'s devices (token > `after`), in token order, through `devices_user`.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func userDevices(app: String, user: String, after: String, limit: Int) throws(StoreError) -> [RegisteredDevice] {
         try read { (db) throws(StoreError) -> [RegisteredDevice] in
             let select = try db.statement("""
@@ -91,6 +93,7 @@ extension SQLiteRegistry {
     }
 
     /// Detaches `user` from every device of `app` (a forced log-out); returns how many devices had it.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     @discardableResult
     public func detachUser(app: String, user: String) throws(StoreError) -> Int {
         try write { (db) throws(StoreError) -> Int in

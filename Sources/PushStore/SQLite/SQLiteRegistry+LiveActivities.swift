@@ -2,6 +2,7 @@ import PushCore
 
 extension SQLiteRegistry {
     /// Registers a Live Activity token (see ``RegistryStore/registerLiveActivityToken(_:)``).
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     @discardableResult
     public func registerLiveActivityToken(_ request: LiveActivityRegistration) throws(StoreError) -> RegistrationOutcome {
         if let problem = request.problem { throw StoreError(.invalidInput, problem) }
@@ -69,6 +70,7 @@ extension SQLiteRegistry {
     }
 
     /// Removes a Live Activity token; false when it was not registered.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     @discardableResult
     public func unregisterLiveActivityToken(app: String, token: DeviceToken) throws(StoreError) -> Bool {
         try write { (db) throws(StoreError) -> Bool in
@@ -81,6 +83,7 @@ extension SQLiteRegistry {
     }
 
     /// Removes every update token of an activity (it ended); returns how many.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     @discardableResult
     public func endActivity(app: String, activityId: String) throws(StoreError) -> Int {
         try write { (db) throws(StoreError) -> Int in
@@ -93,6 +96,7 @@ extension SQLiteRegistry {
     }
 
     /// One keyset page of an app's Live Activity tokens matching `query`, tokens > `after` (hex) in token order.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func liveActivityTokens(_ query: LiveActivityTokenQuery, after: String, limit: Int) throws(StoreError) -> [LiveActivityToken] {
         try read { (db) throws(StoreError) -> [LiveActivityToken] in
             let select = try db.statement("""

@@ -2,6 +2,7 @@ import PushCore
 
 extension SQLiteRegistry {
     /// One device, or nil when `token` is not registered for `app`.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func device(app: String, token: DeviceToken) throws(StoreError) -> RegisteredDevice? {
         try read { (db) throws(StoreError) -> RegisteredDevice? in
             let select = try db.statement("""
@@ -16,6 +17,7 @@ extension SQLiteRegistry {
     }
 
     /// Final delivery outcomes grouped by app, status and reason.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func deliveryCounts() throws(StoreError) -> [DeliveryCount] {
         try read { (db) throws(StoreError) -> [DeliveryCount] in
             let select = try db.statement("""
@@ -34,6 +36,7 @@ extension SQLiteRegistry {
     }
 
     /// Prune-log entries grouped by app, reason and action.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func pruneCounts() throws(StoreError) -> [PruneCount] {
         try read { (db) throws(StoreError) -> [PruneCount] in
             let select = try db.statement("SELECT app, reason, action, count FROM prune_counters ORDER BY 1, 2, 3")

@@ -3,6 +3,7 @@ import PushCore
 extension SQLiteRegistry {
     /// Stores broadcast `id`'s rate, or removes it (nil). A new rate starts its schedule afresh, now (it owes nothing to the
     /// old one); the same rate again (a second run of the id) keeps the schedule the running processes share.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func setRate(id: String, perSecond: Double?) throws(StoreError) {
         try write { (db) throws(StoreError) in
             guard let perSecond else {
@@ -26,6 +27,7 @@ extension SQLiteRegistry {
 
     /// Reserves `count` of broadcast `id`'s notifications under its stored rate (see ``Pacer``), on this
     /// registry's clock; nil when it has no rate. The write lock serializes reservations of every process.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func reserveSends(id: String, count: Int) throws(StoreError) -> RateReservation? {
         // Most broadcasts have no rate: find that out without taking the write lock.
         let limited = try read { (db) throws(StoreError) -> Bool in

@@ -4,6 +4,7 @@ extension SQLiteRegistry {
     /// Applies an APNs verdict to a token (see ``PruneGate``: the answers ``APNsAnswerRule`` says prune; a gated
     /// one deletes only when the token's last registration is earlier than its timestamp). Other answers are
     /// `.invalidInput`: they say nothing about the token. Every delete and every skip is written to the prune log.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     @discardableResult
     public func prune(app: String, token: DeviceToken, _ request: PruneRequest) throws(StoreError) -> PruneOutcome {
         try PruneGate.check(request)
@@ -53,6 +54,7 @@ extension SQLiteRegistry {
     }
 
     /// The newest prune-log entries of `app`, newest first.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func pruneLog(app: String, limit: Int = 100) throws(StoreError) -> [PruneLogEntry] {
         try read { (db) throws(StoreError) -> [PruneLogEntry] in
             let select = try db.statement(

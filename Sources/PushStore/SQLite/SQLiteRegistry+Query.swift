@@ -3,6 +3,7 @@ import PushCore
 extension SQLiteRegistry {
     /// How many devices `app` has, optionally only those in `channel` and/or `environment`.
     /// Uses the (app, token) index, or the (app, channel, token) index with a channel.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func count(
         app: String, channel: String? = nil, environment: APNsEnvironment? = nil
     ) throws(StoreError) -> Int {
@@ -34,6 +35,7 @@ extension SQLiteRegistry {
     }
 
     /// One keyset page of token hex strings.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func tokenPage(
         app: String, channel: String?, environment: APNsEnvironment?, after: String, limit: Int
     ) throws(StoreError) -> [String] {
@@ -64,6 +66,7 @@ extension SQLiteRegistry {
     }
 
     /// One keyset page: devices with token > `after`, in token order.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func page(
         app: String, channel: String?, environment: APNsEnvironment?, after: String, limit: Int
     ) throws(StoreError) -> [RegisteredDevice] {

@@ -4,6 +4,7 @@ extension SQLiteRegistry {
     /// Registers `token` for `app` in one transaction: removes `oldToken` if present and different,
     /// upserts `token` and refreshes its last-registered time. With `channels` nil the device keeps its
     /// channels and inherits the old token's. Re-posting the same token is idempotent.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     @discardableResult
     public func register(
         app: String, token: DeviceToken, oldToken: DeviceToken? = nil, channels: [String]? = nil,
@@ -21,6 +22,7 @@ extension SQLiteRegistry {
     /// Several registrations in ONE transaction (group commit: one WAL append, one fsync with `FULL`).
     /// Each item runs in its own savepoint, so an invalid item fails alone and the others still commit.
     /// If the commit itself fails, every item reports that error.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func registerBatch(_ requests: [RegistrationRequest]) -> [Result<RegistrationOutcome, StoreError>] {
         guard !requests.isEmpty else { return [] }
         let now = nowMs()
@@ -47,6 +49,7 @@ extension SQLiteRegistry {
     }
 
     /// Removes `token` from `app`. Returns whether it was registered.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     @discardableResult
     public func unregister(app: String, token: DeviceToken) throws(StoreError) -> Bool {
         try write { (db) throws(StoreError) -> Bool in

@@ -6,6 +6,7 @@ import PushCore
 /// stops growing once the retention window is full (no VACUUM; the file format, `auto_vacuum` included, is
 /// unchanged).
 extension SQLiteRegistry: HistoryTrimming {
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func trimHistory(before cutoffMs: Int64, batchSize: Int) throws(StoreError) -> RetentionReport {
         try retentionPass(before: cutoffMs, batchSize: batchSize)
     }

@@ -5,6 +5,7 @@ import PushCore
 extension SQLiteRegistry {
     /// One keyset page of an explicit-token broadcast in (`after`, `through`], with each token's registered
     /// environment if any.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func explicitTargets(id: String, after: String, through: String, limit: Int) throws(StoreError) -> [DeliveryTarget] {
         try read { (db) throws(StoreError) -> [DeliveryTarget] in
             let select = try db.statement("""
@@ -29,6 +30,7 @@ extension SQLiteRegistry {
     }
 
     /// Outcomes stored for tokens in (`after`, `through`], by token hex.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func storedOutcomes(id: String, after: String, through: String) throws(StoreError) -> [String: StoredOutcome] {
         try read { (db) throws(StoreError) -> [String: StoredOutcome] in
             let select = try db.statement("""
@@ -52,6 +54,7 @@ extension SQLiteRegistry {
     }
 
     /// One keyset page of registered devices in (`after`, `through`] (token and environment only).
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func targetPage(app: String, channel: String?, environment: APNsEnvironment?, after: String, through: String, limit: Int)
         throws(StoreError) -> [DeliveryTarget]
     {
@@ -88,6 +91,7 @@ extension SQLiteRegistry {
     }
 
     /// One keyset page of tokens in (`after`, `through`] deferred, or left pending, by a run before `run`.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func deferredTargets(id: String, beforeRun run: Int, after: String, through: String, limit: Int)
         throws(StoreError) -> [(target: DeliveryTarget, previous: StoredOutcome)]
     {
@@ -121,6 +125,7 @@ extension SQLiteRegistry {
     }
 
     /// Raises the pass's dispatch mark of shard `index` to `through`, under `fence`.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func markDispatched(id: String, index: Int, fence: Int64, pass: DeliveryPass, run: Int, through: String) throws(StoreError) {
         try write { (db) throws(StoreError) in
             let sql: String
@@ -149,6 +154,7 @@ extension SQLiteRegistry {
     /// counters, the delivery-log rows and counters, the last-success times of logged accepted notifications,
     /// released BadDeviceToken prunes and the shard's checkpoint. A job's batch is written only while its fence
     /// holds the shard.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func commit(_ batch: OutcomeBatch) throws(StoreError) -> CommitReceipt {
         let now = nowMs()
         return try write { (db) throws(StoreError) -> CommitReceipt in
@@ -286,6 +292,7 @@ extension SQLiteRegistry {
     }
 
     /// Records why a broadcast stopped (see ``DeliveryStore/noteStopped(id:error:)``); it stays resumable.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func noteStopped(id: String, error: String) throws(StoreError) {
         let now = nowMs()
         try write { (db) throws(StoreError) in

@@ -4,6 +4,7 @@ import PushCore
 /// transaction; fences and expiry work exactly as on PostgreSQL.
 extension SQLiteRegistry {
     /// Makes a broadcast workable (see ``DeliveryStore/startBroadcast(id:shardSize:newRound:)``).
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func startBroadcast(id: String, shardSize: Int, newRound: Bool) throws(StoreError) -> BroadcastRecord {
         let now = nowMs()
         return try write { (db) throws(StoreError) -> BroadcastRecord in
@@ -98,6 +99,7 @@ extension SQLiteRegistry {
     }
 
     /// Claims one shard (see ``DeliveryStore/claimShard(broadcastId:apps:owner:ttlMs:ownerIsDead:)``).
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func claimShard(
         broadcastId: String?, apps: [String]?, owner: String, ttlMs: Int64, ownerIsDead: @Sendable (String) -> Bool
     ) throws(StoreError) -> BroadcastShard? {
@@ -164,6 +166,7 @@ extension SQLiteRegistry {
     }
 
     /// Extends a claim; false when the fence no longer holds the shard.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func renewShard(id: String, index: Int, fence: Int64, ttlMs: Int64) throws(StoreError) -> Bool {
         let now = nowMs()
         return try write { (db) throws(StoreError) -> Bool in
@@ -182,6 +185,7 @@ extension SQLiteRegistry {
     }
 
     /// Ends a claim (see ``DeliveryStore/finishShard(id:index:fence:end:)``).
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func finishShard(id: String, index: Int, fence: Int64, end: ShardEnd) throws(StoreError) -> BroadcastState {
         let now = nowMs()
         return try write { (db) throws(StoreError) -> BroadcastState in
@@ -232,11 +236,13 @@ extension SQLiteRegistry {
     }
 
     /// The broadcast's shards in key order.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func shards(id: String) throws(StoreError) -> [BroadcastShard] {
         try read { (db) throws(StoreError) -> [BroadcastShard] in try Self.shards(id: id, index: nil, in: db) }
     }
 
     /// Notifications each worker committed for the broadcast.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func workers(id: String) throws(StoreError) -> [String: Int] {
         try read { (db) throws(StoreError) -> [String: Int] in
             let select = try db.statement(

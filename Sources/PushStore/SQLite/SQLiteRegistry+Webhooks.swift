@@ -25,6 +25,7 @@ extension SQLiteRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func claimWebhookEvents(app: String, limit: Int, leaseMs: Int64) throws(StoreError) -> [WebhookEvent] {
         let now = nowMs()
         return try write { (db) throws(StoreError) -> [WebhookEvent] in
@@ -55,6 +56,7 @@ extension SQLiteRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func deleteWebhookEvents(ids: [Int64]) throws(StoreError) {
         try write { (db) throws(StoreError) in
             let delete = try db.statement("DELETE FROM webhook_events WHERE id = ?1")
@@ -65,6 +67,7 @@ extension SQLiteRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func retryWebhookEvents(ids: [Int64], afterMs: Int64) throws(StoreError) {
         let now = nowMs()
         try write { (db) throws(StoreError) in
@@ -77,6 +80,7 @@ extension SQLiteRegistry {
         }
     }
 
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func webhookBacklog(app: String) throws(StoreError) -> Int {
         try read { (db) throws(StoreError) -> Int in Int(try Self.scalar("SELECT count(*) FROM webhook_events WHERE app = ?1", app, in: db)) }
     }

@@ -5,8 +5,9 @@ import PushCore
 ///
 /// Safe to share between threads and tasks, and between processes on the same file: writes take SQLite's
 /// write lock up front (`BEGIN IMMEDIATE`) and wait up to the busy timeout, so `SQLITE_BUSY` does not
-/// escape under ordinary contention. Reads use a second connection, so a broadcast stream never waits for
-/// writers (WAL), and each streamed batch is its own short read transaction so checkpoints are not starved.
+/// escape under ordinary contention. Reads use other connections (a ``ReaderPool`` of up to ``readerConnections``),
+/// so a broadcast stream never waits for writers (WAL) nor reads for each other, and each streamed batch is its own
+/// short read transaction so checkpoints are not starved.
 public final class SQLiteRegistry: RegistryStore {
     /// The database file.
     public let path: String
@@ -15,9 +16,15 @@ public final class SQLiteRegistry: RegistryStore {
     /// The clock for created/registered/prune times (ms since 1970); injected so tests control time.
     let nowMs: @Sendable () -> Int64
     let writer: Guarded<Connection>
-    let reader: Guarded<Connection>
+    let readers: ReaderPool
     /// Runs this registry's blocking calls for async callers (see ``StoreExecutor/defaultThreads``).
     public let executor = StoreExecutor()
+
+    /// Read connections at most: 4. Reads are short and mostly CPU (pages in cache), so more readers than cores
+    /// gain little (the box this was measured on has 2; a server has a few), while each reader costs a file
+    /// descriptor, its own page cache (SQLite's default, 2 MB) and its prepared statements. Half the store
+    /// executor's 8 threads: a burst of reads leaves threads for writes, whose connection is separate.
+    public static let readerConnections = 4
 
     /// The system clock in ms since 1970.
     public static let systemNowMs: @Sendable () -> Int64 = {
@@ -50,11 +57,13 @@ public final class SQLiteRegistry: RegistryStore {
         // Checkpoint at 16 MB of WAL instead of SQLite's 4 MB: 4× fewer checkpoint fsyncs for registration
         // bursts, while one checkpoint stays short enough not to stall a registration for long.
         try write.execute("PRAGMA wal_autocheckpoint = 4096")
-        let read = try Connection(
-            path: path, busyTimeoutMs: options.busyTimeoutMs, synchronous: options.synchronous.rawValue)
-        try read.execute("PRAGMA query_only = ON")
+        let openReader = { () throws(StoreError) -> Connection in
+            let read = try Connection(path: path, busyTimeoutMs: options.busyTimeoutMs, synchronous: options.synchronous.rawValue)
+            try read.execute("PRAGMA query_only = ON")
+            return read
+        }
         writer = Guarded(write)
-        reader = Guarded(read)
+        readers = ReaderPool(first: try openReader(), size: Self.readerConnections, open: openReader)
     }
 
     /// Below this much WAL the registry's last connection closes without a checkpoint (see `deinit`).
@@ -70,7 +79,7 @@ public final class SQLiteRegistry: RegistryStore {
         guard options.keepsSmallWALOnClose, stat(path + "-wal", &info) == 0,
               Int(info.st_size) < Self.walKeptOnCloseBytes else { return }
         try? writer.withLock { (db) throws(StoreError) in try db.keepWALOnClose() }
-        try? reader.withLock { (db) throws(StoreError) in try db.keepWALOnClose() }
+        readers.forEachIdle { try? $0.keepWALOnClose() }
     }
 
     /// The file path.
@@ -89,12 +98,13 @@ public final class SQLiteRegistry: RegistryStore {
         }
     }
 
-    /// Runs `body` on the reader connection (each statement is its own short read transaction).
+    /// Runs `body` on a reader connection (each statement is its own short read transaction).
     func read<T>(_ body: (Connection) throws(StoreError) -> T) throws(StoreError) -> T {
-        try reader.withLock(body)
+        try readers.withConnection(body)
     }
 
     /// `PRAGMA integrity_check`: `"ok"` for a sound file, otherwise SQLite's problem list.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func integrityCheck() throws(StoreError) -> String {
         try read { (db) throws(StoreError) -> String in
             let statement = try db.statement("PRAGMA integrity_check")
@@ -106,6 +116,7 @@ public final class SQLiteRegistry: RegistryStore {
     }
 
     /// The schema version of the open database.
+    @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func schemaVersion() throws(StoreError) -> Int64 {
         try read { (db) throws(StoreError) -> Int64 in
             let statement = try db.statement("SELECT max(version) FROM schema_version")
