@@ -56,7 +56,9 @@ struct DeviceBehaviourTests {
               {"token": "\(hexToken(4))", "state": "otherEnvironment"},
               {"token": "\(hexToken(5))", "state": "tooManyRequests"},
               {"token": "\(hexToken(6))", "state": "internalServerError"},
-              {"token": "\(hexToken(7))", "state": "topic", "topic": "com.example.app"}
+              {"token": "\(hexToken(7))", "state": "topic", "topic": "com.example.app"},
+              {"token": "\(hexToken(8))", "state": "answer", "status": 410, "reason": "TokenInactive", "timestamp": 5},
+              {"token": "\(hexToken(9))", "state": "answer", "status": 400, "reason": "BadTopic"}
             ]}
             """
         let devices = try DeviceBehaviourFile.parse(Array(text.utf8))
@@ -64,6 +66,8 @@ struct DeviceBehaviourTests {
         #expect(devices == [
             t(1): .unregistered(timestampMs: 1_700_000_000_000), t(2): .unregistered(timestampMs: nil), t(3): .bad,
             t(4): .otherEnvironment, t(5): .tooManyRequests, t(6): .internalServerError, t(7): .topic("com.example.app"),
+            t(8): .answer(status: 410, reason: "TokenInactive", timestampMs: 5),
+            t(9): .answer(status: 400, reason: "BadTopic", timestampMs: nil),
         ])
         #expect(try DeviceBehaviourFile.parse(Array("[]".utf8)).isEmpty)
     }
@@ -73,6 +77,10 @@ struct DeviceBehaviourTests {
             "{", #"{"x":1}"#, #"[{"state":"bad"}]"#, #"[{"token":"zz","state":"bad"}]"#,
             #"[{"token":"\#(hexToken())","state":"sleepy"}]"#, #"[{"token":"\#(hexToken())","state":"topic"}]"#,
             #"[{"token":"\#(hexToken())","state":"unregistered","timestamp":"yesterday"}]"#,
+            // An answer needs an error status and a reason: the simulator does not answer 200 with a reason.
+            #"[{"token":"\#(hexToken())","state":"answer","status":200,"reason":"X"}]"#,
+            #"[{"token":"\#(hexToken())","state":"answer","status":410}]"#,
+            #"[{"token":"\#(hexToken())","state":"answer","reason":"X"}]"#,
         ] {
             #expect(throws: SimulatorError.self, "\(bad)") { try DeviceBehaviourFile.parse(Array(bad.utf8)) }
         }
