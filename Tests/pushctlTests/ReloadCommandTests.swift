@@ -149,15 +149,8 @@ final class RawHTTPRequest {
     private let fd: Int32
 
     init(port: Int, head: String) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = UInt16(port).bigEndian
-        let ok = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard ok == 0 else { throw SocketFailure(what: "connect to 127.0.0.1:\(port)") }
+        guard let fd = CLI.connectLoopback(port: port) else { throw SocketFailure(what: "connect to 127.0.0.1:\(port)") }
+        self.fd = fd
         var timeout = timeval(tv_sec: 30, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         try write(head)
