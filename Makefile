@@ -17,7 +17,7 @@ PKGPKGS := dpkg-dev lintian systemd adduser
 export PUSHPROVIDER_COMMIT := $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || c=$$c-dirty; } && echo $$c)
 PACKAGES := .build/packages
 
-.PHONY: deps build release test run certs deb dist bench bench-deps clean cli-reference docs
+.PHONY: deps build release test run install-local certs deb dist bench bench-deps clean cli-reference docs
 
 ## deps: the system libraries (libcurl, OpenSSL, SQLite), PostgreSQL, tinyproxy and chromium (for the tests);
 ## installs them with apt-get when run as root.
@@ -121,10 +121,23 @@ docs:
 ## certificates are made here, not by a second make that would build again).
 run: release
 	@if $(RELEASE) --help | grep -q ' serve '; then \
-	  { $(MAKE_DEV_CERTS); } && $(RELEASE) serve --config $(CONFIG); \
+	  { $(MAKE_DEV_CERTS); } && $(PATH_HINT) && $(RELEASE) serve --config $(CONFIG); \
 	else \
 	  $(RELEASE) --help; \
 	fi
+
+## The README's examples run a bare `pushctl`: say how to get it on PATH unless `pushctl` already is this build.
+PATH_HINT = if [ "$$(command -v pushctl 2>/dev/null | xargs -r readlink -f)" != "$$(readlink -f $(RELEASE))" ]; then \
+	  echo "pushctl is not on your PATH: run 'make install-local' (a symlink in ~/.local/bin), or in this shell:"; \
+	  echo "  export PATH=\"$(CURDIR)/.build/release:\$$PATH\""; echo; fi
+
+## install-local: symlinks the release pushctl into ~/.local/bin (no root needed, nothing outside your home, and
+## not shadowing a packaged /usr/bin/pushctl for other users; a symlink, so each `make release` is picked up).
+## Debian's ~/.profile puts ~/.local/bin on PATH at the next login once it exists; until then, the line printed.
+install-local: release
+	@mkdir -p $(HOME)/.local/bin && ln -sfn $(CURDIR)/$(RELEASE) $(HOME)/.local/bin/pushctl
+	@echo "linked $(HOME)/.local/bin/pushctl -> $(CURDIR)/$(RELEASE)"
+	@case ":$$PATH:" in *":$(HOME)/.local/bin:"*) ;; *) echo "~/.local/bin is not on PATH in this shell: export PATH=\"$(HOME)/.local/bin:\$$PATH\"";; esac
 
 ## deb: the Debian package, .build/packages/pushprovider_<version>_<arch>.deb, from the release binary (see README
 ## "Installing on a server"). dist: that package and a tarball for other distributions.

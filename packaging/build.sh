@@ -94,7 +94,7 @@ Version: $VERSION
 Architecture: $ARCH
 Maintainer: $MAINTAINER
 Installed-Size: $INSTALLED_KB
-Depends: $SHLIBS, adduser
+Depends: $SHLIBS, adduser, ca-certificates
 Section: net
 Priority: optional
 Description: self-hosted Apple Push Notification (APNs) provider

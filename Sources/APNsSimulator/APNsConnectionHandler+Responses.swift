@@ -158,6 +158,8 @@ extension APNsConnectionHandler {
         headers.add(name: ":status", value: Self.statusText(status))
         // Unique per response: keep them out of the HPACK dynamic table, which they would only churn.
         headers.add(name: "apns-id", value: apnsId, indexing: .nonIndexable)
+        // As any origin server with a clock (RFC 9110 §6.6.1); a provider can compare its own clock with it.
+        headers.add(name: "date", value: HTTPDate.format(seconds: core.configuration.clock() / 1000 + core.configuration.dateSkewSeconds))
         needsFlush = true
         defer { flushEarlyIfDue(context: context) }
         guard let reason else {

@@ -56,6 +56,9 @@ public struct SimulatorConfiguration: Sendable {
     public var broadcastDisabledBundleIds: Set<String>
     /// Milliseconds since 1970, for `iat` checks and 410 timestamps. Default: the system clock.
     public var clock: @Sendable () -> Int64
+    /// How far the `date` header of every answer is off ``clock``, in seconds (default 0): a test double of a
+    /// server whose clock is wrong, for `pushctl doctor`'s clock check. Nothing else depends on it.
+    public var dateSkewSeconds: Int64 = 0
     /// Event loops serving connections. Default: NIO's shared multi-threaded group.
     public var eventLoopGroup: (any EventLoopGroup)?
     /// While a client streams requests faster than this, its connection's socket reads are held this far

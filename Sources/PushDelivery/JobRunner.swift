@@ -30,7 +30,9 @@ public final class JobRunner: Sendable {
     public typealias SenderFactory = @Sendable (_ app: String, _ breakers: [String: PruningBreaker.State]) throws -> Sender
 
     private let store: DeliveryStore
-    private let topics: [String: String]
+    /// The apps served (app id → bundle id); a reload replaces them (``reload(topics:)``).
+    private let topicsNow: Mutex<[String: String]>
+    private var topics: [String: String] { topicsNow.withLock { $0 } }
     private let makeSender: SenderFactory
     private let configuration: BroadcastConfiguration
     private let settings: Settings
@@ -40,6 +42,10 @@ public final class JobRunner: Sendable {
     private struct State {
         var lanes: [String: Lane] = [:]
         var senders: [String: Sender] = [:]
+        /// Senders a reload replaced while a job of their app was using them: shut down when that job ends.
+        var retiring: [String: Sender] = [:]
+        /// Jobs running now, by app (lanes run one job of an app at a time).
+        var busy: [String: Int] = [:]
         var running: [String: StopFlag] = [:]
         /// Jobs queued, running or waiting to be retried here (``adoptUnfinished()`` leaves them alone).
         var tracked: Set<String> = []
@@ -64,7 +70,7 @@ public final class JobRunner: Sendable {
         settings: Settings = .init(), logger: Logger, makeSender: @escaping SenderFactory
     ) {
         self.store = store
-        self.topics = topics
+        self.topicsNow = Mutex(topics)
         self.makeSender = makeSender
         self.configuration = configuration
         self.settings = settings
@@ -218,10 +224,16 @@ public final class JobRunner: Sendable {
         let accepted = state.withLock { s -> Bool in
             guard !s.shuttingDown else { return false }
             s.running[id] = stop
+            s.busy[app, default: 0] += 1
             return true
         }
         guard accepted else { return false }
-        defer { _ = state.withLock { $0.running.removeValue(forKey: id) } }
+        defer {
+            state.withLock { s in
+                s.running.removeValue(forKey: id)
+                s.busy[app, default: 1] -= 1
+            }
+        }
 
         let sender: Sender
         do {
@@ -248,7 +260,9 @@ public final class JobRunner: Sendable {
         let report: BroadcastReport
         do {
             report = try await broadcaster.run(id: id, sender: sender, stop: stop)
+            await retireIfReplaced(sender, app: app)
         } catch {
+            await retireIfReplaced(sender, app: app)
             switch error.code {
             case .notFound:
                 logger.error("send job \(id): \(error.message)", metadata: ["app": "\(app)", "job": "\(id)"])
@@ -296,6 +310,32 @@ public final class JobRunner: Sendable {
             s.senders[app] = sender
             return sender
         }
+    }
+
+    /// Applies a reloaded configuration: the apps served become `topics`, and every app's long-lived sender is
+    /// replaced at its next job, so new connections use the credentials and settings read now. A sender a job is
+    /// using keeps sending until that job ends (its transfers finish on the old credentials), then shuts down; an
+    /// idle one shuts down now.
+    public func reload(topics: [String: String]) async {
+        topicsNow.withLock { $0 = topics }
+        let idle = state.withLock { s -> [Sender] in
+            var idle: [Sender] = []
+            for (app, sender) in s.senders {
+                if s.busy[app, default: 0] > 0 { s.retiring[app] = sender } else { idle.append(sender) }
+            }
+            s.senders.removeAll()
+            return idle
+        }
+        for sender in idle { await sender.shutdown() }
+    }
+
+    /// Shuts `sender` down when a reload replaced it while this job of `app` used it.
+    private func retireIfReplaced(_ sender: Sender, app: String) async {
+        let retired = state.withLock { s -> Sender? in
+            guard let old = s.retiring[app], old === sender else { return nil }
+            return s.retiring.removeValue(forKey: app)
+        }
+        if let retired { await retired.shutdown() }
     }
 
     private func retry(_ id: String, app: String, after seconds: Double) {

@@ -25,7 +25,9 @@ public final class Worker: Sendable {
     }
 
     private let store: DeliveryStore
-    private let topics: [String: String]
+    /// The apps worked for (app id → bundle id) and how many reloads replaced them (``reload(topics:)``).
+    private let served: Mutex<(topics: [String: String], generation: Int)>
+    private var topics: [String: String] { served.withLock { $0.topics } }
     private let configuration: BroadcastConfiguration
     private let concurrency: Int
     private let makeSender: SenderFactory
@@ -38,7 +40,7 @@ public final class Worker: Sendable {
         logger: Logger = Logger(label: "worker"), makeSender: @escaping SenderFactory
     ) {
         self.store = store
-        self.topics = topics
+        self.served = Mutex((topics, 0))
         self.configuration = configuration
         self.concurrency = max(1, concurrency)
         self.makeSender = makeSender
@@ -64,12 +66,22 @@ public final class Worker: Sendable {
 
     private func slot(_ slot: Int, stop: StopFlag) async {
         let access = StoreAccess(store: store, outageLimitMs: configuration.storeOutageLimitMs, logger: logger)
-        let apps = topics.keys.sorted()
+        var (servedApps, generation) = served.withLock { ($0.topics.keys.sorted(), $0.generation) }
         let (owner, ttl, pollMs) = (configuration.owner, configuration.leaseTtlMs, configuration.pollMs)
         var senders: [String: Sender] = [:]
         var records: [String: BroadcastRecord] = [:]
         while !stop.isRaised {
+            // Between shards (none is in flight here): after a reload, this slot's senders are rebuilt from the
+            // reloaded configuration at their app's next shard, and the apps claimed are the reloaded ones.
+            let now = served.withLock { ($0.topics.keys.sorted(), $0.generation) }
+            if now.1 != generation {
+                (servedApps, generation) = now
+                for sender in senders.values { await sender.shutdown() }
+                senders.removeAll()
+                records.removeAll()
+            }
             let claimed: BroadcastShard?
+            let apps = servedApps
             do throws(DeliveryStoreError) {
                 claimed = try await access.run("claiming a shard") { store throws(DeliveryStoreError) in
                     try store.claimShard(broadcastId: nil, apps: apps, owner: owner, ttlMs: ttl, ownerIsDead: BroadcastConfiguration.ownerIsDead)
@@ -156,6 +168,13 @@ public final class Worker: Sendable {
             }
         }
         for sender in senders.values { await sender.shutdown() }
+    }
+
+    /// Applies a reloaded configuration: the apps worked for become `topics`, and each slot replaces its senders
+    /// before its next shard (a shard in flight finishes on the sender it started with, old credentials included),
+    /// so new connections use the credentials read at the reload.
+    public func reload(topics: [String: String]) {
+        served.withLock { $0 = (topics, $0.generation + 1) }
     }
 
     /// Starts (splits into shards) the scheduled broadcasts and send jobs of `apps` that are due on the store's

@@ -573,7 +573,8 @@ final class BlockingRequest {
     ///   - connectTo: `host:port:address:port` for `CURLOPT_CONNECT_TO`, or nil.
     init(
         method: String, url: String, headers lines: [String], body payload: [UInt8], timeoutMs: Int,
-        connectTimeoutMs: Int, caFile: String?, identity: TLSIdentity?, connectTo line: String?, proxy: SenderProxy?
+        connectTimeoutMs: Int, caFile: String?, identity: TLSIdentity?, connectTo line: String?, proxy: SenderProxy?,
+        certificateInfo: Bool = false
     ) throws(TransportError) {
         _ = CurlGlobal.initialized
         guard let raw = curl_easy_init() else { throw TransportError(code: -1, message: "curl_easy_init failed") }
@@ -595,6 +596,7 @@ final class BlockingRequest {
             try check(pp_curl_easy_setopt_slist(raw, CURLOPT_CONNECT_TO, connectTo.raw), "CONNECT_TO")
         }
         if let proxy { try setProxyOptions(raw, proxy) }
+        if certificateInfo { try check(pp_curl_easy_setopt_long(raw, CURLOPT_CERTINFO, 1), "CERTINFO") }
         switch method {
         case "POST":
             try check(pp_curl_easy_setopt_long(raw, CURLOPT_POST, 1), "POST")
@@ -642,6 +644,25 @@ final class BlockingRequest {
             throw TransportError.notHTTP2("the server answered without HTTP/2 (APNs requires it)")
         }
         return BlockingResponse(status: status, headers: headers, body: body)
+    }
+
+    /// The certificates the server presented on the last transfer, leaf first, each as libcurl's `Name:value`
+    /// lines (`Subject:…`, `Issuer:…`, …); empty unless made with `certificateInfo`, or when no TLS session was
+    /// verified.
+    var certificateChain: [[String]] {
+        var pointer: UnsafeMutableRawPointer?
+        guard pp_curl_easy_getinfo_pointer(raw, CURLINFO_CERTINFO, &pointer) == CURLE_OK, let pointer else { return [] }
+        let info = pointer.assumingMemoryBound(to: curl_certinfo.self).pointee
+        guard info.num_of_certs > 0, let lists = info.certinfo else { return [] }
+        return (0..<Int(info.num_of_certs)).map { i in
+            var lines: [String] = []
+            var item = lists[i]
+            while let node = item {
+                if let data = node.pointee.data { lines.append(String(cString: data)) }
+                item = node.pointee.next
+            }
+            return lines
+        }
     }
 
     /// True once the last transfer got past connecting: false means the request never reached a connection.

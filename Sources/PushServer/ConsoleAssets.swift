@@ -26,6 +26,9 @@ enum ConsoleAssets {
   <h2 id="login-title">Log in</h2>
   <p>Give the app and one of its <em>send</em> keys (<code>pushctl apikey new --kind send</code>). The key stays in
     this tab (sessionStorage) and is sent only in the <code>Authorization</code> header.</p>
+  <p id="login-dev-key">Trying it with <code>make run</code>? A simulator app without keys gets a development send key
+    for that run: it is printed in the terminal running <code>make run</code> (or <code>pushctl serve</code>), under
+    &ldquo;App '…' has no API keys configured; this run accepts a development send key&rdquo;.</p>
   <form id="login-form" class="card" autocomplete="off">
     <label for="login-app">App</label>
     <select id="login-app" name="app" required></select>

@@ -63,19 +63,24 @@ public final class PushServer: Sendable {
         public init() {}
     }
 
-    let configuration: PushConfiguration
+    /// What a reload replaces (``reload(configuration:keys:credentials:userSecrets:)``), read per request.
+    let live: LiveConfiguration
+    /// The configuration now (apps, keys' hashes, credentials paths: whatever the last reload applied).
+    var configuration: PushConfiguration { live.snapshot.configuration }
+    /// The API keys now.
+    var keys: APIKeys { live.snapshot.keys }
+    /// Each app's credentials as last loaded (at start or at the last reload).
+    var credentials: [String: CredentialStatus] { live.snapshot.credentials }
+    /// Each app's `userSecret` (read at start and at each reload), under which `userAuth` proofs are checked.
+    var userSecrets: [String: [UInt8]] { live.snapshot.userSecrets }
     let registry: any RegistryStore
-    let keys: APIKeys
     let limiter: RateLimiter
     let limits: Limits
     let batcher: RegistrationBatcher
-    let credentials: [String: CredentialStatus]
     let prometheus: PrometheusCollectorRegistry
     let metrics: ServerMetrics
     let jobs: JobRunner
     let webhooks: WebhookDispatcher?
-    /// Each app's `userSecret` (read at start), under which `userAuth` proofs are checked.
-    let userSecrets: [String: [UInt8]]
     /// The database's part of `/healthz`, kept fresh in the background.
     let health: HealthMonitor
     let logger: Logger
@@ -94,16 +99,15 @@ public final class PushServer: Sendable {
         logger: Logger = Logger(label: "pushctl.serve"), now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.webhooks = webhooks
-        self.userSecrets = userSecrets
         self.now = now
-        self.configuration = configuration
+        let live = LiveConfiguration(.init(
+            configuration: configuration, keys: keys, credentials: credentials, userSecrets: userSecrets))
+        self.live = live
         self.registry = registry
-        self.keys = keys
         self.limiter = RateLimiter(rate: configuration.server.rateLimitPerSecond, burst: configuration.server.rateLimitBurst)
         self.limits = limits
         self.batcher = RegistrationBatcher(registry: registry)
         self.health = HealthMonitor(registry: registry)
-        self.credentials = credentials
         self.prometheus = prometheus
         self.metrics = ServerMetrics(registry: prometheus)
         let engine = BroadcastConfiguration(configuration)
@@ -111,10 +115,26 @@ public final class PushServer: Sendable {
             store: registry.deliveryStore, topics: configuration.apps.mapValues(\.topic), configuration: engine,
             settings: jobSettings, logger: logger
         ) { app, breakers in
+            // The configuration of the moment: a sender made after a reload uses the reloaded credentials.
+            let configuration = live.snapshot.configuration
             guard let settings = configuration.apps[app] else { throw APIError(.notFound, "unknown_app", "unknown app \(app)") }
             return try Sender.forApp(settings, in: configuration, breakerStates: breakers, logger: logger)
         }
         self.logger = logger
+    }
+
+    /// Applies a reloaded configuration (SIGHUP): requests that start from now on see `configuration`, `keys`,
+    /// `credentials` and `userSecrets`; a request in flight finishes on what it started with. Send jobs that run
+    /// keep their sender (their transfers finish on the old credentials); the next job of each app builds a new
+    /// sender from the new configuration, and channel-management clients are made afresh at their next use. The
+    /// caller has already kept the running values of what cannot change live (``ConfigurationReload``).
+    public func reload(
+        configuration: PushConfiguration, keys: APIKeys, credentials: [String: CredentialStatus],
+        userSecrets: [String: [UInt8]]
+    ) async {
+        live.replace(with: .init(configuration: configuration, keys: keys, credentials: credentials, userSecrets: userSecrets))
+        channelClients.withLock { $0.removeAll() }
+        await jobs.reload(topics: configuration.apps.mapValues(\.topic))
     }
 
     /// Which routes a listener serves.

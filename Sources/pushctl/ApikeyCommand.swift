@@ -14,7 +14,8 @@ struct ApikeyCommand: ParsableCommand {
             discussion: """
                 The key itself is never stored: only its hash goes into apps.APP.registrationKeys or sendKeys.
                 Registration keys may only register and unregister devices (safe inside an app); send keys
-                may also count and send (keep them on servers).
+                may also count and send (keep them on servers). A running `pushctl serve` takes the key once
+                it reloads its configuration: `systemctl reload pushprovider`, or `kill -HUP` its process.
                 """)
 
         @OptionGroup var global: GlobalOptions
@@ -31,7 +32,8 @@ struct ApikeyCommand: ParsableCommand {
             let list = kind == .registration ? "registrationKeys" : "sendKeys"
             print("key: \(key)")
             print(APIKeys.hash(key))
-            printError("Add \"\(APIKeys.hash(key))\" to apps.\(app).\(list) in \(global.configPath); the key is not shown again.")
+            printError("Add \"\(APIKeys.hash(key))\" to apps.\(app).\(list) in \(global.configPath), then reload the server: "
+                + "systemctl reload pushprovider (or kill -HUP <pid of pushctl serve>); the key is not shown again.")
         }
     }
 }

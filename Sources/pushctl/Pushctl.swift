@@ -24,6 +24,7 @@ struct Pushctl: AsyncParsableCommand {
             ApikeyCommand.self,
             DeliveriesCommand.self,
             MaintenanceCommand.self,
+            DoctorCommand.self,
         ])
 
     @Flag(help: "Print the version, the git commit it was built from and the libcurl, OpenSSL and SQLite it runs with.")

@@ -6,13 +6,24 @@ import PushLanes
 import PushSender
 import PushServer
 import PushStore
+import Synchronization
 
 /// `pushctl serve`: the HTTP API, plus the built-in simulator for apps whose endpoint is `simulator`.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Run the HTTP API (and the built-in APNs simulator for simulator apps).",
-        discussion: "Stops gracefully on SIGTERM/SIGINT: stops accepting, finishes requests, commits queued work.")
+        discussion: """
+            Stops gracefully on SIGTERM/SIGINT: stops accepting, finishes requests, commits queued work.
+
+            Reloads its configuration on SIGHUP (`systemctl reload pushprovider`, `kill -HUP PID`) without dropping \
+            a request: API keys, apps added or changed, renewed credentials (new connections use them; transfers \
+            in flight finish on the old ones), user secrets. What it bound or built at start cannot change live \
+            (listen addresses, the database, the built-in simulator, rate limits, shard and history settings, \
+            webhooks): a change to one of those is refused with one log line naming each such key, and the rest \
+            still applies. A configuration that does not load is refused whole with one log line; the running one \
+            stays.
+            """)
 
     @OptionGroup var global: GlobalOptions
     @Option(help: "Listen on this host instead of the config's server.host.") var host: String?
@@ -22,35 +33,21 @@ struct ServeCommand: AsyncParsableCommand {
     var adminPort: Int?
 
     func run() async throws {
-        var config = try global.loadConfiguration()
-        if let host { config.server.host = host }
-        if let port { config.server.port = port }
-        if let adminHost { config.server.admin.host = adminHost }
-        if let adminPort { config.server.admin.port = adminPort }
+        ReloadSignal.ignoreUntilReady()
+        let config = try loadConfiguration()
         let logger = Logger(label: "pushctl.serve")
 
         let registry = try RegistryStores.openForCommand(config, options: RegistryOptions())
 
-        var credentials: [String: PushServer.CredentialStatus] = [:]
-        for (id, app) in config.apps {
-            // Reading and decrypting credentials blocks: on the process's lane, not a cooperative thread.
-            let status = await BlockingLane.shared.perform { PushServer.CredentialStatus.loading(app) }
-                ?? PushServer.CredentialStatus(loaded: false, kind: "unknown", error: "not loaded: too many blocking calls waiting")
-            if let error = status.error, !status.loaded {
-                logger.warning("app \(id): credentials not loaded: \(error)", metadata: ["app": "\(id)"])
-            }
-            credentials[id] = status
-        }
-
-        var keys = APIKeys(apps: config.apps)
+        let credentials = await Self.credentialStatuses(config, logger: logger)
         var devKeys: [String: String] = [:]
-        for (id, app) in config.apps.sorted(by: { $0.key < $1.key }) where app.endpoint == .simulator && !keys.hasKeys(for: id) {
+        for (id, app) in config.apps.sorted(by: { $0.key < $1.key })
+        where app.endpoint == .simulator && !APIKeys(apps: config.apps).hasKeys(for: id) {
             // A simulator app cannot reach Apple, so an ephemeral key is harmless and lets `make run` work
             // on a fresh clone. Apps with real endpoints need keys in the config.
-            let key = APIKeys.generate()
-            keys.add(key: key, app: id, kind: .send)
-            devKeys[id] = key
+            devKeys[id] = APIKeys.generate()
         }
+        let keys = Self.keys(config, devKeys: devKeys)
 
         let simulator = try await SimulatorHost.startIfNeeded(config: config, logger: logger)
         let webhooks = try WebhookSetup.dispatcher(config: config, apps: config.apps, store: registry.deliveryStore, logger: logger)
@@ -61,6 +58,9 @@ struct ServeCommand: AsyncParsableCommand {
         let deadline = SignalWatcher("pushctl serve", deadlineSeconds: SignalWatcher.stopDeadlineSeconds) { _ in }
         defer { deadline.cancel() }
         let (banner, settings, keysShown, simulatorPort) = (self, config, devKeys, simulator?.port)
+        let running = RunningConfiguration(config)
+        let reloads = ReloadSignal { await banner.reload(server, running: running, devKeys: keysShown, logger: logger) }
+        defer { reloads.cancel() }
         do {
             try await server.run { port, adminPort in
                 // The ports the listeners got (what port 0 picked): the banner names where the server answers.

@@ -78,6 +78,7 @@ extension SimulatorCommand {
             maxConcurrentStreams: maxConcurrentStreams, recordFile: record.map(absolutePath), faults: faults,
             devices: deviceMap, maxChannelsPerBundleId: maxChannels, broadcastDisabledBundleIds: Set(broadcastDisabled))
         configuration.readPacing = .milliseconds(readPacingMs)
+        configuration.dateSkewSeconds = dateSkewSeconds
         return configuration
     }
 }

@@ -57,6 +57,8 @@ struct SimulatorCommand: AsyncParsableCommand {
     var fraction503: Double = 0
     @Option(name: .customLong("fraction-500"), help: "Fault: share of requests answered 500 (0…1).")
     var fraction500: Double = 0
+    @Option(parsing: .unconditional, help: "Send a `date` header this many seconds off the system clock (negative: behind), as a server with a wrong clock would (default 0).")
+    var dateSkewSeconds: Int64 = 0
     @Flag(help: "Fault: accept TCP connections but never finish the TLS handshake.")
     var blackHole = false
     @Option(name: .customLong("reset-handshakes"), help: "Fault: reset (TCP RST) the TLS handshake of the first N connections.")

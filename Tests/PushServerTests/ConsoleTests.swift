@@ -72,6 +72,16 @@ import Testing
         #expect(!withoutNamespace.contains("http://") && !withoutNamespace.contains("https://"))
     }
 
+    @Test func theLoginPageSaysWhereTheDevelopmentKeyWasPrinted() throws {
+        let html = ConsoleAssets.indexHTML
+        let login = try #require(html.range(of: "<section id=\"login-view\"")).upperBound
+        let end = try #require(html.range(of: "</section>", range: login..<html.endIndex)).lowerBound
+        let page = html[login..<end]
+        // The words of `pushctl serve`'s banner, so a newcomer can find the key in the terminal.
+        #expect(page.contains("printed in the terminal running <code>make run</code>"))
+        #expect(page.contains("has no API keys configured; this run accepts a development send key"))
+    }
+
     @Test func everyControlHasALabel() throws {
         let html = ConsoleAssets.indexHTML
         let labelled = Set(html.matches(of: /<label for="([^"]+)"/).map { String($0.output.1) })

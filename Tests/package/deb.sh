@@ -84,7 +84,7 @@ VERSION=$("$PUSHCTL" --version | sed -n '1s/^pushctl //p')
 expect_eq "package version" "$(dpkg-deb -f "$DEB" Version)" "$VERSION"
 expect_eq "package architecture" "$(dpkg-deb -f "$DEB" Architecture)" "$(dpkg --print-architecture)"
 DEPENDS=$(dpkg-deb -f "$DEB" Depends)
-for lib in libc6 libcurl4 libssl3 libsqlite3-0 adduser; do
+for lib in libc6 libcurl4 libssl3 libsqlite3-0 adduser ca-certificates; do
   [[ ", $DEPENDS," == *", $lib"[\ ,]* ]] || fail "Depends lacks $lib: $DEPENDS"
 done
 say "Depends: $DEPENDS"

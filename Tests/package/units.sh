@@ -30,6 +30,10 @@ for unit in $services; do
   sed -n '/^# Hardening/,/^\[Install\]/p' "$ROOT/Config/$unit" | grep -v '^\[Install\]' > "$WORK/$unit.hardening"
   [ -s "$WORK/$unit.hardening" ] || { echo "units: FAILED: $unit has no '# Hardening' block" >&2; status=1; }
 done
+# The long-running services reload their configuration on SIGHUP (`systemctl reload`).
+for unit in pushprovider.service pushprovider-worker@.service; do
+  grep -qx 'ExecReload=/bin/kill -HUP $MAINPID' "$ROOT/Config/$unit" || { echo "units: FAILED: $unit has no ExecReload=/bin/kill -HUP \$MAINPID" >&2; status=1; }
+done
 first=$(echo "$services" | head -1)
 for unit in $services; do
   cmp -s "$WORK/$first.hardening" "$WORK/$unit.hardening" || { echo "units: FAILED: $unit's hardening differs from $first's" >&2; diff "$WORK/$first.hardening" "$WORK/$unit.hardening" >&2; status=1; }

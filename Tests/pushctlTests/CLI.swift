@@ -96,18 +96,27 @@ extension CLI {
     static func waitForPort(_ port: Int, seconds: Double = 60) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var addr = sockaddr_in()
-            addr.sin_family = sa_family_t(AF_INET)
-            addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-            addr.sin_port = UInt16(port).bigEndian
-            let ok = withUnsafePointer(to: &addr) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            if let fd = connectLoopback(port: port) {
+                close(fd)
+                return
             }
-            close(fd)
-            if ok == 0 { return }
             usleep(50_000)
         }
         throw ProcessTimeout(command: ["waitForPort", String(port)], seconds: seconds)
+    }
+
+    /// A TCP socket connected to 127.0.0.1:`port`, or nil when nothing accepts there.
+    static func connectLoopback(port: Int) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = UInt16(port).bigEndian
+        let ok = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if ok == 0 { return fd }
+        close(fd)
+        return nil
     }
 }
