@@ -24,6 +24,10 @@ static inline CURLcode pp_curl_easy_setopt_sockopt_callback(CURL *h, int (*cb)(v
 static inline CURLcode pp_curl_easy_setopt_ssl_ctx_callback(CURL *h, CURLcode (*cb)(CURL *, void *, void *)) {
     return curl_easy_setopt(h, CURLOPT_SSL_CTX_FUNCTION, cb);
 }
+/* CURLOPT_PREREQFUNCTION (7.80): called once a transfer has its connection, just before its request is sent. */
+static inline CURLcode pp_curl_easy_setopt_prereq_callback(CURL *h, int (*cb)(void *, char *, char *, int, int)) {
+    return curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, cb);
+}
 static inline CURLMcode pp_curl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
 static inline CURLcode pp_curl_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode pp_curl_easy_getinfo_pointer(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }

@@ -1,4 +1,5 @@
 import CCurl
+import Glibc
 
 /// A libcurl failure (connect, TLS, HTTP/2 framing, timeout, …) with curl's code and message.
 public struct TransportError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -26,7 +27,8 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The endpoint was stopped before this request was sent.
     public static func endpointStopped(_ detail: String) -> TransportError { TransportError(code: -3, message: detail) }
 
-    /// The per-request timeout (`CURLOPT_TIMEOUT_MS`) or the connect timeout fired.
+    /// The request went unanswered for the request timeout after it was sent (``Transport``'s own deadline),
+    /// or the connect timeout fired.
     public var isTimeout: Bool { code == Int(CURLE_OPERATION_TIMEDOUT.rawValue) }
 
     /// Local TLS problems and verification of the server: never transient.
@@ -159,11 +161,48 @@ final class ConnectionCounter {
     var metrics: SenderMetrics?
 }
 
+/// The transfers of one transport in the order their requests went on the wire (libcurl's pre-request
+/// callback appends, on the transport thread): the request timeout runs from that moment, so the oldest one is
+/// always the next to expire and checking deadlines costs O(1) per request. A transfer that waits for a stream or a
+/// connection slot is not in it, and never times out.
+final class SentTransfers {
+    private var handles: [(handle: EasyHandle, sentAtMs: Int64)] = []
+    private var head = 0
+
+    func append(_ handle: EasyHandle, at ms: Int64) { handles.append((handle, ms)) }
+
+    /// The oldest request sent, if any. Its transfer may have finished since, or been sent again: it is still
+    /// the same request only while the handle's ``EasyHandle/sentAtMs`` is `sentAtMs` and it carries a job.
+    var first: (handle: EasyHandle, sentAtMs: Int64)? { head < handles.count ? handles[head] : nil }
+
+    func removeFirst() {
+        head += 1
+        if head == handles.count {
+            handles.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 1024, head * 2 >= handles.count {
+            handles.removeFirst(head)
+            head = 0
+        }
+    }
+}
+
+/// Monotonic milliseconds (CLOCK_MONOTONIC): request deadlines.
+func monotonicMs() -> Int64 {
+    var t = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &t)
+    return Int64(t.tv_sec) * 1000 + Int64(t.tv_nsec) / 1_000_000
+}
+
 /// The options every easy handle of one endpoint shares.
 struct EasyOptions {
     /// Shared by the transport's handles.
     var connections = ConnectionCounter()
+    /// Shared by the transport's handles: who is on the wire since when.
+    var sent = SentTransfers()
     var connectTimeoutMs: Int
+    /// Enforced by ``Transport`` from the moment the request is sent (``SentTransfers``), not by libcurl:
+    /// `CURLOPT_TIMEOUT_MS` also counts the time a transfer waits in libcurl for a stream or a connection.
     var requestTimeoutMs: Int
     var upkeepIntervalMs: Int
     var caFile: String?
@@ -199,6 +238,11 @@ final class EasyHandle {
     private let options: EasyOptions
     /// Connections the transport had opened when the current transfer started.
     private var connectionsAtStart = 0
+    /// When the current request went on the wire (``monotonicMs()``), 0 while it waits for a stream.
+    private(set) var sentAtMs: Int64 = 0
+    /// The connection count when the current request was sent: equal to the transport's count when the
+    /// answer arrives means the current connection answered (it has the server's SETTINGS).
+    private(set) var sentOnConnection = 0
 
     init(_ options: EasyOptions) throws(TransportError) {
         _ = CurlGlobal.initialized
@@ -226,7 +270,11 @@ final class EasyHandle {
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_UPLOAD_BUFFERSIZE, 16384), "UPLOAD_BUFFERSIZE")
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)), "HTTP_VERSION")
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeoutMs), "CONNECTTIMEOUT")
-        try check(pp_curl_easy_setopt_long(raw, CURLOPT_TIMEOUT_MS, options.requestTimeoutMs), "TIMEOUT")
+        // No CURLOPT_TIMEOUT_MS: libcurl counts it from curl_multi_add_handle, so a transfer waiting for a stream
+        // under a low SETTINGS_MAX_CONCURRENT_STREAMS timed out without ever being sent ("Connection timed out after
+        // 0 milliseconds"). The transport enforces the request timeout from the pre-request callback on.
+        try check(pp_curl_easy_setopt_prereq_callback(raw, easyPrereqCallback), "PREREQFUNCTION")
+        try check(pp_curl_easy_setopt_pointer(raw, CURLOPT_PREREQDATA, me), "PREREQDATA")
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_UPKEEP_INTERVAL_MS, options.upkeepIntervalMs), "UPKEEP")
         try setTLSOptions(raw, caFile: options.caFile, identity: options.identity)
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_POST, 1), "POST")
@@ -258,9 +306,21 @@ final class EasyHandle {
     /// clears that state; the options are set again. False when the handle cannot be used any more.
     func renewIfConnectionsChanged() -> Bool {
         guard options.connections.opened != connectionsAtStart else { return true }
+        return renew()
+    }
+
+    /// Resets every option and sets them again (a transfer removed before its end leaves state behind).
+    func renew() -> Bool {
         curl_easy_reset(raw)
         do { try configure() } catch { return false }
         return true
+    }
+
+    /// The pre-request callback: the request goes on the wire now.
+    fileprivate func markSent() {
+        sentAtMs = monotonicMs()
+        sentOnConnection = options.connections.opened
+        options.sent.append(self, at: sentAtMs)
     }
 
     deinit {
@@ -274,6 +334,7 @@ final class EasyHandle {
     /// kept alive by the handle until its next request); curl copies the URL and the body.
     func prepare(url: String, apnsId requestId: String, headers: HeaderList, body payload: [UInt8]) throws(TransportError) {
         connectionsAtStart = options.connections.opened
+        sentAtMs = 0
         body.removeAll(keepingCapacity: true)
         apnsId = nil
         uniqueId = nil
@@ -404,6 +465,13 @@ private let easyWriteCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int
         data.withMemoryRebound(to: UInt8.self, capacity: n) { handle.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: n)) }
     }
     return n
+}
+
+/// `CURLOPT_PREREQFUNCTION`: the transfer has its connection and stream; its request is sent next.
+private let easyPrereqCallback: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int32, Int32) -> Int32 = {
+    user, _, _, _, _ in
+    if let user { Unmanaged<EasyHandle>.fromOpaque(user).takeUnretainedValue().markSent() }
+    return 0  // CURL_PREREQFUNC_OK
 }
 
 /// Counts new sockets (libcurl calls it once per connection it opens); leaves the socket as it is.

@@ -1,3 +1,4 @@
+import CCurl
 import Foundation
 import PushCore
 
@@ -16,8 +17,10 @@ final class Transport: @unchecked Sendable {
     private var stopping = false
     private var cancelled: TransportError?
     private let multi: MultiHandle
-    private let finished = DispatchSemaphore(value: 0)
+    /// Guarded by `lock`: the loop thread, once started; whether it has ended; who waits for that.
     private var thread: Thread?
+    private var ended = false
+    private var stopWaiter: CheckedContinuation<Void, Never>?
 
     init(
         target: SenderTarget, identity: TLSIdentity?, configuration: SenderConfiguration, metrics: SenderMetrics? = nil,
@@ -39,7 +42,10 @@ final class Transport: @unchecked Sendable {
 
     /// Starts the loop thread.
     func start() {
-        thread = NamedThread.start("pushctl-apns") { [self] in loop() }
+        let started = NamedThread.start("pushctl-apns") { [self] in loop() }
+        lock.lock()
+        thread = started
+        lock.unlock()
     }
 
     /// Queues a job; wakes the loop only when it is waiting in poll.
@@ -60,28 +66,47 @@ final class Transport: @unchecked Sendable {
         multi.wakeup()
     }
 
-    /// Lets in-flight and queued transfers finish, then ends the thread.
+    /// Lets in-flight and queued transfers finish, then ends the thread. The loop thread resumes the caller
+    /// when it ends: no thread is parked waiting for it.
     func stop() async {
-        guard markStopping(), thread != nil else { return }
-        multi.wakeup()
-        let finished = finished
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async { finished.wait(); c.resume() }
+            lock.lock()
+            let first = !stopping
+            stopping = true
+            // Not started, already ended, or another caller is already stopping it (it alone waits): return now.
+            guard first, thread != nil, !ended else {
+                lock.unlock()
+                c.resume()
+                return
+            }
+            stopWaiter = c
+            lock.unlock()
+            multi.wakeup()
         }
     }
 
-    /// Sets the stop flag; false when already stopping.
-    private func markStopping() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        let first = !stopping
-        stopping = true
-        return first
+    /// Jobs handed in but not yet given to libcurl (see ``admitting``).
+    private var waiting: [TransferJob] = []
+    private var waitingHead = 0
+    /// The connection count at the last answer received on the connection then current: while it differs from
+    /// the count of connections opened, the current connection has not answered yet, so libcurl does not know
+    /// the server's SETTINGS_MAX_CONCURRENT_STREAMS (it assumes 100 until then, and a server allowing fewer
+    /// refuses the rest: libcurl then retires the connection and retries them on a new one, over and over).
+    /// Until it answers, the transport hands libcurl one transfer at a time.
+    private var answeredConnection = -1
+    private var pool: [EasyHandle] = []
+    private var active: [ObjectIdentifier: EasyHandle] = [:]
+
+    /// How many waiting jobs libcurl may take now: all of them once the connection answered (libcurl keeps
+    /// those beyond the server's stream limit waiting for a stream, without a deadline), else one when nothing
+    /// is in flight.
+    private var admitting: Int {
+        let pending = waiting.count - waitingHead
+        if answeredConnection == options.connections.opened { return pending }
+        return active.isEmpty ? min(1, pending) : 0
     }
 
     private func loop() {
-        var pool: [EasyHandle] = []
-        var active: [ObjectIdentifier: EasyHandle] = [:]
         var batch: [TransferJob] = []
         var lastUpkeepMs = SystemClock().nowMs()
         while true {
@@ -90,42 +115,20 @@ final class Transport: @unchecked Sendable {
             let stop = stopping
             let cancelError = cancelled
             lock.unlock()
-            for job in batch {
-                if let cancelError {
-                    onComplete(job, TransferResponse(status: 0, body: [], usedHTTP2: true, uploadedBytes: 0, sent: false, error: cancelError))
-                    continue
-                }
-                do throws(TransportError) {
-                    let handle: EasyHandle
-                    if let pooled = pool.popLast() { handle = pooled } else { handle = try EasyHandle(options) }
-                    do throws(TransportError) {
-                        try prepare(handle, job)
-                        try multi.add(handle)
-                    } catch {
-                        handle.job = nil
-                        pool.append(handle)
-                        throw error
-                    }
-                    active[ObjectIdentifier(handle)] = handle
-                } catch {
-                    onComplete(job, TransferResponse(status: 0, body: [], usedHTTP2: true, uploadedBytes: 0, sent: false, error: error))
-                }
+            if let cancelError {
+                for job in waiting[waitingHead...] { fail(job, cancelError) }
+                waiting.removeAll(keepingCapacity: true)
+                waitingHead = 0
+                for job in batch { fail(job, cancelError) }
+            } else {
+                waiting.append(contentsOf: batch)
             }
             batch.removeAll(keepingCapacity: true)
-            if stop && active.isEmpty { break }
+            admit()
+            if stop && active.isEmpty && waitingHead == waiting.count { break }
             do { try multi.perform() } catch { /* only out-of-memory style failures; poll again */ }
-            while let (handle, error) = multi.nextDone() {
-                multi.remove(handle)
-                active[ObjectIdentifier(handle)] = nil
-                guard let job = handle.job else { continue }
-                handle.job = nil
-                let response = TransferResponse(
-                    status: handle.responseCode, apnsId: handle.apnsId, uniqueId: handle.uniqueId, body: handle.body,
-                    usedHTTP2: error != nil || handle.usedHTTP2, uploadedBytes: handle.uploadedBytes,
-                    sent: handle.reachedConnection, error: error)
-                if handle.renewIfConnectionsChanged() { pool.append(handle) }
-                onComplete(job, response)
-            }
+            collectFinished()
+            expireOverdue()
             lock.lock()
             let idle = incoming.isEmpty && !stopping
             polling = idle
@@ -145,7 +148,100 @@ final class Transport: @unchecked Sendable {
             }
         }
         pool.removeAll()
-        finished.signal()
+        lock.lock()
+        ended = true
+        let waiter = stopWaiter
+        stopWaiter = nil
+        lock.unlock()
+        waiter?.resume()
+    }
+
+    private func fail(_ job: TransferJob, _ error: TransportError) {
+        onComplete(job, TransferResponse(status: 0, body: [], usedHTTP2: true, uploadedBytes: 0, sent: false, error: error))
+    }
+
+    /// Hands libcurl the waiting jobs it may take (``admitting``).
+    private func admit() {
+        var n = admitting
+        while n > 0 {
+            n -= 1
+            let job = waiting[waitingHead]
+            waitingHead += 1
+            do throws(TransportError) {
+                let handle: EasyHandle
+                if let pooled = pool.popLast() { handle = pooled } else { handle = try EasyHandle(options) }
+                do throws(TransportError) {
+                    try prepare(handle, job)
+                    try multi.add(handle)
+                } catch {
+                    handle.job = nil
+                    pool.append(handle)
+                    throw error
+                }
+                active[ObjectIdentifier(handle)] = handle
+            } catch {
+                fail(job, error)
+            }
+        }
+        if waitingHead == waiting.count {
+            waiting.removeAll(keepingCapacity: true)
+            waitingHead = 0
+        } else if waitingHead >= 1024, waitingHead * 2 >= waiting.count {
+            waiting.removeFirst(waitingHead)
+            waitingHead = 0
+        }
+    }
+
+    /// Hands every finished transfer to `onComplete`.
+    private func collectFinished() {
+        while let (handle, error) = multi.nextDone() {
+            multi.remove(handle)
+            active[ObjectIdentifier(handle)] = nil
+            guard let job = handle.job else { continue }
+            handle.job = nil
+            let status = handle.responseCode
+            let sent = handle.reachedConnection
+            if status > 0, handle.sentOnConnection == options.connections.opened {
+                answeredConnection = options.connections.opened
+            }
+            let response = TransferResponse(
+                status: status, apnsId: handle.apnsId, uniqueId: handle.uniqueId, body: handle.body,
+                usedHTTP2: error != nil || handle.usedHTTP2, uploadedBytes: handle.uploadedBytes,
+                sent: sent, error: error)
+            if handle.renewIfConnectionsChanged() { pool.append(handle) }
+            onComplete(job, response)
+            if let error, !sent, answeredConnection != options.connections.opened {
+                // The connection the waiting jobs were held back for failed before answering: they fail with
+                // it, never sent, as they would have inside libcurl.
+                for job in waiting[waitingHead...] { fail(job, error) }
+                waiting.removeAll(keepingCapacity: true)
+                waitingHead = 0
+            }
+        }
+    }
+
+    /// Fails the transfers whose request has been on the wire for the request timeout without an answer
+    /// (oldest first: ``SentTransfers`` is in sending order, so this stops at the first one still in time).
+    private func expireOverdue() {
+        let now = monotonicMs()
+        let timeout = Int64(options.requestTimeoutMs)
+        while let (handle, sentAt) = options.sent.first {
+            // Finished, re-armed, or sent again (a newer entry follows): this entry is stale.
+            guard handle.job != nil, handle.sentAtMs == sentAt else { options.sent.removeFirst(); continue }
+            guard sentAt + timeout <= now else { break }
+            options.sent.removeFirst()
+            guard let job = handle.job else { continue }
+            multi.remove(handle)
+            active[ObjectIdentifier(handle)] = nil
+            handle.job = nil
+            let error = TransportError(
+                code: Int(CURLE_OPERATION_TIMEDOUT.rawValue),
+                message: "no answer \(options.requestTimeoutMs) ms after the request was sent")
+            let response = TransferResponse(
+                status: 0, body: [], usedHTTP2: true, uploadedBytes: handle.uploadedBytes, sent: true, error: error)
+            if handle.renew() { pool.append(handle) }
+            onComplete(job, response)
+        }
     }
 
     private func prepare(_ handle: EasyHandle, _ job: TransferJob) throws(TransportError) {
