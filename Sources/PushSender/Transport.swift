@@ -2,7 +2,7 @@ import CCurl
 import Foundation
 import PushCore
 
-/// One HTTP/2 connection's curl multi loop on its own thread (an endpoint has `connections` of them). Callers hand jobs in with ``submit(_:)``; results
+/// One HTTP/2 connection's libcurl loop on its own thread (epoll + `curl_multi_socket_action`, ``MultiHandle``) (an endpoint has `connections` of them). Callers hand jobs in with ``submit(_:)``; results
 /// come back through `onComplete` on the transport thread (keep it short: it delays every transfer).
 final class Transport: @unchecked Sendable {
     let target: SenderTarget
@@ -126,19 +126,20 @@ final class Transport: @unchecked Sendable {
             batch.removeAll(keepingCapacity: true)
             admit()
             if stop && active.isEmpty && waitingHead == waiting.count { break }
-            do { try multi.perform() } catch { /* only out-of-memory style failures; poll again */ }
-            collectFinished()
-            expireOverdue()
             lock.lock()
             let idle = incoming.isEmpty && !stopping
             polling = idle
             lock.unlock()
+            // Sleeps (when nothing was handed in meanwhile) until a socket or libcurl's timer fires, a submit wakes
+            // it, or the oldest request on the wire is due.
+            multi.wait(maxMs: idle ? waitLimitMs() : 0)
             if idle {
-                try? multi.poll(timeoutMs: active.isEmpty ? min(configuration.upkeepIntervalMs, 1000) : 100)
                 lock.lock()
                 polling = false
                 lock.unlock()
             }
+            collectFinished()
+            expireOverdue()
             if active.isEmpty, let handle = pool.last {
                 let now = SystemClock().nowMs()
                 if now - lastUpkeepMs >= Int64(configuration.upkeepIntervalMs) {
@@ -154,6 +155,15 @@ final class Transport: @unchecked Sendable {
         stopWaiter = nil
         lock.unlock()
         waiter?.resume()
+    }
+
+    /// How long the loop may sleep: until the oldest request on the wire times out, at most a second (upkeep).
+    private func waitLimitMs() -> Int {
+        var limit = active.isEmpty ? min(configuration.upkeepIntervalMs, 1000) : 1000
+        if let (_, sentAt) = options.sent.first {
+            limit = min(limit, max(0, Int(sentAt + Int64(options.requestTimeoutMs) - monotonicMs())))
+        }
+        return limit
     }
 
     private func fail(_ job: TransferJob, _ error: TransportError) {
