@@ -166,25 +166,15 @@ final class ConnectionCounter {
 /// always the next to expire and checking deadlines costs O(1) per request. A transfer that waits for a stream or a
 /// connection slot is not in it, and never times out.
 final class SentTransfers {
-    private var handles: [(handle: EasyHandle, sentAtMs: Int64)] = []
-    private var head = 0
+    private var queue = FIFO<(handle: EasyHandle, sentAtMs: Int64)>()
 
-    func append(_ handle: EasyHandle, at ms: Int64) { handles.append((handle, ms)) }
+    func append(_ handle: EasyHandle, at ms: Int64) { queue.append((handle, ms)) }
 
     /// The oldest request sent, if any. Its transfer may have finished since, or been sent again: it is still
     /// the same request only while the handle's ``EasyHandle/sentAtMs`` is `sentAtMs` and it carries a job.
-    var first: (handle: EasyHandle, sentAtMs: Int64)? { head < handles.count ? handles[head] : nil }
+    var first: (handle: EasyHandle, sentAtMs: Int64)? { queue.first }
 
-    func removeFirst() {
-        head += 1
-        if head == handles.count {
-            handles.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= 1024, head * 2 >= handles.count {
-            handles.removeFirst(head)
-            head = 0
-        }
-    }
+    func removeFirst() { queue.popFirst() }
 }
 
 /// Monotonic milliseconds (CLOCK_MONOTONIC): request deadlines.

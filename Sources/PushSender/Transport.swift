@@ -86,8 +86,7 @@ final class Transport: @unchecked Sendable {
     }
 
     /// Jobs handed in but not yet given to libcurl (see ``admitting``).
-    private var waiting: [TransferJob] = []
-    private var waitingHead = 0
+    private var waiting = FIFO<TransferJob>()
     /// The connection count at the last answer received on the connection then current: while it differs from
     /// the count of connections opened, the current connection has not answered yet, so libcurl does not know
     /// the server's SETTINGS_MAX_CONCURRENT_STREAMS (it assumes 100 until then, and a server allowing fewer
@@ -101,7 +100,7 @@ final class Transport: @unchecked Sendable {
     /// those beyond the server's stream limit waiting for a stream, without a deadline), else one when nothing
     /// is in flight.
     private var admitting: Int {
-        let pending = waiting.count - waitingHead
+        let pending = waiting.count
         if answeredConnection == options.connections.opened { return pending }
         return active.isEmpty ? min(1, pending) : 0
     }
@@ -116,16 +115,14 @@ final class Transport: @unchecked Sendable {
             let cancelError = cancelled
             lock.unlock()
             if let cancelError {
-                for job in waiting[waitingHead...] { fail(job, cancelError) }
-                waiting.removeAll(keepingCapacity: true)
-                waitingHead = 0
+                for job in waiting.removeAll() { fail(job, cancelError) }
                 for job in batch { fail(job, cancelError) }
             } else {
                 waiting.append(contentsOf: batch)
             }
             batch.removeAll(keepingCapacity: true)
             admit()
-            if stop && active.isEmpty && waitingHead == waiting.count { break }
+            if stop && active.isEmpty && waiting.isEmpty { break }
             lock.lock()
             let idle = incoming.isEmpty && !stopping
             polling = idle
@@ -173,10 +170,8 @@ final class Transport: @unchecked Sendable {
     /// Hands libcurl the waiting jobs it may take (``admitting``).
     private func admit() {
         var n = admitting
-        while n > 0 {
+        while n > 0, let job = waiting.popFirst() {
             n -= 1
-            let job = waiting[waitingHead]
-            waitingHead += 1
             do throws(TransportError) {
                 let handle: EasyHandle
                 if let pooled = pool.popLast() { handle = pooled } else { handle = try EasyHandle(options) }
@@ -192,13 +187,6 @@ final class Transport: @unchecked Sendable {
             } catch {
                 fail(job, error)
             }
-        }
-        if waitingHead == waiting.count {
-            waiting.removeAll(keepingCapacity: true)
-            waitingHead = 0
-        } else if waitingHead >= 1024, waitingHead * 2 >= waiting.count {
-            waiting.removeFirst(waitingHead)
-            waitingHead = 0
         }
     }
 
@@ -223,9 +211,7 @@ final class Transport: @unchecked Sendable {
             if let error, !sent, answeredConnection != options.connections.opened {
                 // The connection the waiting jobs were held back for failed before answering: they fail with
                 // it, never sent, as they would have inside libcurl.
-                for job in waiting[waitingHead...] { fail(job, error) }
-                waiting.removeAll(keepingCapacity: true)
-                waitingHead = 0
+                for job in waiting.removeAll() { fail(job, error) }
             }
         }
     }
