@@ -66,7 +66,7 @@ run() {
         --id "bench-$name" --alert "Benchmark digest" --json > "$WORK/$name.out" 2> "$WORK/$name.err" \
         || { tail -n 5 "$WORK/$name.err" >&2; die "$name failed"; }
       python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); n=int(sys.argv[2]);
-assert j["accepted"] == n, f"accepted {j[\"accepted\"]} of {n}"; print(j["rate"])' "$WORK/$name.out" "$N" > "$WORK/$name.rate" ;;
+a=j["accepted"]; assert a == n, f"accepted {a} of {n}"; print(j["rate"])' "$WORK/$name.out" "$N" > "$WORK/$name.rate" ;;
     perform|socket-action)
       local flag=
       [ "$kind" = socket-action ] && flag=--socket-action
