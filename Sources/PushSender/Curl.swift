@@ -1,4 +1,5 @@
 import CCurl
+import Glibc
 
 /// A libcurl failure (connect, TLS, HTTP/2 framing, timeout, …) with curl's code and message.
 public struct TransportError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -26,7 +27,8 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The endpoint was stopped before this request was sent.
     public static func endpointStopped(_ detail: String) -> TransportError { TransportError(code: -3, message: detail) }
 
-    /// The per-request timeout (`CURLOPT_TIMEOUT_MS`) or the connect timeout fired.
+    /// The request went unanswered for the request timeout after it was sent (``Transport``'s own deadline),
+    /// or the connect timeout fired.
     public var isTimeout: Bool { code == Int(CURLE_OPERATION_TIMEDOUT.rawValue) }
 
     /// Local TLS problems and verification of the server: never transient.
@@ -159,11 +161,38 @@ final class ConnectionCounter {
     var metrics: SenderMetrics?
 }
 
+/// The transfers of one transport in the order their requests went on the wire (libcurl's pre-request
+/// callback appends, on the transport thread): the request timeout runs from that moment, so the oldest one is
+/// always the next to expire and checking deadlines costs O(1) per request. A transfer that waits for a stream or a
+/// connection slot is not in it, and never times out.
+final class SentTransfers {
+    private var queue = FIFO<(handle: EasyHandle, sentAtMs: Int64)>()
+
+    func append(_ handle: EasyHandle, at ms: Int64) { queue.append((handle, ms)) }
+
+    /// The oldest request sent, if any. Its transfer may have finished since, or been sent again: it is still
+    /// the same request only while the handle's ``EasyHandle/sentAtMs`` is `sentAtMs` and it carries a job.
+    var first: (handle: EasyHandle, sentAtMs: Int64)? { queue.first }
+
+    func removeFirst() { queue.popFirst() }
+}
+
+/// Monotonic milliseconds (CLOCK_MONOTONIC): request deadlines.
+func monotonicMs() -> Int64 {
+    var t = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &t)
+    return Int64(t.tv_sec) * 1000 + Int64(t.tv_nsec) / 1_000_000
+}
+
 /// The options every easy handle of one endpoint shares.
 struct EasyOptions {
     /// Shared by the transport's handles.
     var connections = ConnectionCounter()
+    /// Shared by the transport's handles: who is on the wire since when.
+    var sent = SentTransfers()
     var connectTimeoutMs: Int
+    /// Enforced by ``Transport`` from the moment the request is sent (``SentTransfers``), not by libcurl:
+    /// `CURLOPT_TIMEOUT_MS` also counts the time a transfer waits in libcurl for a stream or a connection.
     var requestTimeoutMs: Int
     var upkeepIntervalMs: Int
     var caFile: String?
@@ -199,6 +228,11 @@ final class EasyHandle {
     private let options: EasyOptions
     /// Connections the transport had opened when the current transfer started.
     private var connectionsAtStart = 0
+    /// When the current request went on the wire (``monotonicMs()``), 0 while it waits for a stream.
+    private(set) var sentAtMs: Int64 = 0
+    /// The connection count when the current request was sent: equal to the transport's count when the
+    /// answer arrives means the current connection answered (it has the server's SETTINGS).
+    private(set) var sentOnConnection = 0
 
     init(_ options: EasyOptions) throws(TransportError) {
         _ = CurlGlobal.initialized
@@ -226,7 +260,11 @@ final class EasyHandle {
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_UPLOAD_BUFFERSIZE, 16384), "UPLOAD_BUFFERSIZE")
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)), "HTTP_VERSION")
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeoutMs), "CONNECTTIMEOUT")
-        try check(pp_curl_easy_setopt_long(raw, CURLOPT_TIMEOUT_MS, options.requestTimeoutMs), "TIMEOUT")
+        // No CURLOPT_TIMEOUT_MS: libcurl counts it from curl_multi_add_handle, so a transfer waiting for a stream
+        // under a low SETTINGS_MAX_CONCURRENT_STREAMS timed out without ever being sent ("Connection timed out after
+        // 0 milliseconds"). The transport enforces the request timeout from the pre-request callback on.
+        try check(pp_curl_easy_setopt_prereq_callback(raw, easyPrereqCallback), "PREREQFUNCTION")
+        try check(pp_curl_easy_setopt_pointer(raw, CURLOPT_PREREQDATA, me), "PREREQDATA")
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_UPKEEP_INTERVAL_MS, options.upkeepIntervalMs), "UPKEEP")
         try setTLSOptions(raw, caFile: options.caFile, identity: options.identity)
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_POST, 1), "POST")
@@ -258,9 +296,21 @@ final class EasyHandle {
     /// clears that state; the options are set again. False when the handle cannot be used any more.
     func renewIfConnectionsChanged() -> Bool {
         guard options.connections.opened != connectionsAtStart else { return true }
+        return renew()
+    }
+
+    /// Resets every option and sets them again (a transfer removed before its end leaves state behind).
+    func renew() -> Bool {
         curl_easy_reset(raw)
         do { try configure() } catch { return false }
         return true
+    }
+
+    /// The pre-request callback: the request goes on the wire now.
+    fileprivate func markSent() {
+        sentAtMs = monotonicMs()
+        sentOnConnection = options.connections.opened
+        options.sent.append(self, at: sentAtMs)
     }
 
     deinit {
@@ -274,6 +324,7 @@ final class EasyHandle {
     /// kept alive by the handle until its next request); curl copies the URL and the body.
     func prepare(url: String, apnsId requestId: String, headers: HeaderList, body payload: [UInt8]) throws(TransportError) {
         connectionsAtStart = options.connections.opened
+        sentAtMs = 0
         body.removeAll(keepingCapacity: true)
         apnsId = nil
         uniqueId = nil
@@ -406,6 +457,13 @@ private let easyWriteCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int
     return n
 }
 
+/// `CURLOPT_PREREQFUNCTION`: the transfer has its connection and stream; its request is sent next.
+private let easyPrereqCallback: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int32, Int32) -> Int32 = {
+    user, _, _, _, _ in
+    if let user { Unmanaged<EasyHandle>.fromOpaque(user).takeUnretainedValue().markSent() }
+    return 0  // CURL_PREREQFUNC_OK
+}
+
 /// Counts new sockets (libcurl calls it once per connection it opens); leaves the socket as it is.
 private let easySocketCallback: @convention(c) (UnsafeMutableRawPointer?, curl_socket_t, curlsocktype) -> Int32 = {
     counter, _, _ in
@@ -426,38 +484,80 @@ private let easyHeaderCallback: @convention(c) (UnsafeMutablePointer<CChar>?, In
     return n
 }
 
-/// A `CURLM*` multiplexing transfers over HTTP/2 connections; used from the transport thread only.
+/// A `CURLM*` multiplexing transfers over HTTP/2 connections, driven by `curl_multi_socket_action` from an epoll
+/// set of its own (libcurl tells which sockets to watch, `CURLMOPT_SOCKETFUNCTION`, and when to call it back,
+/// `CURLMOPT_TIMERFUNCTION`): each wake-up acts on the sockets and the timer that fired instead of visiting every
+/// transfer, which is what `curl_multi_perform` does — its cost grew with the transfers in flight. An eventfd in
+/// the set wakes the loop from other threads. Used from the transport thread only (``wakeup()`` excepted).
 final class MultiHandle {
     let raw: UnsafeMutableRawPointer
+    private let epoll: Int32
+    private let wakeFd: Int32
+    /// When libcurl wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)` (``monotonicMs()``); nil: no timer.
+    fileprivate var timerDueMs: Int64?
+    private let readyFds = UnsafeMutablePointer<Int32>.allocate(capacity: 64)
+    private let readyMasks = UnsafeMutablePointer<Int32>.allocate(capacity: 64)
 
     init(maxConcurrentStreams: Int, maxHostConnections: Int) throws(TransportError) {
         _ = CurlGlobal.initialized
         guard let raw = curl_multi_init() else { throw TransportError(code: -1, message: "curl_multi_init failed") }
         self.raw = raw
+        epoll = pp_epoll_create()
+        wakeFd = pp_eventfd_create()
+        guard epoll >= 0, wakeFd >= 0, pp_epoll_add_reader(epoll, wakeFd) == 0 else {
+            throw TransportError(code: -1, message: "epoll/eventfd: errno \(errno)")
+        }
         try check(pp_curl_multi_setopt_long(raw, CURLMOPT_PIPELINING, pp_curlpipe_multiplex()), "PIPELINING")
         try check(pp_curl_multi_setopt_long(raw, CURLMOPT_MAX_CONCURRENT_STREAMS, maxConcurrentStreams), "MAX_CONCURRENT_STREAMS")
         try check(pp_curl_multi_setopt_long(raw, CURLMOPT_MAX_HOST_CONNECTIONS, maxHostConnections), "MAX_HOST_CONNECTIONS")
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        try check(pp_curl_multi_setopt_socket_callback(raw, multiSocketCallback), "SOCKETFUNCTION")
+        try check(pp_curl_multi_setopt_pointer(raw, CURLMOPT_SOCKETDATA, me), "SOCKETDATA")
+        try check(pp_curl_multi_setopt_timer_callback(raw, multiTimerCallback), "TIMERFUNCTION")
+        try check(pp_curl_multi_setopt_pointer(raw, CURLMOPT_TIMERDATA, me), "TIMERDATA")
     }
 
-    deinit { curl_multi_cleanup(raw) }
+    deinit {
+        // libcurl may still tell of sockets while it cleans up: not to this object any more.
+        _ = pp_curl_multi_setopt_socket_callback(raw, nil)
+        _ = pp_curl_multi_setopt_timer_callback(raw, nil)
+        curl_multi_cleanup(raw)
+        if epoll >= 0 { close(epoll) }
+        if wakeFd >= 0 { close(wakeFd) }
+        readyFds.deallocate()
+        readyMasks.deallocate()
+    }
 
     func add(_ easy: EasyHandle) throws(TransportError) { try check(curl_multi_add_handle(raw, easy.raw), "add_handle") }
 
     func remove(_ easy: EasyHandle) { _ = curl_multi_remove_handle(raw, easy.raw) }
 
-    /// Drives all transfers as far as they go without blocking.
-    func perform() throws(TransportError) {
+    /// Waits at most `maxMs` (less when libcurl's timer is due sooner) for socket activity or ``wakeup()``, then
+    /// lets libcurl act on what fired: the ready sockets, then its timer if due.
+    func wait(maxMs: Int) {
+        var timeout = max(0, maxMs)
+        if let due = timerDueMs { timeout = max(0, min(timeout, Int(clamping: due - monotonicMs()))) }
+        let n = Int(pp_epoll_wait(epoll, readyFds, readyMasks, 64, Int32(clamping: timeout)))
         var running: Int32 = 0
-        try check(curl_multi_perform(raw, &running), "multi_perform")
+        for i in 0..<n {
+            let fd = readyFds[i]
+            if fd == wakeFd {
+                pp_eventfd_drain(wakeFd)
+            } else {
+                _ = curl_multi_socket_action(raw, fd, readyMasks[i], &running)
+            }
+        }
+        if let due = timerDueMs, due <= monotonicMs() {
+            timerDueMs = nil
+            _ = curl_multi_socket_action(raw, pp_curl_socket_timeout(), 0, &running)
+        }
     }
 
-    /// Waits for socket activity, a timeout, or ``wakeup()``.
-    func poll(timeoutMs: Int) throws(TransportError) {
-        try check(curl_multi_poll(raw, nil, 0, Int32(timeoutMs), nil), "multi_poll")
-    }
+    /// Interrupts ``wait(maxMs:)`` from another thread.
+    func wakeup() { pp_eventfd_signal(wakeFd) }
 
-    /// Interrupts ``poll(timeoutMs:)`` from another thread.
-    func wakeup() { _ = curl_multi_wakeup(raw) }
+    /// `CURLMOPT_SOCKETFUNCTION`: libcurl's wish for one socket.
+    fileprivate func watch(_ fd: Int32, _ what: Int32) { _ = pp_epoll_watch(epoll, fd, what) }
 
     /// The next finished transfer and its error (nil on success), or nil when none is ready.
     func nextDone() -> (EasyHandle, TransportError?)? {
@@ -470,6 +570,23 @@ final class MultiHandle {
         let handle = Unmanaged<EasyHandle>.fromOpaque(priv).takeUnretainedValue()
         return (handle, handle.error(for: code))
     }
+}
+
+/// `CURLMOPT_SOCKETFUNCTION` (see ``MultiHandle``).
+private let multiSocketCallback: @convention(c) (
+    UnsafeMutableRawPointer?, curl_socket_t, Int32, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?
+) -> Int32 = { _, fd, what, user, _ in
+    if let user { Unmanaged<MultiHandle>.fromOpaque(user).takeUnretainedValue().watch(fd, what) }
+    return 0
+}
+
+/// `CURLMOPT_TIMERFUNCTION`: when libcurl wants to be called back (-1: no timer). It must not call libcurl here.
+private let multiTimerCallback: @convention(c) (UnsafeMutableRawPointer?, Int, UnsafeMutableRawPointer?) -> Int32 = {
+    _, timeoutMs, user in
+    guard let user else { return 0 }
+    let multi = Unmanaged<MultiHandle>.fromOpaque(user).takeUnretainedValue()
+    multi.timerDueMs = timeoutMs < 0 ? nil : monotonicMs() + Int64(timeoutMs)
+    return 0
 }
 
 /// A `curl_slist` of request headers, freed when the last request using it is done.

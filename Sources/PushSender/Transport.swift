@@ -1,8 +1,9 @@
+import CCurl
 import Foundation
 import PushCore
 import PushLanes
 
-/// One HTTP/2 connection's curl multi loop on its own thread (an endpoint has `connections` of them). Callers hand jobs in with ``submit(_:)``; results
+/// One HTTP/2 connection's libcurl loop on its own thread (epoll + `curl_multi_socket_action`, ``MultiHandle``) (an endpoint has `connections` of them). Callers hand jobs in with ``submit(_:)``; results
 /// come back through `onComplete` on the transport thread (keep it short: it delays every transfer).
 final class Transport: @unchecked Sendable {
     let target: SenderTarget
@@ -17,8 +18,10 @@ final class Transport: @unchecked Sendable {
     private var stopping = false
     private var cancelled: TransportError?
     private let multi: MultiHandle
-    private let finished = DispatchSemaphore(value: 0)
+    /// Guarded by `lock`: the loop thread, once started; whether it has ended; who waits for that.
     private var thread: Thread?
+    private var ended = false
+    private var stopWaiter: CheckedContinuation<Void, Never>?
 
     init(
         target: SenderTarget, identity: TLSIdentity?, configuration: SenderConfiguration, metrics: SenderMetrics? = nil,
@@ -40,7 +43,10 @@ final class Transport: @unchecked Sendable {
 
     /// Starts the loop thread.
     func start() {
-        thread = NamedThread.start("pushctl-apns") { [self] in loop() }
+        let started = NamedThread.start("pushctl-apns") { [self] in loop() }
+        lock.lock()
+        thread = started
+        lock.unlock()
     }
 
     /// Queues a job; wakes the loop only when it is waiting in poll.
@@ -61,28 +67,46 @@ final class Transport: @unchecked Sendable {
         multi.wakeup()
     }
 
-    /// Lets in-flight and queued transfers finish, then ends the thread.
+    /// Lets in-flight and queued transfers finish, then ends the thread. The loop thread resumes the caller
+    /// when it ends: no thread is parked waiting for it.
     func stop() async {
-        guard markStopping(), thread != nil else { return }
-        multi.wakeup()
-        let finished = finished
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async { finished.wait(); c.resume() }
+            lock.lock()
+            let first = !stopping
+            stopping = true
+            // Not started, already ended, or another caller is already stopping it (it alone waits): return now.
+            guard first, thread != nil, !ended else {
+                lock.unlock()
+                c.resume()
+                return
+            }
+            stopWaiter = c
+            lock.unlock()
+            multi.wakeup()
         }
     }
 
-    /// Sets the stop flag; false when already stopping.
-    private func markStopping() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        let first = !stopping
-        stopping = true
-        return first
+    /// Jobs handed in but not yet given to libcurl (see ``admitting``).
+    private var waiting = FIFO<TransferJob>()
+    /// The connection count at the last answer received on the connection then current: while it differs from
+    /// the count of connections opened, the current connection has not answered yet, so libcurl does not know
+    /// the server's SETTINGS_MAX_CONCURRENT_STREAMS (it assumes 100 until then, and a server allowing fewer
+    /// refuses the rest: libcurl then retires the connection and retries them on a new one, over and over).
+    /// Until it answers, the transport hands libcurl one transfer at a time.
+    private var answeredConnection = -1
+    private var pool: [EasyHandle] = []
+    private var active: [ObjectIdentifier: EasyHandle] = [:]
+
+    /// How many waiting jobs libcurl may take now: all of them once the connection answered (libcurl keeps
+    /// those beyond the server's stream limit waiting for a stream, without a deadline), else one when nothing
+    /// is in flight.
+    private var admitting: Int {
+        let pending = waiting.count
+        if answeredConnection == options.connections.opened { return pending }
+        return active.isEmpty ? min(1, pending) : 0
     }
 
     private func loop() {
-        var pool: [EasyHandle] = []
-        var active: [ObjectIdentifier: EasyHandle] = [:]
         var batch: [TransferJob] = []
         var lastUpkeepMs = SystemClock().nowMs()
         while true {
@@ -91,52 +115,29 @@ final class Transport: @unchecked Sendable {
             let stop = stopping
             let cancelError = cancelled
             lock.unlock()
-            for job in batch {
-                if let cancelError {
-                    onComplete(job, TransferResponse(status: 0, body: [], usedHTTP2: true, uploadedBytes: 0, sent: false, error: cancelError))
-                    continue
-                }
-                do throws(TransportError) {
-                    let handle: EasyHandle
-                    if let pooled = pool.popLast() { handle = pooled } else { handle = try EasyHandle(options) }
-                    do throws(TransportError) {
-                        try prepare(handle, job)
-                        try multi.add(handle)
-                    } catch {
-                        handle.job = nil
-                        pool.append(handle)
-                        throw error
-                    }
-                    active[ObjectIdentifier(handle)] = handle
-                } catch {
-                    onComplete(job, TransferResponse(status: 0, body: [], usedHTTP2: true, uploadedBytes: 0, sent: false, error: error))
-                }
+            if let cancelError {
+                for job in waiting.removeAll() { fail(job, cancelError) }
+                for job in batch { fail(job, cancelError) }
+            } else {
+                waiting.append(contentsOf: batch)
             }
             batch.removeAll(keepingCapacity: true)
-            if stop && active.isEmpty { break }
-            do { try multi.perform() } catch { /* only out-of-memory style failures; poll again */ }
-            while let (handle, error) = multi.nextDone() {
-                multi.remove(handle)
-                active[ObjectIdentifier(handle)] = nil
-                guard let job = handle.job else { continue }
-                handle.job = nil
-                let response = TransferResponse(
-                    status: handle.responseCode, apnsId: handle.apnsId, uniqueId: handle.uniqueId, body: handle.body,
-                    usedHTTP2: error != nil || handle.usedHTTP2, uploadedBytes: handle.uploadedBytes,
-                    sent: handle.reachedConnection, error: error)
-                if handle.renewIfConnectionsChanged() { pool.append(handle) }
-                onComplete(job, response)
-            }
+            admit()
+            if stop && active.isEmpty && waiting.isEmpty { break }
             lock.lock()
             let idle = incoming.isEmpty && !stopping
             polling = idle
             lock.unlock()
+            // Sleeps (when nothing was handed in meanwhile) until a socket or libcurl's timer fires, a submit wakes
+            // it, or the oldest request on the wire is due.
+            multi.wait(maxMs: idle ? waitLimitMs() : 0)
             if idle {
-                try? multi.poll(timeoutMs: active.isEmpty ? min(configuration.upkeepIntervalMs, 1000) : 100)
                 lock.lock()
                 polling = false
                 lock.unlock()
             }
+            collectFinished()
+            expireOverdue()
             if active.isEmpty, let handle = pool.last {
                 let now = SystemClock().nowMs()
                 if now - lastUpkeepMs >= Int64(configuration.upkeepIntervalMs) {
@@ -146,7 +147,98 @@ final class Transport: @unchecked Sendable {
             }
         }
         pool.removeAll()
-        finished.signal()
+        lock.lock()
+        ended = true
+        let waiter = stopWaiter
+        stopWaiter = nil
+        lock.unlock()
+        waiter?.resume()
+    }
+
+    /// How long the loop may sleep: until the oldest request on the wire times out, at most a second (upkeep).
+    private func waitLimitMs() -> Int {
+        var limit = active.isEmpty ? min(configuration.upkeepIntervalMs, 1000) : 1000
+        if let (_, sentAt) = options.sent.first {
+            limit = min(limit, max(0, Int(sentAt + Int64(options.requestTimeoutMs) - monotonicMs())))
+        }
+        return limit
+    }
+
+    private func fail(_ job: TransferJob, _ error: TransportError) {
+        onComplete(job, TransferResponse(status: 0, body: [], usedHTTP2: true, uploadedBytes: 0, sent: false, error: error))
+    }
+
+    /// Hands libcurl the waiting jobs it may take (``admitting``).
+    private func admit() {
+        var n = admitting
+        while n > 0, let job = waiting.popFirst() {
+            n -= 1
+            do throws(TransportError) {
+                let handle: EasyHandle
+                if let pooled = pool.popLast() { handle = pooled } else { handle = try EasyHandle(options) }
+                do throws(TransportError) {
+                    try prepare(handle, job)
+                    try multi.add(handle)
+                } catch {
+                    handle.job = nil
+                    pool.append(handle)
+                    throw error
+                }
+                active[ObjectIdentifier(handle)] = handle
+            } catch {
+                fail(job, error)
+            }
+        }
+    }
+
+    /// Hands every finished transfer to `onComplete`.
+    private func collectFinished() {
+        while let (handle, error) = multi.nextDone() {
+            multi.remove(handle)
+            active[ObjectIdentifier(handle)] = nil
+            guard let job = handle.job else { continue }
+            handle.job = nil
+            let status = handle.responseCode
+            let sent = handle.reachedConnection
+            if status > 0, handle.sentOnConnection == options.connections.opened {
+                answeredConnection = options.connections.opened
+            }
+            let response = TransferResponse(
+                status: status, apnsId: handle.apnsId, uniqueId: handle.uniqueId, body: handle.body,
+                usedHTTP2: error != nil || handle.usedHTTP2, uploadedBytes: handle.uploadedBytes,
+                sent: sent, error: error)
+            if handle.renewIfConnectionsChanged() { pool.append(handle) }
+            onComplete(job, response)
+            if let error, !sent, answeredConnection != options.connections.opened {
+                // The connection the waiting jobs were held back for failed before answering: they fail with
+                // it, never sent, as they would have inside libcurl.
+                for job in waiting.removeAll() { fail(job, error) }
+            }
+        }
+    }
+
+    /// Fails the transfers whose request has been on the wire for the request timeout without an answer
+    /// (oldest first: ``SentTransfers`` is in sending order, so this stops at the first one still in time).
+    private func expireOverdue() {
+        let now = monotonicMs()
+        let timeout = Int64(options.requestTimeoutMs)
+        while let (handle, sentAt) = options.sent.first {
+            // Finished, re-armed, or sent again (a newer entry follows): this entry is stale.
+            guard handle.job != nil, handle.sentAtMs == sentAt else { options.sent.removeFirst(); continue }
+            guard sentAt + timeout <= now else { break }
+            options.sent.removeFirst()
+            guard let job = handle.job else { continue }
+            multi.remove(handle)
+            active[ObjectIdentifier(handle)] = nil
+            handle.job = nil
+            let error = TransportError(
+                code: Int(CURLE_OPERATION_TIMEDOUT.rawValue),
+                message: "no answer \(options.requestTimeoutMs) ms after the request was sent")
+            let response = TransferResponse(
+                status: 0, body: [], usedHTTP2: true, uploadedBytes: handle.uploadedBytes, sent: true, error: error)
+            if handle.renew() { pool.append(handle) }
+            onComplete(job, response)
+        }
     }
 
     private func prepare(_ handle: EasyHandle, _ job: TransferJob) throws(TransportError) {

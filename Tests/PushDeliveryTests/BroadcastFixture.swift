@@ -17,7 +17,9 @@ struct BroadcastFixture {
     let config: PushConfiguration
     let settings: AppSettings
 
-    static func start(faults: SimulatorFaults = .init(), devices: [DeviceToken: DeviceBehaviour] = [:]) async throws -> BroadcastFixture {
+    static func start(
+        faults: SimulatorFaults = .init(), devices: [DeviceToken: DeviceBehaviour] = [:], maxConcurrentStreams: Int = 1000
+    ) async throws -> BroadcastFixture {
         let dir = NSTemporaryDirectory() + "broadcast-" + UUID().uuidString
         let certs = dir + "/certs"
         try DevCertificates.make(in: certs, options: .init(topic: "com.example.app"))
@@ -25,7 +27,7 @@ struct BroadcastFixture {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let simulator = try APNsSimulator(configuration: SimulatorConfiguration(
             host: "127.0.0.1", port: 0, caPEM: pem.ca, serverCertificatePEM: pem.certificate,
-            serverKeyPEM: pem.key, receivedLimit: 200_000, faults: faults, devices: devices, eventLoopGroup: group))
+            serverKeyPEM: pem.key, maxConcurrentStreams: maxConcurrentStreams, receivedLimit: 200_000, faults: faults, devices: devices, eventLoopGroup: group))
         let port = try await simulator.start()
         let settings = AppSettings(
             topic: "com.example.app", endpoint: .simulator,

@@ -24,12 +24,12 @@ struct DeliveryFaultTests {
         let dead: Set<DeviceToken>
         var live: Set<DeviceToken> { Set(tokens).subtracting(dead) }
 
-        static func make(faults: SimulatorFaults = .init()) async throws -> World {
+        static func make(faults: SimulatorFaults = .init(), maxConcurrentStreams: Int = 1000) async throws -> World {
             let tokens = BroadcastFixture.tokens(DeliveryFaultTests.devices)
             var behaviour: [DeviceToken: DeviceBehaviour] = [:]
             let dead = Set(tokens.enumerated().filter { $0.offset % 20 == 7 }.map(\.element))
             for token in dead { behaviour[token] = .unregistered(timestampMs: nil) }
-            let f = try await BroadcastFixture.start(faults: faults, devices: behaviour)
+            let f = try await BroadcastFixture.start(faults: faults, devices: behaviour, maxConcurrentStreams: maxConcurrentStreams)
             try f.seed(DeliveryFaultTests.devices)
             return World(f: f, tokens: tokens, dead: dead)
         }
