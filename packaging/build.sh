@@ -71,7 +71,8 @@ install -m 0644 "$ROOT/packaging/debian/copyright" "$DOC/copyright"
 chmod 0644 "$DOC"/*
 
 # Depends: the shared libraries the binary links (dpkg-shlibdeps reads the installed packages' shlibs and symbols
-# files: no network), and adduser for the maintainer scripts. Everything else they call is essential.
+# files: no network), adduser for the maintainer scripts, and tzdata: registrations' time zones are checked against
+# (and made canonical by) its /usr/share/zoneinfo/tzdata.zi. Everything else they call is essential.
 mkdir -p "$STAGE/shlibs/debian"
 printf 'Source: pushprovider\n\nPackage: pushprovider\nArchitecture: any\n' > "$STAGE/shlibs/debian/control"
 SHLIBS=$(cd "$STAGE/shlibs" && dpkg-shlibdeps -O -e"$R/usr/bin/pushctl" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
@@ -86,7 +87,7 @@ Version: $VERSION
 Architecture: $ARCH
 Maintainer: $MAINTAINER
 Installed-Size: $INSTALLED_KB
-Depends: $SHLIBS, adduser
+Depends: $SHLIBS, adduser, tzdata
 Section: net
 Priority: optional
 Description: self-hosted Apple Push Notification (APNs) provider
