@@ -3,6 +3,8 @@ SWIFT   ?= swift
 CONFIG  ?= Config/pushctl.json
 RELEASE := .build/release/pushctl
 SYSLIBS := libcurl4-openssl-dev libssl-dev libsqlite3-dev pkg-config openssl
+# The tz database: registrations' time zones are checked against /usr/share/zoneinfo/tzdata.zi (zones and links).
+TZPKGS := tzdata
 # PostgreSQL server and client: the tests start a private server (initdb in a temporary directory).
 PGPKGS  := postgresql postgresql-client
 # An HTTP proxy: the outbound-proxy tests start a private tinyproxy (a temporary config, in the foreground).
@@ -26,14 +28,15 @@ deps:
 	    && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v psql >/dev/null 2>&1 \
 	    && command -v tinyproxy >/dev/null 2>&1 && [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] \
 	    && command -v dpkg-shlibdeps >/dev/null 2>&1 && command -v lintian >/dev/null 2>&1 \
-	    && command -v systemd-analyze >/dev/null 2>&1 && command -v adduser >/dev/null 2>&1; then \
-	  echo "deps: libcurl, openssl, sqlite3, postgresql, tinyproxy, chromium and the packaging tools found"; \
+	    && command -v systemd-analyze >/dev/null 2>&1 && command -v adduser >/dev/null 2>&1 \
+	    && [ -f /usr/share/zoneinfo/tzdata.zi ]; then \
+	  echo "deps: libcurl, openssl, sqlite3, tzdata, postgresql, tinyproxy, chromium and the packaging tools found"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  echo "deps: installing $(SYSLIBS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS) $(PKGPKGS)"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSLIBS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS) $(PKGPKGS) >/dev/null; \
+	  echo "deps: installing $(SYSLIBS) $(TZPKGS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS) $(PKGPKGS)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSLIBS) $(TZPKGS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS) $(PKGPKGS) >/dev/null; \
 	else \
 	  echo "deps: missing system packages; install them with:"; \
-	  echo "  sudo apt-get install -y $(SYSLIBS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS) $(PKGPKGS)"; \
+	  echo "  sudo apt-get install -y $(SYSLIBS) $(TZPKGS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS) $(PKGPKGS)"; \
 	  exit 1; \
 	fi
 

@@ -79,7 +79,9 @@ install -m 0644 "$ROOT/packaging/debian/copyright" "$DOC/copyright"
 find "$DOC" -type f -exec chmod 0644 {} +
 
 # Depends: the shared libraries the binary links (dpkg-shlibdeps reads the installed packages' shlibs and symbols
-# files: no network), and adduser for the maintainer scripts. Everything else they call is essential.
+# files: no network), adduser for the maintainer scripts, ca-certificates (the system trust store APNs is
+# verified with; `pushctl doctor` names the root), and tzdata: registrations' time zones are checked against
+# (and made canonical by) its /usr/share/zoneinfo/tzdata.zi. Everything else they call is essential.
 mkdir -p "$STAGE/shlibs/debian"
 printf 'Source: pushprovider\n\nPackage: pushprovider\nArchitecture: any\n' > "$STAGE/shlibs/debian/control"
 SHLIBS=$(cd "$STAGE/shlibs" && dpkg-shlibdeps -O -e"$R/usr/bin/pushctl" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
@@ -94,7 +96,7 @@ Version: $VERSION
 Architecture: $ARCH
 Maintainer: $MAINTAINER
 Installed-Size: $INSTALLED_KB
-Depends: $SHLIBS, adduser, ca-certificates
+Depends: $SHLIBS, adduser, ca-certificates, tzdata
 Section: net
 Priority: optional
 Description: self-hosted Apple Push Notification (APNs) provider

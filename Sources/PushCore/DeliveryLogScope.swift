@@ -18,6 +18,13 @@ public enum DeliveryLogScope: String, Sendable, CaseIterable {
     /// The scope when the configuration names none.
     public static let `default` = DeliveryLogScope.failures
 
+    /// True when a send is *direct* — addressed to particular devices — the one rule for the CLI and the API: listed
+    /// tokens, or an audience naming one user (`user = U`, with or without more clauses: that user's devices, which
+    /// support looks up by user). An audience of segments only (`plan = pro`) is a broadcast to many, as `all` is.
+    public static func isDirect(listedTokens: Bool, audience: Audience?) -> Bool {
+        listedTokens || audience?.user != nil
+    }
+
     /// True when an outcome of `kind` is written to the log, `direct` saying whether the notification was sent
     /// to listed tokens (see ``failures``). A pending marker never is.
     public func logs(_ kind: DeliveryOutcome.Kind, direct: Bool) -> Bool {

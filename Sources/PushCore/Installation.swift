@@ -126,7 +126,7 @@ public struct InstallationUpdate: Sendable, Equatable {
 
     /// Sets one field from its JSON value (`null` clears it), validating it: the one parser the API's JSON, the
     /// form body and `tokens import --format jsonl` share. Throws naming the field.
-    public mutating func set(_ field: String, json value: JSONValue) throws(FieldError) {
+    public mutating func set(_ field: String, json value: JSONValue, zones: TimeZoneNames) throws(FieldError) {
         if field == "tags" {
             if value == .null { tags = .clear; return }
             tags = .set(try InstallationRules.tags(value))
@@ -138,11 +138,12 @@ public struct InstallationUpdate: Sendable, Equatable {
         case .string(let s): text = s
         default: throw FieldError(field: field, message: "'\(field)' must be a string or null")
         }
-        try set(field, text: text)
+        try set(field, text: text, zones: zones)
     }
 
     /// Sets one text field (nil clears it), validating it; `tags` takes a JSON object in text.
-    public mutating func set(_ field: String, text: String?) throws(FieldError) {
+    /// `zones` is the tz database a `timeZone` is checked against (and made canonical by).
+    public mutating func set(_ field: String, text: String?, zones: TimeZoneNames) throws(FieldError) {
         guard let text else {
             switch field {
             case "installation": installation = .clear
@@ -159,7 +160,7 @@ public struct InstallationUpdate: Sendable, Equatable {
         switch field {
         case "installation": installation = .set(try InstallationRules.installation(text))
         case "user": user = .set(try UserAuth.validUser(text))
-        case "timeZone": timeZone = .set(try InstallationRules.timeZone(text))
+        case "timeZone": timeZone = .set(try InstallationRules.timeZone(text, zones: zones))
         case "locale": locale = .set(try InstallationRules.locale(text))
         case "appVersion": appVersion = .set(try InstallationRules.version(text, field: "appVersion"))
         case "osVersion": osVersion = .set(try InstallationRules.version(text, field: "osVersion"))
@@ -195,23 +196,17 @@ public enum InstallationRules {
         return text
     }
 
-    /// An IANA zone name known to this machine's tz database (`Europe/Berlin`, `UTC`). Abbreviations (`CET`,
-    /// `EST`) and offsets (`GMT+2`) are refused: they do not follow a place's daylight-saving rules.
-    public static func timeZone(_ text: String) throws(FieldError) -> String {
-        guard isKnownZone(text) else {
+    /// An IANA zone name of the tz database `zones` (a zone or a link: `Europe/Berlin`, `Asia/Calcutta`, `Etc/UTC`,
+    /// `UTC`), returned as its canonical zone (`Asia/Calcutta` → `Asia/Kolkata`) so one place has one name.
+    /// Offsets (`GMT+2`, `UTC+1`) and abbreviations the database does not define (`PST`) are refused: they do not
+    /// follow a place's daylight-saving rules.
+    public static func timeZone(_ text: String, zones: TimeZoneNames) throws(FieldError) -> String {
+        guard let canonical = zones.canonical(text) else {
             throw FieldError(
                 field: "timeZone", message: "timeZone must be an IANA time zone name such as Europe/Berlin, not '\(text.prefix(64))'")
         }
-        return text
+        return canonical
     }
-
-    /// True for a name in the tz database (or `UTC`).
-    public static func isKnownZone(_ name: String) -> Bool {
-        name == "UTC" || knownZones.contains(name)
-    }
-
-    /// The tz database's zone names on this machine.
-    public static let knownZones: Set<String> = Set(TimeZone.knownTimeZoneIdentifiers).filter { TimeZone(identifier: $0) != nil }
 
     /// A BCP 47 language tag, in canonical case (`de`, `de-DE`, `zh-Hant-TW`, `es-419`); `_` as iOS writes it
     /// (`de_DE`) is taken for `-`. Language 2–3 (or 5–8) letters, then up to three subtags of 1–8 letters or digits.

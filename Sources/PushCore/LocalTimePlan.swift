@@ -127,12 +127,10 @@ public enum LocalTimePlan {
         }
     }
 
-    /// The waves for `spec` created at `createdMs`, over `zones` (default: every zone of the tz database), devices
-    /// without a zone in `defaultZone`'s wave.
-    public static func waves(
-        _ spec: LocalTimeSpec, createdMs: Int64, defaultZone: String,
-        zones: [String] = InstallationRules.knownZones.sorted()
-    ) -> [Wave] {
+    /// The waves for `spec` created at `createdMs`, over `zones` (every name of the tz database, links included, so a
+    /// device that stored an old name before names were made canonical still has its wave), devices without a zone in
+    /// `defaultZone`'s wave.
+    public static func waves(_ spec: LocalTimeSpec, createdMs: Int64, defaultZone: String, zones: [String]) -> [Wave] {
         // Keyed by instant and offset: without a date, 09:00 at UTC+14 and at UTC-10 can fall on the same instant (on
         // different local dates); they stay two waves, each labelled with its own offset.
         struct Key: Hashable { var instant: Int64; var offset: Int }

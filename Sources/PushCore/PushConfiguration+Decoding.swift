@@ -1,7 +1,8 @@
 extension PushConfiguration {
     /// Decodes a configuration file's bytes. Relative paths resolve against `baseDirectory` (the directory
-    /// holding the file). Unknown keys, wrong types and inline passwords are errors naming the key.
-    public init(json bytes: some Collection<UInt8>, baseDirectory: String) throws(ConfigurationError) {
+    /// holding the file). Unknown keys, wrong types and inline passwords are errors naming the key. An app's
+    /// `defaultTimeZone` is checked against (and made canonical by) the tz database `zones`.
+    public init(json bytes: some Collection<UInt8>, baseDirectory: String, zones: TimeZoneNames) throws(ConfigurationError) {
         let root: JSONValue
         do { root = try JSONValue(parsing: bytes) } catch { throw ConfigurationError("config: \(error)") }
         var top = try Fields(root, at: "config")
@@ -55,7 +56,7 @@ extension PushConfiguration {
                 guard Self.isValidAppId(id) else {
                     throw ConfigurationError("apps: app id '\(id)' must be 1-64 characters of A-Z a-z 0-9 . _ -")
                 }
-                apps[id] = try Self.decodeApp(appValue, id: id, base: base)
+                apps[id] = try Self.decodeApp(appValue, id: id, base: base, zones: zones)
             }
         }
         let databaseOutage = try top.int("databaseOutageLimitSeconds") ?? Self.defaultDatabaseOutageLimitSeconds
@@ -150,7 +151,9 @@ extension PushConfiguration {
             }
     }
 
-    private static func decodeApp(_ value: JSONValue, id: String, base: String) throws(ConfigurationError) -> AppSettings {
+    private static func decodeApp(
+        _ value: JSONValue, id: String, base: String, zones: TimeZoneNames
+    ) throws(ConfigurationError) -> AppSettings {
         let at = "apps.\(id)"
         var f = try Fields(value, at: at)
         guard let topic = try f.string("topic"), !topic.isEmpty else {
@@ -202,9 +205,12 @@ extension PushConfiguration {
         if userSecretFile != nil, userSecretEnv != nil {
             throw ConfigurationError("\(at): give userSecretFile or userSecretEnv, not both")
         }
-        let defaultTimeZone = try f.string("defaultTimeZone")
-        if let zone = defaultTimeZone, !InstallationRules.isKnownZone(zone) {
-            throw ConfigurationError("\(at).defaultTimeZone must be an IANA time zone name such as Europe/Berlin, not '\(zone)'")
+        var defaultTimeZone: String?
+        if let zone = try f.string("defaultTimeZone") {
+            guard let canonical = zones.canonical(zone) else {
+                throw ConfigurationError("\(at).defaultTimeZone must be an IANA time zone name such as Europe/Berlin, not '\(zone)'")
+            }
+            defaultTimeZone = canonical
         }
         try f.finish()
         var app = AppSettings(

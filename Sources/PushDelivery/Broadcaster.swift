@@ -250,7 +250,7 @@ public final class Broadcaster: Sendable {
             access: access, app: record.app, job: .init(id: record.id, shard: shard.index, fence: shard.fence, run: shard.run),
             tracker: tracker, ahead: ahead, batchSize: configuration.commitBatchSize,
             intervalMs: configuration.commitIntervalMs, recordEvents: configuration.webhookApps.contains(record.app),
-            deliveryLog: configuration.deliveryLog(for: record.app), direct: record.explicitTokens,
+            deliveryLog: configuration.deliveryLog(for: record.app), direct: DeliveryLogScope.isDirect(listedTokens: record.explicitTokens, audience: record.targeting?.audience),
             onCommitted: { live.add($0) },
             onFailure: { error in
                 if error.code != .leaseLost {

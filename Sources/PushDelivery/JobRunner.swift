@@ -216,10 +216,12 @@ public final class JobRunner: Sendable {
             retry(id, app: app, after: settings.interruptedRetrySeconds)
             return true
         }
-        guard let record = found else { return false }
-        // Cancelled, or scheduled and not yet due (it is queued again when its time comes).
-        if record.state == .cancelled || record.isWaiting(atMs: now) { return false }
-        if !request.evenIfCompleted && !record.state.isUnfinished { return false }
+        // The one run-again table: a cancelled id, a job not yet due (queued again when its time comes) and a completed
+        // one nobody asked to retry are not run.
+        let stored = found.map {
+            RunAgain.Found(state: $0.state, sameJob: true, waiting: $0.isWaiting(atMs: now), deferred: 0)
+        }
+        guard RunAgain.decide(id: id, found: stored, request: .queued(retryDeferred: request.evenIfCompleted)).runs else { return false }
         let stop = StopFlag()
         let accepted = state.withLock { s -> Bool in
             guard !s.shuttingDown else { return false }

@@ -10,6 +10,9 @@ public struct SendRun: Sendable {
     public enum Targets: Sendable {
         /// Exactly these tokens.
         case tokens([DeviceToken])
+        /// The devices of an audience, read beforehand (`pushctl send --user/--where`): sent to as listed tokens,
+        /// logged as ``DeliveryLogScope/isDirect(listedTokens:audience:)`` says (as the API's job for it is).
+        case audience([DeviceToken], Audience)
         /// The app's registered devices, optionally only a channel (streamed in keyset pages).
         case registered(channel: String?)
     }
@@ -38,8 +41,12 @@ public struct SendRun: Sendable {
     ) async -> StopReason? {
         let access = StoreAccess(store: store, outageLimitMs: configuration.storeOutageLimitMs, logger: logger)
         let (inFlight, ahead) = DeliveryPump.windows(for: sender)
-        var direct = false
-        if case .tokens = targets { direct = true }
+        let direct: Bool
+        switch targets {
+        case .tokens: direct = true
+        case .audience(_, let audience): direct = DeliveryLogScope.isDirect(listedTokens: false, audience: audience)
+        case .registered: direct = false
+        }
         let committer = OutcomeCommitter(
             access: access, app: app, job: nil, tracker: nil, ahead: ahead, batchSize: configuration.commitBatchSize,
             intervalMs: configuration.commitIntervalMs, recordEvents: configuration.webhookApps.contains(app),
@@ -77,9 +84,12 @@ struct TargetPages {
         self.app = app
         self.access = access
         self.batchSize = max(1, batchSize)
-        if case .tokens(let tokens) = targets {
+        switch targets {
+        case .tokens(let tokens), .audience(let tokens, _):
             page = tokens.map { DeliveryTarget(token: $0, environment: nil) }
             finished = true
+        case .registered:
+            break
         }
     }
 

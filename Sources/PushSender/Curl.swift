@@ -230,9 +230,6 @@ final class EasyHandle {
     private var connectionsAtStart = 0
     /// When the current request went on the wire (``monotonicMs()``), 0 while it waits for a stream.
     private(set) var sentAtMs: Int64 = 0
-    /// The connection count when the current request was sent: equal to the transport's count when the
-    /// answer arrives means the current connection answered (it has the server's SETTINGS).
-    private(set) var sentOnConnection = 0
 
     init(_ options: EasyOptions) throws(TransportError) {
         _ = CurlGlobal.initialized
@@ -309,7 +306,6 @@ final class EasyHandle {
     /// The pre-request callback: the request goes on the wire now.
     fileprivate func markSent() {
         sentAtMs = monotonicMs()
-        sentOnConnection = options.connections.opened
         options.sent.append(self, at: sentAtMs)
     }
 

@@ -47,8 +47,10 @@ extension PushServer {
         }
         var label: String?
         if let value = json["label"] {
-            guard let text = value.stringValue, (1...200).contains(text.count) else {
-                throw APIError.badRequest("label", "'label' must be a string of 1-200 characters")
+            // Unicode code points, as the description's maxLength counts (JSON Schema), not Swift's Characters: a
+            // letter with combining marks is one Character and several code points.
+            guard let text = value.stringValue, (1...200).contains(text.unicodeScalars.count) else {
+                throw APIError.badRequest("label", "'label' must be a string of 1-200 Unicode code points")
             }
             label = text
         }

@@ -5,7 +5,7 @@ import PushStore
 extension PushServer {
     /// Stores a local-time job (``LocalTimeJob``: one scheduled wave per UTC offset, in one transaction) and starts
     /// the waves already due; 202 `{"id","state","waves"}`. The same request again answers for the stored job; a
-    /// different one under the same id is 409.
+    /// cancelled id or a different job under it is 409 (``RunAgain``).
     func storeLocalTimeJob(_ base: BroadcastRecord, spec: LocalTimeSpec, defaultZone: String, now: Int64) async throws -> Response {
         let job = LocalTimeJob.plan(base, spec: spec, defaultZone: defaultZone, now: now)
         guard !job.waves.isEmpty else {
@@ -15,12 +15,17 @@ extension PushServer {
                 ("waves", .int(0)),
             ]))
         }
-        let stored: LocalTimeJob
-        do { stored = try await registry.run { try $0.storeLocalTimeJob(job).job } } catch {
-            if error.code == .constraint { throw APIError(.conflict, "id_conflict", error.message) }
-            throw error
+        let outcome = try await registry.run { (store) throws -> LocalTimeStore in
+            let found = try store.runAgainFound(id: base.id, app: base.app, wanted: .localTime(job), nowMs: now)
+            let decision = RunAgain.decide(id: base.id, found: found?.found, request: .run)
+            if case .refuse(let refusal) = decision { return .refused(refusal) }
+            return .stored(try store.storeLocalTimeJob(job).job)
         }
-        if stored.state == .cancelled { throw APIError(.conflict, "job_cancelled", "job \(base.id) was cancelled; send it with another id") }
+        let stored: LocalTimeJob
+        switch outcome {
+        case .refused(let refusal): throw APIError(HTTPResponse.Status(code: refusal.httpStatus), refusal.code, refusal.message)
+        case .stored(let job): stored = job
+        }
         for wave in stored.waves where wave.state == .pending && wave.isDue(atMs: now) { jobs.enqueue(wave.id, app: base.app) }
         return JSONResponse.make(.accepted, .object([
             ("id", .string(stored.id)), ("state", .string(stored.state.rawValue)), ("localTime", .string(stored.localTime)),
@@ -31,29 +36,24 @@ extension PushServer {
     /// The job list's items, oldest first: a local-time job once (its waves folded into it), the others as before;
     /// only those in `states`.
     static func jobSummaries(_ records: [BroadcastRecord], states: [BroadcastState]) -> [[(String, JSONValue)]] {
-        var out: [[(String, JSONValue)]] = []
-        var groups: [String: [BroadcastRecord]] = [:]
-        var order: [String] = []
-        for record in records {
-            if let job = record.targeting?.wave?.job {
-                if groups[job] == nil { order.append(job) }
-                groups[job, default: []].append(record)
-                continue
+        JobListEntry.fold(records).filter { states.contains($0.state) }.map { entry in
+            switch entry {
+            case .job(let record): return summaryFields(record)
+            case .localTime(let job):
+                let waves = job.waves
+                var fields: [(String, JSONValue)] = [
+                    ("id", .string(job.id)), ("state", .string(job.state.rawValue)), ("total", .int(Int64(waves.map(\.total).reduce(0, +)))),
+                    ("createdMs", .int(entry.createdMs)), ("localTime", .string(job.localTime)), ("waves", .int(Int64(waves.count))),
+                ]
+                if let at = waves.compactMap(\.scheduledMs).min() { fields.append(("at", .string(Timestamp.rfc3339(ms: at)))) }
+                return fields
             }
-            if states.contains(record.state) { out.append(summaryFields(record)) }
         }
-        for id in order {
-            guard let waves = groups[id], let first = waves.first else { continue }
-            let job = LocalTimeJob(id: id, app: first.app, waves: waves)
-            guard states.contains(job.state) else { continue }
-            var fields: [(String, JSONValue)] = [
-                ("id", .string(id)), ("state", .string(job.state.rawValue)), ("total", .int(Int64(waves.map(\.total).reduce(0, +)))),
-                ("createdMs", .int(first.createdMs)), ("localTime", .string(job.localTime)), ("waves", .int(Int64(waves.count))),
-            ]
-            if let at = waves.compactMap(\.scheduledMs).min() { fields.append(("at", .string(Timestamp.rfc3339(ms: at)))) }
-            out.append(fields)
-        }
-        func created(_ fields: [(String, JSONValue)]) -> Int64 { fields.first(where: { $0.0 == "createdMs" })?.1.intValue ?? 0 }
-        return out.sorted { created($0) < created($1) }
     }
+}
+
+/// What storing a local-time job did.
+enum LocalTimeStore: Sendable {
+    case refused(RunAgain.Refusal)
+    case stored(LocalTimeJob)
 }

@@ -55,40 +55,37 @@ extension PushServer {
         return try await storeJob(record, tokens: tokens, now: now)
     }
 
-    /// Stores a new job and starts it when due, or, for an id already stored, answers for that job: the same
-    /// request again resumes an interrupted job or retries a completed one's deferred devices; a different one
-    /// with the same id is a 409. 202 `{"id","state"[,"at"]}`.
+    /// Stores a new job and starts it when due, or, for an id already stored, answers for that job as ``RunAgain``
+    /// decides: the same request again resumes an interrupted job or retries a completed one's deferred devices; a
+    /// cancelled id (an ordinary or a local-time job) or a different job under it is a 409 with a JSON body.
+    /// 202 `{"id","state"[,"at"]}`.
     func storeJob(_ record: BroadcastRecord, tokens: [DeviceToken]?, now: Int64, extra: [(String, JSONValue)] = []) async throws -> Response {
         let id = record.id, app = record.app
         let wanted = { var r = record; r.explicitTokens = tokens != nil; return r }()
         // One hop to the store: the id is looked up and the job stored (in one transaction) together.
         let stored = try await registry.run { (store) throws -> StoredJob in
-            guard let existing = try store.broadcast(id: id) else {
-                try store.createBroadcast(record, tokens: tokens)
-                return .created
-            }
-            guard existing.describesSameJob(as: wanted) else { return .conflict }
-            if existing.state == .cancelled { return .cancelled }
-            // The same request again resumes an interrupted job, or retries a completed job's deferred devices;
-            // a scheduled one keeps waiting for its time.
-            guard !existing.isWaiting(atMs: now) else { return .existing(existing, deferred: 0) }
-            let deferred = existing.state == .completed ? try store.broadcastCounts(id: id).deferred : 0
-            return .existing(existing, deferred: deferred)
+            let found = try store.runAgainFound(id: id, app: app, wanted: .job(wanted), nowMs: now)
+            let decision = RunAgain.decide(id: id, found: found?.found, request: .run)
+            if decision == .create { try store.createBroadcast(record, tokens: tokens) }
+            var existing: BroadcastRecord?
+            if case .job(let r)? = found?.stored { existing = r }
+            return StoredJob(decision: decision, existing: existing)
         }
-        switch stored {
-        case .conflict:
-            throw APIError(.conflict, "id_conflict", "job \(id) exists with a different app, payload, target or time")
-        case .cancelled:
-            throw APIError(.conflict, "job_cancelled", "job \(id) was cancelled; send it with another id")
-        case .existing(let existing, let deferred):
-            if !existing.isWaiting(atMs: now), existing.state.isUnfinished || deferred > 0 {
-                jobs.enqueue(id, app: app, retryDeferred: deferred > 0)
-            }
-            return JSONResponse.make(.accepted, .object(Self.acceptedFields(existing) + extra))
-        case .created:
+        switch stored.decision {
+        case .refuse(let refusal):
+            throw APIError(HTTPResponse.Status(code: refusal.httpStatus), refusal.code, refusal.message)
+        case .create:
             // A job in the future is started by the runner's schedule check when its time comes.
             if record.isDue(atMs: now) { jobs.enqueue(id, app: app) }
             return JSONResponse.make(.accepted, .object(Self.acceptedFields(record) + extra))
+        case .wait, .done, .retryDeferred, .join, .resume:
+            let existing = stored.existing ?? record
+            if stored.decision.runs {
+                var retry = false
+                if case .retryDeferred = stored.decision { retry = true }
+                jobs.enqueue(id, app: app, retryDeferred: retry)
+            }
+            return JSONResponse.make(.accepted, .object(Self.acceptedFields(existing) + extra))
         }
     }
 
@@ -207,14 +204,9 @@ enum FoundJob: Sendable {
     case localTime(LocalTimeStatus)
 }
 
-/// What storing a job found (``PushServer/storeJob(_:tokens:now:extra:)``).
-enum StoredJob: Sendable {
-    /// Stored now.
-    case created
-    /// The id holds the same job: answered for it (`deferred`: its devices a new round would retry).
-    case existing(BroadcastRecord, deferred: Int)
-    /// The id holds a different job.
-    case conflict
-    /// The id's job was cancelled.
-    case cancelled
+/// What storing a job found (``PushServer/storeJob(_:tokens:now:extra:)``): the run-again decision and the job
+/// stored under the id.
+struct StoredJob: Sendable {
+    var decision: RunAgain.Decision
+    var existing: BroadcastRecord?
 }

@@ -48,7 +48,7 @@ struct RegistrationBody: Equatable {
                 guard InstallationUpdate.fieldNames.contains(name), name != "tags" else {
                     throw APIError.badRequest("field", "unknown field '\(name)'")
                 }
-                do { try installation.set(name, text: value.isEmpty ? nil : value) } catch {
+                do { try installation.set(name, text: value.isEmpty ? nil : value, zones: SystemTimeZones.names) } catch {
                     throw APIError.badRequest(error.field, error.message)
                 }
             }

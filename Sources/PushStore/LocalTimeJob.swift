@@ -36,8 +36,8 @@ public struct LocalTimeJob: Sendable, Equatable {
     public static func plan(
         _ base: BroadcastRecord, spec: LocalTimeSpec, defaultZone: String, now: Int64, zones: [String]? = nil
     ) -> LocalTimeJob {
-        let planned = zones.map { LocalTimePlan.waves(spec, createdMs: now, defaultZone: defaultZone, zones: $0) }
-            ?? LocalTimePlan.waves(spec, createdMs: now, defaultZone: defaultZone)
+        let planned = LocalTimePlan.waves(
+            spec, createdMs: now, defaultZone: defaultZone, zones: zones ?? SystemTimeZones.names.allNames.sorted())
         let reference = planned.map(\.atMs).min() ?? now
         let waves = planned.enumerated().map { index, wave -> BroadcastRecord in
             var record = base
@@ -104,5 +104,49 @@ extension RegistryStore {
             _ = try cancelBroadcast(id: wave.id, app: app)
         }
         return try localTimeJob(id: id, app: app)
+    }
+}
+
+/// One entry of a job list: an ordinary job, or a local-time job with its waves folded into it.
+public enum JobListEntry: Sendable {
+    case job(BroadcastRecord)
+    case localTime(LocalTimeJob)
+
+    /// When it was created (a local-time job: its first wave).
+    public var createdMs: Int64 {
+        switch self {
+        case .job(let r): return r.createdMs
+        case .localTime(let j): return j.waves.map(\.createdMs).min() ?? 0
+        }
+    }
+
+    /// Its state (a local-time job: over its waves).
+    public var state: BroadcastState {
+        switch self {
+        case .job(let r): return r.state
+        case .localTime(let j): return j.state
+        }
+    }
+
+    /// `records` as the job list shows them, oldest first: each local-time job once, its waves folded into it (the
+    /// API's list, the console and `pushctl jobs list` alike).
+    public static func fold(_ records: [BroadcastRecord]) -> [JobListEntry] {
+        var out: [JobListEntry] = []
+        var groups: [String: [BroadcastRecord]] = [:]
+        var order: [String] = []
+        for record in records {
+            if let job = record.targeting?.wave?.job {
+                if groups[job] == nil { order.append(job) }
+                groups[job, default: []].append(record)
+            } else {
+                out.append(.job(record))
+            }
+        }
+        for id in order {
+            guard let waves = groups[id], let first = waves.first else { continue }
+            let sorted = waves.sorted { ($0.targeting?.wave?.index ?? 0) < ($1.targeting?.wave?.index ?? 0) }
+            out.append(.localTime(LocalTimeJob(id: id, app: first.app, waves: sorted)))
+        }
+        return out.enumerated().sorted { ($0.element.createdMs, $0.offset) < ($1.element.createdMs, $1.offset) }.map(\.element)
     }
 }

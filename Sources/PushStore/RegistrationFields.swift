@@ -82,7 +82,7 @@ public struct RegistrationFields: Sendable, Equatable {
                 guard InstallationUpdate.fieldNames.contains(key) else {
                     throw FieldError(field: "field", message: "unknown field '\(key)'")
                 }
-                try installation.set(key, json: value)
+                try installation.set(key, json: value, zones: SystemTimeZones.names)
             }
         }
         return try make(

@@ -122,12 +122,13 @@ struct BroadcastCommand: AsyncParsableCommand {
             return
         }
         let execution = BroadcastExecution(app: app, json: json)
-        if let existing = try await registry.run({ try $0.broadcast(id: broadcastId) }) {
-            guard existing.describesSameJob(as: wanted) else {
-                let scheduled = existing.scheduledMs.map { " (scheduled for \(Timestamp.rfc3339(ms: $0)))" } ?? ""
-                throw CLIError.usage("broadcast \(broadcastId) exists with a different app, payload, target or time\(scheduled); use another --id")
-            }
-            guard try execution.shouldRun(existing, registry: registry, summary: !detach) else {
+        let asked = wanted
+        let lookup = try await registry.run { store in
+            try BroadcastExecution.decide(id: broadcastId, app: app, wanted: asked, registry: store)
+        }
+        if let lookup {
+            if case .refuse(let refusal) = lookup.decision { throw CLIError(code: refusal.exitCode, message: refusal.message) }
+            guard let existing = lookup.existing, try execution.act(on: lookup.decision, existing, registry: registry, summary: !detach) else {
                 if detach { print(broadcastId) }
                 return
             }

@@ -13,37 +13,55 @@ struct BroadcastExecution {
     /// The summary as JSON.
     var json: Bool
 
-    /// What running a stored id again does — the one place that decides it, for `pushctl broadcast --id` and
-    /// `pushctl live-activity start --id`: a cancelled one exits 1; a completed one with no deferred devices
-    /// is not sent again (its summary is printed, exit 0); a completed one with deferred devices retries them;
+    /// Does what ``RunAgain`` decided for a stored id (`pushctl broadcast --id`, `pushctl live-activity start --id`):
+    /// a refusal exits with its code (a cancelled id 1, another job under it 2); a completed one with no deferred
+    /// devices is not sent again (its summary is printed, exit 0); a completed one with deferred devices retries them;
     /// one that another process is running is joined (this command works on the shards nobody holds, shows the
-    /// whole broadcast's progress and whom it waits for, takes over the shards of a process that dies or
-    /// stops, and returns when every shard is finished); an interrupted one resumes. True when it must run.
+    /// whole broadcast's progress and whom it waits for, takes over the shards of a process that dies or stops, and
+    /// returns when every shard is finished); an interrupted one resumes. True when it must run.
     /// `summary` false (`--detach`, whose stdout is the id alone) prints no summary for a completed one.
-    func shouldRun(_ existing: BroadcastRecord, registry: any RegistryStore, summary: Bool = true) throws -> Bool {
+    func act(on decision: RunAgain.Decision, _ existing: BroadcastRecord, registry: any RegistryStore, summary: Bool = true) throws -> Bool {
         let id = existing.id
-        switch existing.state {
-        case .cancelled:
-            throw CLIError(code: 1, message: "broadcast \(id) was cancelled; nothing sent (use another --id)")
-        case .completed:
+        switch decision {
+        case .refuse(let refusal):
+            throw CLIError(code: refusal.exitCode, message: refusal.message)
+        case .create:
+            return true
+        case .wait:
+            printError("job \(id) is already stored (\(existing.state.rawValue)); it waits for its time")
+            return false
+        case .done:
             let counts = try cli { () throws(StoreError) in try registry.broadcastCounts(id: id) }
-            if counts.deferred == 0 {
-                printError("broadcast \(id) already completed; nothing sent")
-                guard summary else { return false }
-                let workers = (try? registry.deliveryStore.workers(id: id)) ?? [:]
-                printSummary(BroadcastReport(record: existing, counts: counts, workers: workers))
-                return false
-            }
-            printError("broadcast \(id): retrying \(counts.deferred) deferred devices")
-        default:
+            printError("broadcast \(id) already completed; nothing sent")
+            guard summary else { return false }
+            let workers = (try? registry.deliveryStore.workers(id: id)) ?? [:]
+            printSummary(BroadcastReport(record: existing, counts: counts, workers: workers))
+            return false
+        case .retryDeferred(let deferred):
+            printError("broadcast \(id): retrying \(deferred) deferred devices")
+        case .join:
             let holders = Self.holders(of: id, registry: registry)
-            if existing.state == .running, !holders.isEmpty {
-                printError("broadcast \(id) is running in \(holders.joined(separator: ", ")): joining it (this command returns when every shard is finished)")
-            } else {
-                printError("broadcast \(id): resuming (\(existing.state.rawValue))")
-            }
+            printError("broadcast \(id) is running in \(holders.joined(separator: ", ")): joining it (this command returns when every shard is finished)")
+        case .resume:
+            printError("broadcast \(id): resuming (\(existing.state.rawValue))")
         }
         return true
+    }
+
+    /// Looks `id` up and decides with ``RunAgain`` for a request to run `wanted` now; nil when the id is free. A
+    /// local-time job under the id is refused (cancelled: exit 1; otherwise another job: exit 2).
+    @available(*, noasync, message: "blocks on the database: call it inside run { }")
+    static func decide(
+        id: String, app: String, wanted: BroadcastRecord, registry: any RegistryStore
+    ) throws(StoreError) -> (decision: RunAgain.Decision, existing: BroadcastRecord?)? {
+        let now = try registry.clockMs()
+        guard var lookup = try registry.runAgainFound(id: id, app: app, wanted: .job(wanted), nowMs: now) else { return nil }
+        var existing: BroadcastRecord?
+        if case .job(let record) = lookup.stored {
+            existing = record
+            if record.state == .running { lookup.found.heldElsewhere = !holders(of: id, registry: registry).isEmpty }
+        }
+        return (RunAgain.decide(id: id, found: lookup.found, request: .run), existing)
     }
 
     /// The processes (`host:pid`) holding a live claim on one of the broadcast's shards (``ShardLease``).

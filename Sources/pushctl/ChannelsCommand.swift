@@ -23,7 +23,7 @@ struct ChannelOptions: ParsableArguments {
     @OptionGroup var global: GlobalOptions
     @Option(help: "App id from the configuration.") var app: String
     @Option(help: "development or production (default: from the app's endpoint).") var environment: String?
-    @Flag(help: "JSON instead of text.") var json = false
+    @Flag(help: "JSON instead of text (list: one JSON array, [] when there are none).") var json = false
 
     func open() throws -> (PushConfiguration, AppSettings, APNsEnvironment, any RegistryStore) {
         let config = try global.loadConfiguration()
@@ -79,6 +79,9 @@ extension ChannelsCommand {
             let byId = Dictionary(kept.map { ($0.channelId, $0) }, uniquingKeysWith: { a, _ in a })
             var ids = remote ?? kept.map(\.channelId)
             for k in kept where !ids.contains(k.channelId) { ids.append(k.channelId) }
+            // --json: one JSON array, `[]` when there are none (nothing at all would not be JSON).
+            var objects: [JSONValue] = []
+            defer { if options.json { print(JSONValue.array(objects).encodedString) } }
             for id in ids {
                 let record = byId[id]
                 let atApple = remote.map { $0.contains(id) }
@@ -90,7 +93,7 @@ extension ChannelsCommand {
                         fields.append(("createdAt", .string(Timestamp.rfc3339(ms: record.createdMs))))
                     }
                     if let atApple { fields.append(("atApns", .bool(atApple))) }
-                    print(JSONValue.object(fields).encodedString)
+                    objects.append(.object(fields))
                 } else {
                     var line = "\(id) \(record?.storagePolicy.name ?? "(not in the registry)")"
                     if let label = record?.label { line += " \(label)" }

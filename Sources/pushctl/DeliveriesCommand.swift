@@ -37,10 +37,9 @@ struct DeliveriesCommand: ParsableCommand {
         } catch {
             throw CLIError.usage(error.message)
         }
-        if query.kind == .accepted, !config.deliveryLog(for: settings).logs(.accepted, direct: false) {
-            FileHandle.standardError.write(Data((
-                "pushctl: note: app \(app) logs failures only (deliveryLog): accepted notifications of broadcasts to all "
-                    + "devices or a channel are counted, not logged; those sent to listed tokens are\n").utf8))
+        let scope = config.deliveryLog(for: settings)
+        if query.kind == .accepted, !scope.logs(.accepted, direct: false) {
+            FileHandle.standardError.write(Data(("pushctl: note: " + Self.unloggedAccepted(app: app) + "\n").utf8))
         }
         let registry = try cli { () throws(StoreError) in try RegistryStores.open(config, options: .command) }
         var records: [DeliveryRecord] = []
@@ -51,6 +50,16 @@ struct DeliveriesCommand: ParsableCommand {
             guard let next = page.next else { break }
             query.after = next
         }
+        if records.isEmpty, let id = query.broadcastId, query.kind != .accepted, !scope.logs(.accepted, direct: false) {
+            // Only a header would say nothing: say why a job's rows may be missing.
+            let job = try? registry.broadcast(id: id)
+            let direct = job.map { DeliveryLogScope.isDirect(listedTokens: $0.explicitTokens, audience: $0.targeting?.audience) } ?? false
+            if !direct {
+                FileHandle.standardError.write(Data((
+                    "pushctl: note: no rows for \(id): " + Self.unloggedAccepted(app: app)
+                        + "; `pushctl jobs show \(id) --app \(app)` has its counts\n").utf8))
+            }
+        }
         let out = BufferedOutput()
         if json {
             out.write(JSONValue.array(records.map(\.historyJSON)).encodedString + "\n")
@@ -58,6 +67,13 @@ struct DeliveriesCommand: ParsableCommand {
             out.write(Self.table(records))
         }
         out.flush()
+    }
+
+    /// Why accepted notifications have no rows under the `failures` scope (one line, the one rule:
+    /// ``DeliveryLogScope/isDirect(listedTokens:audience:)``).
+    static func unloggedAccepted(app: String) -> String {
+        "app \(app) logs failures only (deliveryLog: failures): accepted notifications of a send to all devices, a "
+            + "channel or segments are counted, not logged; those sent to listed tokens or to a user are logged"
     }
 
     /// Aligned columns under a header; `-` for a missing reason or broadcast.

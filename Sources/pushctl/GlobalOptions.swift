@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PushCore
+import PushStore
 
 /// Options every command that reads the configuration takes (and `--log-format`, which every command takes).
 struct GlobalOptions: ParsableArguments {
@@ -33,7 +34,7 @@ struct GlobalOptions: ParsableArguments {
         let base = (path as NSString).deletingLastPathComponent
         let configuration: PushConfiguration
         do {
-            configuration = try PushConfiguration(json: data, baseDirectory: base)
+            configuration = try PushConfiguration(json: data, baseDirectory: base, zones: SystemTimeZones.names)
         } catch {
             throw CLIError.usage("\(path): \(error.message)")
         }

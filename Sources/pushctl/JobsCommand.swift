@@ -26,7 +26,7 @@ struct JobsCommand: AsyncParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "list",
-            abstract: "Jobs of an app, newest first: id, state, scheduled time, devices, created, finished.")
+            abstract: "Jobs of an app, newest first: id, state, scheduled time, devices, created, finished, and a local-time job's number of waves (folded into it; `jobs show` lists them).")
 
         @OptionGroup var global: GlobalOptions
         @Option(help: "The app.") var app: String
@@ -44,15 +44,29 @@ struct JobsCommand: AsyncParsableCommand {
             }
             guard limit > 0 else { throw CLIError.usage("--limit must be positive") }
             let registry = try JobsCommand.open(global, app: app)
-            let records = try registry.broadcasts(app: app, states: states).reversed().prefix(limit)
+            // A local-time job once, its waves (`id~00`…) folded into it, as the API and the console list it.
+            let entries = Array(JobListEntry.fold(try registry.broadcasts(app: app, states: BroadcastState.allCases))
+                .filter { states.contains($0.state) }.reversed())
+            let shown = entries.prefix(limit)
+            if entries.count > limit {
+                printError("showing the newest \(limit) of \(entries.count) jobs (--limit \(limit)); --limit \(entries.count) shows all")
+            }
             if json {
-                for r in records { print(JobsCommand.json(r).encodedString) }
+                for entry in shown { print(JobsCommand.json(entry).encodedString) }
                 return
             }
-            print(["ID", "STATE", "AT", "DEVICES", "CREATED", "FINISHED"].joined(separator: "\t"))
-            for r in records {
-                print([r.id, JobsCommand.shown(r.state), JobsCommand.time(r.scheduledMs), String(r.total),
-                       JobsCommand.time(r.createdMs), JobsCommand.time(r.finishedMs)].joined(separator: "\t"))
+            print(["ID", "STATE", "AT", "DEVICES", "CREATED", "FINISHED", "WAVES"].joined(separator: "\t"))
+            for entry in shown {
+                switch entry {
+                case .job(let r):
+                    print([r.id, JobsCommand.shown(r.state), JobsCommand.time(r.scheduledMs), String(r.total),
+                           JobsCommand.time(r.createdMs), JobsCommand.time(r.finishedMs), "-"].joined(separator: "\t"))
+                case .localTime(let job):
+                    let finished = job.waves.allSatisfy { $0.finishedMs != nil } ? job.waves.compactMap(\.finishedMs).max() : nil
+                    print([job.id, JobsCommand.shown(job.state), JobsCommand.time(job.waves.compactMap(\.scheduledMs).min()),
+                           String(job.waves.map(\.total).reduce(0, +)), JobsCommand.time(entry.createdMs), JobsCommand.time(finished),
+                           String(job.waves.count)].joined(separator: "\t"))
+                }
             }
         }
     }
@@ -139,6 +153,22 @@ struct JobsCommand: AsyncParsableCommand {
             ("localTime", .string(job.localTime)), ("done", .int(Int64(done))), ("accepted", .int(Int64(accepted))),
             ("waves", .array(waves)),
         ])
+    }
+
+    /// One entry of `jobs list --json`: a job, or a local-time job with its number of waves (`jobs show` lists them).
+    static func json(_ entry: JobListEntry) -> JSONValue {
+        switch entry {
+        case .job(let r): return json(r)
+        case .localTime(let job):
+            var fields: [(String, JSONValue)] = [
+                ("id", .string(job.id)), ("app", .string(job.app)), ("state", .string(shown(job.state))),
+                ("total", .int(Int64(job.waves.map(\.total).reduce(0, +)))), ("created", .string(time(entry.createdMs))),
+            ]
+            if let at = job.waves.compactMap(\.scheduledMs).min() { fields.append(("at", .string(time(at)))) }
+            fields.append(("localTime", .string(job.localTime)))
+            fields.append(("waves", .int(Int64(job.waves.count))))
+            return .object(fields)
+        }
     }
 
     static func json(_ r: BroadcastRecord) -> JSONValue {

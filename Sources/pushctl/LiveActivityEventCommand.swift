@@ -63,9 +63,12 @@ enum LiveActivityEventCommand {
             let registry = try RegistryStores.openForCommand(config)
             if let id, at == nil, let existing = try await registry.run({ try $0.broadcast(id: id) }) {
                 // The stored job as stored: its tokens and payload (with the timestamp of its first run); run again
-                // as `pushctl broadcast --id` runs a stored id.
+                // as `pushctl broadcast --id` runs a stored id (the same request: its own record).
                 let execution = BroadcastExecution(app: app, json: json)
-                if try execution.shouldRun(existing, registry: registry) {
+                let lookup = try await registry.run { store in
+                    try BroadcastExecution.decide(id: id, app: app, wanted: existing, registry: store)
+                }
+                if let lookup, try execution.act(on: lookup.decision, existing, registry: registry) {
                     try await execution.run(id: id, config: config, settings: settings, registry: registry)
                 }
                 return
@@ -93,6 +96,13 @@ enum LiveActivityEventCommand {
                     record.scheduledMs = try ScheduleOption.parse(at, now: now)
                     try ScheduleOption.store(record, tokens: list, in: registry, now: now)
                     return
+                }
+                // The id is free of ordinary jobs (above); a local-time job under it is refused (cancelled: exit 1).
+                let wanted = record
+                if let lookup = try await registry.run({ store in
+                    try BroadcastExecution.decide(id: wanted.id, app: app, wanted: wanted, registry: store)
+                }), case .refuse(let refusal) = lookup.decision {
+                    throw CLIError(code: refusal.exitCode, message: refusal.message)
                 }
                 try cli { () throws(StoreError) in try registry.createBroadcast(record, tokens: list) }
                 try await BroadcastExecution(app: app, json: json)

@@ -7,7 +7,9 @@ struct PayloadOptions: ParsableArguments {
     @Option(help: "Alert text (the body when --title is given).") var alert: String?
     @Option(help: "Alert title.") var title: String?
     @Option(help: "Alert subtitle.") var subtitle: String?
-    @Option(help: "Badge number (0 clears it).") var badge: Int?
+    /// `.unconditional`: `--badge -1` reaches the check below (a non-negative integer, as APNs takes it) instead of
+    /// reading as a missing value followed by an option `-1`.
+    @Option(parsing: .unconditional, help: "Badge number, a non-negative integer (0 clears it).") var badge: Int?
     @Option(help: "Sound name, e.g. default.") var sound: String?
     @Option(help: "Notification category.") var category: String?
     @Option(name: .customLong("thread-id"), help: "Thread id for grouping.") var threadId: String?
@@ -107,6 +109,9 @@ struct PayloadOptions: ParsableArguments {
             aps.alert = Alert(title: title, subtitle: subtitle, body: alert)
         } else if let alert {
             aps.alert = .text(alert)
+        }
+        if let badge, !(0...Int(Int32.max)).contains(badge) {
+            throw CLIError.usage("--badge must be a non-negative integer (0 to 2147483647; 0 clears the badge), not \(badge)")
         }
         aps.badge = badge
         aps.sound = sound.map { .named($0) }

@@ -41,6 +41,10 @@ struct Pushctl: AsyncParsableCommand {
     static func main() async {
         ExecutableImage.releaseRelocationTable()
         assert(unnamedCommands().isEmpty, "commands without an explicit commandName: \(unnamedCommands())")
+        if let unknown = unknownSubcommand(Array(CommandLine.arguments.dropFirst())) {
+            FileHandle.standardError.write(Data(("pushctl: " + unknown + "\n").utf8))
+            Foundation.exit(2)
+        }
         let command: ParsableCommand
         do {
             command = try parseAsRoot()
@@ -108,6 +112,46 @@ struct Pushctl: AsyncParsableCommand {
             let here = path + "/" + (name ?? "\(type)")
             return (name == nil ? [here] : []) + unnamedCommands(type.configuration.subcommands, path: here)
         }
+    }
+
+    /// The one-line complaint for a subcommand name that is not one (`pushctl sned`, `pushctl tokens lst`), with the
+    /// nearest name; nil when the words before the first option name commands. Without it ArgumentParser reads the
+    /// misspelt word as an argument and complains about the first option after it (`Unknown option '--app'`).
+    static func unknownSubcommand(_ arguments: [String], root: ParsableCommand.Type = Pushctl.self) -> String? {
+        var command = root, path = root.configuration.commandName ?? "pushctl"
+        for word in arguments {
+            let subcommands = command.configuration.subcommands
+            guard !word.hasPrefix("-"), !subcommands.isEmpty, command.configuration.defaultSubcommand == nil else { return nil }
+            if word == "help" { return nil }
+            if let next = subcommands.first(where: { ($0.configuration.commandName ?? "") == word || $0.configuration.aliases.contains(word) }) {
+                command = next
+                path += " " + word
+                continue
+            }
+            let names = subcommands.compactMap { type -> String? in type.configuration.commandName }
+            let nearest = names.map { ($0, editDistance(word, $0)) }.min { $0.1 < $1.1 }
+            let hint = nearest.flatMap { $0.1 <= max(2, $0.0.count / 3) ? " (did you mean '\($0.0)'?)" : nil }
+                ?? "; the commands are \(names.joined(separator: ", "))"
+            return "unknown command '\(word)' for '\(path)'\(hint)"
+        }
+        return nil
+    }
+
+    /// Levenshtein distance (insertions, deletions, substitutions), for suggesting the nearest command name.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        guard !a.isEmpty else { return b.count }
+        var row = Array(0...b.count)
+        for i in 1...a.count {
+            var previous = row[0]
+            row[0] = i
+            for j in stride(from: 1, through: b.count, by: 1) {
+                let current = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = current
+            }
+        }
+        return row[b.count]
     }
 
     private static func firstLine(_ message: String) -> String {

@@ -13,15 +13,21 @@ enum ScheduleOption {
     }
 
     /// Stores `record` (scheduled) unless the same job is already stored under its id, then prints the id on
-    /// standard output and when it runs on standard error.
+    /// standard output and when it runs on standard error. A cancelled id (ordinary or local-time) exits 1, another
+    /// job under the id 2 (``RunAgain``).
     static func store(_ record: BroadcastRecord, tokens: [DeviceToken]?, in registry: any RegistryStore, now: Int64) throws {
-        if let existing = try registry.broadcast(id: record.id) {
-            var wanted = record
-            wanted.explicitTokens = tokens != nil
-            guard existing.describesSameJob(as: wanted) else {
-                throw CLIError.usage("\(record.id) exists with a different app, payload, target or time; use another --id")
-            }
-            printError("job \(record.id) is already stored (\(existing.state.rawValue))")
+        var wanted = record
+        wanted.explicitTokens = tokens != nil
+        let lookup = try cli { () throws(StoreError) in
+            try registry.runAgainFound(id: record.id, app: record.app, wanted: .job(wanted), nowMs: now)
+        }
+        switch RunAgain.decide(id: record.id, found: lookup?.found, request: .store) {
+        case .refuse(let refusal):
+            throw CLIError(code: refusal.exitCode, message: refusal.message)
+        case .create:
+            break
+        default:
+            printError("job \(record.id) is already stored (\(lookup?.found.state.rawValue ?? "stored"))")
             print(record.id)
             return
         }
@@ -33,12 +39,18 @@ enum ScheduleOption {
     }
 
     /// Stores a local-time job (one wave per UTC offset, in one transaction) unless the same one is stored, then
-    /// prints its id and its waves.
+    /// prints its id and its waves. A cancelled id exits 1, another job under it 2 (``RunAgain``).
     static func storeLocalTime(
         _ base: BroadcastRecord, spec: LocalTimeSpec, defaultZone: String, in registry: any RegistryStore, now: Int64
     ) throws {
         let job = LocalTimeJob.plan(base, spec: spec, defaultZone: defaultZone, now: now)
         guard !job.waves.isEmpty else { throw CLIError.usage("--skip-past drops every wave: their times have all passed") }
+        let lookup = try cli { () throws(StoreError) in
+            try registry.runAgainFound(id: base.id, app: base.app, wanted: .localTime(job), nowMs: now)
+        }
+        if case .refuse(let refusal) = RunAgain.decide(id: base.id, found: lookup?.found, request: .store) {
+            throw CLIError(code: refusal.exitCode, message: refusal.message)
+        }
         let result: (job: LocalTimeJob, created: Bool)
         do { result = try registry.storeLocalTimeJob(job) } catch {
             if error.code == .constraint { throw CLIError.usage(error.message) }

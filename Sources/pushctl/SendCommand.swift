@@ -94,7 +94,7 @@ struct SendCommand: AsyncParsableCommand {
         }
         var targets: SendRun.Targets = explicit.map { .tokens($0) } ?? .registered(channel: channel)
         // An audience is read first (a user's devices: one index range), then sent to as listed tokens.
-        if let audience { targets = .tokens(try registry.audienceTokens(app: app, audience: audience, environment: nil)) }
+        if let audience { targets = .audience(try registry.audienceTokens(app: app, audience: audience, environment: nil), audience) }
         let bundleId = appSettings.topic
         try await DeviceSend.run(
             config: config, app: app, settings: appSettings, registry: registry, targets: targets, json: json,

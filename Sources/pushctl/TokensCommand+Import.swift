@@ -112,14 +112,15 @@ extension TokensCommand {
         /// Every installation field, as an app sends them at launch.
         static func fields(_ n: Int) throws -> InstallationUpdate {
             var update = InstallationUpdate()
+            let names = SystemTimeZones.names
             let zones = ["Europe/Berlin", "America/New_York", "Asia/Tokyo", "UTC"]
-            try update.set("installation", text: "inst-\(n)-\(UInt32.random(in: 0...UInt32.max))")
-            try update.set("user", text: "user-\(n / 2)")
-            try update.set("timeZone", text: zones[n % zones.count])
-            try update.set("locale", text: ["de-DE", "en-US", "fr-FR"][n % 3])
-            try update.set("appVersion", text: "2.\(n % 12).1")
-            try update.set("osVersion", text: "17.\(n % 5)")
-            try update.set("tags", json: .object([("plan", .string(n % 2 == 0 ? "pro" : "free")), ("score", .int(Int64(n % 100))), ("beta", .bool(n % 7 == 0))]))
+            try update.set("installation", text: "inst-\(n)-\(UInt32.random(in: 0...UInt32.max))", zones: names)
+            try update.set("user", text: "user-\(n / 2)", zones: names)
+            try update.set("timeZone", text: zones[n % zones.count], zones: names)
+            try update.set("locale", text: ["de-DE", "en-US", "fr-FR"][n % 3], zones: names)
+            try update.set("appVersion", text: "2.\(n % 12).1", zones: names)
+            try update.set("osVersion", text: "17.\(n % 5)", zones: names)
+            try update.set("tags", json: .object([("plan", .string(n % 2 == 0 ? "pro" : "free")), ("score", .int(Int64(n % 100))), ("beta", .bool(n % 7 == 0))]), zones: names)
             return update
         }
     }

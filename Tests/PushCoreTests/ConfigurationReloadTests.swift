@@ -12,7 +12,7 @@ import Testing
              "apps": {"example": {"topic": "com.example.app", "endpoint": "simulator", "sendKeys": [\(hashes)],
                                   "auth": {"p8": "k.p8", "keyId": "ABCDEFGHIJ", "teamId": "TEAM123456"}\(hook)}}}
             """
-        return try PushConfiguration(json: Array(json.utf8), baseDirectory: "/etc/pushprovider")
+        return try PushConfiguration(json: Array(json.utf8), baseDirectory: "/etc/pushprovider", zones: .foundation())
     }
 
     @Test func keysApplyAndAChangedPortIsKeptAndNamed() throws {

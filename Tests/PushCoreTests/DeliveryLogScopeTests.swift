@@ -14,6 +14,19 @@ import Testing
         #expect(logged == [.tokenDead, .rejected, .deferred])
     }
 
+    /// One rule for the CLI (`pushctl send --user`) and the API (`{"audience":{"user":…}}`): a send to a user is
+    /// direct, as listed tokens are; an audience of segments only is not.
+    @Test func aSendToAUserIsDirectLikeListedTokensAndASegmentIsNot() throws {
+        let user = try #require(Audience(storedTexts: ["user = alice"]))
+        let userAndSegment = try #require(Audience(storedTexts: ["user = alice", "locale = de*"]))
+        let segment = try #require(Audience(storedTexts: ["locale = de*"]))
+        #expect(DeliveryLogScope.isDirect(listedTokens: false, audience: user))
+        #expect(DeliveryLogScope.isDirect(listedTokens: false, audience: userAndSegment))
+        #expect(!DeliveryLogScope.isDirect(listedTokens: false, audience: segment))
+        #expect(!DeliveryLogScope.isDirect(listedTokens: false, audience: nil))
+        #expect(DeliveryLogScope.isDirect(listedTokens: true, audience: nil))
+    }
+
     @Test func failuresStillLogsAcceptedNotificationsSentToListedTokens() {
         let logged = DeliveryOutcome.Kind.allCases.filter { DeliveryLogScope.failures.logs($0, direct: true) }
         #expect(logged == [.accepted, .tokenDead, .rejected, .deferred])

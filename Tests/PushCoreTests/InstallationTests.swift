@@ -1,3 +1,4 @@
+import Foundation
 import PushCore
 import Testing
 
@@ -7,8 +8,8 @@ import Testing
     @Test func aFieldLeftOutKeepsItsValueNullClearsItAndAReplacementCarriesItOver() throws {
         let stored = Installation(user: "42", timeZone: "Europe/Berlin", locale: "de-DE", appVersion: "2.3", tags: ["plan": .string("pro")])
         var update = InstallationUpdate()
-        try update.set("appVersion", json: .string("2.4"))
-        try update.set("user", json: .null)
+        try update.set("appVersion", json: .string("2.4"), zones: .system)
+        try update.set("user", json: .null, zones: .system)
         let after = update.applied(to: stored, replaced: nil)
         #expect(after == Installation(timeZone: "Europe/Berlin", locale: "de-DE", appVersion: "2.4", tags: ["plan": .string("pro")]))
         // A new token replacing an old one takes the old one's fields unless given.
@@ -17,7 +18,7 @@ import Testing
         // Nothing given: nothing changes.
         #expect(InstallationUpdate().applied(to: stored, replaced: nil) == stored)
         var clearTags = InstallationUpdate()
-        try clearTags.set("tags", json: .null)
+        try clearTags.set("tags", json: .null, zones: .system)
         #expect(clearTags.applied(to: stored, replaced: nil).tags.isEmpty)
     }
 
@@ -26,6 +27,12 @@ import Testing
         ("timeZone", .string("UTC"), true),
         ("timeZone", .string("Mars/Olympus"), false),
         ("timeZone", .string("CET+1"), false),
+        ("timeZone", .string("GMT+2"), false),  // an offset, which Foundation's TimeZone(identifier:) accepts
+        ("timeZone", .string("UTC+1"), false),
+        ("timeZone", .string("PST"), false),  // an abbreviation ICU knows and the tz database does not
+        ("timeZone", .string("asia/kolkata"), false),
+        ("timeZone", .string("Asia/Kolkata"), true),
+        ("timeZone", .string("Etc/UTC"), true),
         ("timeZone", .int(1), false),
         ("locale", .string("de_DE"), true),
         ("locale", .string("zh-Hant-TW"), true),
@@ -51,12 +58,42 @@ import Testing
     ]) func eachFieldIsCheckedAndABadOneNamesItself(_ field: String, _ value: JSONValue, _ ok: Bool) {
         var update = InstallationUpdate()
         do {
-            try update.set(field, json: value)
+            try update.set(field, json: value, zones: .system)
             #expect(ok, "\(field) = \(value.encodedString) was accepted")
         } catch {
             #expect(!ok, "\(field) = \(value.encodedString): \(error.message)")
             #expect(error.field == field && error.message.contains(field))
         }
+    }
+
+    /// Every name the system's tz database defines (`Z` and `L` lines of tzdata.zi: zone1970.tab's zones, the
+    /// `backward` links, `Etc/*`) registers, and is stored as its canonical zone. The list is read here from the
+    /// file, not from Foundation (whose list lacked `Asia/Kolkata` and `Etc/UTC`).
+    @Test func everyNameOfTheSystemsTzDatabaseRegistersAsItsCanonicalZone() throws {
+        let text = try String(contentsOfFile: "/usr/share/zoneinfo/tzdata.zi", encoding: .utf8)
+        var zones: Set<String> = [], links: [(name: String, target: String)] = []
+        for line in text.split(separator: "\n") {
+            let f = line.split(separator: " ")
+            if f.first == "Z" { zones.insert(String(f[1])) }
+            if f.first == "L" { links.append((String(f[2]), String(f[1]))) }
+        }
+        #expect(zones.count > 300 && links.count > 100)
+        #expect(zones.contains("Asia/Kolkata") && zones.contains("Etc/UTC") && zones.contains("Etc/GMT+12"))
+        let names = TimeZoneNames(tzdataZi: text)
+        for zone in zones.sorted() {
+            var update = InstallationUpdate()
+            try update.set("timeZone", json: .string(zone), zones: names)
+            #expect(update.timeZone == .set(zone))
+        }
+        for link in links {
+            var update = InstallationUpdate()
+            try update.set("timeZone", json: .string(link.name), zones: names)
+            let stored = try #require(update.timeZone.value)
+            #expect(zones.contains(stored), "\(link.name) stored as \(stored), not a zone")
+        }
+        #expect(try InstallationRules.timeZone("Asia/Calcutta", zones: names) == "Asia/Kolkata")
+        #expect(try InstallationRules.timeZone("UTC", zones: names) == "Etc/UTC")
+        #expect(try InstallationRules.timeZone("Etc/UTC", zones: names) == "Etc/UTC")
     }
 
     @Test func localesAreStoredInCanonicalCase() throws {
@@ -107,4 +144,12 @@ import Testing
         let later = history.recording(old: "America/New_York", atMs: 200 + TimeZoneHistory.keptMs + 1)
         #expect(later.entries.count == 1)
     }
+}
+
+extension TimeZoneNames {
+    /// The system's tz database, read from its file (what PushStore's `SystemTimeZones` reads at start-up).
+    static let system: TimeZoneNames = {
+        let text = (try? String(contentsOfFile: "/usr/share/zoneinfo/tzdata.zi", encoding: .utf8)) ?? ""
+        return TimeZoneNames(tzdataZi: text)
+    }()
 }

@@ -24,7 +24,7 @@ import Testing
         """
 
     func decode(_ text: String) throws(ConfigurationError) -> PushConfiguration {
-        try PushConfiguration(json: Array(text.utf8), baseDirectory: "/srv/push/Config")
+        try PushConfiguration(json: Array(text.utf8), baseDirectory: "/srv/push/Config", zones: .foundation())
     }
 
     @Test func decodesTheDefaultFileAndResolvesPathsAgainstItsDirectory() throws {

@@ -17,8 +17,8 @@ import TestSupport
         var requests: [RegistrationRequest] = []
         for (i, token) in tokens.enumerated() {
             var r = RegistrationRequest(app: "example", token: token, environment: .development)
-            try r.installation.set("appVersion", text: i % 2 == 0 ? "2.10" : "2.2")
-            try r.installation.set("locale", text: ["de-DE", "fr", "en-US"][i % 3])
+            try r.installation.set("appVersion", text: i % 2 == 0 ? "2.10" : "2.2", zones: SystemTimeZones.names)
+            try r.installation.set("locale", text: ["de-DE", "fr", "en-US"][i % 3], zones: SystemTimeZones.names)
             requests.append(r)
         }
         let registry = f.registry

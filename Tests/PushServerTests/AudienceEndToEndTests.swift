@@ -153,6 +153,34 @@ import TestSupport
         try await s.stop()
     }
 
+    /// Names iOS reports that Foundation's list on Linux lacked register through the API (JSON and the seed's form
+    /// body), and an old name is stored as its canonical zone (tzdata's `backward` link).
+    @Test func theTzDatabasesZonesAndLinksRegisterAsTheirCanonicalZone() async throws {
+        let w = try await Self.world(.sqlite, start: 1_796_085_000_000)
+        let cases = [
+            ("Asia/Kolkata", "Asia/Kolkata"), ("Etc/UTC", "Etc/UTC"), ("Asia/Calcutta", "Asia/Kolkata"), ("UTC", "Etc/UTC"),
+            ("Etc/GMT-14", "Etc/GMT-14"), ("America/Buenos_Aires", "America/Argentina/Buenos_Aires"),
+        ]
+        for (i, (given, stored)) in cases.enumerated() {
+            let t = Self.token("tz-\(i)")
+            let reply: TestServer.Reply
+            if i == 2 {
+                reply = try await w.server.request(
+                    "POST", "/v1/apps/example/devices", key: "reg", contentType: "application/x-www-form-urlencoded",
+                    body: "oldToken=(null)&newToken=<\(t)>&timeZone=\(given)")
+            } else {
+                reply = try await w.register(#"{"token":"\#(t)","timeZone":"\#(given)"}"#)
+            }
+            #expect(reply.status == 201, "\(given): \(String(decoding: reply.body, as: UTF8.self))")
+            #expect(reply.json?["timeZone"]?.stringValue == stored, "\(given)")
+        }
+        for junk in ["GMT+2", "PST", "asia/kolkata"] {
+            let reply = try await w.register(#"{"token":"\#(Self.token("junk"))","timeZone":"\#(junk)"}"#)
+            #expect(reply.status == 400 && reply.errorCode == "invalid_timeZone", "\(junk)")
+        }
+        try await w.stop()
+    }
+
     @Test(arguments: Store.allCases) func usersSegmentsAndLocalTimeReachExactlyTheirDevices(_ kind: Store) async throws {
         // 2026-12-01T00:30:00Z.
         let w = try await Self.world(kind, start: 1_796_085_000_000)

@@ -123,6 +123,15 @@ import TestSupport
         #expect(created.status == 201 && created.json?["storagePolicy"]?.stringValue == "no-storage")
         let channelId = try #require(created.json?["channelId"]?.stringValue)
         let path = "/v1/apps/example/broadcast-channels/" + channelId.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        // A label's limit counts Unicode code points, as the description's maxLength does: 200 Characters of a letter
+        // with a combining mark are 400 code points (refused, nothing created); 200 code points are fine.
+        let marked = String(repeating: "e\u{301}", count: 200)
+        #expect(marked.count == 200 && marked.unicodeScalars.count == 400)
+        let long = try await post(s, "/v1/apps/example/broadcast-channels", #"{"label":"\#(marked)"}"#)
+        #expect(long.status == 400 && long.errorCode == "invalid_label", "\(String(decoding: long.body, as: UTF8.self))")
+        #expect(setup.simulator.channels(bundleId: "com.example.app").count == 1)
+        let fits = try await post(s, "/v1/apps/example/broadcast-channels", #"{"label":"\#(String(repeating: "e\u{301}", count: 100))"}"#)
+        #expect(fits.status == 201)
         let refused = try await post(s, path + "/notifications",
             #"{"content":{"event":"end","content-state":{"score":"1-0"}},"expiration":1700090000}"#)
         #expect(refused.status == 422 && refused.errorCode == "apns_rejected")

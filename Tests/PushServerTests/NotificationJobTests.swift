@@ -5,6 +5,7 @@ import PushSender
 import PushServer
 import PushStore
 import Testing
+import TestSupport
 
 /// Send jobs over a real socket, executed against the real simulator with real .p12 credentials.
 @Suite(.timeLimit(.minutes(3))) struct NotificationJobTests {
@@ -139,6 +140,60 @@ import Testing
         let received = setup.simulator.received.map(\.request)
         #expect(received.count == 3)
         #expect(received.allSatisfy { $0.pushType == .background && $0.priority == .conserve })
+        try await s.stop()
+        try await setup.stop()
+    }
+
+    /// "Run this id again?" through the API: each kind of job (a send job to tokens, a scheduled send to all, a
+    /// local-time job; a Live Activity start is stored by the same `storeJob`), cancelled, then every kind of request under its id: 409 `job_cancelled`
+    /// with a JSON body, nothing stored, nothing sent. A completed id asked again is 202 without a send; another job
+    /// under a live id is 409 `id_conflict`.
+    @Test func aCancelledIdOfEveryKindOfJobIsA409ForEveryRequest() async throws {
+        let setup = try await Setup.make()
+        let (s, registry) = try await setup.server()
+        let tokens = try setup.seed(registry, 5)
+        func post(_ path: String, _ body: String) async throws -> TestServer.Reply {
+            try await s.request("POST", "/v1/apps/example/\(path)", key: "send", contentType: "application/json", body: body)
+        }
+        let later = Timestamp.rfc3339(ms: Int64(Date().timeIntervalSince1970 * 1000) + 3_600_000)
+        let token = tokens[0].hex
+        let jobs: [(id: String, path: String, body: String)] = [
+            ("t1", "notifications", #"{"id":"t1","tokens":["\#(token)"],"alert":"a","at":"\#(later)"}"#),
+            ("all1", "notifications", #"{"id":"all1","all":true,"alert":"b","at":"\#(later)"}"#),
+            ("loc", "notifications", #"{"id":"loc","all":true,"alert":"c","localTime":{"time":"09:00"}}"#),
+        ]
+        for job in jobs {
+            let stored = try await post(job.path, job.body)
+            #expect(stored.status == 202, "\(job.id): \(String(decoding: stored.body, as: UTF8.self))")
+            let cancelled = try await s.request("DELETE", "/v1/apps/example/notifications/\(job.id)", key: "send")
+            #expect(cancelled.status == 200, "\(job.id): \(String(decoding: cancelled.body, as: UTF8.self))")
+        }
+        let before = try blocking { try registry.broadcasts(app: "example", states: BroadcastState.allCases).count }
+        for job in jobs {
+            let requests = [
+                (job.path, job.body),
+                ("notifications", #"{"id":"\#(job.id)","all":true,"alert":"x"}"#),
+                ("notifications", #"{"id":"\#(job.id)","tokens":["\#(token)"],"alert":"x"}"#),
+                ("notifications", #"{"id":"\#(job.id)","all":true,"alert":"x","at":"\#(later)"}"#),
+                ("notifications", #"{"id":"\#(job.id)","all":true,"alert":"x","localTime":{"time":"10:00"}}"#),
+            ]
+            for (path, body) in requests {
+                let r = try await post(path, body)
+                #expect(r.status == 409 && r.errorCode == "job_cancelled", "\(job.id) \(body): \(r.status) \(String(decoding: r.body, as: UTF8.self))")
+                #expect(r.json?["error"]?["message"]?.stringValue?.contains("was cancelled") == true)
+            }
+        }
+        #expect(try blocking { try registry.broadcasts(app: "example", states: BroadcastState.allCases).count } == before)
+        // A completed id: the same request again sends nothing; another job under it is id_conflict.
+        let body = #"{"id":"done1","tokens":["\#(token)"],"alert":"d"}"#
+        #expect(try await post("notifications", body).status == 202)
+        _ = try await waitForState(s, "done1", ["completed"])
+        let again = try await post("notifications", body)
+        #expect(again.status == 202 && again.json?["state"]?.stringValue == "completed")
+        let other = try await post("notifications", #"{"id":"done1","all":true,"alert":"other","localTime":{"time":"09:00"}}"#)
+        #expect(other.status == 409 && other.errorCode == "id_conflict")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(setup.simulator.received.count == 1)
         try await s.stop()
         try await setup.stop()
     }

@@ -11,7 +11,7 @@ import TestSupport
 @Suite struct AudienceConformanceTests {
     func request(_ app: String, _ token: DeviceToken, old: DeviceToken? = nil, _ fields: [String: JSONValue]) throws -> RegistrationRequest {
         var r = RegistrationRequest(app: app, token: token, oldToken: old, environment: .production)
-        for (k, v) in fields { try r.installation.set(k, json: v) }
+        for (k, v) in fields { try r.installation.set(k, json: v, zones: SystemTimeZones.names) }
         return r
     }
 

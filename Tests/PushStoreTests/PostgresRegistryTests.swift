@@ -24,7 +24,7 @@ import Testing
 
     @Test func theConfigurationRefusesAPasswordInTheURLAndTakesItFromAFileOrTheEnvironment() throws {
         func config(_ extra: String) throws(ConfigurationError) -> PushConfiguration {
-            try PushConfiguration(json: Array("{\(extra)}".utf8), baseDirectory: "/etc/push")
+            try PushConfiguration(json: Array("{\(extra)}".utf8), baseDirectory: "/etc/push", zones: .foundation())
         }
         #expect(throws: ConfigurationError.self) { try config(#""database": "postgres://push:secret@db/r""#) }
         let fromFile = try config(#""database": "postgres://push@db/r", "databasePasswordFile": "db.password""#)

@@ -40,6 +40,21 @@ import TestSupport
         #expect(Set(try w.received().suffix(2)) == [Self.token(0), Self.token(2)])
     }
 
+    /// `tokens import --format jsonl` takes every name of the system's tz database and stores the canonical zone: the
+    /// old name Asia/Calcutta counts as Asia/Kolkata.
+    @Test func anImportTakesTheTzDatabasesNamesAndStoresTheCanonicalZone() async throws {
+        var w = try await World.make(tokens: 0, startSimulator: false)
+        defer { w.stop() }
+        let zones = ["Asia/Kolkata", "Asia/Calcutta", "Etc/UTC", "UTC"]
+        let lines = zones.enumerated().map { i, zone in #"{"token":"\#(Self.token(20 + i))","timeZone":"\#(zone)"}"# }.joined(separator: "\n")
+        let r = try await CLI.run(["tokens", "import", "--config", w.config, "--app", "example", "--format", "jsonl", "-"], stdin: lines + "\n")
+        #expect(r.status == 0, "\(r.stderr)")
+        for (clause, expected) in [("timeZone = Asia/Kolkata", "2\n"), ("timeZone = Etc/UTC", "2\n"), ("timeZone = Asia/Calcutta", "0\n")] {
+            let count = try await CLI.run(["tokens", "count", "--config", w.config, "--app", "example", "--where", clause])
+            #expect(count.stdout == expected, "\(clause): \(count.stdout) \(count.stderr)")
+        }
+    }
+
     @Test func aBadImportLineNamesItsLineAndFieldAndWritesNothingOfItsBatch() async throws {
         var w = try await World.make(tokens: 0, startSimulator: false)
         defer { w.stop() }

@@ -19,5 +19,8 @@ import Testing
         }
         let local = try await CLI.run(["channels", "list", "--local", "--config", w.config, "--app", "example"])
         #expect(local.status == 0 && local.stdout.isEmpty)  // nothing was kept
+        // --json says "none" in JSON: an empty array, not nothing.
+        let json = try await CLI.run(["channels", "list", "--local", "--json", "--config", w.config, "--app", "example"])
+        #expect(json.status == 0 && json.stdout == "[]\n", "\(json.stdout)")
     }
 }

@@ -5,7 +5,8 @@
 # `pushctl serve` with the built-in simulator, the `app` path parameter set to the configured app (a .p8 key:
 # Live Activity pushes need token authentication). It runs against the admin listener, which serves every
 # documented route (the public one serves all but /healthz/details and /metrics: ListenerTests checks that), twice:
-# with a fixed seed, then with one that changes every run (printed: SCHEMATHESIS_SEEDS=… reruns both).
+# with a fixed seed (100 examples per operation), then with one that changes every run (300 examples per operation:
+# it is the run that finds what the fixed one no longer can; printed: SCHEMATHESIS_SEEDS=… reruns both).
 # Usage: Tests/schemathesis/schemathesis.sh [path/to/pushctl]   (run by `make test`)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -13,8 +14,12 @@ PUSHCTL=${1:-$ROOT/.build/debug/pushctl}
 case "$PUSHCTL" in /*) ;; *) PUSHCTL="$PWD/$PUSHCTL" ;; esac
 [ -x "$PUSHCTL" ] || { echo "schemathesis: no pushctl at $PUSHCTL (build first)" >&2; exit 1; }
 VERSION=4.32.5
+FIXED_SEED=20261124
 EXAMPLES=${SCHEMATHESIS_EXAMPLES:-100}
-SEEDS=${SCHEMATHESIS_SEEDS:-20261124 $(date +%s)}
+CHANGING_EXAMPLES=${SCHEMATHESIS_CHANGING_EXAMPLES:-300}
+SEEDS=${SCHEMATHESIS_SEEDS:-$FIXED_SEED $(date +%s)}
+# examples SEED: how many examples per operation a seed's run generates.
+examples() { if [ "$1" = "$FIXED_SEED" ]; then echo "$EXAMPLES"; else echo "$CHANGING_EXAMPLES"; fi; }
 
 if ! command -v st >/dev/null 2>&1 || [ "$(st --version 2>/dev/null | awk '{print $3}')" != "$VERSION" ]; then
   echo "schemathesis: installing schemathesis==$VERSION from PyPI"
@@ -73,11 +78,12 @@ EOF
 FAILED=
 # run SEED: one schemathesis run; true when it found nothing.
 run() {
-  local seed=$1 status
-  echo "schemathesis: $("$ST" --version), every check (schemathesis.toml: one off for two deletes, no error feedback), $EXAMPLES examples per operation, seed $seed, against pushctl serve's admin listener on :$ADMINPORT"
+  local seed=$1 status n
+  n=$(examples "$seed")
+  echo "schemathesis: $("$ST" --version), every check (schemathesis.toml: one off for two deletes, no error feedback), $n examples per operation, seed $seed, against pushctl serve's admin listener on :$ADMINPORT"
   set +e
   "$ST" run "$ROOT/docs/openapi.yaml" --url "http://127.0.0.1:$ADMINPORT" \
-    -H "Authorization: Bearer $KEY" --max-examples "$EXAMPLES" --seed "$seed" --no-color \
+    -H "Authorization: Bearer $KEY" --max-examples "$n" --seed "$seed" --no-color \
     --request-timeout 30 --workers 1 > st.log 2>&1
   status=$?
   set -e
