@@ -128,8 +128,11 @@ done
 # The man page describes every subcommand the installed pushctl has.
 SUBCOMMANDS=$(/usr/bin/pushctl --help | sed -n '/^SUBCOMMANDS:/,/^$/p' | awk '/^  [a-z]/ { print $1 }')
 [ -n "$SUBCOMMANDS" ] || fail "pushctl --help lists no subcommands"
+# Read once, not piped into grep -q: the generated page is ~59 KB, and zcat killed by SIGPIPE when grep -q stops
+# early fails the pipeline under pipefail.
+MANPAGE=$(zcat /usr/share/man/man1/pushctl.1.gz)
 for sub in $SUBCOMMANDS; do
-  zcat /usr/share/man/man1/pushctl.1.gz | grep -qx "\.B $sub" || fail "the man page does not describe pushctl $sub"
+  grep -qx "\.B $sub" <<<"$MANPAGE" || fail "the man page does not describe pushctl $sub"
 done
 # The units: the ones in Config/, each verified by systemd (the template as an instance).
 UNITS="pushprovider.service pushprovider-worker@.service pushprovider-maintenance.service pushprovider-maintenance.timer"
