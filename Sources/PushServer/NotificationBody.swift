@@ -66,63 +66,30 @@ struct NotificationBody {
         }
     }
 
-    /// The alert fields that may be given per locale: `{"en": "…", "de": "…", "default": "…"}`.
-    static let localizedFields = ["title", "subtitle", "alert"]
-
-    /// The default payload and, when `title`, `subtitle` or `alert` is given per locale, one payload per locale
-    /// named — every one built and size-checked before anything is stored, so a variant too large for APNs is a 400
-    /// naming its locale, not a failure at send time. A variant's field is its locale's text, else its language's,
-    /// else the default (``LocaleChoice``).
+    /// The default payload and, when `title`, `subtitle` or `alert` is given per locale (`{"default": "…", "de":
+    /// "…"}`), one payload per locale named — every one built and size-checked before anything is stored, so a variant
+    /// too large for APNs is a 400 naming its locale, not a failure at send time. The rule is ``LocalizedText``'s,
+    /// which `pushctl --alert-for` shares.
     static func prepareLocalized(_ json: JSONValue, payloadLimit: Int?) throws(APIError) -> (PreparedNotification, [String: [UInt8]]) {
-        var texts: [String: [String: String]] = [:]
-        for field in localizedFields {
+        var texts = LocalizedText()
+        for field in LocalizedText.fields {
             guard let pairs = json[field]?.objectPairs else { continue }
-            guard pairs.count <= 20 else {
-                throw APIError.badRequest(field, "\(field): per-locale text takes at most 20 entries (the default included)")
-            }
-            var map: [String: String] = [:]
+            var entries: [(key: String, text: String)] = []
             for (key, value) in pairs {
-                guard let text = value.stringValue else {
-                    throw APIError.badRequest(field, "\(field).\(key) must be a string")
-                }
-                if key == "default" {
-                    map[key] = text
-                    continue
-                }
-                // Keys in canonical form (what devices' locales are stored as), so each locale is named once.
-                guard let tag = try? InstallationRules.locale(key), tag == key else {
-                    throw APIError.badRequest(field, "\(field): '\(key)' is not a BCP 47 locale in canonical form (use keys such as en, de-DE, zh-Hant-TW and default)")
-                }
-                map[tag] = text
+                guard let text = value.stringValue else { throw APIError.badRequest(field, "\(field).\(key) must be a string") }
+                entries.append((key, text))
             }
-            guard map["default"] != nil else {
-                throw APIError.badRequest(field, "\(field): per-locale text needs a 'default' for devices of other locales")
-            }
-            texts[field] = map
+            do throws(FieldError) { try texts.set(field, entries) } catch { throw APIError.badRequest(error.field, error.message) }
         }
         guard !texts.isEmpty else { return (try prepareContent(json, payloadLimit: payloadLimit), [:]) }
         if json["payload"] != nil { throw APIError.badRequest("payload", "'payload' is sent as is; per-locale text needs the builder fields") }
         func substituted(for locale: String?) -> JSONValue {
             guard let pairs = json.objectPairs else { return json }
-            return .object(pairs.map { key, value in
-                guard let map = texts[key] else { return (key, value) }
-                let text = locale.flatMap { LocaleChoice.text(for: $0, in: map) } ?? map["default"] ?? ""
-                return (key, .string(text))
-            })
+            return .object(pairs.map { key, value in (key, texts.text(key, for: locale).map { .string($0) } ?? value) })
         }
-        let prepared = try prepareContent(substituted(for: nil), payloadLimit: payloadLimit)
-        let locales = Set(texts.values.flatMap { $0.keys }).subtracting(["default"]).sorted()
-        var variants: [String: [UInt8]] = [:]
-    /// `"localTime"`: each device at this wall-clock time in its own zone (exclusive with `at`).
-    var localTime: LocalTimeSpec?
-        for locale in locales {
-            do {
-                variants[locale] = try prepareContent(substituted(for: locale), payloadLimit: payloadLimit).payload
-            } catch {
-                throw APIError(error.status, error.code, "locale \(locale): \(error.message)")
-            }
-        }
-        return (prepared, variants)
+        return try texts.prepare(
+            { (locale) throws(APIError) in try prepareContent(substituted(for: locale), payloadLimit: payloadLimit) },
+            named: { locale, error in APIError(error.status, error.code, "locale \(locale): \(error.message)") })
     }
 
     /// The content fields of a send job, without a target: what `POST /v1/apps/{app}/payload-preview` takes.
