@@ -54,7 +54,7 @@ struct BroadcastCommand: AsyncParsableCommand {
             }
             settings.outageLimitSeconds = outageLimit
         }
-        let prepared = try payload.prepare(appLimit: settings.payloadLimit)
+        let (prepared, variants) = try payload.prepareLocalized(appLimit: settings.payloadLimit)
         let env = try environment.map { (text) throws -> APNsEnvironment in
             guard let e = APNsEnvironment(rawValue: text) else { throw CLIError.usage("--environment must be development or production") }
             return e
@@ -87,7 +87,8 @@ struct BroadcastCommand: AsyncParsableCommand {
             id: broadcastId, app: app, payload: prepared.payload, pushType: prepared.pushType,
             priority: prepared.priority, expiration: prepared.expiration, collapseId: prepared.collapseId,
             channel: channel, environment: env)
-        wanted.targeting = audience.map { JobTargeting(audience: $0) }
+        let targeting = JobTargeting(audience: audience, variants: variants)
+        wanted.targeting = targeting.isEmpty ? nil : targeting
         let now = try await registry.run { try $0.clockMs() }
         if let at { wanted.scheduledMs = try ScheduleOption.parse(at, now: now) }
         if dryRun {
@@ -109,6 +110,9 @@ struct BroadcastCommand: AsyncParsableCommand {
             print("apns-priority: \(prepared.priority.rawValue)")
             print("apns-topic: \(prepared.topic(for: settings.topic))")
             print("apns-collapse-id: \(wanted.effectiveCollapseId)")
+            for (locale, payload) in variants.sorted(by: { $0.key < $1.key }) {
+                print("locale \(locale): \(String(decoding: payload, as: UTF8.self))")
+            }
             print("devices: \(count)")
             if let at = wanted.scheduledMs { print("at: \(Timestamp.rfc3339(ms: at))") }
             return

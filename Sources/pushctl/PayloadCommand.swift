@@ -18,7 +18,7 @@ struct PayloadCommand: ParsableCommand {
     @Flag(help: "Print one JSON object with payload and headers.") var json = false
 
     func run() throws {
-        let prepared = try payload.prepare()
+        let (prepared, variants) = try payload.prepareLocalized()
         var headers: [(String, String)] = [
             ("apns-push-type", prepared.pushType.rawValue),
             ("apns-priority", String(prepared.priority.rawValue)),
@@ -34,12 +34,15 @@ struct PayloadCommand: ParsableCommand {
                 ("bytes", .int(Int64(prepared.payload.count))),
                 ("limit", .int(Int64(prepared.limit))),
                 ("truncated", .bool(prepared.truncated)),
-            ])
+            ] + (variants.isEmpty ? [] : [("variants", .object(variants.sorted { $0.key < $1.key }.map {
+                ($0.key, (try? JSONValue(parsing: $0.value)) ?? .null)
+            }))]))
             print(out.encodedString)
             return
         }
         print(prepared.payloadString)
         for (name, value) in headers { print("\(name): \(value)") }
+        for (locale, payload) in variants.sorted(by: { $0.key < $1.key }) { print("locale \(locale): \(String(decoding: payload, as: UTF8.self))") }
         if prepared.truncated {
             printError("pushctl: alert text shortened to fit \(prepared.limit) bytes (\(prepared.payload.count) bytes)")
         }

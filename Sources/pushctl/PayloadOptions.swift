@@ -7,6 +7,16 @@ struct PayloadOptions: ParsableArguments {
     @Option(help: "Alert text (the body when --title is given).") var alert: String?
     @Option(help: "Alert title.") var title: String?
     @Option(help: "Alert subtitle.") var subtitle: String?
+    /// Named after the field they localize, as the API's per-locale `alert`/`title`/`subtitle` objects are: the
+    /// plain flag is the object's `default`, each `--…-for LOCALE=TEXT` one of its locales.
+    @Option(name: .customLong("alert-for"), help: ArgumentHelp(
+        "The alert for devices of LOCALE (canonical BCP 47: de, de-AT, pt-BR), repeatable: a device gets its locale's text, else its language's, else --alert (the API's per-locale alert object, whose default is --alert).",
+        valueName: "LOCALE=TEXT"))
+    var alertFor: [String] = []
+    @Option(name: .customLong("title-for"), help: ArgumentHelp("The title for devices of LOCALE, repeatable; the default is --title.", valueName: "LOCALE=TEXT"))
+    var titleFor: [String] = []
+    @Option(name: .customLong("subtitle-for"), help: ArgumentHelp("The subtitle for devices of LOCALE, repeatable; the default is --subtitle.", valueName: "LOCALE=TEXT"))
+    var subtitleFor: [String] = []
     /// `.unconditional`: `--badge -1` reaches the check below (a non-negative integer, as APNs takes it) instead of
     /// reading as a missing value followed by an option `-1`.
     @Option(parsing: .unconditional, help: "Badge number, a non-negative integer (0 clears it).") var badge: Int?
@@ -48,8 +58,58 @@ struct PayloadOptions: ParsableArguments {
         return options
     }
 
-    /// Validates the flags and builds the shared part of every request. Any problem is exit 2.
+    /// True when any text is given per locale (`--alert-for`, `--title-for`, `--subtitle-for`).
+    var isLocalized: Bool { !alertFor.isEmpty || !titleFor.isEmpty || !subtitleFor.isEmpty }
+
+    /// The per-locale texts the `--…-for` flags give, checked by the API's rule (``LocalizedText``). Exit 2 naming
+    /// the flag when one is not LOCALE=TEXT, names a locale not in canonical form or twice, or lacks its default.
+    func localizedText() throws -> LocalizedText {
+        var texts = LocalizedText()
+        for (field, base, given) in [("alert", alert, alertFor), ("title", title, titleFor), ("subtitle", subtitle, subtitleFor)] where !given.isEmpty {
+            var entries: [(key: String, text: String)] = []
+            for item in given {
+                guard let equals = item.firstIndex(of: "="), equals != item.startIndex else {
+                    throw CLIError.usage("--\(field)-for takes LOCALE=TEXT (e.g. de=Hallo), not '\(item.prefix(64))'")
+                }
+                let key = String(item[..<equals])
+                if key == "default" { throw CLIError.usage("--\(field)-for: the default text is --\(field)'s") }
+                entries.append((key, String(item[item.index(after: equals)...])))
+            }
+            guard let base else { throw CLIError.usage("--\(field)-for needs --\(field): the text for devices of other locales") }
+            do throws(FieldError) { try texts.set(field, [("default", base)] + entries) } catch {
+                let prefix = "\(field): "
+                throw CLIError.usage("--\(field)-for: " + (error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message))
+            }
+        }
+        return texts
+    }
+
+    /// ``prepare(appLimit:)`` and, with per-locale text, each locale's payload (built and size-checked like the
+    /// default, by the rule the API's per-locale objects use: ``LocalizedText``). Any problem is exit 2.
+    func prepareLocalized(appLimit: Int? = nil) throws -> (PreparedNotification, variants: [String: [UInt8]]) {
+        let texts = try localizedText()
+        guard !texts.isEmpty else { return (try prepare(appLimit: appLimit), [:]) }
+        if payload != nil { throw CLIError.usage("--payload sends a payload as is; it cannot be combined with builder flags") }
+        return try texts.prepare(
+            { (locale) throws(CLIError) -> PreparedNotification in
+                var copy = self
+                copy.alert = texts.text("alert", for: locale) ?? alert
+                copy.title = texts.text("title", for: locale) ?? title
+                copy.subtitle = texts.text("subtitle", for: locale) ?? subtitle
+                copy.alertFor = []
+                copy.titleFor = []
+                copy.subtitleFor = []
+                do { return try copy.prepare(appLimit: appLimit) } catch let error as CLIError { throw error } catch {
+                    throw CLIError.usage("\(error)")
+                }
+            },
+            named: { locale, error in CLIError(code: error.code, message: "locale \(locale): \(error.message)") })
+    }
+
+    /// Validates the flags and builds the shared part of every request. Any problem is exit 2. Per-locale text
+    /// is refused here: a caller that sends it uses ``prepareLocalized(appLimit:)``.
     func prepare(appLimit: Int? = nil) throws -> PreparedNotification {
+        if isLocalized { throw CLIError.usage("--alert-for, --title-for and --subtitle-for are not taken here") }
         let options = try options(appLimit: appLimit)
         do {
             if let payload {
@@ -71,7 +131,7 @@ struct PayloadOptions: ParsableArguments {
     func prepareLiveActivity(appLimit: Int?, nowSeconds: Int64) throws -> PreparedNotification {
         guard let payload else { throw CLIError.usage("--broadcast-channel sends a Live Activity payload: give it with --payload FILE") }
         let builderFlags: [Any?] = [alert, title, subtitle, badge, sound, category, threadId, data, pushType]
-        if builderFlags.contains(where: { $0 != nil }) || silent || mutableContent || noTruncate {
+        if builderFlags.contains(where: { $0 != nil }) || silent || mutableContent || noTruncate || isLocalized {
             throw CLIError.usage("--broadcast-channel takes --payload with the activity's aps keys; builder flags do not apply")
         }
         guard let json = try? JSONValue(parsing: try readInput(payload)), let pairs = json.objectPairs, let aps = json["aps"] else {

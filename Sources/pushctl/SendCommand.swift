@@ -70,7 +70,11 @@ struct SendCommand: AsyncParsableCommand {
             appSettings.outageLimitSeconds = outageLimit
         }
         if let channel, let problem = ChannelNames.problem(channel) { throw CLIError.usage("--channel: \(problem)") }
-        let prepared = try payload.prepare(appLimit: appSettings.payloadLimit)
+        let (prepared, variants) = try payload.prepareLocalized(appLimit: appSettings.payloadLimit)
+        if !variants.isEmpty && at == nil {
+            // A send made now builds each request from its token alone; a stored job reads each device's locale.
+            throw CLIError.usage("per-locale text (--alert-for, --title-for, --subtitle-for) is sent by a stored job: add --at, or use `pushctl broadcast`")
+        }
         let explicit = try TokenList.read(tokens: tokens, file: tokensFile)
         if id != nil && at == nil { throw CLIError.usage("--id is for scheduled sends; add --at") }
         if let id, !PushConfiguration.isValidAppId(id) { throw CLIError.usage("--id must be 1-64 characters of A-Z a-z 0-9 . _ -") }
@@ -87,7 +91,8 @@ struct SendCommand: AsyncParsableCommand {
                 id: id ?? "job-" + APNsID.random(), app: app, payload: prepared.payload, pushType: prepared.pushType,
                 priority: prepared.priority, expiration: prepared.expiration, collapseId: prepared.collapseId,
                 channel: channel)
-            record.targeting = audience.map { JobTargeting(audience: $0) }
+            let targeting = JobTargeting(audience: audience, variants: variants)
+            record.targeting = targeting.isEmpty ? nil : targeting
             record.scheduledMs = try ScheduleOption.parse(at, now: now)
             try ScheduleOption.store(record, tokens: explicit, in: registry, now: now)
             return

@@ -262,6 +262,81 @@ import Testing
         #expect(try w.received().count == 5)
     }
 
+    /// Devices of five locales for the per-locale tests: de-DE and de-AT (German by their language), pt-BR, pt-PT
+    /// (no `pt` text: the default), en-US, and one without a locale.
+    static let localeDevices: [(token: String, locale: String?)] = [
+        (World.token(0), "de-DE"), (World.token(1), "de-AT"), (World.token(2), "pt-BR"), (World.token(3), "pt-PT"),
+        (World.token(4), "en-US"), (World.token(5), nil),
+    ]
+
+    static func importLocaleDevices(_ w: World) async throws {
+        let lines = localeDevices.map { device in
+            #"{"token":"\#(device.token)"\#(device.locale.map { #","locale":"\#($0)""# } ?? "")}"#
+        }.joined(separator: "\n")
+        let imported = try await CLI.run(["tokens", "import", "--config", w.config, "--app", "example", "--format", "jsonl", "-"], stdin: lines + "\n")
+        guard imported.status == 0 else { throw Failure(imported.stderr) }
+    }
+
+    /// What each device's recorded notifications say: token → ["title|body"].
+    static func alertsByToken(_ w: World) throws -> [String: [String]] {
+        var out: [String: [String]] = [:]
+        for record in try w.records() {
+            guard let token = record["token"]?.stringValue, let alert = record["payload"]?["aps"]?["alert"] else { continue }
+            let body = alert.stringValue ?? alert["body"]?.stringValue ?? ""
+            out[token, default: []].append((alert["title"]?.stringValue ?? "") + "|" + body)
+        }
+        return out
+    }
+
+    /// `--alert-for LOCALE=TEXT` (and `--title-for`) is the API's per-locale text: each device gets its locale's text,
+    /// else its language's, else the default (--alert, --title).
+    @Test func aBroadcastWithPerLocaleTextGivesEachDeviceItsLanguageAndTheOthersTheDefault() async throws {
+        var w = try await World.make(tokens: 0)
+        defer { w.stop() }
+        try await Self.importLocaleDevices(w)
+        let r = try await CLI.run(["broadcast", "--config", w.config, "--app", "example", "--id", "morning",
+                                   "--title", "Hello", "--title-for", "de=Hallo", "--alert", "Good morning",
+                                   "--alert-for", "de=Guten Morgen", "--alert-for", "pt-BR=Bom dia", "--alert-for", "de-AT=Servus"])
+        #expect(r.status == 0, "\(r.stderr)")
+        w.stopSimulator()  // flushes the record
+        #expect(try Self.alertsByToken(w) == [
+            World.token(0): ["Hallo|Guten Morgen"], World.token(1): ["Hallo|Servus"], World.token(2): ["Hello|Bom dia"],
+            World.token(3): ["Hello|Good morning"], World.token(4): ["Hello|Good morning"], World.token(5): ["Hello|Good morning"],
+        ])
+        // --dry-run shows the default payload and each locale's.
+        let dry = try await CLI.run(["broadcast", "--config", w.config, "--app", "example", "--alert", "Hi", "--alert-for", "de=Hallo", "--dry-run"])
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stdout.hasPrefix(#"{"aps":{"alert":"Hi"}}"#) && dry.stdout.contains(#"locale de: {"aps":{"alert":"Hallo"}}"#), "\(dry.stdout)")
+    }
+
+    /// Bad per-locale flags are exit 2 with one line naming the flag (the API's rule: canonical locales, a default,
+    /// at most 20 entries), and nothing is stored or sent.
+    @Test func badPerLocaleFlagsExitTwoWithOneLineAndSendNothing() async throws {
+        var w = try await World.make(tokens: 2)
+        defer { w.stop() }
+        let base = ["broadcast", "--config", w.config, "--app", "example", "--id", "bad"]
+        let cases: [([String], String)] = [
+            (["--alert", "Hi", "--alert-for", "de"], "--alert-for takes LOCALE=TEXT"),
+            (["--alert", "Hi", "--alert-for", "=Hallo"], "--alert-for takes LOCALE=TEXT"),
+            (["--alert", "Hi", "--alert-for", "de_DE=Hallo"], "--alert-for: 'de_DE' is not a BCP 47 locale in canonical form"),
+            (["--alert", "Hi", "--alert-for", "DE=Hallo"], "--alert-for: 'DE' is not a BCP 47 locale in canonical form"),
+            (["--alert-for", "de=Hallo"], "--alert-for needs --alert"),
+            (["--alert", "Hi", "--alert-for", "de=Hallo", "--alert-for", "de=Moin"], "--alert-for: 'de' is given twice"),
+            (["--alert", "Hi", "--alert-for", "default=Hallo"], "--alert-for: the default text is --alert's"),
+            (["--alert", "Hi", "--subtitle-for", "de=Hallo"], "--subtitle-for needs --subtitle"),
+            (["--alert", "Hi"] + (0..<20).flatMap { ["--alert-for", "x\(String(UnicodeScalar(UInt8(97 + $0))))=t"] }, "at most 20 entries"),
+            (["--silent", "--alert", "Hi", "--alert-for", "de=Hallo"], "--silent sends only content-available"),
+        ]
+        for (flags, message) in cases {
+            let r = try await CLI.run(base + flags)
+            #expect(r.status == 2 && r.stderr.contains(message), "\(flags): \(r.status) \(r.stderr)")
+            #expect(r.stderr.split(separator: "\n").count == 1, "\(flags): \(r.stderr)")
+        }
+        let jobs = try await CLI.run(["jobs", "list", "--config", w.config, "--app", "example"])
+        #expect(!jobs.stdout.contains("bad"), "\(jobs.stdout)")
+        #expect(try w.received().isEmpty)
+    }
+
     @Test func dryRunSendsNothing() async throws {
         var w = try await World.make(tokens: 25)
         defer { w.stop() }

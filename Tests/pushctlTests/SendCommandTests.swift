@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushStore
 import Testing
+import TestSupport
 
 /// `pushctl send` run as a user would, against a `pushctl simulator` process over real TLS.
 @Suite(.timeLimit(.minutes(3))) struct SendCommandTests {
@@ -87,6 +88,33 @@ import Testing
         let registry = try w.openRegistry()
         #expect(try await registry.run { try $0.device(app: "example", token: DeviceToken(parsing: World.token(2))) }?.lastSuccessMs != nil)
         #expect(try await registry.run { try $0.device(app: "example", token: DeviceToken(parsing: World.token(0))) }?.lastSuccessMs == nil)
+    }
+
+    /// `send --at` with `--alert-for` stores the per-locale payloads with the job; the worker sends each device its
+    /// language (the default to the others). A send made now builds each request from its token alone, so it
+    /// refuses per-locale text (exit 2, one line) and sends nothing.
+    @Test func aScheduledSendWithPerLocaleTextGivesEachDeviceItsLanguageAndASendNowRefusesIt() async throws {
+        var w = try await World.make(tokens: 0)
+        defer { w.stop() }
+        try await BroadcastCommandTests.importLocaleDevices(w)
+        let tokens = BroadcastCommandTests.localeDevices.flatMap { ["--token", $0.token] }
+        let now = try await CLI.run(["send", "--config", w.config, "--app", "example", "--alert", "Hi", "--alert-for", "de=Hallo"] + tokens)
+        #expect(now.status == 2 && now.stderr.contains("per-locale text") && now.stderr.contains("--at"), "\(now.stderr)")
+        #expect(now.stderr.split(separator: "\n").count == 1)
+        #expect(try w.received().isEmpty)
+        let stored = try await CLI.run(["send", "--config", w.config, "--app", "example", "--alert", "Good morning",
+                                        "--alert-for", "de=Guten Morgen", "--alert-for", "pt-BR=Bom dia",
+                                        "--at", JobsCommandTests.rfc3339(secondsFromNow: 1), "--id", "greeting"] + tokens)
+        #expect(stored.status == 0 && stored.stdout == "greeting\n", "\(stored.stderr)")
+        let worker = try CLI.startCapturing(["worker", "--config", w.config])
+        try await waitUntil(deadline: .seconds(60), "the scheduled send arrived") { try w.received().count >= 6 || !worker.isRunning }
+        worker.terminate()
+        worker.waitUntilExit()
+        w.stopSimulator()
+        #expect(try BroadcastCommandTests.alertsByToken(w) == [
+            World.token(0): ["|Guten Morgen"], World.token(1): ["|Guten Morgen"], World.token(2): ["|Bom dia"],
+            World.token(3): ["|Good morning"], World.token(4): ["|Good morning"], World.token(5): ["|Good morning"],
+        ])
     }
 
     @Test func badInputSendsNothing() async throws {
