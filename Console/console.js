@@ -167,19 +167,27 @@ function tokenLines() {
   return $('c-tokens').value.split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('#'));
 }
 
-/** The content fields of the form, as the API takes them; throws a message for invalid custom data. */
+/** The content fields of the form, as the API takes them; throws a message for invalid custom data. Fields that
+ * do not apply are hidden and not sent: a silent push has no title, body, badge or sound; the per-language bodies
+ * go with a body (the API's per-locale `alert`, whose `default` is the body). */
 function content() {
   const body = {};
-  const title = $('c-title').value, text = $('c-body').value, sound = $('c-sound').value.trim();
-  const badge = $('c-badge').value.trim(), data = $('c-data').value.trim();
+  const data = $('c-data').value.trim();
   if ($('c-silent').checked) body.silent = true;
-  if (title) body.title = title;
-  if (text) body.alert = text;
-  if (badge !== '') {
-    if (!/^[0-9]+$/.test(badge)) throw new Error('Badge must be a whole number ≥ 0.');
-    body.badge = Number(badge);
+  else {
+    const title = $('c-title').value, text = $('c-body').value, sound = $('c-sound').value.trim();
+    const badge = $('c-badge').value.trim();
+    if (title) body.title = title;
+    if (text) {
+      const texts = localeTexts();
+      body.alert = texts.size ? Object.fromEntries([['default', text], ...texts]) : text;
+    }
+    if (badge !== '') {
+      if (!/^[0-9]+$/.test(badge)) throw new Error('Badge must be a whole number ≥ 0.');
+      body.badge = Number(badge);
+    }
+    if (sound) body.sound = sound;
   }
-  if (sound) body.sound = sound;
   if (data) {
     let parsed;
     try { parsed = JSON.parse(data); } catch (error) { throw new Error(`Custom data is not JSON: ${error.message}`); }
@@ -187,6 +195,54 @@ function content() {
     body.data = parsed;
   }
   return body;
+}
+
+/** The per-language rows as locale → body (rows left empty are ignored). The locale's form is the server's rule
+ * (canonical BCP 47: de, de-AT, pt-BR), checked there with the rest of the content. */
+function localeTexts() {
+  const texts = new Map();
+  for (const row of document.querySelectorAll('#locale-rows .locale-row')) {
+    const locale = row.querySelector('.l-locale').value.trim(), text = row.querySelector('.l-text').value;
+    if (!locale && !text) continue;
+    if (!locale || locale === 'default') throw new Error('Name the language of each row (de, pt-BR); the body above is for the others.');
+    if (texts.has(locale)) throw new Error(`The language ${locale} is given twice.`);
+    texts.set(locale, text);
+  }
+  return texts;
+}
+
+let localeRowSeq = 0;
+/** Adds a row of locale and body, each labelled; its Remove button takes the row away. */
+function addLocaleRow() {
+  const n = ++localeRowSeq;
+  const locale = el('input', { id: `l-locale-${n}`, class: 'l-locale', type: 'text', spellcheck: 'false', placeholder: 'de' });
+  const text = el('input', { id: `l-text-${n}`, class: 'l-text', type: 'text' });
+  const remove = el('button', { type: 'button', id: `l-remove-${n}`, class: 'l-remove', 'aria-label': `Remove language row ${n}` }, 'Remove');
+  const row = el('div', { class: 'locale-row', id: `l-row-${n}` },
+    el('div', {}, el('label', { for: locale.id }, 'Language'), locale),
+    el('div', {}, el('label', { for: text.id }, 'Body in that language'), text), remove);
+  for (const input of [locale, text]) input.addEventListener('input', schedulePreview);
+  remove.addEventListener('click', () => { row.remove(); $('l-add').focus(); schedulePreview(); });
+  $('locale-rows').append(row);
+  locale.focus();
+  schedulePreview();
+}
+
+/** Shows the fields that apply to what is chosen and hides the others (hidden, not greyed: a field that does not
+ * apply is not sent either). */
+function refreshFields() {
+  const silent = $('c-silent').checked;
+  $('c-alert-fields').hidden = silent;
+  $('c-locales').hidden = silent || !$('c-body').value;
+  const kind = target();
+  $('c-channel-field').hidden = kind !== 'channel';
+  $('c-tokens-field').hidden = kind !== 'tokens';
+  $('audience-builder').hidden = kind !== 'audience';
+  $('a-tag-field').hidden = $('a-field').value !== 'tags';
+  const when = document.querySelector('input[name=when]:checked').value;
+  $('w-at-fields').hidden = when !== 'at';
+  $('w-local-fields').hidden = when !== 'local';
+  $('w-skip-field').hidden = !$('w-date').value;
 }
 
 let previewTimer = 0;
@@ -204,6 +260,8 @@ async function refreshPreview() {
     $('preview-payload').textContent = JSON.stringify(preview.payload);
     $('preview-bytes').textContent = `${preview.bytes} / ${preview.limit} bytes${preview.truncated ? ' (alert shortened to fit)' : ''}`;
     setList($('preview-headers'), Object.entries(preview.headers));
+    setList($('preview-variants'), Object.entries(preview.variants || {}).map(([locale, variant]) =>
+      [`Body for ${locale}`, `${JSON.stringify(variant.payload)} (${variant.bytes} bytes)`]));
   } catch (error) {
     if (seq === previewSeq) showPreviewError(error.message);
   }
@@ -213,6 +271,7 @@ function showPreviewError(message) {
   $('preview-payload').textContent = '';
   $('preview-bytes').textContent = '';
   $('preview-headers').replaceChildren();
+  $('preview-variants').replaceChildren();
   $('preview-error').textContent = message;
 }
 
@@ -224,9 +283,7 @@ function scheduleRecipients() { clearTimeout(recipientTimer); recipientTimer = s
 async function refreshRecipients() {
   const seq = ++recipientSeq;
   const kind = target();
-  $('c-channel').disabled = kind !== 'channel';
-  $('c-tokens').disabled = kind !== 'tokens';
-  $('audience-builder').disabled = kind !== 'audience';
+  refreshFields();
   const out = $('recipients');
   lastCount = null;
   try {
@@ -260,15 +317,31 @@ function audienceOf() {
   return user || where.length ? audience : null;
 }
 
-/** Appends the clause the field, test and value controls describe to the clauses, then recounts (tag clauses,
- * `tags.KEY …`, are typed into the clauses directly). */
+/** Appends the clause the field, test and value controls describe to the clauses, then recounts (`tags.NAME`
+ * takes the tag's name from its own field). */
 function addClause() {
-  const field = $('a-field').value, op = $('a-op').value, value = $('a-value').value.trim();
+  let field = $('a-field').value;
+  const op = $('a-op').value, value = $('a-value').value.trim();
+  if (field === 'tags') {
+    const tag = $('a-tag').value.trim();
+    if (!tag) { $('recipients').textContent = 'Name the tag (tags.NAME).'; $('a-tag').focus(); return; }
+    field = `tags.${tag}`;
+  }
   const clause = op === 'exists' || op === 'missing' ? `${field} ${op}` : `${field} ${op} ${value}`;
   const box = $('a-clauses');
   box.value = (box.value.trim() ? `${box.value.trim()}\n` : '') + clause;
   $('a-value').value = '';
   scheduleRecipients();
+}
+
+/** With "At a time": the date and time in this browser's zone, as the API's `at` (RFC 3339 in UTC). */
+function atOf() {
+  if (document.querySelector('input[name=when]:checked').value !== 'at') return null;
+  const date = $('w-at-date').value, time = $('w-at-time').value;
+  if (!/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(date) || !/^[0-9]{2}:[0-9]{2}$/.test(time)) throw new Error('Give the date and time to send at.');
+  const at = new Date(`${date}T${time}`);
+  if (Number.isNaN(at.getTime())) throw new Error('Give the date and time to send at.');
+  return at.toISOString().replace(/\.000Z$/, 'Z');
 }
 
 function localTimeOf() {
@@ -277,13 +350,8 @@ function localTimeOf() {
   if (!/^[0-9]{2}:[0-9]{2}$/.test(time)) throw new Error('Give the local time as HH:MM.');
   const spec = { time };
   if ($('w-date').value) spec.date = $('w-date').value;
-  if ($('w-skip').checked) spec.skipPast = true;
+  if (spec.date && $('w-skip').checked) spec.skipPast = true;
   return spec;
-}
-
-function refreshWhen() {
-  const local = document.querySelector('input[name=when]:checked').value === 'local';
-  for (const id of ['w-time', 'w-date', 'w-skip']) $(id).disabled = !local;
 }
 
 function jobBody() {
@@ -298,6 +366,8 @@ function jobBody() {
   } else body.tokens = tokenLines();
   const localTime = localTimeOf();
   if (localTime) body.localTime = localTime;
+  const at = atOf();
+  if (at) body.at = at;
   return body;
 }
 
@@ -502,12 +572,17 @@ function start() {
     $(id).addEventListener('input', schedulePreview);
     $(id).addEventListener('change', schedulePreview);
   }
+  for (const id of ['c-body', 'c-silent', 'a-field', 'w-date']) {
+    $(id).addEventListener('input', refreshFields);
+    $(id).addEventListener('change', refreshFields);
+  }
+  $('l-add').addEventListener('click', addLocaleRow);
   for (const radio of document.querySelectorAll('input[name=target]')) radio.addEventListener('change', refreshRecipients);
   $('c-channel').addEventListener('input', scheduleRecipients);
   $('a-user').addEventListener('input', scheduleRecipients);
   $('a-clauses').addEventListener('input', scheduleRecipients);
   $('a-add').addEventListener('click', addClause);
-  for (const radio of document.querySelectorAll('input[name=when]')) radio.addEventListener('change', refreshWhen);
+  for (const radio of document.querySelectorAll('input[name=when]')) radio.addEventListener('change', refreshFields);
   $('c-tokens').addEventListener('input', scheduleRecipients);
   $('confirm-send').addEventListener('click', async () => {
     $('confirm-all').hidden = true;
@@ -519,6 +594,7 @@ function start() {
   $('jobs-refresh').addEventListener('click', refreshJobs);
   $('job-cancel').addEventListener('click', cancelJob);
   $('device-form').addEventListener('submit', findDevice);
+  refreshFields();
   loadApps().then(() => {
     if (session().key && session().app) showConsole();
     else $('login-app').focus();

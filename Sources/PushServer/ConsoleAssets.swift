@@ -68,10 +68,16 @@ enum ConsoleAssets {
     <form id="compose-form" class="compose" novalidate>
       <div class="card">
         <h3>Content</h3>
+        <div id="c-alert-fields">
         <label for="c-title">Title</label>
         <input id="c-title" name="title" type="text">
         <label for="c-body">Body</label>
         <textarea id="c-body" name="body" rows="3"></textarea>
+        <fieldset id="c-locales" class="builder" hidden>
+          <legend>Body per language (devices of other languages get the body above)</legend>
+          <div id="locale-rows"></div>
+          <button type="button" id="l-add">Add a language</button>
+        </fieldset>
         <div class="row">
           <div>
             <label for="c-badge">Badge</label>
@@ -81,6 +87,7 @@ enum ConsoleAssets {
             <label for="c-sound">Sound</label>
             <input id="c-sound" name="sound" type="text" placeholder="default">
           </div>
+        </div>
         </div>
         <div class="check">
           <input id="c-silent" name="silent" type="checkbox">
@@ -97,11 +104,15 @@ enum ConsoleAssets {
           <div class="check"><input type="radio" id="t-tokens" name="target" value="tokens"><label for="t-tokens">Listed tokens</label></div>
           <div class="check"><input type="radio" id="t-audience" name="target" value="audience"><label for="t-audience">An audience (a user or a segment)</label></div>
         </fieldset>
-        <label for="c-channel">Channel</label>
-        <input id="c-channel" name="channel" type="text" disabled>
-        <label for="c-tokens">Tokens (one per line)</label>
-        <textarea id="c-tokens" name="tokens" rows="3" spellcheck="false" disabled></textarea>
-        <fieldset id="audience-builder" class="builder" disabled>
+        <div id="c-channel-field" hidden>
+          <label for="c-channel">Channel</label>
+          <input id="c-channel" name="channel" type="text">
+        </div>
+        <div id="c-tokens-field" hidden>
+          <label for="c-tokens">Tokens (one per line)</label>
+          <textarea id="c-tokens" name="tokens" rows="3" spellcheck="false"></textarea>
+        </div>
+        <fieldset id="audience-builder" class="builder" hidden>
           <legend>Audience</legend>
           <label for="a-user">User (only this user's devices)</label>
           <input id="a-user" name="user" type="text" spellcheck="false">
@@ -117,7 +128,12 @@ enum ConsoleAssets {
                 <option value="environment">environment</option>
                 <option value="installation">installation</option>
                 <option value="user">user</option>
+                <option value="tags">tags.NAME (the app's own tags)</option>
               </select>
+            </div>
+            <div id="a-tag-field" hidden>
+              <label for="a-tag">Tag name</label>
+              <input id="a-tag" name="tag" type="text" spellcheck="false" placeholder="plan">
             </div>
             <div>
               <label for="a-op">Test</label>
@@ -147,21 +163,34 @@ enum ConsoleAssets {
         <fieldset>
           <legend>When</legend>
           <div class="check"><input type="radio" id="w-now" name="when" value="now" checked><label for="w-now">Now</label></div>
+          <div class="check"><input type="radio" id="w-at" name="when" value="at"><label for="w-at">At a time (scheduled)</label></div>
           <div class="check"><input type="radio" id="w-local" name="when" value="local"><label for="w-local">At a local time in each device's own zone</label></div>
         </fieldset>
-        <div class="row">
+        <div id="w-at-fields" class="row" hidden>
           <div>
-            <label for="w-time">Local time</label>
-            <input id="w-time" name="localTime" type="time" value="09:00" disabled>
+            <label for="w-at-date">On (in this browser's time zone)</label>
+            <input id="w-at-date" name="atDate" type="date">
           </div>
           <div>
-            <label for="w-date">On (optional: else the next one)</label>
-            <input id="w-date" name="localDate" type="date" disabled>
+            <label for="w-at-time">At</label>
+            <input id="w-at-time" name="atTime" type="time" value="09:00">
           </div>
         </div>
-        <div class="check">
-          <input id="w-skip" name="skipPast" type="checkbox" disabled>
-          <label for="w-skip">Skip zones whose time has already passed on that date</label>
+        <div id="w-local-fields" hidden>
+          <div class="row">
+            <div>
+              <label for="w-time">Local time</label>
+              <input id="w-time" name="localTime" type="time" value="09:00">
+            </div>
+            <div>
+              <label for="w-date">On (optional: else the next one)</label>
+              <input id="w-date" name="localDate" type="date">
+            </div>
+          </div>
+          <div id="w-skip-field" class="check" hidden>
+            <input id="w-skip" name="skipPast" type="checkbox">
+            <label for="w-skip">Skip zones whose time has already passed on that date</label>
+          </div>
         </div>
       </div>
       <div class="card preview">
@@ -169,6 +198,7 @@ enum ConsoleAssets {
         <p id="preview-bytes" aria-live="polite"></p>
         <pre id="preview-payload"></pre>
         <dl id="preview-headers" class="facts"></dl>
+        <dl id="preview-variants" class="facts"></dl>
         <p id="preview-error" class="error" role="alert"></p>
       </div>
       <div class="actions">
@@ -401,19 +431,27 @@ function tokenLines() {
   return $('c-tokens').value.split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('#'));
 }
 
-/** The content fields of the form, as the API takes them; throws a message for invalid custom data. */
+/** The content fields of the form, as the API takes them; throws a message for invalid custom data. Fields that
+ * do not apply are hidden and not sent: a silent push has no title, body, badge or sound; the per-language bodies
+ * go with a body (the API's per-locale `alert`, whose `default` is the body). */
 function content() {
   const body = {};
-  const title = $('c-title').value, text = $('c-body').value, sound = $('c-sound').value.trim();
-  const badge = $('c-badge').value.trim(), data = $('c-data').value.trim();
+  const data = $('c-data').value.trim();
   if ($('c-silent').checked) body.silent = true;
-  if (title) body.title = title;
-  if (text) body.alert = text;
-  if (badge !== '') {
-    if (!/^[0-9]+$/.test(badge)) throw new Error('Badge must be a whole number ≥ 0.');
-    body.badge = Number(badge);
+  else {
+    const title = $('c-title').value, text = $('c-body').value, sound = $('c-sound').value.trim();
+    const badge = $('c-badge').value.trim();
+    if (title) body.title = title;
+    if (text) {
+      const texts = localeTexts();
+      body.alert = texts.size ? Object.fromEntries([['default', text], ...texts]) : text;
+    }
+    if (badge !== '') {
+      if (!/^[0-9]+$/.test(badge)) throw new Error('Badge must be a whole number ≥ 0.');
+      body.badge = Number(badge);
+    }
+    if (sound) body.sound = sound;
   }
-  if (sound) body.sound = sound;
   if (data) {
     let parsed;
     try { parsed = JSON.parse(data); } catch (error) { throw new Error(`Custom data is not JSON: ${error.message}`); }
@@ -421,6 +459,54 @@ function content() {
     body.data = parsed;
   }
   return body;
+}
+
+/** The per-language rows as locale → body (rows left empty are ignored). The locale's form is the server's rule
+ * (canonical BCP 47: de, de-AT, pt-BR), checked there with the rest of the content. */
+function localeTexts() {
+  const texts = new Map();
+  for (const row of document.querySelectorAll('#locale-rows .locale-row')) {
+    const locale = row.querySelector('.l-locale').value.trim(), text = row.querySelector('.l-text').value;
+    if (!locale && !text) continue;
+    if (!locale || locale === 'default') throw new Error('Name the language of each row (de, pt-BR); the body above is for the others.');
+    if (texts.has(locale)) throw new Error(`The language ${locale} is given twice.`);
+    texts.set(locale, text);
+  }
+  return texts;
+}
+
+let localeRowSeq = 0;
+/** Adds a row of locale and body, each labelled; its Remove button takes the row away. */
+function addLocaleRow() {
+  const n = ++localeRowSeq;
+  const locale = el('input', { id: `l-locale-${n}`, class: 'l-locale', type: 'text', spellcheck: 'false', placeholder: 'de' });
+  const text = el('input', { id: `l-text-${n}`, class: 'l-text', type: 'text' });
+  const remove = el('button', { type: 'button', id: `l-remove-${n}`, class: 'l-remove', 'aria-label': `Remove language row ${n}` }, 'Remove');
+  const row = el('div', { class: 'locale-row', id: `l-row-${n}` },
+    el('div', {}, el('label', { for: locale.id }, 'Language'), locale),
+    el('div', {}, el('label', { for: text.id }, 'Body in that language'), text), remove);
+  for (const input of [locale, text]) input.addEventListener('input', schedulePreview);
+  remove.addEventListener('click', () => { row.remove(); $('l-add').focus(); schedulePreview(); });
+  $('locale-rows').append(row);
+  locale.focus();
+  schedulePreview();
+}
+
+/** Shows the fields that apply to what is chosen and hides the others (hidden, not greyed: a field that does not
+ * apply is not sent either). */
+function refreshFields() {
+  const silent = $('c-silent').checked;
+  $('c-alert-fields').hidden = silent;
+  $('c-locales').hidden = silent || !$('c-body').value;
+  const kind = target();
+  $('c-channel-field').hidden = kind !== 'channel';
+  $('c-tokens-field').hidden = kind !== 'tokens';
+  $('audience-builder').hidden = kind !== 'audience';
+  $('a-tag-field').hidden = $('a-field').value !== 'tags';
+  const when = document.querySelector('input[name=when]:checked').value;
+  $('w-at-fields').hidden = when !== 'at';
+  $('w-local-fields').hidden = when !== 'local';
+  $('w-skip-field').hidden = !$('w-date').value;
 }
 
 let previewTimer = 0;
@@ -438,6 +524,8 @@ async function refreshPreview() {
     $('preview-payload').textContent = JSON.stringify(preview.payload);
     $('preview-bytes').textContent = `${preview.bytes} / ${preview.limit} bytes${preview.truncated ? ' (alert shortened to fit)' : ''}`;
     setList($('preview-headers'), Object.entries(preview.headers));
+    setList($('preview-variants'), Object.entries(preview.variants || {}).map(([locale, variant]) =>
+      [`Body for ${locale}`, `${JSON.stringify(variant.payload)} (${variant.bytes} bytes)`]));
   } catch (error) {
     if (seq === previewSeq) showPreviewError(error.message);
   }
@@ -447,6 +535,7 @@ function showPreviewError(message) {
   $('preview-payload').textContent = '';
   $('preview-bytes').textContent = '';
   $('preview-headers').replaceChildren();
+  $('preview-variants').replaceChildren();
   $('preview-error').textContent = message;
 }
 
@@ -458,9 +547,7 @@ function scheduleRecipients() { clearTimeout(recipientTimer); recipientTimer = s
 async function refreshRecipients() {
   const seq = ++recipientSeq;
   const kind = target();
-  $('c-channel').disabled = kind !== 'channel';
-  $('c-tokens').disabled = kind !== 'tokens';
-  $('audience-builder').disabled = kind !== 'audience';
+  refreshFields();
   const out = $('recipients');
   lastCount = null;
   try {
@@ -494,15 +581,31 @@ function audienceOf() {
   return user || where.length ? audience : null;
 }
 
-/** Appends the clause the field, test and value controls describe to the clauses, then recounts (tag clauses,
- * `tags.KEY …`, are typed into the clauses directly). */
+/** Appends the clause the field, test and value controls describe to the clauses, then recounts (`tags.NAME`
+ * takes the tag's name from its own field). */
 function addClause() {
-  const field = $('a-field').value, op = $('a-op').value, value = $('a-value').value.trim();
+  let field = $('a-field').value;
+  const op = $('a-op').value, value = $('a-value').value.trim();
+  if (field === 'tags') {
+    const tag = $('a-tag').value.trim();
+    if (!tag) { $('recipients').textContent = 'Name the tag (tags.NAME).'; $('a-tag').focus(); return; }
+    field = `tags.${tag}`;
+  }
   const clause = op === 'exists' || op === 'missing' ? `${field} ${op}` : `${field} ${op} ${value}`;
   const box = $('a-clauses');
   box.value = (box.value.trim() ? `${box.value.trim()}\n` : '') + clause;
   $('a-value').value = '';
   scheduleRecipients();
+}
+
+/** With "At a time": the date and time in this browser's zone, as the API's `at` (RFC 3339 in UTC). */
+function atOf() {
+  if (document.querySelector('input[name=when]:checked').value !== 'at') return null;
+  const date = $('w-at-date').value, time = $('w-at-time').value;
+  if (!/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(date) || !/^[0-9]{2}:[0-9]{2}$/.test(time)) throw new Error('Give the date and time to send at.');
+  const at = new Date(`${date}T${time}`);
+  if (Number.isNaN(at.getTime())) throw new Error('Give the date and time to send at.');
+  return at.toISOString().replace(/\.000Z$/, 'Z');
 }
 
 function localTimeOf() {
@@ -511,13 +614,8 @@ function localTimeOf() {
   if (!/^[0-9]{2}:[0-9]{2}$/.test(time)) throw new Error('Give the local time as HH:MM.');
   const spec = { time };
   if ($('w-date').value) spec.date = $('w-date').value;
-  if ($('w-skip').checked) spec.skipPast = true;
+  if (spec.date && $('w-skip').checked) spec.skipPast = true;
   return spec;
-}
-
-function refreshWhen() {
-  const local = document.querySelector('input[name=when]:checked').value === 'local';
-  for (const id of ['w-time', 'w-date', 'w-skip']) $(id).disabled = !local;
 }
 
 function jobBody() {
@@ -532,6 +630,8 @@ function jobBody() {
   } else body.tokens = tokenLines();
   const localTime = localTimeOf();
   if (localTime) body.localTime = localTime;
+  const at = atOf();
+  if (at) body.at = at;
   return body;
 }
 
@@ -736,12 +836,17 @@ function start() {
     $(id).addEventListener('input', schedulePreview);
     $(id).addEventListener('change', schedulePreview);
   }
+  for (const id of ['c-body', 'c-silent', 'a-field', 'w-date']) {
+    $(id).addEventListener('input', refreshFields);
+    $(id).addEventListener('change', refreshFields);
+  }
+  $('l-add').addEventListener('click', addLocaleRow);
   for (const radio of document.querySelectorAll('input[name=target]')) radio.addEventListener('change', refreshRecipients);
   $('c-channel').addEventListener('input', scheduleRecipients);
   $('a-user').addEventListener('input', scheduleRecipients);
   $('a-clauses').addEventListener('input', scheduleRecipients);
   $('a-add').addEventListener('click', addClause);
-  for (const radio of document.querySelectorAll('input[name=when]')) radio.addEventListener('change', refreshWhen);
+  for (const radio of document.querySelectorAll('input[name=when]')) radio.addEventListener('change', refreshFields);
   $('c-tokens').addEventListener('input', scheduleRecipients);
   $('confirm-send').addEventListener('click', async () => {
     $('confirm-all').hidden = true;
@@ -753,6 +858,7 @@ function start() {
   $('jobs-refresh').addEventListener('click', refreshJobs);
   $('job-cancel').addEventListener('click', cancelJob);
   $('device-form').addEventListener('submit', findDevice);
+  refreshFields();
   loadApps().then(() => {
     if (session().key && session().app) showConsole();
     else $('login-app').focus();
@@ -793,6 +899,8 @@ input:disabled, textarea:disabled { background: #eef1f4; color: var(--muted); }
 fieldset { border: 0; padding: 0; margin: 0 0 .4rem; }
 legend { font-weight: 600; padding: 0; margin-bottom: .2rem; }
 .row { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
+.locale-row { display: grid; grid-template-columns: 9rem 1fr auto; gap: .8rem; align-items: end; }
+.locale-row button { margin: 0 0 .1rem; background: #fff; color: var(--accent); }
 button {
   font: inherit; margin-top: .8rem; padding: .45rem 1rem; border-radius: 4px; border: 1px solid var(--accent);
   background: var(--accent); color: var(--accent-fg); cursor: pointer;

@@ -3,9 +3,12 @@
 
 Flow: register one device over the API; log in with the keyboard; see "1 recipient"; compose, preview and send
 to all (confirmed with Enter); watch the job complete; find the notification in the simulator's record; find
-the device with its installation fields; a hostile reason string inserted into the store shows as text; build an
-audience clause by clause with its live count and send it at a local time (the job's waves shown); cancel a
-scheduled job; log out.
+the device with its installation fields; a hostile reason string inserted into the store shows as text; send a
+body per language to two devices of different locales (each gets its language, the other the default); schedule
+a send at a time; build an audience clause by clause (a `tags.NAME` clause among them) with its live count and
+send it at a local time (the job's waves shown); cancel a scheduled job; log out. Fields that do not apply are
+hidden, not greyed: the target fields of other targets, the times of other "When"s, the alert fields of a silent
+push, the per-language rows without a body.
 Also: Tab order through the login and compose controls, every control labelled, no CSP violation, the key only
 in sessionStorage (no cookie, not in the URL). Each failure prints one line and exits 1."""
 import argparse
@@ -81,6 +84,27 @@ class Console:
                 return False
         self.wait(attempt, what, timeout)
 
+    def shown(self, element_id):
+        return self.by_id(element_id).is_displayed()
+
+    def only_shown(self, ids, what):
+        """Of `ids`, exactly those named in what's value are displayed (the others hidden, not merely disabled)."""
+        wanted = set(what)
+        self.wait(lambda: {i for i in ids if self.shown(i)} == wanted,
+                  f"only {sorted(wanted)} shown of {ids} (shown: {sorted(i for i in ids if self.shown(i))})")
+
+    def recorded(self, token, match):
+        """The simulator's recorded notification to `token` whose payload `match` accepts, or None."""
+        path = pathlib.Path(self.args.record)
+        if not path.exists():
+            return None
+        for line in path.read_text().splitlines():
+            item = json.loads(line)
+            payload = item["payload"] if isinstance(item["payload"], dict) else json.loads(item["payload"])
+            if item["token"] == token and match(payload):
+                return payload
+        return None
+
     def text(self, element_id):
         return self.by_id(element_id).text
 
@@ -145,6 +169,19 @@ class Console:
         # (3) the recipient count for "all".
         self.wait(lambda: self.text("recipients") == "1 recipient", "“1 recipient”")
 
+        # Fields that do not apply are hidden: another target's fields, another "When"'s times, the per-language
+        # rows while there is no body.
+        targets = ["c-channel", "c-tokens", "audience-builder"]
+        whens = ["w-at-date", "w-at-time", "w-time", "w-date"]
+        self.only_shown(targets + whens + ["c-locales"], [])
+        for radio, field in [("t-channel", "c-channel"), ("t-tokens", "c-tokens"), ("t-audience", "audience-builder"), ("t-all", None)]:
+            self.by_id(radio).click()
+            self.only_shown(targets, [field] if field else [])
+        for radio, fields in [("w-at", ["w-at-date", "w-at-time"]), ("w-local", ["w-time", "w-date"]), ("w-now", [])]:
+            self.by_id(radio).click()
+            self.only_shown(whens, fields)
+        self.wait(lambda: self.text("recipients") == "1 recipient", "“1 recipient” again")
+
         # Keyboard: Tab through the compose controls (disabled target fields are skipped).
         self.tab_order("c-title", ["c-body", "c-badge", "c-sound", "c-silent", "c-data", "t-all", "w-now", "send"])
         check(self.unlabelled_controls() == [], f"unlabelled controls: {self.unlabelled_controls()}")
@@ -168,10 +205,17 @@ class Console:
         size = len(payload_text.encode())
         check(self.text("preview-bytes") == f"{size} / 4096 bytes", f"byte count {self.text('preview-bytes')!r}, payload is {size}")
         check("apns-push-type\nalert" in self.text("preview-headers") or "alert" in self.text("preview-headers"), "headers shown")
-        # An invalid combination: the server's own message.
+        # A body opens the per-language rows. Silent: the alert fields are hidden (not greyed) and not sent, so the
+        # preview is content-available with the custom data; unticked, they are back as they were.
+        alert_fields = ["c-title", "c-body", "c-badge", "c-sound", "c-locales"]
+        self.only_shown(alert_fields, alert_fields)
         self.by_id("c-silent").click()
-        self.wait(lambda: "silent" in self.text("preview-error"), "the server's error for silent + alert")
+        self.only_shown(alert_fields + ["c-data"], ["c-data"])
+        self.wait(lambda: self.text("preview-payload") and json.loads(self.text("preview-payload")) ==
+                  {"aps": {"content-available": 1}, "photoTitle": "Nebula"}, "the silent preview without the hidden fields")
+        check(self.text("preview-error") == "", f"silent preview error {self.text('preview-error')!r}")
         self.by_id("c-silent").click()
+        self.only_shown(alert_fields, alert_fields)
         self.wait(lambda: preview_matches(), "the preview again")
         self.screenshot("compose")
 
@@ -249,10 +293,91 @@ class Console:
         self.by_id("d-token").send_keys(second, Keys.ENTER)
         self.wait(lambda: "Europe/Berlin" in self.text("device-facts") and "carol" in self.text("device-facts"), "the device's installation fields")
         check("de-DE" in self.text("device-facts") and "2.10" in self.text("device-facts"), f"device facts {self.text('device-facts')!r}")
+        # A body per language, to both devices as listed tokens: the German device (de-DE) gets the "de" row's
+        # body, the other (no locale) the default. A row added and removed again is not sent.
         self.by_id("tab-compose").click()
+        self.by_id("t-tokens").click()
+        self.by_id("c-tokens").send_keys(f"{TOKEN}\n{second}")
+        self.wait(lambda: self.text("recipients") == "2 recipients", "“2 recipients” for the listed tokens")
+        body = self.by_id("c-body")
+        body.clear()
+        self.only_shown(["c-locales"], [])
+        body.send_keys("Good morning")
+        self.only_shown(["c-locales"], ["c-locales"])
+        self.by_id("l-add").click()
+        rows = d.find_elements(By.CSS_SELECTOR, "#locale-rows .locale-row")
+        check(len(rows) == 1, f"one language row after Add, not {len(rows)}")
+        check(self.active_id() == rows[0].find_element(By.CSS_SELECTOR, ".l-locale").get_attribute("id"), "focus on the new row's language")
+        d.switch_to.active_element.send_keys("de")
+        rows[0].find_element(By.CSS_SELECTOR, ".l-text").send_keys("Guten Morgen")
+        self.by_id("l-add").click()
+        d.switch_to.active_element.send_keys("fr")
+        d.find_elements(By.CSS_SELECTOR, "#locale-rows .l-text")[1].send_keys("Bonjour")
+        self.wait(lambda: "Body for de" in self.text("preview-variants") and "Body for fr" in self.text("preview-variants")
+                  and "Guten Morgen" in self.text("preview-variants"), "the preview of each language's payload")
+        check(self.unlabelled_controls() == [], f"unlabelled controls: {self.unlabelled_controls()}")
+        self.screenshot("languages")
+        d.find_elements(By.CSS_SELECTOR, "#locale-rows .l-remove")[1].click()
+        self.wait(lambda: "Body for fr" not in self.text("preview-variants") and "Body for de" in self.text("preview-variants"),
+                  "the removed row gone from the preview")
+        check(len(d.find_elements(By.CSS_SELECTOR, "#locale-rows .locale-row")) == 1, "one row after Remove")
+        # A locale not in the server's canonical form: the server's message, nothing sent.
+        self.by_id("l-add").click()
+        d.switch_to.active_element.send_keys("de_at")
+        d.find_elements(By.CSS_SELECTOR, "#locale-rows .l-text")[1].send_keys("Servus")
+        self.wait(lambda: "canonical" in self.text("preview-error"), "the server's message for a locale not in canonical form")
+        d.find_elements(By.CSS_SELECTOR, "#locale-rows .l-remove")[1].click()
+        self.wait(lambda: self.text("preview-error") == "" and "Body for de" in self.text("preview-variants"), "the preview back")
+        self.by_id("send").click()
+        self.wait(lambda: self.by_id("view-jobs").is_displayed(), "the jobs view after the per-language send")
+        self.wait(lambda: self.text("job-state") == "completed", "the per-language job to complete", timeout=60)
+        body_of = lambda p: (p.get("aps", {}).get("alert") or {}).get("body") if isinstance(p.get("aps", {}).get("alert"), dict) else p.get("aps", {}).get("alert")
+        german = self.wait(lambda: self.recorded(second, lambda p: body_of(p) in ("Guten Morgen", "Good morning", "Bonjour")),
+                           "the per-language notification to the German device")
+        check(body_of(german) == "Guten Morgen", f"the de-DE device got {german}, not its language")
+        default = self.wait(lambda: self.recorded(TOKEN, lambda p: body_of(p) in ("Guten Morgen", "Good morning", "Bonjour")),
+                            "the per-language notification to the device without a locale")
+        check(body_of(default) == "Good morning", f"the device without a locale got {default}, not the default")
+
+        # At a time: the API's `at`, from a date and time in the browser's zone; the job waits, then is cancelled.
+        self.by_id("tab-compose").click()
+        self.by_id("w-at").click()
+        self.only_shown(whens, ["w-at-date", "w-at-time"])
+        self.by_id("w-at-date").send_keys("12242099")
+        at_time = self.by_id("w-at-time")
+        at_time.send_keys("0930AM")
+        expected_at = d.execute_script("return new Date('2099-12-24T09:30').toISOString().replace('.000Z', 'Z')")
+        self.by_id("send").click()
+        self.wait(lambda: self.by_id("view-jobs").is_displayed(), "the jobs view after scheduling")
+        self.wait(lambda: self.text("job-state") == f"pending (scheduled for {expected_at})", f"the job pending until {expected_at}")
+        scheduled_id = self.text("job-id")
+        status, job = self.api("GET", f"/v1/apps/{a.app}/notifications/{scheduled_id}", a.send_key)
+        check(status == 200 and job.get("at") == expected_at and job.get("state") == "pending", f"the scheduled job {job}")
+        self.screenshot("scheduled")
+        self.by_id("job-cancel").click()
+        self.wait(lambda: self.text("job-state").startswith("cancelled"), "the scheduled job cancelled")
+        self.by_id("tab-compose").click()
+        self.by_id("w-now").click()
+
         self.by_id("t-audience").click()
         self.wait(lambda: self.text("recipients") == "Name a user or add a clause.", "the empty audience's hint")
+        # tags.NAME: its name field is shown only for it; the clause it adds counts the device tagged plan=pro.
+        self.only_shown(["a-tag"], [])
+        Select(self.by_id("a-field")).select_by_value("tags")
+        self.only_shown(["a-tag"], ["a-tag"])
+        self.by_id("a-tag").send_keys("plan")
+        Select(self.by_id("a-op")).select_by_value("=")
+        self.by_id("a-value").send_keys("pro")
+        self.by_id("a-add").click()
+        check(self.by_id("a-clauses").get_attribute("value") == "tags.plan = pro", f"the tag clause {self.by_id('a-clauses').get_attribute('value')!r}")
+        self.wait(lambda: self.text("recipients") == "1 recipient", "“1 recipient” for tags.plan = pro")
+        self.by_id("a-clauses").clear()
+        self.by_id("a-value").send_keys("free")
+        self.by_id("a-add").click()
+        self.wait(lambda: self.text("recipients") == "0 recipients", "“0 recipients” for tags.plan = free")
+        self.by_id("a-clauses").clear()
         Select(self.by_id("a-field")).select_by_value("appVersion")
+        self.only_shown(["a-tag"], [])
         Select(self.by_id("a-op")).select_by_value(">=")
         self.by_id("a-value").send_keys("2.9")
         self.by_id("a-add").click()
@@ -278,8 +403,10 @@ class Console:
         # At 09:00 local time: one job, a wave per UTC offset, shown with the job.
         self.by_id("w-local").click()
         time_field = self.by_id("w-time")
-        check(time_field.is_enabled() and time_field.get_attribute("value") == "09:00", "the local time field, 09:00")
+        check(time_field.is_displayed() and time_field.get_attribute("value") == "09:00", "the local time field, 09:00")
+        self.only_shown(["w-skip"], [])
         self.by_id("w-date").send_keys("12242099")
+        self.only_shown(["w-skip"], ["w-skip"])
         self.by_id("send").click()
         self.wait(lambda: self.by_id("view-jobs").is_displayed(), "the jobs view after sending at local time")
         self.wait(lambda: "local time" in self.text("job-state") and "waves" in self.text("job-state"), "the local-time job's state")
