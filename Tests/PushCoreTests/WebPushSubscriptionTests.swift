@@ -44,6 +44,16 @@ import Testing
         #expect(Self.refusal(#"{"endpoint":"\#(Self.endpoint)","keys":{"p256dh":"\#(Self.p256dh)"}}"#)?.field == "keys.auth")
         #expect(Self.refusal(#"{"endpoint":"\#(Self.endpoint)","expirationTime":"soon","keys":{}}"#)?.field == "expirationTime")
         #expect(Self.refusal("[]")?.field == "subscription")
+        // Inside the API's body the fields are named from there.
+        let policy = try? WebPushHostPolicy()
+        let nested = #expect(throws: FieldError.self) {
+            try WebPushSubscription(json: try JSONValue(parsing: Self.json(auth: "AAAA")), policy: #require(policy), prefix: "subscription.")
+        }
+        #expect(nested == FieldError(field: "subscription.keys.auth", message: "subscription.keys.auth must be 16 bytes, not 3"))
+        let outside = #expect(throws: FieldError.self) {
+            try WebPushSubscription(json: try JSONValue(parsing: Self.json(endpoint: "https://evil.example/x")), policy: #require(policy), prefix: "subscription.")
+        }
+        #expect(outside?.field == "subscription.endpoint" && outside?.message.hasPrefix("subscription.endpoint host 'evil.example'") == true)
         #expect(Self.refusal("{")?.field == "subscription")
     }
 
