@@ -72,6 +72,9 @@ test: deps
 	@# An app's package depending on this repository and using only PushProviderClient: it must build the client's
 	@# module and nothing of the server (no NIO, Hummingbird, postgres-nio or Push* server module), then run.
 	SWIFT=$(SWIFT) bash Tests/client/consumer.sh
+	@# The Web Push referees (PyPI, pinned): http_ece decrypts what we encrypt, py_vapid and PyJWT verify what we sign
+	@# (WebPushRefereeTests run them); fails when PyPI is unreachable.
+	bash Tests/webpush/install.sh
 	@# Under a private TMPDIR: fails when the tests leave their pushctl-test-* directories behind.
 	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --skip "FaultTests|BroadcastTimingTests"
 	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --filter "FaultTests|BroadcastTimingTests" --no-parallel

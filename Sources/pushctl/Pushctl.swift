@@ -13,6 +13,7 @@ struct Pushctl: AsyncParsableCommand {
             PayloadCommand.self,
             TokensCommand.self,
             CertCommand.self,
+            WebPushCommand.self,
             SimulatorCommand.self,
             SendCommand.self,
             BroadcastCommand.self,

@@ -1,0 +1,120 @@
+import Crypto
+import Foundation
+import PushCore
+
+/// RFC 8291 message encryption for Web Push, `Content-Encoding: aes128gcm` (RFC 8188), with swift-crypto only:
+/// ECDH P-256 between a new ephemeral key and the subscription's `p256dh`, HKDF-SHA256 keyed by its `auth`
+/// secret, AES-128-GCM over one record. The body is
+/// `salt (16) || rs (4, = 4096) || idlen (1, = 65) || keyid (the ephemeral public key, 65) || record`, where the
+/// record is the ciphertext of `plaintext || 0x02 || padding zeros` plus the 16-byte tag, and the whole body is at
+/// most ``maximumBodyLength`` (4096) bytes, the size every push service must accept (RFC 8030 §7.2).
+public enum WebPushEncryption {
+    /// The record size written in the header.
+    public static let recordSize: UInt32 = 4096
+    /// The longest body sent: RFC 8030 requires push services to accept 4096 bytes of payload.
+    public static let maximumBodyLength = 4096
+    /// Salt, record size, key id length and the 65-byte key id.
+    public static let headerLength = 16 + 4 + 1 + 65
+    /// The AES-GCM tag.
+    public static let tagLength = 16
+    /// The longest plaintext that fits one record of a ≤ 4096-byte body with no padding (4096 − 86 − 1 − 16).
+    public static let maximumPlaintextLength = maximumBodyLength - headerLength - 1 - tagLength
+
+    /// Why a notification cannot be encrypted for a subscription.
+    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The field at fault (`keys.p256dh`, `keys.auth`, `payload`).
+        public let field: String
+        /// One line.
+        public let message: String
+        public var description: String { message }
+    }
+
+    /// A subscription's keys, judged as keys: `p256dh` a point on P-256 (uncompressed) and `auth` 16 bytes. The
+    /// registration path calls this (through ``validate(p256dh:auth:)``) so a key that cannot be encrypted to is
+    /// refused with a 400 naming it, not found at send time.
+    public struct RecipientKeys: Sendable {
+        /// The browser's public key. Immutable (swift-crypto's key types are not marked Sendable on Linux).
+        public nonisolated(unsafe) let publicKey: P256.KeyAgreement.PublicKey
+        /// Its uncompressed form (65 bytes), as it enters the key derivation.
+        public let publicKeyBytes: [UInt8]
+        /// The authentication secret.
+        public let auth: [UInt8]
+
+        /// Judges the raw keys.
+        public init(p256dh: [UInt8], auth: [UInt8]) throws(Failure) {
+            guard p256dh.count == 65, p256dh.first == 0x04 else {
+                throw Failure(field: "keys.p256dh", message: "keys.p256dh must be an uncompressed P-256 public key (65 bytes starting 0x04), not \(p256dh.count) bytes")
+            }
+            do {
+                publicKey = try P256.KeyAgreement.PublicKey(x963Representation: p256dh)
+            } catch {
+                throw Failure(field: "keys.p256dh", message: "keys.p256dh is not a point on the P-256 curve")
+            }
+            guard auth.count == 16 else { throw Failure(field: "keys.auth", message: "keys.auth must be 16 bytes, not \(auth.count)") }
+            publicKeyBytes = p256dh
+            self.auth = auth
+        }
+
+        /// The keys of a parsed subscription.
+        public init(_ subscription: WebPushSubscription) throws(Failure) {
+            try self.init(p256dh: subscription.p256dh, auth: subscription.auth)
+        }
+    }
+
+    /// Judges a subscription's keys (see ``RecipientKeys``); throws the failure naming the key.
+    public static func validate(p256dh: [UInt8], auth: [UInt8]) throws(Failure) {
+        _ = try RecipientKeys(p256dh: p256dh, auth: auth)
+    }
+
+    /// The `aes128gcm` body for `plaintext`, with a new ephemeral key and a random salt, and `padding` zero bytes
+    /// after the delimiter (to hide the plaintext's length). Throws when it does not fit 4096 bytes.
+    public static func encrypt(_ plaintext: [UInt8], for keys: RecipientKeys, padding: Int = 0) throws(Failure) -> [UInt8] {
+        var salt = [UInt8](repeating: 0, count: 16)
+        var generator = SystemRandomNumberGenerator()
+        for index in salt.indices { salt[index] = generator.next() }
+        return try encrypt(plaintext, for: keys, padding: padding, ephemeralKey: P256.KeyAgreement.PrivateKey(), salt: salt)
+    }
+
+    /// The seam the RFC 8291 test vector uses: the same with a given ephemeral key and salt. Never reuse either.
+    static func encrypt(
+        _ plaintext: [UInt8], for keys: RecipientKeys, padding: Int, ephemeralKey: P256.KeyAgreement.PrivateKey, salt: [UInt8]
+    ) throws(Failure) -> [UInt8] {
+        precondition(salt.count == 16, "the salt is 16 bytes")
+        guard padding >= 0, plaintext.count + padding <= maximumPlaintextLength else {
+            throw Failure(
+                field: "payload",
+                message: "the Web Push payload is \(plaintext.count) bytes\(padding > 0 ? " plus \(padding) of padding" : ""); "
+                    + "at most \(maximumPlaintextLength) fit one encrypted record of \(maximumBodyLength) bytes")
+        }
+        let senderPublic = [UInt8](ephemeralKey.publicKey.x963Representation)
+        let sharedSecret: SharedSecret
+        do {
+            sharedSecret = try ephemeralKey.sharedSecretFromKeyAgreement(with: keys.publicKey)
+        } catch {
+            throw Failure(field: "keys.p256dh", message: "key agreement with keys.p256dh failed: \(error)")
+        }
+        // RFC 8291 §3.4: IKM = HKDF(auth, ecdh_secret, "WebPush: info" || 0x00 || ua_public || as_public, 32).
+        let keyInfo = Array("WebPush: info".utf8) + [0] + keys.publicKeyBytes + senderPublic
+        let ikm = sharedSecret.hkdfDerivedSymmetricKey(using: SHA256.self, salt: keys.auth, sharedInfo: keyInfo, outputByteCount: 32)
+        // RFC 8188 §2.2-2.3: PRK = HKDF-Extract(salt, IKM); CEK and NONCE expanded from it.
+        let prk = HKDF<SHA256>.extract(inputKeyMaterial: ikm, salt: salt)
+        let cek = HKDF<SHA256>.expand(pseudoRandomKey: prk, info: Array("Content-Encoding: aes128gcm".utf8) + [0], outputByteCount: 16)
+        let nonce = HKDF<SHA256>.expand(pseudoRandomKey: prk, info: Array("Content-Encoding: nonce".utf8) + [0], outputByteCount: 12)
+        // One record, so the sequence number is 0 and the nonce is used as derived; 0x02 marks the last record.
+        let record = plaintext + [2] + [UInt8](repeating: 0, count: padding)
+        let sealed: AES.GCM.SealedBox
+        do {
+            sealed = try AES.GCM.seal(record, using: cek, nonce: AES.GCM.Nonce(data: nonce.withUnsafeBytes { Array($0) }))
+        } catch {
+            throw Failure(field: "payload", message: "AES-GCM encryption failed: \(error)")
+        }
+        var body: [UInt8] = salt
+        body.reserveCapacity(headerLength + record.count + tagLength)
+        body += [UInt8(recordSize >> 24), UInt8(recordSize >> 16 & 0xFF), UInt8(recordSize >> 8 & 0xFF), UInt8(recordSize & 0xFF)]
+        body.append(UInt8(senderPublic.count))
+        body += senderPublic
+        body += sealed.ciphertext
+        body += sealed.tag
+        return body
+    }
+}

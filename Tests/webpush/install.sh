@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The reference implementations the Web Push referee tests (Tests/PushSenderTests/WebPushRefereeTests.swift) run
+# against, pinned: http_ece (RFC 8188/8291), py_vapid and PyJWT (RFC 8292). Installed from PyPI by `make test`
+# before the Swift tests; fails (never skips) when PyPI is unreachable.
+set -euo pipefail
+PACKAGES=("http_ece==1.2.1" "py-vapid==1.9.6" "pyjwt==2.15.1")
+if python3 - "${PACKAGES[@]}" <<'PY' 2>/dev/null; then
+import sys
+from importlib.metadata import version
+for spec in sys.argv[1:]:
+    name, wanted = spec.split("==")
+    if version(name) != wanted:
+        sys.exit(1)
+PY
+  exit 0
+fi
+echo "webpush: installing ${PACKAGES[*]} from PyPI"
+python3 -m pip install -q "${PACKAGES[@]}" >/dev/null 2>&1 || {
+  echo "webpush: cannot install ${PACKAGES[*]} with pip (PyPI unreachable?); the Web Push referee tests cannot run" >&2
+  exit 1
+}
