@@ -11,6 +11,8 @@ final class SimulatorRecorder: Sendable {
         var counters = SimulatorCounters()
         var ring: [ReceivedNotification] = []
         var ringStart = 0
+        var webPushes: [ReceivedWebPush] = []
+        var webPushStart = 0
         var pending: [UInt8] = []
         var file: FileHandle?
     }
@@ -60,6 +62,38 @@ final class SimulatorRecorder: Sendable {
         }
     }
 
+    /// Counts an answer of the Web Push service that records no message (a rejection, a subscribe, an unsubscribe).
+    func answered(status: Int, reasonText: String?) {
+        state.withLock { s in
+            s.counters.requests += 1
+            s.counters.byStatus[status, default: 0] += 1
+            if let reasonText { s.counters.byReason[reasonText, default: 0] += 1 }
+        }
+    }
+
+    /// Counts and records a push message the Web Push service accepted (201).
+    func answered(webPush: ReceivedWebPush) {
+        state.withLock { s in
+            s.counters.requests += 1
+            s.counters.byStatus[201, default: 0] += 1
+            s.counters.accepted += 1
+            s.counters.webPushesAccepted += 1
+            if limit > 0 {
+                if s.webPushes.count < limit {
+                    s.webPushes.append(webPush)
+                } else {
+                    s.webPushes[s.webPushStart] = webPush
+                    s.webPushStart = (s.webPushStart + 1) % limit
+                }
+            }
+            if s.file != nil {
+                webPush.jsonLine(into: &s.pending)
+                s.pending.append(UInt8(ascii: "\n"))
+                if s.pending.count >= Self.flushThreshold { Self.flush(&s) }
+            }
+        }
+    }
+
     func count(_ update: @Sendable (inout SimulatorCounters) -> Void) {
         state.withLock { update(&$0.counters) }
     }
@@ -90,11 +124,17 @@ final class SimulatorRecorder: Sendable {
         state.withLock { s in Array(s.ring[s.ringStart...] + s.ring[..<s.ringStart]) }
     }
 
+    var webPushes: [ReceivedWebPush] {
+        state.withLock { s in Array(s.webPushes[s.webPushStart...] + s.webPushes[..<s.webPushStart]) }
+    }
+
     func reset() {
         state.withLock { s in
             s.counters = SimulatorCounters()
             s.ring.removeAll()
             s.ringStart = 0
+            s.webPushes.removeAll()
+            s.webPushStart = 0
         }
     }
 }
