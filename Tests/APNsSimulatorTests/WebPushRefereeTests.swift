@@ -24,13 +24,15 @@ import Testing
     /// Starts a simulator, lets `cases(simulator, vapidPublicKey)` mint subscriptions and name the cases, runs the
     /// script on them and hands back its answers by name.
     static func referee(
+        configure: (inout SimulatorConfiguration) -> Void = { _ in },
         _ cases: (APNsSimulator, [UInt8]) throws -> [(name: String, mode: String, subscription: WebPushSubscription, data: String)],
         check: (APNsSimulator, [String: Answer]) throws -> Void
     ) async throws {
         let pki = try SimulatorPKI()
-        let configuration = SimulatorConfiguration(
+        var configuration = SimulatorConfiguration(
             caPEM: pki.ca.certificatePEM, serverCertificatePEM: pki.server.certificatePEM,
             serverKeyPEM: pki.server.keyPEM, clientAuth: .either)
+        configure(&configuration)
         let simulator = try APNsSimulator(configuration: configuration)
         _ = try await simulator.start()
         do {
@@ -100,6 +102,7 @@ import Testing
         try await Self.referee { simulator, key in
             [("wrong-sub", "wrong-sub", simulator.mintWebPushSubscription(applicationServerKey: key), "x"),
              ("wrong-aud", "wrong-aud", simulator.mintWebPushSubscription(applicationServerKey: key), "x"),
+             ("bad-signature", "bad-signature", simulator.mintWebPushSubscription(), "x"),
              ("other-key", "other-key", simulator.mintWebPushSubscription(applicationServerKey: key), "x"),
              ("draft-vapid", "draft-vapid", simulator.mintWebPushSubscription(), "x"),
              ("exp-25h", "exp-25h", simulator.mintWebPushSubscription(), "x"),
@@ -109,6 +112,8 @@ import Testing
             #expect(answers["wrong-sub"]?.reason == "BadJwtToken", "\(answers["wrong-sub"]?.body ?? "")")
             #expect(answers["wrong-aud"]?.status == 403)
             #expect(answers["wrong-aud"]?.reason == "BadJwtToken", "\(answers["wrong-aud"]?.body ?? "")")
+            #expect(answers["bad-signature"]?.status == 403)
+            #expect(answers["bad-signature"]?.body.contains("signature does not verify") == true, "\(answers["bad-signature"]?.body ?? "")")
             #expect(answers["other-key"]?.status == 403)
             #expect(answers["other-key"]?.reason == "VapidPkHashMismatch", "\(answers["other-key"]?.body ?? "")")
             #expect(answers["draft-vapid"]?.status == 401)
@@ -148,6 +153,48 @@ import Testing
             expect("too-large", 413, "PayloadTooLarge")
             expect("expired", 410, "Unregistered")
             #expect(simulator.receivedWebPushes.isEmpty)
+        }
+    }
+
+    @Test func overHTTP2TheSamePushIsAcceptedAndRecorded() async throws {
+        try await Self.referee { simulator, _ in
+            [("h2", "valid-h2", simulator.mintWebPushSubscription(), "over HTTP/2")]
+        } check: { simulator, answers in
+            #expect(answers["h2"]?.status == 201, "\(answers["h2"]?.body ?? "")")
+            #expect(answers["h2"]?.headers["http-version"] == "2")
+            #expect(simulator.receivedWebPushes.map(\.text) == ["over HTTP/2"])
+        }
+    }
+
+    @Test func subscribeMintsARestrictedSubscriptionAndDeleteExpiresIt() async throws {
+        try await Self.referee { simulator, _ in
+            [("flow", "subscribe-flow", simulator.mintWebPushSubscription(), "via /subscribe")]
+        } check: { simulator, answers in
+            let flow = try JSONValue(parsing: Array(try #require(answers["flow"]).body.utf8))
+            #expect(flow["subscribe"]?.intValue == 201)
+            #expect(flow["push"]?.intValue == 201)
+            #expect(flow["delete"]?.intValue == 204)
+            #expect(flow["pushAfterDelete"]?.intValue == 410)
+            let endpoint = flow["subscription"]?["endpoint"]?.stringValue ?? ""
+            #expect(endpoint.hasPrefix("https://127.0.0.1:\(simulator.port ?? 0)/wp/"), "\(endpoint)")
+            #expect(flow["subscription"]?["keys"]?["auth"]?.stringValue.flatMap(Base64URL.decode)?.count == 16)
+            let minted = simulator.webPushSubscriptions.first { endpoint.hasSuffix("/wp/" + $0.id) }
+            #expect(minted?.applicationServerKey != nil)
+            #expect(simulator.receivedWebPushes.map(\.text) == ["via /subscribe"])
+        }
+    }
+
+    @Test func faultsAnswer429And503WithRetryAfter() async throws {
+        for (fraction429, fraction503, status) in [(1.0, 0.0, 429), (0.0, 1.0, 503)] {
+            try await Self.referee(configure: {
+                $0.faults = SimulatorFaults(tooManyRequestsFraction: fraction429, serviceUnavailableFraction: fraction503)
+            }) { simulator, _ in
+                [("fault", "valid", simulator.mintWebPushSubscription(), "x")]
+            } check: { simulator, answers in
+                #expect(answers["fault"]?.status == status, "\(answers["fault"]?.body ?? "")")
+                #expect(answers["fault"]?.headers["retry-after"] == "1")
+                #expect(simulator.receivedWebPushes.isEmpty)
+            }
         }
     }
 }

@@ -11,6 +11,7 @@ Modes (each a way a real sender gets it right or wrong):
   valid        pywebpush.webpush() as documented, Vapid02, sub mailto:
   wrong-sub    sub "ops@example.com" (no mailto:), signed with py_vapid's no-strict mode
   wrong-aud    aud https://push.example.com instead of the endpoint's origin
+  bad-signature  the JWT signed by vapidKeyPEM's key but k naming another key
   other-key    a fresh VAPID key (the subscription was made for vapidKeyPEM's)
   draft-vapid  Vapid01: the pre-RFC `WebPush <jwt>` + Crypto-Key scheme
   exp-25h      exp 25 hours ahead (RFC 8292: at most 24)
@@ -22,9 +23,15 @@ Modes (each a way a real sender gets it right or wrong):
   tampered     one ciphertext byte flipped
   too-large    a 4000-byte message (a body of more than 4096 bytes)
   urgent-topic Urgency: high, Topic: abc_DEF-123, TTL 60 (all valid)
+  valid-h2     what pywebpush prepares, sent over HTTP/2 by the curl command line (headers: http-version)
+  subscribe-flow  on the subscription's origin: POST /subscribe {"vapid": key} (RFC 8030/8292), push to the new
+               subscription, DELETE its subscription resource, push again (body: the four statuses as JSON)
 """
 import json
+import os
+import subprocess
 import sys
+import tempfile
 import time
 
 try:
@@ -88,6 +95,9 @@ def run(case, key_pem):
             response = error.response
         return answer(name, response)
 
+    if mode == "subscribe-flow":
+        return subscribe_flow(name, subscription, vapid, claims, data)
+
     # Modes that change what pywebpush prepared: sign the VAPID header for the endpoint's origin, then alter.
     claims["aud"] = origin(subscription["endpoint"])
     claims["exp"] = int(time.time()) + (-60 if mode == "exp-past" else 12 * 3600)
@@ -97,8 +107,51 @@ def run(case, key_pem):
         headers = {k: v for k, v in headers.items() if k.lower() != "ttl"}
     if mode == "tampered":
         body = body[:-1] + bytes([body[-1] ^ 0x01])
+    if mode == "bad-signature":
+        other = Vapid02()
+        other.generate_keys()
+        other_k = other.sign(dict(claims))["Authorization"].split("k=", 1)[1]
+        headers["Authorization"] = headers["Authorization"].split("k=", 1)[0] + "k=" + other_k
+    if mode == "valid-h2":
+        return curl_h2(name, subscription["endpoint"], body, headers)
     response = requests.post(subscription["endpoint"], data=body, headers=headers, timeout=20)
     return answer(name, response)
+
+
+def curl_h2(name, endpoint, body, headers):
+    with tempfile.NamedTemporaryFile(delete=False) as f:
+        f.write(body)
+    try:
+        command = ["curl", "--http2", "-sS", "--cacert", os.environ["REQUESTS_CA_BUNDLE"], "-o", "-",
+                   "-w", "\n%{http_code} %{http_version}", "--data-binary", "@" + f.name]
+        for key, value in headers.items():
+            command += ["-H", f"{key}: {value}"]
+        out = subprocess.run(command + [endpoint], capture_output=True, text=True, timeout=20, check=True).stdout
+    finally:
+        os.unlink(f.name)
+    text, status_line = out.rsplit("\n", 1)
+    status, version = status_line.split()
+    return {"name": name, "status": int(status), "body": text, "headers": {"http-version": version}}
+
+
+def subscribe_flow(name, subscription, vapid, claims, data):
+    from cryptography.hazmat.primitives import serialization
+    from py_vapid.utils import b64urlencode
+    key = b64urlencode(vapid.public_key.public_bytes(
+        serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint))
+    base = origin(subscription["endpoint"])
+    made = requests.post(base + "/subscribe", data=json.dumps({"vapid": key}),
+                         headers={"Content-Type": "application/webpush-options+json"}, timeout=20)
+    minted = made.json()
+    pushed = webpush(minted, data=data, vapid_private_key=vapid, vapid_claims=dict(claims), timeout=20)
+    deleted = requests.delete(made.headers["Location"], timeout=20)
+    try:
+        again = webpush(minted, data=data, vapid_private_key=vapid, vapid_claims=dict(claims), timeout=20)
+    except WebPushException as error:
+        again = error.response
+    statuses = {"subscribe": made.status_code, "push": pushed.status_code, "delete": deleted.status_code,
+                "pushAfterDelete": again.status_code, "subscription": minted}
+    return {"name": name, "status": made.status_code, "body": json.dumps(statuses), "headers": {}}
 
 
 def main():
