@@ -111,7 +111,8 @@ def run(case, key_pem):
         other = Vapid02()
         other.generate_keys()
         other_k = other.sign(dict(claims))["Authorization"].split("k=", 1)[1]
-        headers["Authorization"] = headers["Authorization"].split("k=", 1)[0] + "k=" + other_k
+        name_of = next(k for k in headers if k.lower() == "authorization")
+        headers[name_of] = headers[name_of].split("k=", 1)[0] + "k=" + other_k
     if mode == "valid-h2":
         return curl_h2(name, subscription["endpoint"], body, headers)
     response = requests.post(subscription["endpoint"], data=body, headers=headers, timeout=20)
