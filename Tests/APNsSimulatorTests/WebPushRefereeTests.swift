@@ -72,7 +72,8 @@ import Testing
 
     @Test func pywebpushMessageIsAcceptedAndRecordedDecryptedExactlyOnce() async throws {
         let text = #"{"title":"Hello","body":"from pywebpush — ünïcode"}"#
-        try await Self.referee { simulator, key in
+        let recordFile = try TemporaryDirectories.make("webpush-record") + "/record.jsonl"
+        try await Self.referee(configure: { $0.recordFile = recordFile }) { simulator, key in
             [("valid", "valid", simulator.mintWebPushSubscription(applicationServerKey: key), text),
              ("unrestricted", "valid", simulator.mintWebPushSubscription(), "second"),
              ("headers", "urgent-topic", simulator.mintWebPushSubscription(), "third")]
@@ -95,6 +96,15 @@ import Testing
             #expect(headers?.topic == "abc_DEF-123")
             #expect(headers?.ttl == 60)
             #expect(simulator.counters.webPushesAccepted == 3)
+            // The record file has each message once, by subscription, with its exact bytes.
+            let lines = try String(contentsOfFile: recordFile, encoding: .utf8).split(separator: "\n")
+            #expect(lines.count == 3)
+            let line = try #require(lines.compactMap { try? JSONValue(parsing: Array($0.utf8)) }.first {
+                $0["subscription"]?.stringValue == valid?.id
+            })
+            #expect(line["service"]?.stringValue == "webpush")
+            #expect(line["plaintext"]?.stringValue == text)
+            #expect(line["plaintextBase64"]?.stringValue == Base64URL.encode(Array(text.utf8)))
         }
     }
 
