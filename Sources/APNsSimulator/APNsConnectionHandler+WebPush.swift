@@ -5,12 +5,8 @@ import NIOHTTP2
 extension APNsConnectionHandler {
     /// Answers a Web Push request (``WebPushService``) on this HTTP/2 connection.
     func processWebPush(context: ChannelHandlerContext, id: HTTP2StreamID, head: RequestValidator.Head, body: [UInt8]) {
-        let request = WebPushService.Request(
-            method: head.method, path: head.path, authority: head.authority, authorization: head.authorization,
-            ttl: head.ttl, urgency: head.urgency, topic: head.webPushTopic, contentEncoding: head.contentEncoding,
-            duplicate: head.duplicate)
         let response = core.webPush.respond(
-            to: request, body: body, faults: core.faults, chance: { self.rng.chance($0) }, cache: &verifiedVAPID)
+            to: head, body: body, faults: core.faults, chance: { self.rng.chance($0) }, cache: &verifiedVAPID)
         var headers = HPACKHeaders()
         headers.add(name: ":status", value: Self.statusText(response.status))
         headers.add(name: "date", value: HTTPDate.format(seconds: core.configuration.clock() / 1000 + core.configuration.dateSkewSeconds))

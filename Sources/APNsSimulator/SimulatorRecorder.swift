@@ -46,19 +46,8 @@ final class SimulatorRecorder: Sendable {
             if let reason { s.counters.byReason[reason.rawValue, default: 0] += 1 }
             guard let accepted else { return }
             s.counters.accepted += 1
-            if limit > 0 {
-                if s.ring.count < limit {
-                    s.ring.append(accepted)
-                } else {
-                    s.ring[s.ringStart] = accepted
-                    s.ringStart = (s.ringStart + 1) % limit
-                }
-            }
-            if s.file != nil {
-                accepted.jsonLine(into: &s.pending)
-                s.pending.append(UInt8(ascii: "\n"))
-                if s.pending.count >= Self.flushThreshold { Self.flush(&s) }
-            }
+            Self.keep(accepted, in: &s.ring, start: &s.ringStart, limit: limit)
+            if s.file != nil { Self.write(&s, accepted.jsonLine) }
         }
     }
 
@@ -78,20 +67,27 @@ final class SimulatorRecorder: Sendable {
             s.counters.byStatus[201, default: 0] += 1
             s.counters.accepted += 1
             s.counters.webPushesAccepted += 1
-            if limit > 0 {
-                if s.webPushes.count < limit {
-                    s.webPushes.append(webPush)
-                } else {
-                    s.webPushes[s.webPushStart] = webPush
-                    s.webPushStart = (s.webPushStart + 1) % limit
-                }
-            }
-            if s.file != nil {
-                webPush.jsonLine(into: &s.pending)
-                s.pending.append(UInt8(ascii: "\n"))
-                if s.pending.count >= Self.flushThreshold { Self.flush(&s) }
-            }
+            Self.keep(webPush, in: &s.webPushes, start: &s.webPushStart, limit: limit)
+            if s.file != nil { Self.write(&s, webPush.jsonLine) }
         }
+    }
+
+    /// Appends to a ring of at most `limit` records (the oldest overwritten first).
+    private static func keep<Record>(_ record: Record, in ring: inout [Record], start: inout Int, limit: Int) {
+        guard limit > 0 else { return }
+        if ring.count < limit {
+            ring.append(record)
+        } else {
+            ring[start] = record
+            start = (start + 1) % limit
+        }
+    }
+
+    /// Buffers one record line for the file, writing the buffer out once it is large.
+    private static func write(_ s: inout State, _ line: (inout [UInt8]) -> Void) {
+        line(&s.pending)
+        s.pending.append(UInt8(ascii: "\n"))
+        if s.pending.count >= flushThreshold { flush(&s) }
     }
 
     func count(_ update: @Sendable (inout SimulatorCounters) -> Void) {

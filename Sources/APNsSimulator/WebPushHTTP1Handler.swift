@@ -54,10 +54,16 @@ final class WebPushHTTP1Handler: ChannelInboundHandler {
             let (urgency, d3) = one("urgency")
             let (topic, d4) = one("topic")
             let (encoding, d5) = one("content-encoding")
-            let request = WebPushService.Request(
-                method: requestHead.method.rawValue, path: requestHead.uri, authority: requestHead.headers.first(name: "host"),
-                authorization: authorization, ttl: ttl, urgency: urgency, topic: topic, contentEncoding: encoding,
-                duplicate: d1 || d2 || d3 || d4 || d5)
+            var request = RequestValidator.Head()
+            request.method = requestHead.method.rawValue
+            request.path = requestHead.uri
+            request.authority = requestHead.headers.first(name: "host")
+            request.authorization = authorization
+            request.ttl = ttl
+            request.urgency = urgency
+            request.webPushTopic = topic
+            request.contentEncoding = encoding
+            request.duplicate = d1 || d2 || d3 || d4 || d5
             let received = bodyBytes > body.count ? body + [UInt8](repeating: 0, count: bodyBytes - body.count) : body
             response = core.webPush.respond(
                 to: request, body: received, faults: faults, chance: { self.rng.chance($0) }, cache: &verifiedVAPID)

@@ -9,21 +9,6 @@ import Synchronization
 /// restricted to an applicationServerKey by an `application/webpush-options+json` body `{"vapid": KEY}`, RFC 8292
 /// §4.1) and `DELETE /subscription/<id>` (RFC 8030 §7.3: unsubscribe; later pushes answer 410).
 final class WebPushService: Sendable {
-    /// The request fields the service reads, whichever HTTP version carried them.
-    struct Request: Sendable {
-        var method: String?
-        var path: String?
-        /// `:authority` or `Host`: the origin a subscription minted through this request gets.
-        var authority: String?
-        var authorization: String?
-        var ttl: String?
-        var urgency: String?
-        var topic: String?
-        var contentEncoding: String?
-        /// A header the service reads appeared twice.
-        var duplicate = false
-    }
-
     /// An answer, whichever HTTP version carries it.
     struct Response: Sendable, Equatable {
         var status: Int
@@ -85,7 +70,7 @@ final class WebPushService: Sendable {
     /// Answers one complete request. `chance` draws the fault dice; `cache` holds the connection's last VAPID
     /// header that verified (a sender reuses one token per origin, so most requests pay a string compare).
     func respond(
-        to request: Request, body: [UInt8], faults: SimulatorFaults, chance: (Double) -> Bool,
+        to request: RequestValidator.Head, body: [UInt8], faults: SimulatorFaults, chance: (Double) -> Bool,
         cache: inout VAPIDVerifier.Verified?
     ) -> Response {
         let path = request.path ?? ""
@@ -112,7 +97,7 @@ final class WebPushService: Sendable {
     /// RFC 8030 §5 and RFC 8291/8292's rules, in the order they are reported: the push resource, the method, the
     /// VAPID credentials, the headers, the content coding, the size, then the body itself.
     private func accept(
-        _ request: Request, id: String, body: [UInt8], cache: inout VAPIDVerifier.Verified?
+        _ request: RequestValidator.Head, id: String, body: [UInt8], cache: inout VAPIDVerifier.Verified?
     ) -> Result<(ReceivedWebPush, String), WebPushRejection> {
         guard let entry = subscriptions.entry(id) else {
             return .failure(.init(.notFound, "no push subscription \(id)"))
@@ -149,7 +134,7 @@ final class WebPushService: Sendable {
         if let urgency = request.urgency, !["very-low", "low", "normal", "high"].contains(urgency) {
             return .failure(.init(.badUrgency, "Urgency must be very-low, low, normal or high, not `\(urgency)`"))
         }
-        if let topic = request.topic, topic.isEmpty || topic.utf8.count > 32 || !topic.utf8.allSatisfy(Base64URL.isAlphabet) {
+        if let topic = request.webPushTopic, topic.isEmpty || topic.utf8.count > 32 || !topic.utf8.allSatisfy(Base64URL.isAlphabet) {
             return .failure(.init(.badTopic, "Topic must be 1-32 characters of the base64url alphabet, not `\(topic)`"))
         }
 
@@ -171,13 +156,13 @@ final class WebPushService: Sendable {
         }
         let message = ReceivedWebPush(
             subscriptionId: id, plaintext: plaintext, ttl: min(ttl, Self.maximumTTL), urgency: request.urgency,
-            topic: request.topic, subject: verified.subject, vapidKey: Base64URL.encode(verified.key),
+            topic: request.webPushTopic, subject: verified.subject, vapidKey: Base64URL.encode(verified.key),
             messageId: UUID().uuidString.lowercased(), receivedAtMs: now)
         return .success((message, origin))
     }
 
     /// `POST /subscribe`: a new subscription on the origin the request was sent to.
-    private func subscribe(_ request: Request, body: [UInt8]) -> Response {
+    private func subscribe(_ request: RequestValidator.Head, body: [UInt8]) -> Response {
         guard request.method == "POST" else {
             return reject(.init(.methodNotAllowed, "/subscribe takes POST, not \(request.method ?? "nothing")"))
         }
@@ -207,7 +192,7 @@ final class WebPushService: Sendable {
     }
 
     /// `DELETE /subscription/<id>`: the subscription expires.
-    private func unsubscribe(_ request: Request, id: String) -> Response {
+    private func unsubscribe(_ request: RequestValidator.Head, id: String) -> Response {
         guard request.method == "DELETE" else {
             return reject(.init(.methodNotAllowed, "a subscription resource takes DELETE, not \(request.method ?? "nothing")"))
         }
