@@ -207,4 +207,29 @@ import Testing
             }
         }
     }
+
+    @Test func theGoAwayFaultClosesAnHTTP1ConnectionAfterItsNthAnswer() async throws {
+        try await Self.referee(configure: { $0.faults = SimulatorFaults(goAwayAfterStreams: 1) }) { simulator, _ in
+            [("pair", "two-on-one", simulator.mintWebPushSubscription(), "twice")]
+        } check: { simulator, answers in
+            let pair = try JSONValue(parsing: Array(try #require(answers["pair"]).body.utf8))
+            #expect(pair.arrayValue?.map { $0["status"]?.intValue } == [201, 201])
+            // Each answer is the first on its connection, so each says close, and the second push needed a new one.
+            #expect(pair.arrayValue?.map { $0["connection"]?.stringValue } == ["close", "close"])
+            #expect(simulator.counters.goAways == 2)
+            #expect(simulator.counters.connections == 2)
+            #expect(simulator.receivedWebPushes.map(\.text) == ["twice", "twice"])
+        }
+    }
+
+    @Test func withoutTheFaultTwoPushesShareOneHTTP1Connection() async throws {
+        try await Self.referee { simulator, _ in
+            [("pair", "two-on-one", simulator.mintWebPushSubscription(), "twice")]
+        } check: { simulator, answers in
+            let pair = try JSONValue(parsing: Array(try #require(answers["pair"]).body.utf8))
+            #expect(pair.arrayValue?.map { $0["connection"] } == [.null, .null])
+            #expect(simulator.counters.connections == 1)
+            #expect(simulator.counters.goAways == 0)
+        }
+    }
 }

@@ -24,6 +24,8 @@ Modes (each a way a real sender gets it right or wrong):
   too-large    a 4000-byte message (a body of more than 4096 bytes)
   urgent-topic Urgency: high, Topic: abc_DEF-123, TTL 60 (all valid)
   valid-h2     what pywebpush prepares, sent over HTTP/2 by the curl command line (headers: http-version)
+  two-on-one   two pushes through one requests.Session (HTTP/1.1 keep-alive); body: each answer's status and
+               Connection header as JSON
   subscribe-flow  on the subscription's origin: POST /subscribe {"vapid": key} (RFC 8030/8292), push to the new
                subscription, DELETE its subscription resource, push again (body: the four statuses as JSON)
 """
@@ -97,6 +99,14 @@ def run(case, key_pem):
 
     if mode == "subscribe-flow":
         return subscribe_flow(name, subscription, vapid, claims, data)
+    if mode == "two-on-one":
+        session = requests.Session()
+        answers = []
+        for _ in range(2):
+            response = webpush(subscription, data=data, vapid_private_key=vapid, vapid_claims=dict(claims),
+                               requests_session=session, timeout=20)
+            answers.append({"status": response.status_code, "connection": response.headers.get("Connection")})
+        return {"name": name, "status": answers[-1]["status"], "body": json.dumps(answers), "headers": {}}
 
     # Modes that change what pywebpush prepared: sign the VAPID header for the endpoint's origin, then alter.
     claims["aud"] = origin(subscription["endpoint"])
