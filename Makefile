@@ -19,7 +19,7 @@ PKGPKGS := dpkg-dev lintian systemd adduser
 export PUSHPROVIDER_COMMIT := $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || c=$$c-dirty; } && echo $$c)
 PACKAGES := .build/packages
 
-.PHONY: deps build release test run install-local certs deb dist bench bench-deps clean cli-reference docs
+.PHONY: deps build release test run install-local certs deb dist bench bench-deps clean cli-reference docs webpush-referees
 
 ## deps: the system libraries (libcurl, OpenSSL, SQLite), PostgreSQL, tinyproxy and chromium (for the tests);
 ## installs them with apt-get when run as root.
@@ -39,6 +39,14 @@ deps:
 	  echo "  sudo apt-get install -y $(SYSLIBS) $(TZPKGS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS) $(PKGPKGS)"; \
 	  exit 1; \
 	fi
+
+## webpush-referees: the PyPI implementations the simulator's Web Push service is refereed by (Tests/webpush/sim_*.py,
+## run by WebPushRefereeTests): pywebpush (RFC 8291 through http_ece, RFC 8292 through py_vapid), pinned. pip does
+## nothing when they are installed; the tests fail, never skip, without them.
+WEBPUSH_SIM_REFEREES := pywebpush==2.5.0 py-vapid==1.9.6 http-ece==1.2.1
+webpush-referees:
+	@python3 -m pip install -q --disable-pip-version-check $(WEBPUSH_SIM_REFEREES) 2>&1 | grep -v "Running pip as the 'root' user" || true
+	@python3 -c 'import pywebpush, py_vapid, http_ece' || { echo "webpush-referees: cannot install $(WEBPUSH_SIM_REFEREES) with pip" >&2; exit 1; }
 
 ## build: debug build of everything (used by the tests).
 build: deps
@@ -61,7 +69,7 @@ release: deps
 ## host, three workers, one killed); then the package, built from the same release binary, installed and removed.
 ## Every process a step starts inherits PUSHPROVIDER_TEST_RUN: the last step fails if one still runs.
 test: export PUSHPROVIDER_TEST_RUN := $(shell date +%s%N)
-test: deps
+test: deps webpush-referees
 	$(SWIFT) build --build-tests
 	@# The blocking store API is noasync: fixtures that call it from async code must fail to compile.
 	bash Tests/noasync/noasync.sh .build/debug

@@ -7,6 +7,10 @@ import PushCore
 extension APNsConnectionHandler {
     /// Decides the answer for one complete request and sends it.
     func process(context: ChannelHandlerContext, id: HTTP2StreamID, head: RequestValidator.Head, body: [UInt8]) {
+        if WebPushService.handles(path: head.path) {
+            processWebPush(context: context, id: id, head: head, body: body)
+            return
+        }
         if ChannelRequestValidator.handles(path: head.path) {
             processChannel(context: context, id: id, head: head, body: body)
             return

@@ -47,6 +47,8 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     @exclusivity(unchecked) var certificateClient: RequestValidator.Client?
     /// The last provider token that verified, so each request only pays for a string compare.
     @exclusivity(unchecked) var verifiedToken: ProviderTokenVerifier.Verified?
+    /// The last VAPID header that verified (Web Push), likewise.
+    @exclusivity(unchecked) var verifiedVAPID: VAPIDVerifier.Verified?
     /// Read pacing (see ``read(context:)``): requests the client completed since the last read was asked for.
     @exclusivity(unchecked) var requestsSinceRead = 0
     /// When the last socket read was let through.
@@ -103,7 +105,11 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
             } else if total > Self.earlyRejectBytes {
                 let head = streams.values[index].head
                 streams.remove(at: index)
-                finish(context: context, id: id, head: head, verdict: .reject(.payloadTooLarge, timestampMs: nil))
+                if WebPushService.handles(path: head.path) {
+                    processWebPush(context: context, id: id, head: head, body: [UInt8](repeating: 0, count: total))
+                } else {
+                    finish(context: context, id: id, head: head, verdict: .reject(.payloadTooLarge, timestampMs: nil))
+                }
                 // Flush first: a RST_STREAM would discard the answer's DATA still queued in NIOHTTP2Handler.
                 context.flush()
                 context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.noError))), promise: nil)
@@ -260,7 +266,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
                 case ":method": if head.method != nil { malformed = true } else { head.method = value }
                 case ":path": if head.path != nil { malformed = true } else { head.path = value }
                 case ":scheme": if scheme { malformed = true } else { scheme = true }
-                case ":authority": break
+                case ":authority": head.authority = value
                 default: malformed = true
                 }
                 continue
@@ -276,6 +282,10 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
             case "authorization": set(&head.authorization, value)
             case "apns-channel-id": set(&head.channelId, value)
             case "apns-request-id": set(&head.requestId, value)
+            case "ttl": set(&head.ttl, value)
+            case "urgency": set(&head.urgency, value)
+            case "topic": set(&head.webPushTopic, value)
+            case "content-encoding": set(&head.contentEncoding, value)
             case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade": malformed = true
             case "te": if value != "trailers" { malformed = true }
             default: break

@@ -12,7 +12,8 @@ extension APNsSimulator {
             var tls = TLSConfiguration.makeServerConfiguration(
                 certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
             tls.minimumTLSVersion = .tlsv12
-            tls.applicationProtocols = ["h2"]
+            // h2 for APNs and Web Push; http/1.1 for Web Push senders that speak nothing else (HTTPVersionSniffer).
+            tls.applicationProtocols = ["h2", "http/1.1"]
             // Don't wait long for a peer's close_notify when closing (GOAWAY fault, stop()).
             tls.shutdownTimeout = .seconds(1)
             switch configuration.clientAuth {

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
@@ -98,12 +99,21 @@ public final class APNsSimulator: Sendable {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(NIOSSLServerHandler(context: sslContext))
                     if core.configuration.recordFile != nil { try sync.addHandler(RecordBeforeFlushHandler(recorder: core.recorder)) }
-                    // HTTP/2 regardless of ALPN: clients such as aioapns offer none and speak h2 by prior knowledge.
+                    // HTTP/2 for a client that opens with its preface, whatever ALPN said (clients such as aioapns
+                    // offer none and speak h2 by prior knowledge); HTTP/1.1, Web Push only, for anything else.
                     try sync.addHandler(
-                        NIOHTTP2Handler(
-                            mode: .server, connectionConfiguration: http2.connection,
-                            streamConfiguration: http2.stream))
-                    try sync.addHandler(APNsConnectionHandler(core: core))
+                        HTTPVersionSniffer(
+                            http2: { sync in
+                                try sync.addHandler(
+                                    NIOHTTP2Handler(
+                                        mode: .server, connectionConfiguration: http2.connection,
+                                        streamConfiguration: http2.stream))
+                                try sync.addHandler(APNsConnectionHandler(core: core))
+                            },
+                            http1: { sync in
+                                try sync.configureHTTPServerPipeline(withErrorHandling: true)
+                                try sync.addHandler(WebPushHTTP1Handler(core: core))
+                            }))
                 }
             }
         let server: any Channel
@@ -115,6 +125,7 @@ public final class APNsSimulator: Sendable {
             throw SimulatorError(.bindFailed, "cannot listen on \(configuration.host):\(requestedPort): \(reason)")
         }
         let port = server.localAddress?.port ?? requestedPort
+        core.webPush.port.store(port, ordering: .relaxed)
         run.withLock {
             $0.server = server
             $0.port = port
@@ -185,6 +196,26 @@ public final class APNsSimulator: Sendable {
 
     /// When `token`'s Live Activity ended (an accepted liveactivity `end` event), in ms since 1970, or nil.
     public func activityEnded(_ token: DeviceToken) -> Int64? { core.activityEnded(token) }
+
+    // MARK: - Web Push
+
+    /// Mints a Web Push subscription on this simulator (started: its endpoint names the bound port), restricted to
+    /// `applicationServerKey` (a VAPID public key, 65-octet uncompressed P-256 point) when given: what a browser's
+    /// `pushManager.subscribe()` would hand a web app. `POST /subscribe` does the same over the wire.
+    public func mintWebPushSubscription(applicationServerKey: [UInt8]? = nil) -> WebPushSubscription {
+        core.webPush.mint(applicationServerKey: applicationServerKey)
+    }
+
+    /// Marks a subscription expired: its pushes answer 410 Unregistered. False when there is no such subscription.
+    @discardableResult
+    public func expireWebPushSubscription(id: String) -> Bool { core.webPush.subscriptions.expire(id) }
+
+    /// Every subscription minted so far, in no particular order.
+    public var webPushSubscriptions: [WebPushSubscription] { core.webPush.subscriptions.all }
+
+    /// The most recent accepted (decrypted) Web Push messages, oldest first (at most
+    /// ``SimulatorConfiguration/receivedLimit``).
+    public var receivedWebPushes: [ReceivedWebPush] { core.recorder.webPushes }
 
     /// Replaces all scripted device behaviour.
     public func replaceDevices(_ devices: [DeviceToken: DeviceBehaviour]) {

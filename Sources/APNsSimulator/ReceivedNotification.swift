@@ -62,8 +62,10 @@ public struct ReceivedNotification: Sendable, Equatable {
 public struct SimulatorCounters: Sendable, Equatable {
     /// Complete requests answered (any status).
     public var requests = 0
-    /// Requests answered 200.
+    /// Notifications accepted: APNs requests answered 200 and Web Push messages answered 201.
     public var accepted = 0
+    /// Web Push messages accepted (answered 201, decrypted and recorded).
+    public var webPushesAccepted = 0
     /// Answers by HTTP status.
     public var byStatus: [Int: Int] = [:]
     /// Rejections by reason string.
@@ -91,6 +93,7 @@ public struct SimulatorCounters: Sendable, Equatable {
         var lines = ["simulator: \(requests) requests, \(accepted) accepted, \(connections) connections"]
         for status in byStatus.keys.sorted() { lines.append("  status \(status): \(byStatus[status]!)") }
         for reason in byReason.keys.sorted() { lines.append("  \(reason): \(byReason[reason]!)") }
+        if webPushesAccepted > 0 { lines.append("  web push messages accepted: \(webPushesAccepted)") }
         if refusedStreams > 0 { lines.append("  refused streams: \(refusedStreams)") }
         if malformedStreams > 0 { lines.append("  malformed streams: \(malformedStreams)") }
         if goAways > 0 { lines.append("  GOAWAYs sent: \(goAways)") }

@@ -20,6 +20,12 @@ struct RequestValidator: Sendable {
         var channelId: String?
         /// `apns-request-id` (channel management and broadcasts).
         var requestId: String?
+        /// `:authority`, and Web Push's `ttl`, `urgency`, `topic` and `content-encoding` (see ``WebPushService``).
+        var authority: String?
+        var ttl: String?
+        var urgency: String?
+        var webPushTopic: String?
+        var contentEncoding: String?
         var duplicate = false
         /// The header block breaks HTTP/2's rules (RFC 9113 §8.2–8.3): the stream gets RST_STREAM
         /// PROTOCOL_ERROR, as from any HTTP/2 server.

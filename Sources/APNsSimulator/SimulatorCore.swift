@@ -10,6 +10,8 @@ final class SimulatorCore: Sendable {
     let recorder: SimulatorRecorder
     let channelValidator: ChannelRequestValidator
     let channels: ChannelStore
+    /// The Web Push service on the same listener.
+    let webPush: WebPushService
     /// Tokens whose Live Activity an accepted `end` event closed, with when (ms since 1970).
     private let endedActivities = Mutex<[DeviceToken: Int64]>([:])
     /// Lets liveactivity pushes skip the lock while no activity has ended.
@@ -30,6 +32,7 @@ final class SimulatorCore: Sendable {
         self.channelValidator = ChannelRequestValidator(
             requests: validator, broadcastDisabled: configuration.broadcastDisabledBundleIds)
         self.channels = ChannelStore(limit: configuration.maxChannelsPerBundleId)
+        self.webPush = WebPushService(recorder: recorder, clock: configuration.clock, host: configuration.host)
         self.faultState = Mutex(configuration.faults)
         self.deviceState = Mutex(configuration.devices)
         self.hasDevices = Atomic(!configuration.devices.isEmpty)

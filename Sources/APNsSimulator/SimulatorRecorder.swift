@@ -11,6 +11,8 @@ final class SimulatorRecorder: Sendable {
         var counters = SimulatorCounters()
         var ring: [ReceivedNotification] = []
         var ringStart = 0
+        var webPushes: [ReceivedWebPush] = []
+        var webPushStart = 0
         var pending: [UInt8] = []
         var file: FileHandle?
     }
@@ -44,20 +46,48 @@ final class SimulatorRecorder: Sendable {
             if let reason { s.counters.byReason[reason.rawValue, default: 0] += 1 }
             guard let accepted else { return }
             s.counters.accepted += 1
-            if limit > 0 {
-                if s.ring.count < limit {
-                    s.ring.append(accepted)
-                } else {
-                    s.ring[s.ringStart] = accepted
-                    s.ringStart = (s.ringStart + 1) % limit
-                }
-            }
-            if s.file != nil {
-                accepted.jsonLine(into: &s.pending)
-                s.pending.append(UInt8(ascii: "\n"))
-                if s.pending.count >= Self.flushThreshold { Self.flush(&s) }
-            }
+            Self.keep(accepted, in: &s.ring, start: &s.ringStart, limit: limit)
+            if s.file != nil { Self.write(&s, accepted.jsonLine) }
         }
+    }
+
+    /// Counts an answer of the Web Push service that records no message (a rejection, a subscribe, an unsubscribe).
+    func answered(status: Int, reasonText: String?) {
+        state.withLock { s in
+            s.counters.requests += 1
+            s.counters.byStatus[status, default: 0] += 1
+            if let reasonText { s.counters.byReason[reasonText, default: 0] += 1 }
+        }
+    }
+
+    /// Counts and records a push message the Web Push service accepted (201).
+    func answered(webPush: ReceivedWebPush) {
+        state.withLock { s in
+            s.counters.requests += 1
+            s.counters.byStatus[201, default: 0] += 1
+            s.counters.accepted += 1
+            s.counters.webPushesAccepted += 1
+            Self.keep(webPush, in: &s.webPushes, start: &s.webPushStart, limit: limit)
+            if s.file != nil { Self.write(&s, webPush.jsonLine) }
+        }
+    }
+
+    /// Appends to a ring of at most `limit` records (the oldest overwritten first).
+    private static func keep<Record>(_ record: Record, in ring: inout [Record], start: inout Int, limit: Int) {
+        guard limit > 0 else { return }
+        if ring.count < limit {
+            ring.append(record)
+        } else {
+            ring[start] = record
+            start = (start + 1) % limit
+        }
+    }
+
+    /// Buffers one record line for the file, writing the buffer out once it is large.
+    private static func write(_ s: inout State, _ line: (inout [UInt8]) -> Void) {
+        line(&s.pending)
+        s.pending.append(UInt8(ascii: "\n"))
+        if s.pending.count >= flushThreshold { flush(&s) }
     }
 
     func count(_ update: @Sendable (inout SimulatorCounters) -> Void) {
@@ -90,11 +120,17 @@ final class SimulatorRecorder: Sendable {
         state.withLock { s in Array(s.ring[s.ringStart...] + s.ring[..<s.ringStart]) }
     }
 
+    var webPushes: [ReceivedWebPush] {
+        state.withLock { s in Array(s.webPushes[s.webPushStart...] + s.webPushes[..<s.webPushStart]) }
+    }
+
     func reset() {
         state.withLock { s in
             s.counters = SimulatorCounters()
             s.ring.removeAll()
             s.ringStart = 0
+            s.webPushes.removeAll()
+            s.webPushStart = 0
         }
     }
 }

@@ -12,7 +12,9 @@ struct SimulatorCommand: AsyncParsableCommand {
         discussion: """
             Reads ca.pem, server.pem and server.key from the configuration's simulator.certificates directory \
             (or --certificates). Token-auth apps whose endpoint is "simulator" have their .p8 keys accepted \
-            automatically. Prints "listening on https://HOST:PORT" once ready; a summary on SIGINT/SIGTERM.
+            automatically. Prints "listening on https://HOST:PORT" once ready; a summary on SIGINT/SIGTERM. \
+            The same port plays a Web Push service (RFC 8030/8291/8292, HTTP/2 or HTTP/1.1): POST /subscribe mints \
+            a subscription, POST /wp/<id> takes pushes (see docs/simulator.md).
             """)
 
     @OptionGroup var global: GlobalOptions

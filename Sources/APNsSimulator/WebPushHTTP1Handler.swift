@@ -1,0 +1,101 @@
+import NIOCore
+import NIOHTTP1
+
+/// Serves HTTP/1.1 connections (a client that negotiated ALPN `http/1.1` or sent no HTTP/2 preface): the Web Push
+/// service only, as APNs has no HTTP/1.1 interface. Web Push senders such as pywebpush (`requests`) speak HTTP/1.1.
+///
+/// Everything here runs on the connection's event loop.
+final class WebPushHTTP1Handler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let core: SimulatorCore
+    private var head: HTTPRequestHead?
+    private var body: [UInt8] = []
+    private var bodyBytes = 0
+    private var requests = 0
+    private var rng = FastRandom()
+    private var verifiedVAPID: VAPIDVerifier.Verified?
+
+    init(core: SimulatorCore) {
+        self.core = core
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let requestHead):
+            head = requestHead
+            body = []
+            bodyBytes = 0
+        case .body(let buffer):
+            bodyBytes += buffer.readableBytes
+            // Keep what a valid push can hold and a little more; beyond that only the size matters (413).
+            if body.count <= WebPushService.maximumBodyBytes { body.append(contentsOf: buffer.readableBytesView) }
+        case .end:
+            guard let requestHead = head else { return }
+            head = nil
+            requests += 1
+            respond(context: context, head: requestHead)
+        }
+    }
+
+    private func respond(context: ChannelHandlerContext, head requestHead: HTTPRequestHead) {
+        let faults = core.faults
+        // The GOAWAY fault's HTTP/1.1 counterpart: the answer says `Connection: close` and the connection closes.
+        let closing = !requestHead.isKeepAlive || faults.goAwayAfterStreams.map { requests >= $0 } ?? false
+        var response: WebPushService.Response
+        if WebPushService.handles(path: requestHead.uri) {
+            func one(_ name: String) -> (String?, Bool) {
+                let values = requestHead.headers[name]
+                return (values.first, values.count > 1)
+            }
+            let (authorization, d1) = one("authorization")
+            let (ttl, d2) = one("ttl")
+            let (urgency, d3) = one("urgency")
+            let (topic, d4) = one("topic")
+            let (encoding, d5) = one("content-encoding")
+            var request = RequestValidator.Head()
+            request.method = requestHead.method.rawValue
+            request.path = requestHead.uri
+            request.authority = requestHead.headers.first(name: "host")
+            request.authorization = authorization
+            request.ttl = ttl
+            request.urgency = urgency
+            request.webPushTopic = topic
+            request.contentEncoding = encoding
+            request.duplicate = d1 || d2 || d3 || d4 || d5
+            let received = bodyBytes > body.count ? body + [UInt8](repeating: 0, count: bodyBytes - body.count) : body
+            response = core.webPush.respond(
+                to: request, body: received, faults: faults, chance: { self.rng.chance($0) }, cache: &verifiedVAPID)
+        } else {
+            // APNs is HTTP/2 only: say so rather than pretend.
+            let json = Array(#"{"reason":"HTTPVersionNotSupported","message":"APNs requests need HTTP/2; HTTP/1.1 serves Web Push only"}"#.utf8)
+            core.recorder.answered(status: 505, reasonText: "HTTPVersionNotSupported")
+            response = .init(status: 505, headers: [("content-type", "application/json"), ("content-length", String(json.count))], body: json)
+        }
+        var headers = HTTPHeaders()
+        headers.add(name: "date", value: HTTPDate.format(seconds: core.configuration.clock() / 1000 + core.configuration.dateSkewSeconds))
+        for (name, value) in response.headers { headers.add(name: name, value: value) }
+        if !headers.contains(name: "content-length") { headers.add(name: "content-length", value: String(response.body.count)) }
+        if closing { headers.add(name: "connection", value: "close") }
+        let responseHead = HTTPResponseHead(
+            version: .http1_1, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
+        context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
+        if !response.body.isEmpty {
+            var buffer = context.channel.allocator.buffer(capacity: response.body.count)
+            buffer.writeBytes(response.body)
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        }
+        let done = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: done)
+        if closing {
+            if faults.goAwayAfterStreams != nil { core.recorder.count { $0.goAways += 1 } }
+            let channel = context.channel
+            done.futureResult.whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        context.close(promise: nil)
+    }
+}

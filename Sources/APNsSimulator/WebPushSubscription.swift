@@ -1,0 +1,30 @@
+import PushCore
+
+/// A push subscription the simulator's Web Push service minted: what a browser's `PushSubscription.toJSON()` gives
+/// a web app. The simulator plays the browser's side too, so it keeps the private key and decrypts what is sent.
+public struct WebPushSubscription: Sendable, Equatable {
+    /// The opaque id in the endpoint's path (`/wp/<id>`).
+    public let id: String
+    /// The push resource: `https://<simulator host:port>/wp/<id>`.
+    public let endpoint: String
+    /// The subscription's P-256 public key (65 octets, uncompressed), base64url: `keys.p256dh`.
+    public let p256dh: String
+    /// The 16-byte authentication secret, base64url: `keys.auth`.
+    public let auth: String
+    /// The applicationServerKey (VAPID public key, base64url) the subscription is restricted to, or nil when any
+    /// correctly signed key is accepted.
+    public let applicationServerKey: String?
+
+    /// The origin VAPID's `aud` must name: the endpoint's scheme, host and port.
+    public var origin: String {
+        let afterScheme = endpoint.dropFirst("https://".count)
+        return "https://" + afterScheme.prefix(while: { $0 != "/" })
+    }
+
+    /// `PushSubscription.toJSON()`, compact, in the order browsers write it:
+    /// `{"endpoint":…,"expirationTime":null,"keys":{"p256dh":…,"auth":…}}`.
+    public var json: String {
+        #"{"endpoint":"# + JSONValue.string(endpoint).encodedString + #","expirationTime":null,"keys":{"p256dh":""#
+            + p256dh + #"","auth":""# + auth + #""}}"#
+    }
+}
