@@ -40,13 +40,12 @@ deps:
 	  exit 1; \
 	fi
 
-## webpush-referees: the PyPI implementations the simulator's Web Push service is refereed by (Tests/webpush/sim_*.py,
-## run by WebPushRefereeTests): pywebpush (RFC 8291 through http_ece, RFC 8292 through py_vapid), pinned. pip does
-## nothing when they are installed; the tests fail, never skip, without them.
-WEBPUSH_SIM_REFEREES := pywebpush==2.5.0 py-vapid==1.9.6 http-ece==1.2.1
+## webpush-referees: the PyPI implementations Web Push is refereed by, pinned (Tests/webpush/install.sh): http_ece
+## decrypts what our sender encrypts, py_vapid and PyJWT verify what it signs (PushSenderTests' WebPushRefereeTests),
+## and pywebpush sends to the simulator's Web Push service (SimulatorWebPushRefereeTests). Nothing to do when they are
+## installed; fails when PyPI is unreachable, and the tests fail, never skip, without them.
 webpush-referees:
-	@python3 -m pip install -q --disable-pip-version-check $(WEBPUSH_SIM_REFEREES) 2>&1 | grep -v "Running pip as the 'root' user" || true
-	@python3 -c 'import pywebpush, py_vapid, http_ece' || { echo "webpush-referees: cannot install $(WEBPUSH_SIM_REFEREES) with pip" >&2; exit 1; }
+	bash Tests/webpush/install.sh
 
 ## build: debug build of everything (used by the tests).
 build: deps
@@ -80,9 +79,6 @@ test: deps webpush-referees
 	@# An app's package depending on this repository and using only PushProviderClient: it must build the client's
 	@# module and nothing of the server (no NIO, Hummingbird, postgres-nio or Push* server module), then run.
 	SWIFT=$(SWIFT) bash Tests/client/consumer.sh
-	@# The Web Push referees (PyPI, pinned): http_ece decrypts what we encrypt, py_vapid and PyJWT verify what we sign
-	@# (WebPushRefereeTests run them); fails when PyPI is unreachable.
-	bash Tests/webpush/install.sh
 	@# Under a private TMPDIR: fails when the tests leave their pushctl-test-* directories behind.
 	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --skip "FaultTests|BroadcastTimingTests"
 	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --filter "FaultTests|BroadcastTimingTests" --no-parallel

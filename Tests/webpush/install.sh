@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The reference implementations the Web Push referee tests (Tests/PushSenderTests/WebPushRefereeTests.swift) run
-# against, pinned: http_ece (RFC 8188/8291), py_vapid and PyJWT (RFC 8292). Installed from PyPI by `make test`
+# The reference implementations the Web Push referee tests run against, pinned: http_ece (RFC 8188/8291), py_vapid
+# and PyJWT (RFC 8292) referee our sender (Tests/PushSenderTests/WebPushRefereeTests.swift); pywebpush sends to the
+# simulator (Tests/APNsSimulatorTests/SimulatorWebPushRefereeTests.swift). Installed from PyPI by `make test`
 # before the Swift tests; fails (never skips) when PyPI is unreachable.
 set -euo pipefail
-PACKAGES=("http_ece==1.2.1" "py-vapid==1.9.6" "pyjwt==2.15.1")
+PACKAGES=("http_ece==1.2.1" "py-vapid==1.9.6" "pyjwt==2.15.1" "pywebpush==2.5.0")
 if python3 - "${PACKAGES[@]}" <<'PY' 2>/dev/null; then
 import sys
 from importlib.metadata import version

@@ -10,7 +10,7 @@ import Testing
 /// accepted and recorded decrypted, exactly once; each way of getting it wrong is refused with the status and
 /// reason a strict push service gives. Tests/webpush/sim_pywebpush.py is the sender; `make webpush-referees`
 /// installs it. The test fails (never skips) when the Python modules are missing.
-@Suite struct WebPushRefereeTests {
+@Suite struct SimulatorWebPushRefereeTests {
     struct Answer: Decodable {
         var name: String
         var status: Int
