@@ -202,7 +202,7 @@ public final class APNsSimulator: Sendable {
     /// Mints a Web Push subscription on this simulator (started: its endpoint names the bound port), restricted to
     /// `applicationServerKey` (a VAPID public key, 65-octet uncompressed P-256 point) when given: what a browser's
     /// `pushManager.subscribe()` would hand a web app. `POST /subscribe` does the same over the wire.
-    public func mintWebPushSubscription(applicationServerKey: [UInt8]? = nil) -> WebPushSubscription {
+    public func mintWebPushSubscription(applicationServerKey: [UInt8]? = nil) -> MintedSubscription {
         core.webPush.mint(applicationServerKey: applicationServerKey)
     }
 
@@ -211,7 +211,7 @@ public final class APNsSimulator: Sendable {
     public func expireWebPushSubscription(id: String) -> Bool { core.webPush.subscriptions.expire(id) }
 
     /// Every subscription minted so far, in no particular order.
-    public var webPushSubscriptions: [WebPushSubscription] { core.webPush.subscriptions.all }
+    public var webPushSubscriptions: [MintedSubscription] { core.webPush.subscriptions.all }
 
     /// The most recent accepted (decrypted) Web Push messages, oldest first (at most
     /// ``SimulatorConfiguration/receivedLimit``).

@@ -48,7 +48,7 @@ public struct ReceivedWebPush: Sendable, Equatable {
         field("messageId", .string(messageId))
         field("receivedAt", .int(receivedAtMs))
         field("plaintext", optional(text))
-        field("plaintextBase64", .string(Base64URL.encode(plaintext)), last: true)
+        field("plaintextBase64", .string(StrictBase64URL.encode(plaintext)), last: true)
         out.append(UInt8(ascii: "}"))
     }
 }

@@ -52,14 +52,14 @@ struct VAPIDVerifier: Sendable {
         guard let token, let key else {
             return .failure(.init(.missingAuthorization, "the vapid Authorization needs both t (the JWT) and k (the public key)"))
         }
-        guard let keyBytes = Base64URL.decode(key), keyBytes.count == 65, keyBytes.first == 0x04,
+        guard let keyBytes = StrictBase64URL.decode(key), keyBytes.count == 65, keyBytes.first == 0x04,
             let publicKey = try? P256.Signing.PublicKey(x963Representation: keyBytes)
         else {
             return .failure(.init(.badJwtToken, "k is not an uncompressed P-256 public key in base64url"))
         }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let claimBytes = Base64URL.decode(parts[1]),
-            let signatureBytes = Base64URL.decode(parts[2]),
+        guard parts.count == 3, let headerBytes = StrictBase64URL.decode(parts[0]), let claimBytes = StrictBase64URL.decode(parts[1]),
+            let signatureBytes = StrictBase64URL.decode(parts[2]),
             let header = try? JSONValue(parsing: headerBytes), let claims = try? JSONValue(parsing: claimBytes)
         else {
             return .failure(.init(.badJwtToken, "t is not a JWT (three base64url parts: JSON header, JSON claims, signature)"))

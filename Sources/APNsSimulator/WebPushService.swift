@@ -63,7 +63,7 @@ final class WebPushService: Sendable {
     }
 
     /// Mints a subscription on the simulator's own origin.
-    func mint(applicationServerKey: [UInt8]?) -> WebPushSubscription {
+    func mint(applicationServerKey: [UInt8]?) -> MintedSubscription {
         subscriptions.mint(origin: defaultOrigin(), applicationServerKey: applicationServerKey)
     }
 
@@ -125,7 +125,7 @@ final class WebPushService: Sendable {
         if let restricted = entry.applicationServerKey, restricted != verified.key {
             return .failure(.init(
                 .vapidKeyMismatch,
-                "k is not the applicationServerKey this subscription was made for (\(Base64URL.encode(restricted)))"))
+                "k is not the applicationServerKey this subscription was made for (\(StrictBase64URL.encode(restricted)))"))
         }
 
         guard let ttlText = request.ttl else { return .failure(.init(.badTTL, "no TTL header (RFC 8030 §5.2 requires it)")) }
@@ -134,7 +134,7 @@ final class WebPushService: Sendable {
         if let urgency = request.urgency, !["very-low", "low", "normal", "high"].contains(urgency) {
             return .failure(.init(.badUrgency, "Urgency must be very-low, low, normal or high, not `\(urgency)`"))
         }
-        if let topic = request.webPushTopic, topic.isEmpty || topic.utf8.count > 32 || !topic.utf8.allSatisfy(Base64URL.isAlphabet) {
+        if let topic = request.webPushTopic, topic.isEmpty || topic.utf8.count > 32 || !topic.utf8.allSatisfy(StrictBase64URL.isAlphabet) {
             return .failure(.init(.badTopic, "Topic must be 1-32 characters of the base64url alphabet, not `\(topic)`"))
         }
 
@@ -156,7 +156,7 @@ final class WebPushService: Sendable {
         }
         let message = ReceivedWebPush(
             subscriptionId: id, plaintext: plaintext, ttl: min(ttl, Self.maximumTTL), urgency: request.urgency,
-            topic: request.webPushTopic, subject: verified.subject, vapidKey: Base64URL.encode(verified.key),
+            topic: request.webPushTopic, subject: verified.subject, vapidKey: StrictBase64URL.encode(verified.key),
             messageId: UUID().uuidString.lowercased(), receivedAtMs: now)
         return .success((message, origin))
     }
@@ -174,7 +174,7 @@ final class WebPushService: Sendable {
                 return reject(.init(.badSubscribeRequest, #"the body must be {"vapid": "<applicationServerKey>"} or empty"#))
             }
             if let text = options["vapid"] {
-                guard let value = text.stringValue, let bytes = Base64URL.decode(value), bytes.count == 65, bytes.first == 0x04 else {
+                guard let value = text.stringValue, let bytes = StrictBase64URL.decode(value), bytes.count == 65, bytes.first == 0x04 else {
                     return reject(.init(.badSubscribeRequest, "vapid must be an uncompressed P-256 public key in base64url"))
                 }
                 key = bytes

@@ -6,7 +6,7 @@ final class WebPushSubscriptionStore: Sendable {
     /// One subscription and what only the simulator knows of it. Immutable; Crypto's key type just lacks the
     /// Sendable annotation.
     struct Entry: @unchecked Sendable {
-        var subscription: WebPushSubscription
+        var subscription: MintedSubscription
         var privateKey: P256.KeyAgreement.PrivateKey
         var authSecret: [UInt8]
         /// The applicationServerKey's bytes, when the subscription is restricted to one.
@@ -18,14 +18,14 @@ final class WebPushSubscriptionStore: Sendable {
 
     /// Mints a subscription whose endpoint is on `origin` (`https://host:port`), restricted to
     /// `applicationServerKey` (65-octet uncompressed P-256 public key) when given.
-    func mint(origin: String, applicationServerKey: [UInt8]?) -> WebPushSubscription {
+    func mint(origin: String, applicationServerKey: [UInt8]?) -> MintedSubscription {
         var random = SystemRandomNumberGenerator()
-        let id = Base64URL.encode((0..<16).map { _ in UInt8.random(in: 0...255, using: &random) })
+        let id = StrictBase64URL.encode((0..<16).map { _ in UInt8.random(in: 0...255, using: &random) })
         let authSecret = (0..<16).map { _ in UInt8.random(in: 0...255, using: &random) }
         let privateKey = P256.KeyAgreement.PrivateKey()
-        let subscription = WebPushSubscription(
-            id: id, endpoint: origin + "/wp/" + id, p256dh: Base64URL.encode(privateKey.publicKey.x963Representation),
-            auth: Base64URL.encode(authSecret), applicationServerKey: applicationServerKey.map(Base64URL.encode))
+        let subscription = MintedSubscription(
+            id: id, endpoint: origin + "/wp/" + id, p256dh: StrictBase64URL.encode(privateKey.publicKey.x963Representation),
+            auth: StrictBase64URL.encode(authSecret), applicationServerKey: applicationServerKey.map(StrictBase64URL.encode))
         let entry = Entry(
             subscription: subscription, privateKey: privateKey, authSecret: authSecret,
             applicationServerKey: applicationServerKey)
@@ -45,5 +45,5 @@ final class WebPushSubscriptionStore: Sendable {
         }
     }
 
-    var all: [WebPushSubscription] { entries.withLock { $0.values.map(\.subscription) } }
+    var all: [MintedSubscription] { entries.withLock { $0.values.map(\.subscription) } }
 }

@@ -25,7 +25,7 @@ import Testing
     /// script on them and hands back its answers by name.
     static func referee(
         configure: (inout SimulatorConfiguration) -> Void = { _ in },
-        _ cases: (APNsSimulator, [UInt8]) throws -> [(name: String, mode: String, subscription: WebPushSubscription, data: String)],
+        _ cases: (APNsSimulator, [UInt8]) throws -> [(name: String, mode: String, subscription: MintedSubscription, data: String)],
         check: (APNsSimulator, [String: Answer]) throws -> Void
     ) async throws {
         let pki = try SimulatorPKI()
@@ -104,7 +104,7 @@ import Testing
             })
             #expect(line["service"]?.stringValue == "webpush")
             #expect(line["plaintext"]?.stringValue == text)
-            #expect(line["plaintextBase64"]?.stringValue == Base64URL.encode(Array(text.utf8)))
+            #expect(line["plaintextBase64"]?.stringValue == StrictBase64URL.encode(Array(text.utf8)))
         }
     }
 
@@ -187,7 +187,7 @@ import Testing
             #expect(flow["pushAfterDelete"]?.intValue == 410)
             let endpoint = flow["subscription"]?["endpoint"]?.stringValue ?? ""
             #expect(endpoint.hasPrefix("https://127.0.0.1:\(simulator.port ?? 0)/wp/"), "\(endpoint)")
-            #expect(flow["subscription"]?["keys"]?["auth"]?.stringValue.flatMap(Base64URL.decode)?.count == 16)
+            #expect(flow["subscription"]?["keys"]?["auth"]?.stringValue.flatMap(StrictBase64URL.decode)?.count == 16)
             let minted = simulator.webPushSubscriptions.first { endpoint.hasSuffix("/wp/" + $0.id) }
             #expect(minted?.applicationServerKey != nil)
             #expect(simulator.receivedWebPushes.map(\.text) == ["via /subscribe"])

@@ -2,7 +2,7 @@ import PushCore
 
 /// A push subscription the simulator's Web Push service minted: what a browser's `PushSubscription.toJSON()` gives
 /// a web app. The simulator plays the browser's side too, so it keeps the private key and decrypts what is sent.
-public struct WebPushSubscription: Sendable, Equatable {
+public struct MintedSubscription: Sendable, Equatable {
     /// The opaque id in the endpoint's path (`/wp/<id>`).
     public let id: String
     /// The push resource: `https://<simulator host:port>/wp/<id>`.

@@ -2,7 +2,7 @@ import Foundation
 
 /// The URL- and filename-safe base64 alphabet without padding (RFC 4648 §5), as Web Push writes keys, secrets,
 /// JWTs and topics. Decoding is strict: `+`, `/`, `=` and whitespace are refused, as a push service refuses them.
-public enum Base64URL {
+public enum StrictBase64URL {
     /// The bytes `text` encodes, or nil when it is not unpadded base64url (or has stray bits in its last character).
     public static func decode<S: StringProtocol>(_ text: S) -> [UInt8]? {
         let utf8 = Array(text.utf8)
