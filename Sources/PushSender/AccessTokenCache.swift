@@ -19,8 +19,11 @@ import Synchronization
 public final class AccessTokenCache: Sendable {
     /// What a token endpoint grants: `access_token` and `expires_in` (seconds).
     public struct Grant: Sendable, Equatable {
+        /// `access_token`: sent as `Authorization: Bearer …`.
         public var accessToken: String
+        /// `expires_in`: the token's lifetime in seconds, counted from its arrival.
         public var expiresIn: TimeInterval
+        /// Creates a grant.
         public init(accessToken: String, expiresIn: TimeInterval) {
             self.accessToken = accessToken
             self.expiresIn = expiresIn
@@ -29,8 +32,11 @@ public final class AccessTokenCache: Sendable {
 
     /// A granted token and the times the cache judges it by (its own clock's, at the grant's arrival).
     public struct Token: Sendable, Equatable {
+        /// The access token.
         public var value: String
+        /// When its grant arrived.
         public var receivedAt: Date
+        /// When it stops being valid: `receivedAt` + `expires_in`.
         public var expiresAt: Date
         /// When it is renewed: ``AccessTokenCache/renewalMargin(lifetime:)`` before it expires.
         public var renewAt: Date

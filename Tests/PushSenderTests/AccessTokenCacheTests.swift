@@ -96,6 +96,23 @@ import Testing
         #expect(try await cache.token().value == "ok")
     }
 
+    /// The token endpoint's answer: a grant, or a credential failure naming its error_description.
+    @Test func aGrantResponseIsParsedAndARefusalNamesItsErrorDescription() throws {
+        let uri = "https://oauth2.googleapis.com/token"
+        let ok = #"{"access_token":"ya29.abc","expires_in":3599,"token_type":"Bearer"}"#
+        #expect(try AccessTokenCache.Grant(status: 200, body: Array(ok.utf8), tokenURI: uri) == AccessTokenCache.Grant(accessToken: "ya29.abc", expiresIn: 3599))
+        func refusal(_ status: Int, _ body: String) -> String {
+            do { _ = try AccessTokenCache.Grant(status: status, body: Array(body.utf8), tokenURI: uri); return "granted" }
+            catch { return error.message }
+        }
+        #expect(refusal(400, #"{"error":"invalid_grant","error_description":"Invalid JWT Signature."}"#)
+            == "https://oauth2.googleapis.com/token refused the service account's grant (HTTP 400): invalid_grant: Invalid JWT Signature.")
+        #expect(refusal(502, "<html>bad gateway</html>") == "https://oauth2.googleapis.com/token refused the service account's grant (HTTP 502)")
+        #expect(refusal(200, #"{"expires_in":3599}"#) == "https://oauth2.googleapis.com/token answered 200 without an access_token")
+        #expect(refusal(200, #"{"access_token":"ya29.abc","expires_in":0}"#) == "https://oauth2.googleapis.com/token answered 200 without a positive expires_in")
+        #expect(!refusal(200, #"{"access_token":"ya29.secret"}"#).contains("ya29"))
+    }
+
     private func waitFor(_ condition: @Sendable () async -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while !(await condition()) {
