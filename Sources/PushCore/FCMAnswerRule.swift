@@ -51,12 +51,19 @@ public enum FCMAnswerRule: PushAnswerRule {
 
     /// FCM's `errorCode` values this rule reads (the `FcmError` detail).
     public enum ErrorCode {
+        /// 404: the app instance was unregistered; the token is dead.
         public static let unregistered = "UNREGISTERED"
+        /// 403: the token belongs to another sender (project).
         public static let senderIdMismatch = "SENDER_ID_MISMATCH"
+        /// 400: a request parameter, possibly the token, is invalid.
         public static let invalidArgument = "INVALID_ARGUMENT"
+        /// 429: a sending quota was exceeded.
         public static let quotaExceeded = "QUOTA_EXCEEDED"
+        /// 503: FCM is overloaded.
         public static let unavailable = "UNAVAILABLE"
+        /// 500: an unknown internal error.
         public static let internalError = "INTERNAL"
+        /// 401: the APNs certificate or web push key FCM relays with was refused.
         public static let thirdPartyAuthError = "THIRD_PARTY_AUTH_ERROR"
     }
 
