@@ -109,6 +109,15 @@ test: deps webpush-referees
 	@# Last: no process a step of this run started may still be running (PUSHPROVIDER_TEST_RUN marks them).
 	bash Tests/leftovers/processes.sh
 
+## fcm-referees: the pinned PyPI packages the FCM referee tests run as subprocesses (Tests/fcm: PyJWT verifies our
+## service-account assertion with the account's public key). Those tests fail, never skip, without them.
+FCM_REFEREES := pyjwt==2.15.1 cryptography==48.0.0
+.PHONY: fcm-referees
+fcm-referees:
+	@python3 -m pip install -q $(FCM_REFEREES) || { echo "fcm-referees: cannot pip install $(FCM_REFEREES) (PyPI unreachable?)" >&2; exit 1; }
+# Before any of test's steps: the swift test steps run the FCM referees.
+test: fcm-referees
+
 ## certs: development PKI in Certificates/dev (CA, simulator server certificate, client .p12) if missing.
 MAKE_DEV_CERTS = if [ ! -f Certificates/dev/client.p12 ]; then $(RELEASE) cert make-dev --out Certificates/dev --topic com.example.app; fi
 certs: release

@@ -90,6 +90,8 @@ let package = Package(
             dependencies: [
                 "PushCore", "PushLanes", "CCurl", "COpenSSL",
                 .product(name: "Crypto", package: "swift-crypto"),
+                // RSA PKCS#1 v1.5 (RS256) for FCM's OAuth 2.0 service-account assertion.
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
 

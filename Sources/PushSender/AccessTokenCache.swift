@@ -1,0 +1,124 @@
+import Foundation
+import Synchronization
+
+/// One OAuth 2.0 access token per service account, shared by every connection and worker: the fix for "access
+/// tokens fetched too often or too late" (PyFCM #334, firebase-admin's per-send refreshes).
+///
+/// Rules, enforced here so no caller can break them:
+/// - every caller gets the current token; at most one grant is in flight, and callers that need a token while
+///   there is none wait for that one grant (however many there are);
+/// - the token is renewed ``renewalMargin(lifetime:)`` before it expires (a twelfth of its lifetime, at most
+///   5 minutes: 55 s of a 60 s token, 55 min of Google's one-hour tokens), so the renewal period is the lifetime
+///   less the margin and a token is never used after it expires; while that renewal is in flight the still-valid
+///   token keeps being handed out, so no send waits on it;
+/// - ``rejected(_:)`` (FCM answered 401 with this token) forces one renewal, and only for the current token: a
+///   hundred connections reporting the same refused token cause one grant.
+///
+/// The grant itself (the HTTP POST of ``FCMServiceAccount/grantRequestBody(issuedAt:)``) is passed in, and so is
+/// the clock.
+public final class AccessTokenCache: Sendable {
+    /// What a token endpoint grants: `access_token` and `expires_in` (seconds).
+    public struct Grant: Sendable, Equatable {
+        /// `access_token`: sent as `Authorization: Bearer …`.
+        public var accessToken: String
+        /// `expires_in`: the token's lifetime in seconds, counted from its arrival.
+        public var expiresIn: TimeInterval
+        /// Creates a grant.
+        public init(accessToken: String, expiresIn: TimeInterval) {
+            self.accessToken = accessToken
+            self.expiresIn = expiresIn
+        }
+    }
+
+    /// A granted token and the times the cache judges it by (its own clock's, at the grant's arrival).
+    public struct Token: Sendable, Equatable {
+        /// The access token.
+        public var value: String
+        /// When its grant arrived.
+        public var receivedAt: Date
+        /// When it stops being valid: `receivedAt` + `expires_in`.
+        public var expiresAt: Date
+        /// When it is renewed: ``AccessTokenCache/renewalMargin(lifetime:)`` before it expires.
+        public var renewAt: Date
+    }
+
+    /// The renewal margin for a token of `lifetime` seconds: a twelfth of it, at most 5 minutes.
+    public static func renewalMargin(lifetime: TimeInterval) -> TimeInterval {
+        min(max(lifetime, 0) / 12, 300)
+    }
+
+    private struct State {
+        var current: Token?
+        var renewing: Task<Token, any Error>?
+        var grants = 0
+    }
+
+    private let state = Mutex(State())
+    private let now: @Sendable () -> Date
+    private let grant: @Sendable () async throws -> Grant
+
+    /// Creates a cache that asks `grant` for tokens, judging their age by `now`.
+    public init(now: @escaping @Sendable () -> Date = { Date() }, grant: @escaping @Sendable () async throws -> Grant) {
+        self.now = now
+        self.grant = grant
+    }
+
+    /// How many grants this cache has asked for (for health, metrics and tests).
+    public var grantsRequested: Int { state.withLock { $0.grants } }
+
+    /// The current token: the cached one while it is before its renewal time, otherwise the one grant in flight
+    /// (started here if none is). Throws the grant's error when there is no valid token to fall back on.
+    public func token() async throws -> Token {
+        enum Step { case ready(Token), wait(Task<Token, any Error>) }
+        let step: Step = state.withLock { state in
+            let time = now()
+            if let current = state.current, time < current.renewAt { return .ready(current) }
+            let task = state.renewing ?? startRenewal(&state)
+            // Renewing: a token that has not expired yet is still good to send with.
+            if let current = state.current, time < current.expiresAt { return .ready(current) }
+            return .wait(task)
+        }
+        switch step {
+        case .ready(let token): return token
+        case .wait(let task): return try await task.value
+        }
+    }
+
+    /// FCM refused `value` (401 UNAUTHENTICATED): renew once, if it is still the current token. Callers then
+    /// ask ``token()`` again.
+    public func rejected(_ value: String) {
+        state.withLock { state in
+            guard let current = state.current, current.value == value else { return }
+            state.current = nil
+        }
+    }
+
+    /// Starts the one grant (the lock is held: the task's completion waits for it before storing the result).
+    private func startRenewal(_ state: inout State) -> Task<Token, any Error> {
+        state.grants += 1
+        let task = Task { [grant, now] () async throws -> Token in
+            do {
+                let granted = try await grant()
+                let received = now()
+                let lifetime = max(granted.expiresIn, 0)
+                let token = Token(
+                    value: granted.accessToken, receivedAt: received, expiresAt: received.addingTimeInterval(lifetime),
+                    renewAt: received.addingTimeInterval(lifetime - Self.renewalMargin(lifetime: lifetime)))
+                self.finish(with: token)
+                return token
+            } catch {
+                self.finish(with: nil)
+                throw error
+            }
+        }
+        state.renewing = task
+        return task
+    }
+
+    private func finish(with token: Token?) {
+        state.withLock { state in
+            if let token { state.current = token }
+            state.renewing = nil
+        }
+    }
+}
