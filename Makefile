@@ -19,7 +19,7 @@ PKGPKGS := dpkg-dev lintian systemd adduser
 export PUSHPROVIDER_COMMIT := $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || c=$$c-dirty; } && echo $$c)
 PACKAGES := .build/packages
 
-.PHONY: deps build release test run install-local certs deb dist bench bench-deps clean cli-reference docs webpush-referees
+.PHONY: deps build release test run install-local certs deb dist bench bench-deps clean cli-reference docs referees
 
 ## deps: the system libraries (libcurl, OpenSSL, SQLite), PostgreSQL, tinyproxy and chromium (for the tests);
 ## installs them with apt-get when run as root.
@@ -40,12 +40,13 @@ deps:
 	  exit 1; \
 	fi
 
-## webpush-referees: the PyPI implementations Web Push is refereed by, pinned (Tests/webpush/install.sh): http_ece
-## decrypts what our sender encrypts, py_vapid and PyJWT verify what it signs (PushSenderTests' WebPushRefereeTests),
-## and pywebpush sends to the simulator's Web Push service (SimulatorWebPushRefereeTests). Nothing to do when they are
-## installed; fails when PyPI is unreachable, and the tests fail, never skip, without them.
-webpush-referees:
-	bash Tests/webpush/install.sh
+## referees: the field's reference implementations from PyPI, pinned (Tests/referees/install.sh), which the Swift
+## tests run as subprocesses: http_ece decrypts what our Web Push sender encrypts, py_vapid and PyJWT verify what it
+## signs (PushSenderTests' WebPushRefereeTests), pywebpush sends to the simulator's Web Push service
+## (SimulatorWebPushRefereeTests), PyJWT verifies our FCM service-account assertion (FCMServiceAccountTests).
+## Nothing to do when they are installed; fails when PyPI is unreachable, and those tests fail, never skip, without them.
+referees:
+	bash Tests/referees/install.sh
 
 ## build: debug build of everything (used by the tests).
 build: deps
@@ -68,7 +69,7 @@ release: deps
 ## host, three workers, one killed); then the package, built from the same release binary, installed and removed.
 ## Every process a step starts inherits PUSHPROVIDER_TEST_RUN: the last step fails if one still runs.
 test: export PUSHPROVIDER_TEST_RUN := $(shell date +%s%N)
-test: deps webpush-referees
+test: deps referees
 	$(SWIFT) build --build-tests
 	@# The blocking store API is noasync: fixtures that call it from async code must fail to compile.
 	bash Tests/noasync/noasync.sh .build/debug
@@ -108,15 +109,6 @@ test: deps webpush-referees
 	bash Tests/package/dist.sh $(RELEASE)
 	@# Last: no process a step of this run started may still be running (PUSHPROVIDER_TEST_RUN marks them).
 	bash Tests/leftovers/processes.sh
-
-## fcm-referees: the pinned PyPI packages the FCM referee tests run as subprocesses (Tests/fcm: PyJWT verifies our
-## service-account assertion with the account's public key). Those tests fail, never skip, without them.
-FCM_REFEREES := pyjwt==2.15.1 cryptography==48.0.0
-.PHONY: fcm-referees
-fcm-referees:
-	@python3 -m pip install -q $(FCM_REFEREES) || { echo "fcm-referees: cannot pip install $(FCM_REFEREES) (PyPI unreachable?)" >&2; exit 1; }
-# Before any of test's steps: the swift test steps run the FCM referees.
-test: fcm-referees
 
 ## certs: development PKI in Certificates/dev (CA, simulator server certificate, client .p12) if missing.
 MAKE_DEV_CERTS = if [ ! -f Certificates/dev/client.p12 ]; then $(RELEASE) cert make-dev --out Certificates/dev --topic com.example.app; fi

@@ -8,7 +8,7 @@ import Testing
 /// The simulator's Web Push service refereed by PyPI's pywebpush (its own RFC 8291 encryption through http_ece and
 /// RFC 8292 VAPID through py_vapid.Vapid02), over HTTP/1.1 on real sockets: what pywebpush sends correctly is
 /// accepted and recorded decrypted, exactly once; each way of getting it wrong is refused with the status and
-/// reason a strict push service gives. Tests/webpush/sim_pywebpush.py is the sender; `make webpush-referees`
+/// reason a strict push service gives. Tests/webpush/sim_pywebpush.py is the sender; `make referees`
 /// installs it. The test fails (never skips) when the Python modules are missing.
 @Suite struct SimulatorWebPushRefereeTests {
     struct Answer: Decodable {

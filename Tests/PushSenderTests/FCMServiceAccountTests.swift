@@ -37,7 +37,7 @@ import TestSupport
 
     /// Two implementations agree: PyJWT verifies our RS256 assertion with the account's public key (iss, scope,
     /// aud, exp ≤ iat + 1 h, kid); and refuses one signed by another key or naming another audience. Fails, never
-    /// skips, when PyJWT is not installed (`make fcm-referees`).
+    /// skips, when PyJWT is not installed (`make referees`).
     @Test func pyJWTVerifiesTheAssertionAndRefusesAnotherKeyOrAudience() async throws {
         let directory = try TemporaryDirectories.make("fcm-referee")
         let (file, publicKey) = try await Self.makeAccount(in: directory)

@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// Two implementations agree: what our sender encrypts and signs is checked by the reference Python libraries
-/// (Tests/webpush/*.py; `make test` installs the pinned versions with Tests/webpush/install.sh). A missing module
+/// (Tests/webpush/*.py; `make test` installs the pinned versions with Tests/referees/install.sh). A missing module
 /// fails these tests; it never skips them.
 @Suite struct WebPushRefereeTests {
     static let scripts = BuiltPushctl.packageRoot.appendingPathComponent("Tests/webpush")
@@ -17,7 +17,7 @@ import Testing
         let outcome = try await ProcessRunner.run(
             URL(fileURLWithPath: "/usr/bin/env"), ["python3", scripts.appendingPathComponent(script).path],
             stdin: String(decoding: request.encoded, as: UTF8.self), timeout: 60)
-        #expect(outcome.status != 3, "\(script): a reference module is missing (run Tests/webpush/install.sh): \(outcome.stderr)")
+        #expect(outcome.status != 3, "\(script): a reference module is missing (run Tests/referees/install.sh): \(outcome.stderr)")
         let answer = outcome.status == 0 ? try JSONValue(parsing: outcome.stdout) : nil
         return (outcome.status, answer, outcome.stderr)
     }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Referee for FCM's OAuth 2.0 service-account assertion: PyJWT (PyPI, pinned in the Makefile's fcm-referees)
+"""Referee for FCM's OAuth 2.0 service-account assertion: PyJWT (PyPI, pinned in Tests/referees/install.sh)
 verifies a JWT our FCMServiceAccount signed, with the service account's public key, as Google's token endpoint
 would: RS256 only, signature, iss = client_email, aud = token_uri, scope = firebase.messaging, iat and exp present,
 exp - iat <= 3600, header typ JWT and kid = private_key_id.
@@ -15,7 +15,7 @@ try:
     import jwt  # PyJWT
     from cryptography.hazmat.primitives.serialization import load_pem_public_key
 except ImportError as error:
-    print(f"assertion_referee: {error}: run `make fcm-referees` (pip install the pinned PyJWT and cryptography)", file=sys.stderr)
+    print(f"assertion_referee: {error}: run `make referees` (Tests/referees/install.sh)", file=sys.stderr)
     sys.exit(1)
 
 SCOPE = "https://www.googleapis.com/auth/firebase.messaging"

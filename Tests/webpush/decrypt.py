@@ -4,7 +4,7 @@ http_ece (aes128gcm, RFC 8188), given the subscription's private key and auth se
 
 stdin: {"body": b64url, "privateKey": b64url of the 32-byte scalar, "auth": b64url}
 stdout: {"plaintext": b64url, "recordSize": int, "keyId": b64url, "length": int}; exit 1 with one line on failure.
-A missing module is an error (exit 3), never a skip: `make test` installs the pinned versions (Tests/webpush/install.sh).
+A missing module is an error (exit 3), never a skip: `make test` installs the pinned versions (Tests/referees/install.sh).
 """
 import base64
 import json
@@ -14,7 +14,7 @@ try:
     import http_ece
     from cryptography.hazmat.primitives.asymmetric import ec
 except ImportError as error:  # the Swift test fails on this, naming the module
-    print(f"decrypt.py: {error}; run Tests/webpush/install.sh", file=sys.stderr)
+    print(f"decrypt.py: {error}; run Tests/referees/install.sh", file=sys.stderr)
     sys.exit(3)
 
 

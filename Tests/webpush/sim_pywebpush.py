@@ -40,8 +40,8 @@ try:
     import requests
     from py_vapid import Vapid01, Vapid02
     from pywebpush import WebPusher, webpush, WebPushException
-except ImportError as error:  # the test fails on this: `make test` installs them (make webpush-referees)
-    print(f"sim_pywebpush: {error}: run `make webpush-referees` (pip install pywebpush==2.5.0 py-vapid==1.9.6)", file=sys.stderr)
+except ImportError as error:  # the test fails on this: `make test` installs them (make referees)
+    print(f"sim_pywebpush: {error}: run `make referees` (Tests/referees/install.sh)", file=sys.stderr)
     sys.exit(3)
 
 

@@ -18,7 +18,7 @@ try:
     import py_vapid
     from cryptography.hazmat.primitives import serialization
 except ImportError as error:  # the Swift test fails on this, naming the module
-    print(f"verify_vapid.py: {error}; run Tests/webpush/install.sh", file=sys.stderr)
+    print(f"verify_vapid.py: {error}; run Tests/referees/install.sh", file=sys.stderr)
     sys.exit(3)
 
 

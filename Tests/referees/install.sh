@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The reference implementations the Web Push referee tests run against, pinned: http_ece (RFC 8188/8291), py_vapid
 # and PyJWT (RFC 8292) referee our sender (Tests/PushSenderTests/WebPushRefereeTests.swift); pywebpush sends to the
-# simulator (Tests/APNsSimulatorTests/SimulatorWebPushRefereeTests.swift). Installed from PyPI by `make test`
+# simulator (Tests/APNsSimulatorTests/SimulatorWebPushRefereeTests.swift); PyJWT verifies our FCM service-account
+# assertion with the account's public key (Tests/fcm, FCMServiceAccountTests). Installed from PyPI by `make test`
 # before the Swift tests; fails (never skips) when PyPI is unreachable.
 set -euo pipefail
-PACKAGES=("http_ece==1.2.1" "py-vapid==1.9.6" "pyjwt==2.15.1" "pywebpush==2.5.0")
+PACKAGES=("http_ece==1.2.1" "py-vapid==1.9.6" "pyjwt==2.15.1" "pywebpush==2.5.0" "cryptography==48.0.0")
 if python3 - "${PACKAGES[@]}" <<'PY' 2>/dev/null; then
 import sys
 from importlib.metadata import version
@@ -15,8 +16,8 @@ for spec in sys.argv[1:]:
 PY
   exit 0
 fi
-echo "webpush: installing ${PACKAGES[*]} from PyPI"
+echo "referees: installing ${PACKAGES[*]} from PyPI"
 python3 -m pip install -q "${PACKAGES[@]}" >/dev/null 2>&1 || {
-  echo "webpush: cannot install ${PACKAGES[*]} with pip (PyPI unreachable?); the Web Push referee tests cannot run" >&2
+  echo "referees: cannot install ${PACKAGES[*]} with pip (PyPI unreachable?); the referee tests cannot run" >&2
   exit 1
 }
