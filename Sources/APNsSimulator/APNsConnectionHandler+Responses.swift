@@ -167,6 +167,9 @@ extension APNsConnectionHandler {
             context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
             return
         }
+        if status == 429 || status == 503, let retryAfter = core.faults.retryAfter {
+            headers.add(name: "retry-after", value: retryAfter)
+        }
         var json = #"{"reason":"# + JSONValue.string(reason.rawValue).encodedString
         if let timestampMs { json += #","timestamp":\#(timestampMs)"# }
         json += "}"
