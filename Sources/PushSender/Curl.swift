@@ -1,6 +1,7 @@
 import CCurl
 import Glibc
 import PushCore
+import PushLanes
 
 /// A libcurl failure (connect, TLS, HTTP/2 framing, timeout, …) with curl's code and message.
 public struct TransportError: Error, Sendable, Equatable, CustomStringConvertible {
