@@ -1,3 +1,4 @@
+import Crypto
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
@@ -53,7 +54,8 @@ extension APNsConnectionHandler {
             core.recorder.answered(
                 status: 200, reason: nil,
                 accepted: ReceivedNotification(
-                    request: request, uniqueId: unique, apnsIdGenerated: generated, receivedAtMs: core.now()))
+                    request: request, uniqueId: unique, apnsIdGenerated: generated, receivedAtMs: core.now(),
+                    clientCertificateSHA256: clientCertificateSHA256))
         case .reject(let r, let ts), .answer(_, let r, let ts):
             if case .answer(let scripted, _, _) = verdict { status = scripted } else { status = r.status }
             reason = r
@@ -118,10 +120,11 @@ extension APNsConnectionHandler {
     private func certificateClient(context: ChannelHandlerContext, presented: NIOSSLCertificate?) -> RequestValidator.Client {
         if let known = certificateClient { return known }
         var identity = ClientIdentity(topics: [], development: false, production: false)
-        if let certificate = presented ?? peerCertificate(context: context), let der = try? certificate.toDERBytes(),
-            let parsed = try? ClientIdentity(der: der)
-        {
-            identity = parsed
+        if let certificate = presented ?? peerCertificate(context: context), let der = try? certificate.toDERBytes() {
+            clientCertificateSHA256 = SHA256.hash(data: der).map { byte in
+                String(byte, radix: 16).count == 1 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
+            }.joined()
+            if let parsed = try? ClientIdentity(der: der) { identity = parsed }
         }
         let client = RequestValidator.Client.certificate(identity)
         certificateClient = client
