@@ -79,13 +79,14 @@ import TestSupport
     }
 
     func waitForState(_ s: TestServer, _ id: String, _ states: Set<String>, seconds: Double = 60) async throws -> JSONValue {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
+        var found = JSONValue.null
+        try await waitUntil(deadline: .milliseconds(Int64(seconds * 1000)), every: .milliseconds(100), "job \(id) reaching \(states)") {
             let r = try await s.request("GET", "/v1/apps/example/notifications/\(id)", key: "send")
-            if let state = r.json?["state"]?.stringValue, states.contains(state) { return r.json! }
-            try await Task.sleep(for: .milliseconds(100))
+            guard let json = r.json, let state = json["state"]?.stringValue, states.contains(state) else { return false }
+            found = json
+            return true
         }
-        throw TestTimeout(what: "job \(id) reaching \(states)")
+        return found
     }
 
     struct TestTimeout: Error { let what: String }
@@ -202,6 +203,7 @@ import TestSupport
         #expect(again.status == 202 && again.json?["state"]?.stringValue == "completed")
         let other = try await post("notifications", #"{"id":"done1","all":true,"alert":"other","localTime":{"time":"09:00"}}"#)
         #expect(other.status == 409 && other.errorCode == "id_conflict")
+        // A window in which a wrongly re-run job would send: that nothing more arrives is what is tested.
         try await Task.sleep(for: .milliseconds(300))
         #expect(setup.simulator.received.count == 1)
         try await s.stop()
@@ -308,9 +310,8 @@ import TestSupport
                                     body: #"{"id":"digest","all":true,"alert":"Digest"}"#)
         #expect(r.status == 202)
         // Let it get going, then restart the server (SIGTERM path: drain and checkpoint).
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, (try await registry.run { [registry = registry] _ in try registry.broadcastCounts(id: "digest") }.done) < 300 {
-            try await Task.sleep(for: .milliseconds(20))
+        try await waitUntil(deadline: .seconds(60), "300 devices done") {
+            try await registry.run { [registry = registry] _ in try registry.broadcastCounts(id: "digest") }.done >= 300
         }
         try await s.stop()
         let stored = try await registry.run { [registry = registry] _ in try registry.broadcast(id: "digest") }
