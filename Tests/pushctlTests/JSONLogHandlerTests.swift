@@ -52,9 +52,8 @@ import TestSupport
         try CLI.waitForPort(port)
         try CLI.waitForPort(w.port)
         // The banner prints the development send key on stdout, once the API listens (a moment after the port opens).
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, serve.isRunning, !serve.stdoutText.contains("Send it a notification") {
-            try await Task.sleep(for: .milliseconds(20))
+        try await waitUntil(deadline: .seconds(60), "serve's banner") {
+            !serve.isRunning || serve.stdoutText.contains("Send it a notification")
         }
         let banner = serve.stdoutText.split(separator: "\n").map(String.init)
         let keyLine = try #require(banner.firstIndex { $0.contains("accepts a development send key:") }, "\(banner)")
