@@ -30,15 +30,7 @@ import TestSupport
     }
 
     func http(_ method: String, _ url: String, key: String, body: String? = nil) async throws -> Int {
-        var request = URLRequest(url: URL(string: url)!)
-        request.httpMethod = method
-        request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
-        if let body {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = Data(body.utf8)
-        }
-        let (_, response) = try await URLSession.shared.answer(for: request)
-        return response.statusCode
+        try await ReloadCertificateTests.call(method, url, key: key, body: body).0
     }
 
     @Test func serveLogsOneJSONObjectPerLineWithTheAppTheJobAndMaskedTokens() async throws {
