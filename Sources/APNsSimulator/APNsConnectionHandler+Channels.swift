@@ -58,7 +58,7 @@ extension APNsConnectionHandler {
                 status: status, reason: nil,
                 accepted: ReceivedNotification(
                     request: request, uniqueId: unique, apnsIdGenerated: given == nil, receivedAtMs: core.now(),
-                    channelId: broadcast.channelId))
+                    channelId: broadcast.channelId, clientCertificateSHA256: clientCertificateSHA256))
         case .reject(let reason):
             status = reason.status
             payload = Array((#"{"reason":"# + JSONValue.string(reason.rawValue).encodedString + "}").utf8)

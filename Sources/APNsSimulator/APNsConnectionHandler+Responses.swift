@@ -1,3 +1,4 @@
+import Crypto
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
@@ -57,7 +58,8 @@ extension APNsConnectionHandler {
             core.recorder.answered(
                 status: 200, reason: nil,
                 accepted: ReceivedNotification(
-                    request: request, uniqueId: unique, apnsIdGenerated: generated, receivedAtMs: core.now()))
+                    request: request, uniqueId: unique, apnsIdGenerated: generated, receivedAtMs: core.now(),
+                    clientCertificateSHA256: clientCertificateSHA256))
         case .reject(let r, let ts), .answer(_, let r, let ts):
             if case .answer(let scripted, _, _) = verdict { status = scripted } else { status = r.status }
             reason = r
@@ -122,10 +124,11 @@ extension APNsConnectionHandler {
     private func certificateClient(context: ChannelHandlerContext, presented: NIOSSLCertificate?) -> RequestValidator.Client {
         if let known = certificateClient { return known }
         var identity = ClientIdentity(topics: [], development: false, production: false)
-        if let certificate = presented ?? peerCertificate(context: context), let der = try? certificate.toDERBytes(),
-            let parsed = try? ClientIdentity(der: der)
-        {
-            identity = parsed
+        if let certificate = presented ?? peerCertificate(context: context), let der = try? certificate.toDERBytes() {
+            clientCertificateSHA256 = SHA256.hash(data: der).map { byte in
+                String(byte, radix: 16).count == 1 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
+            }.joined()
+            if let parsed = try? ClientIdentity(der: der) { identity = parsed }
         }
         let client = RequestValidator.Client.certificate(identity)
         certificateClient = client
@@ -170,6 +173,9 @@ extension APNsConnectionHandler {
             if let uniqueId { headers.add(name: "apns-unique-id", value: uniqueId, indexing: .nonIndexable) }
             context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
             return
+        }
+        if status == 429 || status == 503, let retryAfter = core.faults.retryAfter {
+            headers.add(name: "retry-after", value: retryAfter)
         }
         var json = #"{"reason":"# + JSONValue.string(reason.rawValue).encodedString
         if let timestampMs { json += #","timestamp":\#(timestampMs)"# }

@@ -45,6 +45,8 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     @exclusivity(unchecked) var rng = FastRandom()
     /// The client as established by TLS (certificate mode) — read once, on the first request.
     @exclusivity(unchecked) var certificateClient: RequestValidator.Client?
+    /// The SHA-256 (hex) of the client certificate the connection presented, found with ``certificateClient``.
+    @exclusivity(unchecked) var clientCertificateSHA256: String?
     /// The last provider token that verified, so each request only pays for a string compare.
     @exclusivity(unchecked) var verifiedToken: ProviderTokenVerifier.Verified?
     /// The last VAPID header that verified (Web Push), likewise.

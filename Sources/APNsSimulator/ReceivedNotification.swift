@@ -15,12 +15,17 @@ public struct ReceivedNotification: Sendable, Equatable {
     /// For a broadcast, `request.token` is empty, `request.topic` is the bundle id from the path and
     /// `request.apnsId` the `apns-request-id` (given or made up).
     public var channelId: String?
+    /// The SHA-256 of the client certificate the connection presented (DER, lowercase hex), nil on a connection
+    /// without one (provider-token authentication): which certificate a provider used, e.g. a renewed one after a
+    /// reload, without trusting the provider's word for it.
+    public var clientCertificateSHA256: String?
 
     /// Creates a record.
     public init(
         request: NotificationRequest, uniqueId: String, apnsIdGenerated: Bool, receivedAtMs: Int64,
-        channelId: String? = nil
+        channelId: String? = nil, clientCertificateSHA256: String? = nil
     ) {
+        self.clientCertificateSHA256 = clientCertificateSHA256
         self.request = request
         self.uniqueId = uniqueId
         self.apnsIdGenerated = apnsIdGenerated
@@ -29,7 +34,7 @@ public struct ReceivedNotification: Sendable, Equatable {
     }
 
     /// The record as one compact JSON object (the `--record` file's line format):
-    /// `{"token","topic","pushType","priority","expiration","collapseId","apnsId","uniqueId","receivedAt","payload","channelId"}`
+    /// `{"token","topic","pushType","priority","expiration","collapseId","apnsId","uniqueId","receivedAt","payload","channelId","clientCertificate"}`
     /// (`token` null and `channelId` set for broadcasts; `channelId` null for device sends).
     public func jsonLine(into out: inout [UInt8]) {
         func key(_ k: String) {
@@ -53,7 +58,8 @@ public struct ReceivedNotification: Sendable, Equatable {
         key("receivedAt"); out.append(contentsOf: String(receivedAtMs).utf8); out.append(UInt8(ascii: ","))
         // The payload was validated as a JSON object, so it is embedded verbatim.
         key("payload"); out.append(contentsOf: request.payload); out.append(UInt8(ascii: ","))
-        key("channelId"); str(channelId)
+        key("channelId"); str(channelId); out.append(UInt8(ascii: ","))
+        key("clientCertificate"); str(clientCertificateSHA256)
         out.append(UInt8(ascii: "}"))
     }
 }

@@ -22,6 +22,10 @@ public struct SimulatorFaults: Sendable, Equatable {
     public var serviceUnavailableFraction: Double
     /// Share of requests answered 500 InternalServerError.
     public var internalServerErrorFraction: Double
+    /// The `Retry-After` header sent, verbatim, with every 429 and 503 answer (the fractions above and devices
+    /// scripted to answer so): delay-seconds (`"2"`), an HTTP-date, or a malformed value to test that a client
+    /// ignores it. Nil (the default): none, as APNs usually answers.
+    public var retryAfter: String?
     /// Accept TCP connections but never answer the TLS handshake (applies to new connections).
     public var blackHole: Bool
     /// Reset (TCP RST) the TLS handshake of this many new connections, counted from the start: the
@@ -34,8 +38,10 @@ public struct SimulatorFaults: Sendable, Equatable {
         goAwayAfterStreams: Int? = nil, dropStreamLimitAfterRejection: Bool = false,
         resetAfterRequests: Int? = nil, responseDelay: Duration = .zero, delayFraction: Double = 1,
         tooManyRequestsFraction: Double = 0, serviceUnavailableFraction: Double = 0,
-        internalServerErrorFraction: Double = 0, blackHole: Bool = false, resetHandshakes: Int = 0
+        internalServerErrorFraction: Double = 0, retryAfter: String? = nil, blackHole: Bool = false,
+        resetHandshakes: Int = 0
     ) {
+        self.retryAfter = retryAfter
         self.resetHandshakes = max(0, resetHandshakes)
         self.goAwayAfterStreams = goAwayAfterStreams
         self.dropStreamLimitAfterRejection = dropStreamLimitAfterRejection

@@ -14,14 +14,20 @@ public enum APNsOutcome: Sendable, Equatable {
 
     /// Classifies an HTTP status and reason with ``APNsAnswerRule``.
     public static func classify(status: Int, reason: APNsReason?, timestampMs: Int64? = nil) -> APNsOutcome {
-        let verdict = APNsAnswerRule.verdict(status: status, reason: reason, timestampMs: timestampMs)
+        APNsOutcome(APNsAnswerRule.verdict(status: status, reason: reason, timestampMs: timestampMs),
+                    status: status, reason: reason, timestampMs: timestampMs)
+    }
+
+    /// The outcome of an answer already judged by ``APNsAnswerRule`` (the sender keeps the verdict for its
+    /// `Retry-After`).
+    public init(_ verdict: AnswerVerdict, status: Int, reason: APNsReason?, timestampMs: Int64?) {
         let reason = reason ?? .unknown("HTTP \(status)")
         switch verdict.kind {
-        case .accepted: return .accepted
-        case .tokenDead: return .tokenDead(reason, timestampMs: verdict.gatedOnTimestamp ? timestampMs : nil)
-        case .permanent: return .permanent(reason)
-        case .retryable: return .retryable(reason)
-        case .credentialFailure: return .credentialFailure(reason)
+        case .accepted: self = .accepted
+        case .tokenDead: self = .tokenDead(reason, timestampMs: verdict.gatedOnTimestamp ? timestampMs : nil)
+        case .permanent: self = .permanent(reason)
+        case .retryable: self = .retryable(reason)
+        case .credentialFailure: self = .credentialFailure(reason)
         }
     }
 

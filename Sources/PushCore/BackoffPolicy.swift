@@ -29,4 +29,17 @@ public struct BackoffPolicy: Sendable, Equatable {
         let share = 1 - jitter + jitter * min(max(random, 0), 1)
         return Int(Double(ceilingMs(failedAttempts: failedAttempts)) * share)
     }
+
+    /// The delay before attempt `failedAttempts + 1` when the service answered with a `Retry-After` of
+    /// `retryAfterMs` (nil: none): the jittered backoff, but never less than what the service asked for — retrying
+    /// sooner only earns another 429 and tells the service we ignore it. A wait longer than `limitMs` is not
+    /// waited (nil: the caller gives the attempt up for now, e.g. defers the notification): shortening it would
+    /// disobey the service, and waiting it out would hold the caller's slot (a sender's window, a run) for as long
+    /// as any header says, a malformed or hostile one included.
+    public func delayMs(failedAttempts: Int, random: Double, retryAfterMs: Int64?, limitMs: Int) -> Int? {
+        let backoff = delayMs(failedAttempts: failedAttempts, random: random)
+        guard let retryAfterMs, retryAfterMs > 0 else { return backoff }
+        guard retryAfterMs <= Int64(limitMs) else { return nil }
+        return max(backoff, Int(retryAfterMs))
+    }
 }

@@ -86,8 +86,7 @@ public final class BlockingLane: Sendable {
         let name: String
         let limit: Int
         let condition = NSCondition()
-        var jobs: [@Sendable (_ stopping: Bool) -> Void] = []
-        var head = 0
+        var jobs = FIFO<@Sendable (_ stopping: Bool) -> Void>()
         var running = 0
         var idle = 0
         var stopping = false
@@ -101,7 +100,7 @@ public final class BlockingLane: Sendable {
         /// queue is full or the lane is gone.
         func submit(maxQueued: Int, _ job: @escaping @Sendable (_ stopping: Bool) -> Void) -> Bool {
             condition.lock()
-            let waiting = jobs.count - head
+            let waiting = jobs.count
             guard waiting < maxQueued, !stopping else {
                 condition.unlock()
                 return false
@@ -125,21 +124,12 @@ public final class BlockingLane: Sendable {
         private func work() {
             condition.lock()
             while true {
-                while head == jobs.count, !stopping {
+                while jobs.isEmpty, !stopping {
                     idle += 1
                     condition.wait()
                     idle -= 1
                 }
-                if head == jobs.count { break }
-                let job = jobs[head]
-                head += 1
-                if head == jobs.count {
-                    jobs.removeAll(keepingCapacity: true)
-                    head = 0
-                } else if head >= 256, head * 2 >= jobs.count {
-                    jobs.removeFirst(head)
-                    head = 0
-                }
+                guard let job = jobs.popFirst() else { break }
                 let stopped = stopping
                 condition.unlock()
                 job(stopped)

@@ -1,5 +1,7 @@
 import CCurl
 import Glibc
+import PushCore
+import PushLanes
 
 /// A libcurl failure (connect, TLS, HTTP/2 framing, timeout, …) with curl's code and message.
 public struct TransportError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -223,6 +225,8 @@ final class EasyHandle {
     var apnsId: String?
     /// `apns-unique-id` response header (development environment only).
     var uniqueId: String?
+    /// `retry-after` response header, parsed where it arrives (no copy of it kept); nil when absent or malformed.
+    var retryAfter: RetryAfter?
     /// The transfer currently carried by this handle (owned by the transport).
     var job: TransferJob?
     private let options: EasyOptions
@@ -324,6 +328,7 @@ final class EasyHandle {
         body.removeAll(keepingCapacity: true)
         apnsId = nil
         uniqueId = nil
+        retryAfter = nil
         errorBuffer[0] = 0
         try check(pp_curl_easy_setopt_string(raw, CURLOPT_URL, url), "URL")
         self.requestId = requestId
@@ -425,6 +430,8 @@ final class EasyHandle {
             apnsId = requestId.utf8.elementsEqual(v) ? requestId : String(decoding: v, as: UTF8.self)
         } else if let v = Self.value(of: "apns-unique-id:", in: line) {
             uniqueId = String(decoding: v, as: UTF8.self)
+        } else if let v = Self.value(of: "retry-after:", in: line) {
+            retryAfter = RetryAfter.parse(v)
         }
     }
 

@@ -25,7 +25,11 @@ extension Sender {
             reason = json["reason"]?.stringValue.map(APNsReason.init(rawValue:))
             timestampMs = json["timestamp"]?.intValue
         }
-        let outcome = APNsOutcome.classify(status: response.status, reason: reason, timestampMs: timestampMs)
+        // An HTTP-date Retry-After is absolute: turned into a wait against the sender's clock.
+        let verdict = APNsAnswerRule.verdict(
+            status: response.status, reason: reason, timestampMs: timestampMs,
+            retryAfterMs: response.retryAfter?.delayMs(nowMs: clock.nowMs()))
+        let outcome = APNsOutcome(verdict, status: response.status, reason: reason, timestampMs: timestampMs)
         job.attempts += 1
 
         // One lock for everything an answer changes: the endpoint is reachable, the breaker counts it. Every answer
@@ -110,7 +114,7 @@ extension Sender {
                 finish(job, status: response.status, reason: r, kind: .unsent, stop: stop)
                 return
             }
-            retryOrDefer(job, status: response.status, reason: r, error: nil)
+            retryOrDefer(job, status: response.status, reason: r, error: nil, retryAfterMs: verdict.retryAfterMs)
         }
     }
 
@@ -154,14 +158,21 @@ extension Sender {
         }
     }
 
-    /// Schedules the next attempt after a full-jitter backoff, or defers the notification once its attempts
-    /// are used up. While the run is stopping it comes back unsent instead of waiting.
-    func retryOrDefer(_ job: TransferJob, status: Int, reason: APNsReason?, error: String?) {
+    /// Schedules the next attempt after a full-jitter backoff — never sooner than the answer's `Retry-After` —
+    /// or defers the notification once its attempts are used up, or when the `Retry-After` is longer than
+    /// ``SenderConfiguration/maxRetryAfterMs``. While the run is stopping it comes back unsent instead of waiting.
+    func retryOrDefer(_ job: TransferJob, status: Int, reason: APNsReason?, error: String?, retryAfterMs: Int64? = nil) {
         guard job.attempts < configuration.maxAttempts else {
             finish(job, status: status, reason: reason, kind: .deferred, error: error)
             return
         }
-        let delay = backoff.delayMs(failedAttempts: job.attempts, random: random())
+        guard let delay = backoff.delayMs(
+            failedAttempts: job.attempts, random: random(), retryAfterMs: retryAfterMs, limitMs: configuration.maxRetryAfterMs)
+        else {
+            finish(job, status: status, reason: reason, kind: .deferred,
+                   error: "APNs asked to retry after \((retryAfterMs ?? 0) / 1000) s (Retry-After), longer than the \(configuration.maxRetryAfterMs / 1000) s a send waits")
+            return
+        }
         let id = ObjectIdentifier(job)
         let stopping = shared.withLock { s -> Bool in
             if s.stopping { return true }

@@ -42,6 +42,11 @@ public struct SenderConfiguration: Sendable {
     public var backoffBaseMs: Int
     /// Upper bound of one backoff delay. Default 60 s.
     public var backoffCapMs: Int
+    /// The longest `Retry-After` a 429/503 answer is waited out for (the wait is at least the header's, see
+    /// ``BackoffPolicy/delayMs(failedAttempts:random:retryAfterMs:limitMs:)``); an answer asking for longer defers
+    /// the notification at once instead of holding its window slot. Default 5 minutes: well past any backoff
+    /// (``backoffCapMs``), short enough that one answer cannot stall a run for longer than an outage would.
+    public var maxRetryAfterMs: Int = 300_000
     /// How often idle connections are PINGed (`CURLOPT_UPKEEP_INTERVAL_MS` + `curl_easy_upkeep`). Default 60 s.
     public var upkeepIntervalMs: Int
     /// Pruning breaker: this many BadDeviceToken answers in a row trip it. Default 50.

@@ -35,6 +35,8 @@ struct TransferResponse {
     var status: Int
     var apnsId: String?
     var uniqueId: String?
+    /// The answer's `Retry-After`, if it had a well-formed one.
+    var retryAfter: RetryAfter? = nil
     var body: [UInt8]
     var usedHTTP2: Bool
     /// Request body bytes handed to the connection.

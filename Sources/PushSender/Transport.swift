@@ -193,7 +193,7 @@ final class Transport: @unchecked Sendable {
             let status = handle.responseCode
             let sent = handle.reachedConnection
             let response = TransferResponse(
-                status: status, apnsId: handle.apnsId, uniqueId: handle.uniqueId, body: handle.body,
+                status: status, apnsId: handle.apnsId, uniqueId: handle.uniqueId, retryAfter: handle.retryAfter, body: handle.body,
                 usedHTTP2: error != nil || handle.usedHTTP2, uploadedBytes: handle.uploadedBytes,
                 sent: sent, error: error)
             if handle.renewIfConnectionsChanged() { pool.append(handle) }

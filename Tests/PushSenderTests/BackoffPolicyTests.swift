@@ -27,4 +27,17 @@ struct BackoffPolicyTests {
         #expect(none.delayMs(failedAttempts: 21, random: 0.9) == 600_000)
         #expect(BackoffPolicy(baseMs: 1, capMs: 9, jitter: 7).jitter == 1)
     }
+
+    @Test func retryAfterIsAFloorAndTooLongOneGivesTheAttemptUp() {
+        // Shorter than the backoff: the backoff (500 ms at random 0.5) stands.
+        #expect(policy.delayMs(failedAttempts: 1, random: 0.5, retryAfterMs: 200, limitMs: 300_000) == 500)
+        // Longer: waited in full, never shortened by the jitter or the cap.
+        #expect(policy.delayMs(failedAttempts: 1, random: 0, retryAfterMs: 7000, limitMs: 300_000) == 7000)
+        #expect(policy.delayMs(failedAttempts: 9, random: 1, retryAfterMs: 120_000, limitMs: 300_000) == 120_000)
+        // None, or a date already past: the backoff.
+        #expect(policy.delayMs(failedAttempts: 2, random: 0.5, retryAfterMs: nil, limitMs: 300_000) == 1000)
+        #expect(policy.delayMs(failedAttempts: 2, random: 0.5, retryAfterMs: 0, limitMs: 300_000) == 1000)
+        // Beyond the limit: not waited (the caller defers).
+        #expect(policy.delayMs(failedAttempts: 1, random: 0.5, retryAfterMs: 300_001, limitMs: 300_000) == nil)
+    }
 }

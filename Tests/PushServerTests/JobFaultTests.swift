@@ -4,6 +4,7 @@ import Foundation
 import PushCore
 import PushStore
 import Testing
+import func TestSupport.waitUntil
 
 /// The fault suite's server scenario: a 5,000-device send job whose database another connection write-locks
 /// for 10 s. Run by `make test` after the other suites (`--filter FaultTests --no-parallel`).
@@ -43,9 +44,8 @@ import Testing
         let r = try await s.request("POST", "/v1/apps/example/notifications", key: "send", contentType: "application/json",
                                     body: #"{"id":"locked","all":true,"alert":"Digest"}"#)
         #expect(r.status == 202)
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, (try await registry.run { [registry = registry] _ in try registry.broadcastCounts(id: "locked") }.done) < 1000 {
-            try await Task.sleep(for: .milliseconds(20))
+        try await waitUntil(deadline: .seconds(60), "1000 devices done") {
+            try await registry.run { [registry = registry] _ in try registry.broadcastCounts(id: "locked") }.done >= 1000
         }
         let doneBeforeLock = try await registry.run { [registry = registry] _ in try registry.broadcastCounts(id: "locked") }.done
         #expect(doneBeforeLock < 5000, "the job finished before the lock was taken")

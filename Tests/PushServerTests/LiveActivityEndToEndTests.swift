@@ -16,13 +16,14 @@ import TestSupport
     }
 
     private func waitForJob(_ s: TestServer, _ id: String) async throws -> JSONValue {
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
+        var found = JSONValue.null
+        try await waitUntil(deadline: .seconds(60), every: .milliseconds(50), "job \(id) completed or interrupted") {
             let r = try await s.request("GET", "/v1/apps/example/notifications/\(id)", key: "send")
-            if let state = r.json?["state"]?.stringValue, ["completed", "interrupted"].contains(state) { return r.json! }
-            try await Task.sleep(for: .milliseconds(50))
+            guard let json = r.json, let state = json["state"]?.stringValue, ["completed", "interrupted"].contains(state) else { return false }
+            found = json
+            return true
         }
-        throw NotificationJobTests.TestTimeout(what: "job \(id)")
+        return found
     }
 
     private func aps(_ notification: ReceivedNotification) throws -> JSONValue {

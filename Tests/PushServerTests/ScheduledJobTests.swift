@@ -5,6 +5,7 @@ import PushServer
 import PushStore
 import Synchronization
 import Testing
+import func TestSupport.waitUntil
 
 /// Send jobs with `"at"` and `DELETE` over a real socket, against the real simulator, with the store's clock
 /// under the test's control: nothing goes out before the time, it goes out once the clock reaches it, and a
@@ -54,6 +55,7 @@ import Testing
         #expect(r.json?["at"]?.stringValue == "2026-12-01T09:00:00Z")
         // Real time passes (many schedule checks), the store's clock does not reach the time: nothing is sent.
         clock.advance(seconds: 3599)
+        // A window for the scheduler to (wrongly) start it: that nothing is sent during it is what is tested.
         try await Task.sleep(for: .milliseconds(600))
         #expect(setup.simulator.received.isEmpty)
         #expect(try await status(s, "digest")["state"]?.stringValue == "pending")
@@ -72,12 +74,10 @@ import Testing
         #expect(setup.simulator.received.isEmpty)
         // Its time comes: the new server sends it to every device.
         clock.advance(seconds: 1)
-        let deadline = Date().addingTimeInterval(30)
         var final = JSONValue.null
-        while Date() < deadline {
+        try await waitUntil("digest completed") {
             final = try await status(s, "digest")
-            if final["state"]?.stringValue == "completed" { break }
-            try await Task.sleep(for: .milliseconds(50))
+            return final["state"]?.stringValue == "completed"
         }
         #expect(final["state"]?.stringValue == "completed")
         #expect(final["accepted"] == .int(20))
@@ -108,6 +108,7 @@ import Testing
         #expect(try await s.request("DELETE", "/v1/apps/example/notifications/promo", key: "reg").status == 403)
         // Its time passes: nothing is sent, and it is listed as cancelled.
         clock.advance(seconds: 3600)
+        // A window in which a cancelled job would (wrongly) start: that nothing is sent is what is tested.
         try await Task.sleep(for: .milliseconds(600))
         #expect(setup.simulator.received.isEmpty)
         let list = try await s.request("GET", "/v1/apps/example/notifications?state=cancelled", key: "send")
@@ -129,8 +130,8 @@ import Testing
         _ = try setup.seed(registry, 3000)
         let r = try await post(s, #"{"id":"big","all":true,"alert":"Oops"}"#)
         #expect(r.status == 202)
+        try await waitUntil(every: .milliseconds(10), "50 notifications sent") { setup.simulator.received.count >= 50 }
         let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, setup.simulator.received.count < 50 { try await Task.sleep(for: .milliseconds(10)) }
         let cancelled = try await s.request("DELETE", "/v1/apps/example/notifications/big", key: "send")
         #expect(cancelled.status == 200 && cancelled.json?["state"]?.stringValue == "cancelled")
         let before = setup.simulator.received.count  // once the cancel is acknowledged
@@ -143,6 +144,7 @@ import Testing
             let now = setup.simulator.received.count
             if now != settled { (settled, stableSince) = (now, Date()) }
         }
+        // The behaviour under test is that nothing happens: another 1.5 s window in which no request goes out.
         try await Task.sleep(for: .milliseconds(1500))
         #expect(setup.simulator.received.count == settled)
         #expect(settled <= before + 500, "more than the in-flight window went out after the cancel was acknowledged")
@@ -168,10 +170,7 @@ import Testing
         let (s, registry) = try await Self.server(setup, clock: clock)
         _ = try setup.seed(registry, 3)
         #expect(try await post(s, #"{"id":"now","all":true,"alert":"a"}"#).status == 202)
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, try await status(s, "now")["state"]?.stringValue != "completed" {
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        try await waitUntil("job now completed") { try await status(s, "now")["state"]?.stringValue == "completed" }
         let late = try await s.request("DELETE", "/v1/apps/example/notifications/now", key: "send")
         #expect(late.status == 409 && late.errorCode == "job_completed")
         for at in [#""tomorrow""#, #""2026-12-01T09:00:00""#, #""2026-13-01T09:00:00Z""#, "-5", "true", #""1796112000""#, #""2026-12-01 09:00:00Z""#] {
@@ -180,9 +179,7 @@ import Testing
         }
         // A time already past is sent at once.
         #expect(try await post(s, #"{"id":"past","all":true,"alert":"b","at":"2026-11-30T08:00:00Z"}"#).status == 202)
-        while Date() < deadline, try await status(s, "past")["state"]?.stringValue != "completed" {
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        try await waitUntil("job past completed") { try await status(s, "past")["state"]?.stringValue == "completed" }
         #expect(try await status(s, "past")["accepted"] == .int(3))
         let read3 = try await registry.run { [registry = registry] _ in try registry.broadcasts(states: BroadcastState.allCases) }
         #expect(read3.count == 2)

@@ -100,8 +100,7 @@ import TestSupport
         }
 
         func waitForEvents(app: String, count: Int) async throws -> [Int64: JSONValue] {
-            let deadline = Date().addingTimeInterval(30)
-            while Date() < deadline, try events(app: app).count < count { try await Task.sleep(for: .milliseconds(50)) }
+            try? await waitUntil("\(count) webhook events of \(app)") { try events(app: app).count >= count }
             return try events(app: app)
         }
     }
@@ -152,9 +151,8 @@ import TestSupport
             #expect(request.headers["content-type"] == "application/json")
         }
         // Delivered events leave the outbox; nothing else went out (accepted devices make no event).
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, try blocking({ try w.registry.deliveryStore.webhookBacklog(app: "example") + w.registry.deliveryStore.webhookBacklog(app: "wrong") }) > 0 {
-            try await Task.sleep(for: .milliseconds(50))
+        try await waitUntil(deadline: .seconds(10), "the outboxes empty") {
+            try blocking({ try w.registry.deliveryStore.webhookBacklog(app: "example") + w.registry.deliveryStore.webhookBacklog(app: "wrong") }) == 0
         }
         #expect(try blocking { try w.registry.deliveryStore.webhookBacklog(app: "example") } == 0)
         #expect(try blocking { try w.registry.deliveryStore.webhookBacklog(app: "wrong") } == 0)
@@ -174,18 +172,18 @@ import TestSupport
         // The job completes while every webhook request fails.
         try await w.send("example", key: "send", id: "during-outage")
         #expect(w.setup.simulator.received.count == 6)  // the simulator records what it accepted: not the two 410s
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, w.receiver.received.count < 3 { try await Task.sleep(for: .milliseconds(50)) }
+        try await waitUntil("3 webhook attempts") { w.receiver.received.count >= 3 }
         #expect(w.receiver.received.count >= 3, "the dispatcher retries")
         #expect(try blocking { try w.registry.deliveryStore.webhookBacklog(app: "example") } == 2)
         // The receiver comes back: the same events arrive, once accepted they are gone from the outbox.
         w.receiver.answer(200)
-        while Date() < deadline, try blocking({ try w.registry.deliveryStore.webhookBacklog(app: "example") }) > 0 { try await Task.sleep(for: .milliseconds(50)) }
+        try await waitUntil("the outbox empty") { try blocking({ try w.registry.deliveryStore.webhookBacklog(app: "example") }) == 0 }
         #expect(try blocking { try w.registry.deliveryStore.webhookBacklog(app: "example") } == 0)
         let events = try w.events(app: "example")
         #expect(Set(events.values.compactMap { $0["token"]?.stringValue }) == Set(w.dead.map(\.hex)))
         // The retries waited longer each time (100, 200, 400 ms …): far fewer requests than idle polls.
         let attempts = w.receiver.received.count
+        // A window in which an idle dispatcher would (wrongly) post: that nothing is posted is the test.
         try await Task.sleep(for: .milliseconds(500))
         #expect(w.receiver.received.count == attempts, "nothing is posted once the outbox is empty")
         try await w.stop()

@@ -147,11 +147,10 @@ import Testing
         defer { w.stop() }
         let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "slow", "--alert", "a", "--rate", "200"]
         let first = try CLI.start(args)
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, try w.received().isEmpty, first.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        try await waitUntil(deadline: .seconds(60), "the first run sending") { try !w.received().isEmpty || !first.isRunning }
         // A second run of the same id (an overlapping cron run, or a second host) claims other shards…
         let second = try CLI.startCapturing(args + ["--json"])
-        while Date() < deadline, try w.received().count < 400, first.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        try await waitUntil(deadline: .seconds(60), "400 received") { try w.received().count >= 400 || !first.isRunning }
         first.interrupt()  // SIGINT: drain, give the shard back, exit 130
         first.waitUntilExit()
         #expect(first.terminationStatus == 130)
@@ -178,10 +177,11 @@ import Testing
         #expect(started.stderr.contains("300 devices in 3 shards"))
         #expect(try w.received().isEmpty)
         let worker = try CLI.startCapturing(["worker", "--config", w.config, "--concurrency", "2"])
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, try w.received().count < 300, worker.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        try await waitUntil(deadline: .seconds(60), "300 received") { try w.received().count >= 300 || !worker.isRunning }
         let registry = try w.openRegistry()
-        while Date() < deadline, try await registry.run({ try $0.broadcast(id: "later") })?.state != .completed { try await Task.sleep(for: .milliseconds(50)) }
+        try await waitUntil(deadline: .seconds(60), "broadcast later completed") {
+            try await registry.run({ try $0.broadcast(id: "later") })?.state == .completed
+        }
         worker.terminate()  // SIGTERM: drain and exit 0
         worker.waitUntilExit()
         #expect(worker.terminationStatus == 0, "\(worker.stderrText)")

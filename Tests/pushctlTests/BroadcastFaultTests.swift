@@ -21,9 +21,9 @@ import Testing
         let first = try CLI.start(args)
         // Kill it hard once a good part has been delivered (outcomes are committed as they come back).
         let registry = try w.openRegistry()
-        let deadline = Date().addingTimeInterval(120)
-        while Date() < deadline, first.isRunning, ((try? await registry.run({ try $0.broadcastCounts(id: "digest-test") }))?.done ?? 0) < 1000 {
-            try await Task.sleep(for: .milliseconds(20))
+        try await waitUntil(deadline: .seconds(120), "1000 devices done") {
+            if !first.isRunning { return true }
+            return ((try? await registry.run({ try $0.broadcastCounts(id: "digest-test") }))?.done ?? 0) >= 1000
         }
         #expect(first.isRunning, "the broadcast ended (status \(first.isRunning ? -1 : first.terminationStatus)) before it could be killed")
         kill(first.processIdentifier, SIGKILL)
@@ -103,9 +103,9 @@ import Testing
         let started = Date()
         let first = try CLI.start(args)
         let registry = try w.openRegistry()
-        let deadline = Date().addingTimeInterval(120)
-        while Date() < deadline, first.isRunning, ((try? await registry.run({ try $0.broadcastCounts(id: "storm") }))?.accepted ?? 0) < 1500 {
-            try await Task.sleep(for: .milliseconds(20))
+        try await waitUntil(deadline: .seconds(120), "1500 accepted") {
+            if !first.isRunning { return true }
+            return ((try? await registry.run({ try $0.broadcastCounts(id: "storm") }))?.accepted ?? 0) >= 1500
         }
         #expect(first.isRunning, "the broadcast ended before it could be killed")
         kill(first.processIdentifier, SIGKILL)
@@ -151,13 +151,13 @@ import Testing
         let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "dark", "--alert", "Digest", "--json", "--rate", "1000"]
         let first = try CLI.start(args)
         let registry = try w.openRegistry()
-        let deadline = Date().addingTimeInterval(120)
-        while Date() < deadline, first.isRunning, ((try? await registry.run({ try $0.broadcastCounts(id: "dark") }))?.done ?? 0) < 1500 {
-            try await Task.sleep(for: .milliseconds(20))
+        try await waitUntil(deadline: .seconds(120), "1500 devices done") {
+            if !first.isRunning { return true }
+            return ((try? await registry.run({ try $0.broadcastCounts(id: "dark") }))?.done ?? 0) >= 1500
         }
         #expect(first.isRunning, "the broadcast ended before APNs went down")
         w.stopSimulator()
-        try await Task.sleep(for: .milliseconds(1500))
+        try await Task.sleep(for: .milliseconds(1500))  // the outage's length: the behaviour under test
         #expect(first.isRunning, "the broadcast ended during the outage")
         kill(first.processIdentifier, SIGKILL)
         first.waitUntilExit()

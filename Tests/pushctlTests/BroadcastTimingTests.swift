@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import Testing
+import func TestSupport.waitUntil
 
 /// `pushctl broadcast` behaviours measured in time: `--rate` (the whole broadcast's, alone and with workers), a
 /// second run joining a running one, the progress lines of a resumed run. Timing-sensitive, so `make test` runs
@@ -50,8 +51,7 @@ import Testing
         let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "digest", "--alert", "a", "--rate", "300"]
         let first = try CLI.startCapturing(args)
         defer { if first.isRunning { first.terminate(); first.waitUntilExit() } }
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, try w.received().count < 300, first.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        try await waitUntil(deadline: .seconds(60), "300 received") { try w.received().count >= 300 || !first.isRunning }
         let second = try await CLI.run(args + ["--json"])
         let holder = "\(ProcessInfo.processInfo.hostName):\(first.process.processIdentifier)"
         #expect(second.status == 0, "\(second.stderr)")
@@ -73,8 +73,7 @@ import Testing
         defer { w.stop() }
         let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "resumed", "--alert", "a"]
         let first = try CLI.startCapturing(args + ["--rate", "200"])
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, try w.received().count < 300, first.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        try await waitUntil(deadline: .seconds(60), "300 received") { try w.received().count >= 300 || !first.isRunning }
         first.interrupt()
         first.waitUntilExit()
         #expect(first.terminationStatus == 130)

@@ -30,15 +30,7 @@ import TestSupport
     }
 
     func http(_ method: String, _ url: String, key: String, body: String? = nil) async throws -> Int {
-        var request = URLRequest(url: URL(string: url)!)
-        request.httpMethod = method
-        request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
-        if let body {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = Data(body.utf8)
-        }
-        let (_, response) = try await URLSession.shared.answer(for: request)
-        return response.statusCode
+        try await ReloadCertificateTests.call(method, url, key: key, body: body).0
     }
 
     @Test func serveLogsOneJSONObjectPerLineWithTheAppTheJobAndMaskedTokens() async throws {
@@ -52,9 +44,8 @@ import TestSupport
         try CLI.waitForPort(port)
         try CLI.waitForPort(w.port)
         // The banner prints the development send key on stdout, once the API listens (a moment after the port opens).
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, serve.isRunning, !serve.stdoutText.contains("Send it a notification") {
-            try await Task.sleep(for: .milliseconds(20))
+        try await waitUntil(deadline: .seconds(60), "serve's banner") {
+            !serve.isRunning || serve.stdoutText.contains("Send it a notification")
         }
         let banner = serve.stdoutText.split(separator: "\n").map(String.init)
         let keyLine = try #require(banner.firstIndex { $0.contains("accepts a development send key:") }, "\(banner)")

@@ -31,10 +31,11 @@ import TestSupport
         #expect(job["id"]?.stringValue == "digest" && job["state"]?.stringValue == "pending" && job["at"]?.stringValue == at)
         // A worker is running, but nothing goes out before the time.
         let worker = try CLI.startCapturing(["worker", "--config", w.config])
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, try w.received().count < 40, worker.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        try await waitUntil(deadline: .seconds(60), "40 received") { try w.received().count >= 40 || !worker.isRunning }
         let registry = try w.openRegistry()
-        while Date() < deadline, try await registry.run({ try $0.broadcast(id: "digest") })?.state != .completed { try await Task.sleep(for: .milliseconds(50)) }
+        try await waitUntil(deadline: .seconds(60), "job digest completed") {
+            try await registry.run({ try $0.broadcast(id: "digest") })?.state == .completed
+        }
         worker.terminate()
         worker.waitUntilExit()
         #expect(worker.terminationStatus == 0, "\(worker.stderrText)")
@@ -85,8 +86,7 @@ import TestSupport
         // 100/s: 15 s for the whole broadcast, so a `jobs cancel` process that starts slowly on a loaded machine (a CI
         // run's parallel phase once took more than the 5 s that 300/s left it) still lands while devices remain.
         let run = try CLI.startCapturing(["broadcast", "--config", w.config, "--app", "example", "--id", "oops", "--alert", "a", "--rate", "100"])
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, try w.received().count < 100, run.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        try await waitUntil(deadline: .seconds(60), "100 received") { try w.received().count >= 100 || !run.isRunning }
         let cancel = try await CLI.run(["jobs", "cancel", "oops", "--config", w.config, "--app", "example"])
         #expect(cancel.status == 0, "\(cancel.stderr)")
         run.waitUntilExit()
@@ -94,6 +94,7 @@ import TestSupport
         #expect(run.stderrText.contains("broadcast oops was cancelled"))
         let sent = try w.received().count
         #expect(sent < 1500)
+        // A window in which a cancelled broadcast would (wrongly) go on sending: that nothing arrives is the test.
         try await Task.sleep(for: .milliseconds(500))
         #expect(try w.received().count == sent)
         #expect(try await w.openRegistry().run { try $0.broadcast(id: "oops") }?.state == .cancelled)

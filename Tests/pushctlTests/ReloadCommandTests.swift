@@ -43,9 +43,9 @@ import TestSupport
 
     /// Waits until `text` occurs `count` times in the process's stderr (a test failure at the deadline).
     static func waitForLog(_ process: CLI.Background, _ text: String, count: Int = 1, seconds: Double = 30) async throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline, process.isRunning, process.stderrText.components(separatedBy: text).count - 1 < count {
-            try await Task.sleep(for: .milliseconds(20))
+        // Stops early when the process ends: the expectation below then says what it logged.
+        try? await waitUntil(deadline: .seconds(seconds), "'\(text)' ×\(count) in the log") {
+            !process.isRunning || process.stderrText.components(separatedBy: text).count - 1 >= count
         }
         #expect(process.stderrText.components(separatedBy: text).count - 1 >= count, "no '\(text)' (×\(count)) in: \(process.stderrText)")
     }
@@ -60,9 +60,8 @@ import TestSupport
         try Self.writeServeConfig(config, port: port, sendKeys: [old.hash])
         let serve = try CLI.startCapturing(["serve", "--config", config])
         defer { if serve.isRunning { serve.terminate(); serve.waitUntilExit() } }
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, serve.isRunning, !serve.stdoutText.contains("PushProvider is listening") {
-            try await Task.sleep(for: .milliseconds(20))
+        try await waitUntil(deadline: .seconds(60), "serve listening") {
+            !serve.isRunning || serve.stdoutText.contains("PushProvider is listening")
         }
         #expect(try await Self.countStatus(port: port, key: old.key) == 200, "\(serve.stderrText)")
         #expect(try await Self.countStatus(port: port, key: new.key) == 401)
@@ -133,8 +132,7 @@ import TestSupport
         try full.write(toFile: workerConfig, atomically: true, encoding: .utf8)
         kill(worker.process.processIdentifier, SIGHUP)
         try await Self.waitForLog(worker, "configuration reloaded from")
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, try w.received().count < 150, worker.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        try? await waitUntil(deadline: .seconds(60), "150 notifications received") { try w.received().count >= 150 || !worker.isRunning }
         #expect(try w.received().count == 150, "\(worker.stderrText)")
         worker.terminate()
         worker.waitUntilExit()

@@ -29,9 +29,8 @@ import TestSupport
     /// Starts `pushctl serve` and waits for its banner; returns it with the banner's development key per app.
     static func startServe(config: String, port: Int, extra: [String] = []) async throws -> (CLI.Background, [String: String]) {
         let serve = try CLI.startCapturing(["serve", "--config", config, "--port", String(port)] + extra)
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, serve.isRunning, !serve.stdoutText.contains("Send it a notification") {
-            try await Task.sleep(for: .milliseconds(50))
+        try await waitUntil(deadline: .seconds(60), "serve's banner") {
+            !serve.isRunning || serve.stdoutText.contains("Send it a notification")
         }
         var keys: [String: String] = [:]
         let lines = serve.stdoutText.split(separator: "\n").map(String.init)
