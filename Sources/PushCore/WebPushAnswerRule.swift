@@ -14,7 +14,7 @@ public enum WebPushAnswerRule: PushAnswerRule {
     public struct Answer: Sendable, Equatable {
         /// The HTTP status.
         public var status: Int
-        /// The `Retry-After` header, in ms from now, if any (``retryAfterMs(header:nowMs:)`` reads it).
+        /// The `Retry-After` header, in ms from now, if any (``RetryAfter`` parses it, as the transport reads it for every service).
         public var retryAfterMs: Int64?
 
         /// Creates an answer.
@@ -50,44 +50,5 @@ public enum WebPushAnswerRule: PushAnswerRule {
         let meaning = status == 401 ? "401 Unauthorized: the VAPID token is missing or malformed"
             : "403 Forbidden: the VAPID token was refused (its signature, aud, exp or sub, or a key that is not the subscription's applicationServerKey)"
         return "\(origin) answered \(meaning)" + (reason.map { " (reason: \($0.prefix(100)))" } ?? "")
-    }
-
-    /// `Retry-After` (RFC 9110 §10.2.3) in ms from `nowMs`: delta-seconds or an IMF-fixdate
-    /// (`Sun, 06 Nov 1994 08:49:37 GMT`). Nil when absent or unreadable; a date in the past is 0.
-    public static func retryAfterMs(header: String?, nowMs: Int64) -> Int64? {
-        guard let text = header?.trimmingASCIISpaces, !text.isEmpty else { return nil }
-        if text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
-            guard text.count <= 9, let seconds = Int64(text) else { return nil }
-            return seconds * 1000
-        }
-        guard let dateMs = imfFixdateMs(text) else { return nil }
-        return max(0, dateMs - nowMs)
-    }
-
-    /// An IMF-fixdate in ms since 1970, or nil.
-    static func imfFixdateMs(_ text: String) -> Int64? {
-        let parts = text.split(separator: " ", omittingEmptySubsequences: false)
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        let weekdays = ["Mon,", "Tue,", "Wed,", "Thu,", "Fri,", "Sat,", "Sun,"]
-        guard parts.count == 6, weekdays.contains(String(parts[0])), parts[5] == "GMT", parts[1].count == 2,
-              let day = Int64(parts[1]), let monthIndex = months.firstIndex(of: String(parts[2])),
-              parts[3].count == 4, let year = Int64(parts[3])
-        else { return nil }
-        let clock = parts[4].split(separator: ":", omittingEmptySubsequences: false)
-        guard clock.count == 3, clock.allSatisfy({ $0.count == 2 }),
-              let hour = Int64(clock[0]), let minute = Int64(clock[1]), let second = Int64(clock[2]),
-              (1...31).contains(day), hour < 24, minute < 60, second < 61
-        else { return nil }
-        let days = Timestamp.days(fromCivil: year, Int64(monthIndex + 1), day)
-        return ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000
-    }
-}
-
-private extension String {
-    var trimmingASCIISpaces: String {
-        var bytes = Substring(self)
-        while bytes.first == " " || bytes.first == "\t" { bytes.removeFirst() }
-        while bytes.last == " " || bytes.last == "\t" { bytes.removeLast() }
-        return String(bytes)
     }
 }
