@@ -6,7 +6,7 @@ import Testing
 /// Read pacing (`SimulatorConfiguration.readPacing`) only changes when the simulator reads, never what it
 /// answers: every request of a streaming client, of a client that waits for each answer and of a connection
 /// closed while a read is held back is served as without pacing.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ReadPacingTests {
     @Test func pacesReadsOneMillisecondApartByDefault() throws {
         let configuration = SimulatorConfiguration(serverCertificatePEM: "", serverKeyPEM: "")

@@ -5,7 +5,7 @@ import PushCore
 import Testing
 
 /// Every fault, observed from the client side.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct SimulatorFaultsTests {
     @Test func goAwayAfterNStreamsNamesTheLastProcessedStream() async throws {
         try await SimulatorFixture.run(.none, configure: { $0.faults.goAwayAfterStreams = 3 }) { f in
