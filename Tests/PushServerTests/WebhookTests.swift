@@ -55,7 +55,10 @@ import TestSupport
             var settings = WebhookDispatcher.Settings()
             settings.idlePollMs = 50
             settings.firstRetryMs = 100
-            let client = WebhookClient(url: receiver.url, secret: Array(secret.utf8))
+            // A request that times out is posted again (at least once, by design): a fresh-clone run on 2 cores saw
+            // events 1 and 2 twice after the loaded test process answered them later than the default 10 s. The
+            // receiver here always answers, so the tests' "exactly once" needs a timeout beyond any such stall.
+            let client = WebhookClient(url: receiver.url, secret: Array(secret.utf8), timeoutMs: 120_000)
             let dispatcher = WebhookDispatcher(
                 store: registry.deliveryStore, clients: ["example": client, "wrong": client], settings: settings,
                 logger: .init(label: "webhooks"))
