@@ -34,7 +34,7 @@ public struct SendRun: Sendable {
     /// once committed (with the store's pruned flags); `onUnrecorded` gets results the database could not
     /// take (it stayed unavailable past its outage limit). Returns why the run stopped early, if it did.
     public func run(
-        _ targets: Targets, sender: Sender, stop: StopFlag,
+        _ targets: Targets, sender: any DeliverySender, stop: StopFlag,
         makeRequest: @escaping @Sendable (DeviceToken) -> NotificationRequest,
         onCommitted: @escaping @Sendable ([DeliveryResult]) -> Void,
         onUnrecorded: @escaping @Sendable ([DeliveryResult]) -> Void
