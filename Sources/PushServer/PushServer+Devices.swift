@@ -46,7 +46,8 @@ extension PushServer {
         ] + installation.jsonFields))
     }
 
-    /// `POST /v1/apps/{app}/devices`: JSON or the seed client's form body. 201 new, 200 updated/replaced.
+    /// `POST /v1/apps/{app}/devices`: JSON or the seed client's form body. 201 new, 200 updated/replaced. A Web Push
+    /// registration's answer adds `service` and `endpoint`; an APNs one is unchanged (what existing apps parse).
     func registerDevice(_ request: Request, app: String) async throws -> Response {
         let (settings, kind) = try authorizeKey(request, app: app, need: .registration)
         let bytes = try await readBody(request, limit: limits.deviceBodyBytes)
@@ -77,7 +78,7 @@ extension PushServer {
         let (outcome, device, installation) = (registered.outcome, registered.device, registered.installation)
         var fields: [(String, JSONValue)] = [
             ("token", .string(body.token.hex)),
-        ] + Self.serviceFields(body.fields.service, body.fields.subscription) + [
+        ] + (body.fields.subscription == nil ? [] : Self.serviceFields(.webpush, body.fields.subscription)) + [
             ("channels", .array((device?.channels ?? body.channels ?? []).map { .string($0) })),
             ("environment", .string((device?.environment ?? registration.environment ?? .production).rawValue)),
         ]

@@ -75,7 +75,10 @@ import Testing
         // An APNs device's lookup says so too.
         let apns = try await s.request("POST", "/v1/apps/example/devices", key: TestServer.registrationKey, contentType: "application/json",
                                        body: #"{"token":"\#(String(repeating: "ab", count: 32))"}"#)
-        #expect(apns.status == 201 && apns.json?["service"]?.stringValue == "apns" && apns.json?["endpoint"] == nil)
+        #expect(apns.status == 201 && apns.json?["service"] == nil && apns.json?["endpoint"] == nil)  // as before Web Push
+        let apnsKey = String(repeating: "ab", count: 32)
+        let apnsLookup = try await s.request("GET", "/v1/apps/example/devices/\(apnsKey)", key: TestServer.sendKey)
+        #expect(apnsLookup.json?["service"]?.stringValue == "apns" && apnsLookup.json?["endpoint"] == nil)
     }
 
     @Test func badSubscriptionsAreRefusedNamingTheFieldAndNothingIsStored() async throws {
