@@ -283,17 +283,31 @@ import Testing
         let h = try await Self.harness()
         defer { Task { await h.stop() } }
         let web = try Self.sender(caFile: h.caFile, allowed: ["127.0.0.1:\(h.port)"])
-        let router = ServiceRouter(apns: nil, webPush: web)
-        let item = try Self.item(h.simulator.mintWebPushSubscription(), 1)
-        let sent = await withCheckedContinuation { c in router.submit(item) { c.resume(returning: $0) } }
-        #expect(sent.isAccepted)
-        var apnsItem = item
-        apnsItem.webPush = nil
-        let refused = await withCheckedContinuation { c in router.submit(apnsItem) { c.resume(returning: $0) } }
-        #expect(refused.kind == .rejected && refused.error?.contains("no apns configuration") == true, "\(refused)")
-        #expect(router.summary.accepted == 1 && router.summary.rejected == 1 && router.summary.finished == 2)
-        #expect(router.endpointConditions.map(\.endpoint) == ["https://127.0.0.1:\(h.port)"])
+        let apns = try Sender(target: h.target(), credentials: FixedCertificate(tlsIdentity: h.clientIdentity()))
+        let router = ServiceRouter(apns: apns, webPush: web)
+        func send(_ router: ServiceRouter, _ item: SendItem) async -> DeliveryResult {
+            await withCheckedContinuation { c in router.submit(item) { c.resume(returning: $0) } }
+        }
+        let webItem = try Self.item(h.simulator.mintWebPushSubscription(), 1)
+        let apnsItem = SendItem(h.request(testToken(2)))
+        let sentWeb = await send(router, webItem)
+        let sentAPNs = await send(router, apnsItem)
+        #expect(sentWeb.isAccepted && sentWeb.status == 201)
+        #expect(sentAPNs.isAccepted && sentAPNs.status == 200)
+        #expect(h.simulator.receivedWebPushes.count == 1 && h.simulator.received.map(\.request.token) == [testToken(2)])
+        #expect(router.summary.accepted == 2 && router.summary.finished == 2)
+        #expect(router.endpointConditions.map(\.endpoint) == ["https://127.0.0.1:\(h.port)", "https://127.0.0.1:\(h.port)"])
         await router.shutdown()
-        #expect(h.simulator.receivedWebPushes.count == 1)
+        // An app with Web Push only: an APNs device is refused at once, naming the missing service; and the reverse.
+        let webOnly = ServiceRouter(apns: nil, webPush: try Self.sender(caFile: h.caFile, allowed: ["127.0.0.1:\(h.port)"]))
+        let noAPNs = await send(webOnly, apnsItem)
+        #expect(noAPNs.kind == .rejected && noAPNs.status == 0 && noAPNs.error?.contains("no apns configuration") == true, "\(noAPNs)")
+        let apnsOnly = ServiceRouter(apns: try Sender(target: h.target(), credentials: FixedCertificate(tlsIdentity: h.clientIdentity())), webPush: nil)
+        let noWeb = await send(apnsOnly, webItem)
+        #expect(noWeb.kind == .rejected && noWeb.error?.contains("no webpush configuration") == true, "\(noWeb)")
+        #expect(webOnly.summary.rejected == 1 && apnsOnly.summary.rejected == 1)
+        await webOnly.shutdown()
+        await apnsOnly.shutdown()
+        #expect(h.simulator.receivedWebPushes.count == 1 && h.simulator.received.count == 1)
     }
 }
