@@ -82,6 +82,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
+                // SHA-256: a Web Push device's key (DeviceKey).
+                .product(name: "Crypto", package: "swift-crypto"),
             ]),
 
         // HTTP/2 to APNs over libcurl's multi interface; .p12 (OpenSSL) and .p8 credentials.

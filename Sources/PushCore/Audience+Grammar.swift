@@ -18,6 +18,7 @@ public enum AudienceGrammar {
     static let locale = "(?:[A-Za-z]{2,3}|[A-Za-z]{5,8})(?:[-_][A-Za-z0-9]{1,8}){0,3}"
     static let channel = "[A-Za-z0-9._:-]{1,64}"
     static let environment = "(?:development|production)"
+    static let service = "(?:apns|webpush|fcm)"
     static let comparison = "(?:<=|>=|<|>)"
 
     static func quotedOrBare(_ p: String) -> String { "(?:\(p)|\"\(p)\")" }
@@ -37,6 +38,7 @@ public enum AudienceGrammar {
         alternatives += equalsInPresence("locale", equal: "(?:\(quotedOrBare(locale))|\(prefix))", member: quotedOrBare(locale))
         alternatives += equalsInPresence("channel", equal: quotedOrBare(channel), member: quotedOrBare(channel))
         alternatives += equalsInPresence("environment", equal: quotedOrBare(environment), member: quotedOrBare(environment), presence: false)
+        alternatives += equalsInPresence("service", equal: quotedOrBare(service), member: quotedOrBare(service), presence: false)
         let tag = "tags\\.[A-Za-z0-9_-]{1,64}"
         alternatives += equalsInPresence(tag, equal: "(?:\(value)|\(prefix))", member: value)
         alternatives.append("\(tag)\(space)\(comparison)\(space)\(number)")

@@ -26,7 +26,7 @@ extension Audience {
     ///                                        or numbers (tags.KEY)
     ///             | FIELD "exists" | FIELD "missing"
     ///     FIELD   = installation | user | timeZone | locale | appVersion | osVersion | channel | environment
-    ///             | tags.KEY
+    ///             | service | tags.KEY
     ///     VALUE   = a bare word (no spaces, quotes, commas, = < > or *) | "a quoted string" (\" and \\ escape)
     ///
     /// Tag values are typed: a bare number is a number, bare `true`/`false` a boolean, anything else (or quoted) a
@@ -90,6 +90,7 @@ extension AudienceClause {
         switch op {
         case "exists", "missing":
             guard field != .environment else { throw ClauseProblem("environment always has a value; use environment = production") }
+            guard field != .service else { throw ClauseProblem("service always has a value; use service = webpush") }
             test = op == "exists" ? .exists : .missing
         case "=":
             let (value, quoted) = try scanner.value()
@@ -99,7 +100,7 @@ extension AudienceClause {
                 guard prefix.unicodeScalars.count <= Audience.maximumValueLength else {
                     throw ClauseProblem("a value may be at most \(Audience.maximumValueLength) characters")
                 }
-                guard field != .channel, field != .environment else {
+                guard field != .channel, field != .environment, field != .service else {
                     throw ClauseProblem("\(field.name) takes exact values, not prefixes")
                 }
                 test = .prefix(prefix)
@@ -157,6 +158,7 @@ extension AudienceClause {
         case "osVersion": return .osVersion
         case "channel": return .channel
         case "environment": return .environment
+        case "service": return .service
         default:
             if name.hasPrefix("tags.") {
                 let key = String(name.dropFirst(5))
@@ -182,6 +184,11 @@ extension AudienceClause {
             return .string(text)
         case .environment:
             guard APNsEnvironment(rawValue: text) != nil else { throw ClauseProblem("environment is development or production, not '\(text.prefix(64))'") }
+            return .string(text)
+        case .service:
+            guard PushService(rawValue: text) != nil else {
+                throw ClauseProblem("service is apns, webpush or fcm, not '\(text.prefix(64))'")
+            }
             return .string(text)
         case .channel:
             guard ChannelName.problem(text) == nil else { throw ClauseProblem(ChannelName.problem(text) ?? "") }

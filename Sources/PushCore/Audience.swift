@@ -43,11 +43,13 @@ public struct AudienceSubject: Sendable, Equatable {
     public var environment: APNsEnvironment
     public var channels: [String]
     public var installation: Installation
+    public var service: PushService
 
-    public init(environment: APNsEnvironment, channels: [String], installation: Installation) {
+    public init(environment: APNsEnvironment, channels: [String], installation: Installation, service: PushService = .apns) {
         self.environment = environment
         self.channels = channels
         self.installation = installation
+        self.service = service
     }
 }
 
@@ -88,6 +90,8 @@ public struct AudienceClause: Sendable, Equatable {
             }
         case .environment:
             return AudienceClause.test(test, text: device.environment.rawValue, versionKey: nil)
+        case .service:
+            return AudienceClause.test(test, text: device.service.rawValue, versionKey: nil)
         case .tag(let key):
             guard let value = i.tags[key] else { return test == .missing }
             switch (test, value) {
@@ -127,6 +131,8 @@ public struct AudienceClause: Sendable, Equatable {
 /// The fields a clause can test.
 public enum AudienceField: Sendable, Equatable, Hashable {
     case installation, user, timeZone, locale, appVersion, osVersion, channel, environment
+    /// The device's push service (``PushService``).
+    case service
     /// `tags.KEY`.
     case tag(String)
 
@@ -141,6 +147,7 @@ public enum AudienceField: Sendable, Equatable, Hashable {
         case .osVersion: "osVersion"
         case .channel: "channel"
         case .environment: "environment"
+        case .service: "service"
         case .tag(let key): "tags.\(key)"
         }
     }
@@ -149,7 +156,7 @@ public enum AudienceField: Sendable, Equatable, Hashable {
     public var isVersion: Bool { self == .appVersion || self == .osVersion }
 
     /// The field names a clause may start with (tags as `tags.KEY`).
-    public static let names = ["installation", "user", "timeZone", "locale", "appVersion", "osVersion", "channel", "environment", "tags.KEY"]
+    public static let names = ["installation", "user", "timeZone", "locale", "appVersion", "osVersion", "channel", "environment", "service", "tags.KEY"]
 }
 
 /// What a clause checks.

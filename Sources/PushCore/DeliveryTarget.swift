@@ -1,17 +1,26 @@
 /// One device a broadcast pass sends to.
 public struct DeliveryTarget: Sendable, Equatable {
-    /// The device.
+    /// The device's key (an APNs token, or a Web Push device's ``DeviceToken`` derived from its endpoint).
     public var token: DeviceToken
     /// The environment it registered in (routes to Apple's production or sandbox host), when known.
     public var environment: APNsEnvironment?
     /// Its locale, read when the job has per-locale text (nil otherwise, or when it has none).
     public var locale: String?
+    /// The push service it belongs to (APNs for a token the registry does not hold: an explicit list's stranger).
+    public var service: PushService
+    /// Its subscription, for a Web Push device (nil otherwise).
+    public var webPush: WebPushSubscription?
 
     /// Creates a target.
-    public init(token: DeviceToken, environment: APNsEnvironment?, locale: String? = nil) {
+    public init(
+        token: DeviceToken, environment: APNsEnvironment?, locale: String? = nil, service: PushService = .apns,
+        webPush: WebPushSubscription? = nil
+    ) {
         self.token = token
         self.environment = environment
         self.locale = locale
+        self.service = service
+        self.webPush = webPush
     }
 }
 

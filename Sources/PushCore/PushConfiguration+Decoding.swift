@@ -205,6 +205,9 @@ extension PushConfiguration {
         if userSecretFile != nil, userSecretEnv != nil {
             throw ConfigurationError("\(at): give userSecretFile or userSecretEnv, not both")
         }
+        let webPush = try f.take("webpush").map { (value) throws(ConfigurationError) in
+            try decodeWebPush(value, at: "\(at).webpush", base: base)
+        }
         var defaultTimeZone: String?
         if let zone = try f.string("defaultTimeZone") {
             guard let canonical = zones.canonical(zone) else {
@@ -223,7 +226,40 @@ extension PushConfiguration {
         app.broadcastEndpoint = broadcastEndpoint
         app.userSecret = userSecretFile.map { .file($0) } ?? userSecretEnv.map { .environment($0) }
         app.defaultTimeZone = defaultTimeZone
+        app.webPush = webPush
         return app
+    }
+
+    /// `apps.ID.webpush`: `{"vapidKey", "subject", "allowedHosts"?, "caFile"?, "declarative"?}`.
+    private static func decodeWebPush(_ value: JSONValue, at: String, base: String) throws(ConfigurationError) -> WebPushSettings {
+        var f = try Fields(value, at: at)
+        guard let vapidKey = try f.string("vapidKey"), !vapidKey.isEmpty else {
+            throw ConfigurationError("\(at).vapidKey is required (a P-256 private key in PEM: pushctl webpush key new --out FILE)")
+        }
+        guard let subject = try f.string("subject") else {
+            throw ConfigurationError("\(at).subject is required (a mailto: or https: contact the push services may reach)")
+        }
+        var hosts: [String] = []
+        if let list = try f.take("allowedHosts") {
+            guard case .array(let items) = list else { throw ConfigurationError("\(at).allowedHosts must be an array of \"host[:port]\"") }
+            for item in items {
+                guard let s = item.stringValue else { throw ConfigurationError("\(at).allowedHosts must be an array of \"host[:port]\"") }
+                hosts.append(s)
+            }
+        }
+        let caFile = try f.string("caFile").map { resolve($0, against: base) }
+        var declarative = false
+        if let v = try f.take("declarative") {
+            guard case .bool(let b) = v else { throw ConfigurationError("\(at).declarative must be true or false") }
+            declarative = b
+        }
+        try f.finish()
+        do {
+            return try WebPushSettings(
+                vapidKey: resolve(vapidKey, against: base), subject: subject, allowedHosts: hosts, caFile: caFile, declarative: declarative)
+        } catch {
+            throw ConfigurationError("\(at).\(error.message)")
+        }
     }
 
     private static func decodeWebhook(_ value: JSONValue, at: String, base: String) throws(ConfigurationError) -> WebhookSettings {

@@ -24,6 +24,7 @@ extension PushConfiguration {
             if case .file(let path) = app.userSecret {
                 files.append(SecretFile(key: "\(at).userSecretFile", path: path))
             }
+            if let webPush = app.webPush { files.append(SecretFile(key: "\(at).webpush.vapidKey", path: webPush.vapidKey)) }
         }
         return files
     }

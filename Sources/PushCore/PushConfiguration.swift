@@ -270,6 +270,8 @@ public struct AppSettings: Sendable, Equatable {
     /// The IANA zone of devices that registered none (`apps.ID.defaultTimeZone`, default UTC): where a local-time
     /// send reaches them.
     public var defaultTimeZone: String?
+    /// Web Push for this app (`apps.ID.webpush`), or nil: its browsers cannot register.
+    public var webPush: WebPushSettings?
 
     /// The zone local-time sends use for devices without one.
     public var effectiveDefaultTimeZone: String { defaultTimeZone ?? "UTC" }

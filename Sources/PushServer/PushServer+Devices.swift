@@ -37,6 +37,7 @@ extension PushServer {
         }
         return JSONResponse.make(.ok, .object([
             ("token", .string(device.token.hex)),
+        ] + Self.serviceFields(device.service, device.webPush) + [
             ("channels", .array(device.channels.map { .string($0) })),
             ("environment", .string(device.environment.rawValue)),
             ("registeredAt", .string(Timestamp.rfc3339(ms: device.createdMs, milliseconds: true))),
@@ -45,13 +46,14 @@ extension PushServer {
         ] + installation.jsonFields))
     }
 
-    /// `POST /v1/apps/{app}/devices`: JSON or the seed client's form body. 201 new, 200 updated/replaced.
+    /// `POST /v1/apps/{app}/devices`: JSON or the seed client's form body. 201 new, 200 updated/replaced. A Web Push
+    /// registration's answer adds `service` and `endpoint`; an APNs one is unchanged (what existing apps parse).
     func registerDevice(_ request: Request, app: String) async throws -> Response {
         let (settings, kind) = try authorizeKey(request, app: app, need: .registration)
         let bytes = try await readBody(request, limit: limits.deviceBodyBytes)
         let body: RegistrationBody
         switch mediaType(request) {
-        case "application/json": body = try RegistrationBody.parseJSON(bytes)
+        case "application/json": body = try RegistrationBody.parseJSON(bytes, webPush: settings.webPush?.hostPolicy)
         // NSURLSession sends a body without Content-Type as form data; the seed client relies on it.
         case "application/x-www-form-urlencoded", nil: body = try RegistrationBody.parseForm(bytes)
         case let other?:
@@ -68,11 +70,15 @@ extension PushServer {
         case .success(let r): registered = r
         case .failure(let error) where error.code == .invalidInput:
             throw APIError.badRequest("channels", error.message)
+        case .failure(let error) where error.code == .constraint:
+            // The key is held by a device of another service: a device never changes service.
+            throw APIError(.conflict, "service_conflict", error.message)
         case .failure(let error): throw error
         }
         let (outcome, device, installation) = (registered.outcome, registered.device, registered.installation)
         var fields: [(String, JSONValue)] = [
             ("token", .string(body.token.hex)),
+        ] + (body.fields.subscription == nil ? [] : Self.serviceFields(.webpush, body.fields.subscription)) + [
             ("channels", .array((device?.channels ?? body.channels ?? []).map { .string($0) })),
             ("environment", .string((device?.environment ?? registration.environment ?? .production).rawValue)),
         ]
@@ -81,6 +87,11 @@ extension PushServer {
         fields += outcomeFields
         metrics.registration(app: app, outcome: fields.first { $0.0 == "outcome" }?.1.stringValue ?? "")
         return JSONResponse.make(status, .object(fields))
+    }
+
+    /// A device's `service`, and for a Web Push device its subscription's `endpoint`.
+    static func serviceFields(_ service: PushService, _ subscription: WebPushSubscription?) -> [(String, JSONValue)] {
+        [("service", .string(service.rawValue))] + (subscription.map { [("endpoint", .string($0.endpoint.url))] } ?? [])
     }
 
     /// A registration's HTTP status (201 new, 200 otherwise) and its `outcome` (and `replaced`) fields.

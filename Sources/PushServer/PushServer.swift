@@ -88,6 +88,8 @@ public final class PushServer: Sendable {
     let now: @Sendable () -> Date
     /// Channel-management clients by app, made at first use.
     let channelClients = Mutex<[String: ChannelClient]>([:])
+    /// Each VAPID key file's public key (base64url), read once: `GET /v1/apps/{app}/webpush/key`.
+    let webPushKeys = Mutex<[String: String]>([:])
 
     /// Creates the server. `keys` usually comes from `APIKeys(apps: configuration.apps)`; `now` is the clock
     /// `/healthz` reads at each request.
@@ -153,6 +155,7 @@ public final class PushServer: Sendable {
         router.middlewares.add(RequestLogMiddleware(logger: logger, metrics: metrics))
         router.middlewares.add(JSONErrorMiddleware(listener: listener, unavailable: { [health] in health.noteUnavailable($0) }))
         addDeviceRoutes(to: router)
+        addWebPushRoutes(to: router)
         addUserRoutes(to: router)
         addLiveActivityTokenRoutes(to: router)
         addLiveActivityRoutes(to: router)

@@ -10,13 +10,14 @@ struct RegistrationBody: Equatable {
     var channels: [String]? { fields.channels }
     var environment: APNsEnvironment? { fields.environment }
 
-    /// Parses `application/json` (see ``RegistrationFields/parse(json:)``).
-    static func parseJSON(_ bytes: [UInt8]) throws(APIError) -> RegistrationBody {
+    /// Parses `application/json` (see ``RegistrationFields/parse(json:webPush:)``); `webPush` is the app's host policy,
+    /// nil when it has no Web Push.
+    static func parseJSON(_ bytes: [UInt8], webPush: WebPushHostPolicy? = nil) throws(APIError) -> RegistrationBody {
         let json: JSONValue
         do { json = try JSONValue(parsing: bytes) } catch {
             throw APIError.badRequest("json", "body is not valid JSON: \(error)")
         }
-        do { return RegistrationBody(fields: try RegistrationFields.parse(json: json)) } catch {
+        do { return RegistrationBody(fields: try RegistrationFields.parse(json: json, webPush: webPush)) } catch {
             throw APIError.badRequest(error.field, error.message)
         }
     }

@@ -50,6 +50,7 @@ struct AudienceSQL {
         case .appVersion: "d.app_version"
         case .osVersion: "d.os_version"
         case .environment: "d.environment"
+        case .service: "d.service"
         case .channel, .tag: "NULL"  // handled apart
         }
     }

@@ -16,6 +16,10 @@ public struct RegisteredDevice: Sendable, Equatable {
     public var lastSuccessMs: Int64?
     /// Its installation fields, where the read asked for them (``RegistryStore/installation(app:token:)``).
     public var installation = Installation()
+    /// The push service it belongs to.
+    public var service: PushService = .apns
+    /// Its subscription, for a Web Push device (its `token` is then ``DeviceKey/webPush(endpointURL:)``).
+    public var webPush: WebPushSubscription?
 
     /// Creates a device record.
     public init(

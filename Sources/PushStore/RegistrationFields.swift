@@ -1,3 +1,4 @@
+import Crypto
 import PushCore
 
 /// A registration as an app (the API's JSON or form body) or an import line (`tokens import --format jsonl`) states
@@ -16,6 +17,11 @@ public struct RegistrationFields: Sendable, Equatable {
     public var installation: InstallationUpdate
     /// The proof for `installation.user` (see ``UserAuth``), as given.
     public var userAuth: String?
+    /// The Web Push subscription, for a Web Push device (`token` is then its key, ``DeviceKey/of(_:)``).
+    public var subscription: WebPushSubscription?
+
+    /// The push service the device belongs to.
+    public var service: PushService { subscription == nil ? .apns : .webpush }
 
     public init(
         token: DeviceToken, oldToken: DeviceToken? = nil, channels: [String]? = nil, environment: APNsEnvironment? = nil,
@@ -34,6 +40,7 @@ public struct RegistrationFields: Sendable, Equatable {
         var request = RegistrationRequest(
             app: app, token: token, oldToken: oldToken, channels: channels, environment: environment ?? defaultEnvironment)
         request.installation = installation
+        request.subscription = subscription
         return request
     }
 
@@ -41,13 +48,30 @@ public struct RegistrationFields: Sendable, Equatable {
     public var claimsUser: Bool { installation.user.value != nil }
 
     /// Parses a JSON object: `{"token" (or "newToken"), "oldToken"?, "channels"?, "environment"?, "installation"?,
-    /// "user"?, "userAuth"?, "timeZone"?, "locale"?, "appVersion"?, "osVersion"?, "tags"?}`.
-    public static func parse(json: JSONValue) throws(FieldError) -> RegistrationFields {
+    /// "user"?, "userAuth"?, "timeZone"?, "locale"?, "appVersion"?, "osVersion"?, "tags"?}`; a Web Push device gives
+    /// `"service": "webpush"` and `"subscription"` (what `PushSubscription.toJSON()` gives) instead of a token, and
+    /// `"oldEndpoint"` (the replaced subscription's endpoint) instead of an old token. `webPush` is the app's host
+    /// policy, nil when the app has no Web Push (a `webpush` registration is then refused, naming `service`).
+    public static func parse(json: JSONValue, webPush: WebPushHostPolicy? = nil) throws(FieldError) -> RegistrationFields {
         guard let pairs = json.objectPairs else { throw FieldError(field: "json", message: "body must be a JSON object") }
         var token: String?, oldToken: String?, channels: [String]?, environment: String?, userAuth: String?
         var installation = InstallationUpdate()
+        var service = PushService.apns, subscription: JSONValue?, oldEndpoint: String?
         for (key, value) in pairs {
             switch key {
+            case "service":
+                guard let s = value.stringValue, let named = PushService(rawValue: s) else {
+                    throw FieldError(field: "service", message: "'service' must be apns or webpush")
+                }
+                guard named != .fcm else { throw FieldError(field: "service", message: "service fcm is not supported yet") }
+                service = named
+            case "subscription": subscription = value
+            case "oldEndpoint":
+                if value == .null { continue }
+                guard let s = value.stringValue else {
+                    throw FieldError(field: "oldEndpoint", message: "'oldEndpoint' must be a string or null")
+                }
+                oldEndpoint = s
             case "token", "newToken":
                 guard let s = value.stringValue else { throw FieldError(field: "token", message: "'\(key)' must be a string") }
                 guard token == nil else { throw FieldError(field: "token", message: "give 'token' or 'newToken', not both") }
@@ -84,6 +108,33 @@ public struct RegistrationFields: Sendable, Equatable {
                 }
                 try installation.set(key, json: value, zones: SystemTimeZones.names)
             }
+        }
+        if service == .webpush {
+            guard token == nil, oldToken == nil else {
+                throw FieldError(field: token != nil ? "token" : "oldToken", message: "a webpush device is named by its subscription (and oldEndpoint), not by a token")
+            }
+            guard let webPush else {
+                throw FieldError(field: "service", message: "this app has no Web Push configured (apps.ID.webpush)")
+            }
+            guard let subscription else { throw FieldError(field: "subscription", message: "'subscription' is required with service webpush") }
+            let parsed = try WebPushSubscription(json: subscription, policy: webPush, prefix: "subscription.")
+            // The sender would fail on a point off the curve at every send: refuse it once, here.
+            guard (try? P256.KeyAgreement.PublicKey(x963Representation: parsed.p256dh)) != nil else {
+                throw FieldError(field: "subscription.keys.p256dh", message: "subscription.keys.p256dh is not a point on the P-256 curve")
+            }
+            if let oldEndpoint, oldEndpoint.isEmpty || oldEndpoint.utf8.count > WebPushEndpoint.maximumLength {
+                throw FieldError(field: "oldEndpoint", message: "'oldEndpoint' must be the replaced subscription's endpoint URL")
+            }
+            var fields = try make(
+                token: DeviceKey.of(parsed).hex, oldToken: oldEndpoint.map { DeviceKey.webPush(endpointURL: $0).hex }, channels: channels,
+                environment: environment, installation: installation, userAuth: userAuth)
+            fields.subscription = parsed
+            return fields
+        }
+        guard subscription == nil, oldEndpoint == nil else {
+            throw FieldError(
+                field: subscription != nil ? "subscription" : "oldEndpoint",
+                message: "'\(subscription != nil ? "subscription" : "oldEndpoint")' is for service webpush")
         }
         return try make(
             token: token, oldToken: oldToken, channels: channels, environment: environment, installation: installation,

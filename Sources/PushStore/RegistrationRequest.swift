@@ -16,6 +16,12 @@ public struct RegistrationRequest: Sendable, Equatable {
     /// The installation fields given (left out: kept; see ``InstallationUpdate``). `user` must have been proven
     /// by the caller (``UserAuth``): the store takes what it is given.
     public var installation = InstallationUpdate()
+    /// The Web Push subscription, for a Web Push device (nil: an APNs token). `token` is then its key
+    /// (``DeviceKey/of(_:)``) and `oldToken` the key of the old subscription's endpoint.
+    public var subscription: WebPushSubscription?
+
+    /// The push service the device belongs to.
+    public var service: PushService { subscription == nil ? .apns : .webpush }
 
     /// Creates a request.
     public init(
@@ -27,6 +33,27 @@ public struct RegistrationRequest: Sendable, Equatable {
         self.oldToken = oldToken
         self.channels = channels
         self.environment = environment
+    }
+
+    /// Registers a Web Push subscription; `oldEndpoint` (exactly as the old subscription gave it) names the
+    /// subscription it replaces.
+    public init(
+        app: String, subscription: WebPushSubscription, oldEndpoint: String? = nil, channels: [String]? = nil,
+        environment: APNsEnvironment? = nil
+    ) {
+        self.init(
+            app: app, token: DeviceKey.of(subscription), oldToken: oldEndpoint.map(DeviceKey.webPush(endpointURL:)),
+            channels: channels, environment: environment)
+        self.subscription = subscription
+    }
+
+    /// Refuses to register a device under a key held by a device of another service: a device belongs to one
+    /// push service for its whole life (`role`: "token" or "old token", for the message).
+    func checkService(stored: String, role: String, key: DeviceToken) throws(StoreError) {
+        guard stored != service.rawValue else { return }
+        throw StoreError(
+            .constraint,
+            "\(role) \(key.masked) is registered as a \(stored) device, not \(service.rawValue): a device belongs to one push service")
     }
 
     /// Parses an optional old token as clients send it: nil, empty, or `(null)` (what Objective-C's

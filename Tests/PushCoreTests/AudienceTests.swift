@@ -31,6 +31,9 @@ import Testing
         ("channel exists", "channel exists"),
         ("environment = production", "environment = production"),
         ("environment in development,production", "environment in development,production"),
+        ("service = webpush", "service = webpush"),
+        (#"service = "apns""#, "service = apns"),
+        ("service in apns, fcm", "service in apns,fcm"),
         ("tags.plan = pro", "tags.plan = pro"),
         (#"tags.plan = "pro plus""#, #"tags.plan = "pro plus""#),
         ("tags.score >= 10", "tags.score >= 10"),
@@ -72,6 +75,10 @@ import Testing
         ("environment = staging", "development or production"),
         ("environment = prod*", "exact values"),
         ("environment exists", "always has a value"),
+        ("service = safari", "service is apns, webpush or fcm, not 'safari'"),
+        ("service = web*", "exact values"),
+        ("service missing", "always has a value"),
+        ("service >= apns", "compares appVersion and osVersion"),
         ("channel = bad name", "unexpected 'name'"),
         ("channel = news*", "exact values"),
         ("channel = a/b", "invalid channel name"),
@@ -138,6 +145,10 @@ import Testing
         #expect(try matches("channel = news"))
         #expect(try !matches("channel = sports"))
         #expect(try matches("environment = production"))
+        #expect(try matches("service = apns"))  // the default subject's service
+        #expect(try !matches("service = webpush"))
+        #expect(try Audience.parse(where: ["service in webpush,fcm"]).matches(
+            AudienceSubject(environment: .production, channels: [], installation: Installation(), service: .webpush)))
         #expect(try matches("tags.score > 10"))
         #expect(try !matches("tags.plan > 10"))  // a string tag never compares as a number
         #expect(try matches("tags.beta = true"))

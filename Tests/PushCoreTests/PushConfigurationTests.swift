@@ -56,6 +56,40 @@ import Testing
         }
     }
 
+    @Test func webPushSettingsAreDecodedWithTheirHostPolicyAndClearErrors() throws {
+        func app(_ webpush: String) -> String {
+            Self.example.replacingOccurrences(of: #""connections": null"#, with: #""connections": null, "webpush": "# + webpush)
+        }
+        let config = try decode(app(#"""
+            {"vapidKey": "vapid.pem", "subject": "mailto:ops@example.com", "allowedHosts": ["push.example.net:8443", "*.push.test"],
+             "caFile": "ca.pem", "declarative": true}
+            """#))
+        let web = try #require(try config.app("example").webPush)
+        #expect(web.vapidKey == "/srv/push/Config/vapid.pem" && web.caFile == "/srv/push/Config/ca.pem")
+        #expect(web.subject == "mailto:ops@example.com" && web.declarative)
+        #expect(web.hostPolicy == (try WebPushHostPolicy(allowedHosts: ["push.example.net:8443", "*.push.test"])))
+        // The known push services come first, the configured hosts after them.
+        #expect(web.hostPolicy.entries.count == WebPushHostPolicy.defaultHosts.count + 2)
+        // The VAPID key is a secret file, checked like a .p8.
+        #expect(config.secretFiles.contains(SecretFile(key: "apps.example.webpush.vapidKey", path: "/srv/push/Config/vapid.pem")))
+        let plain = try #require(try decode(app(#"{"vapidKey": "v.pem", "subject": "https://example.com/contact"}"#)).app("example").webPush)
+        #expect(plain.allowedHosts.isEmpty && !plain.declarative && plain.caFile == nil)
+        #expect(try decode(Self.example).app("example").webPush == nil)
+        for (bad, says) in [
+            (#"{"subject": "mailto:a@b.c"}"#, "apps.example.webpush.vapidKey is required"),
+            (#"{"vapidKey": "v.pem"}"#, "apps.example.webpush.subject is required"),
+            (#"{"vapidKey": "v.pem", "subject": "ops@example.com"}"#, "apps.example.webpush.subject must be a mailto: address or an https: URL"),
+            (#"{"vapidKey": "v.pem", "subject": "http://example.com"}"#, "must be a mailto: address or an https: URL"),
+            (#"{"vapidKey": "v.pem", "subject": "mailto:nobody"}"#, "must be a mailto: address or an https: URL"),
+            (#"{"vapidKey": "v.pem", "subject": "mailto:a@b.c", "allowedHosts": ["bad host"]}"#, "apps.example.webpush.allowedHosts: 'bad host'"),
+            (#"{"vapidKey": "v.pem", "subject": "mailto:a@b.c", "allowedHosts": "x"}"#, "must be an array"),
+            (#"{"vapidKey": "v.pem", "subject": "mailto:a@b.c", "declarative": "yes"}"#, "true or false"),
+            (#"{"vapidKey": "v.pem", "subject": "mailto:a@b.c", "vapid": "x"}"#, "apps.example.webpush: unknown key 'vapid'"),
+        ] {
+            #expect { try decode(app(bad)) } throws: { ($0 as? ConfigurationError)?.message.contains(says) == true }
+        }
+    }
+
     @Test func unknownKeysAreNamed() {
         #expect(throws: ConfigurationError("apps.example: unknown key 'topc'")) {
             try decode(#"{"apps":{"example":{"topc":"x","topic":"t","auth":{"p8":"k.p8","keyId":"K","teamId":"T"}}}}"#)

@@ -23,11 +23,11 @@ struct TestServer {
 
     /// `credentials` replaces the example app's loaded certificate (300 days left); `now` is the server's clock.
     /// One listener serves everything unless `adminListener`: then the public listener (``base``) serves the API
-    /// and `/healthz`, and a second one (``adminBase``) everything.
+    /// and `/healthz`, and a second one (``adminBase``) everything. `webPush` gives the example app Web Push.
     static func start(
         rate: Double = 10_000, burst: Double = 10_000, store: (any RegistryStore)? = nil,
         credentials: [String: PushServer.CredentialStatus]? = nil, now: @escaping @Sendable () -> Date = { Date() },
-        healthWarningDays: Int? = nil, adminListener: Bool = false
+        healthWarningDays: Int? = nil, adminListener: Bool = false, webPush: WebPushSettings? = nil
     ) async throws -> TestServer {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushserver-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -45,6 +45,7 @@ struct TestServer {
                     sendKeys: [APIKeys.hash(otherSendKey)]),
             ])
         if let healthWarningDays { config.healthWarningDays = healthWarningDays }
+        config.apps["example"]?.webPush = webPush
         let registry = try store ?? SQLiteRegistry(path: config.database)
         let server = PushServer(
             configuration: config, registry: registry, keys: APIKeys(apps: config.apps),

@@ -90,11 +90,16 @@ import TestSupport
             if i % 2 == 0 { fields["tags"] = .object([("plan", .string(i % 4 == 0 ? "pro" : "free")), ("score", .int(Int64(i % 20))), ("beta", .bool(i % 8 == 0))]) }
             if i % 5 == 0 { fields["osVersion"] = .string("17.\(i % 3)") }
             var r = try request("x", testToken(i), fields)
+            if i % 7 == 3 {  // a Web Push device, under its endpoint's key
+                let subscription = try WebPushRegistryConformanceTests.subscription("device-\(i)")
+                (r.token, r.subscription) = (DeviceKey.of(subscription), subscription)
+            }
             r.environment = i % 4 == 0 ? .development : .production
             r.channels = i % 6 == 0 ? ["news"] : (i % 6 == 1 ? ["news", "sports"] : nil)
             try register(registry, r)
-            let installation = try #require(try registry.installation(app: "x", token: testToken(i)))
-            subjects[testToken(i)] = AudienceSubject(environment: r.environment!, channels: r.channels ?? [], installation: installation)
+            let installation = try #require(try registry.installation(app: "x", token: r.token))
+            subjects[r.token] = AudienceSubject(
+                environment: r.environment!, channels: r.channels ?? [], installation: installation, service: r.service)
         }
         let audiences: [[String]] = [
             ["appVersion >= 2.3"], ["appVersion >= 2.9", "appVersion < 10"], ["appVersion > 2.3"], ["osVersion <= 17.1"],
@@ -102,6 +107,8 @@ import TestSupport
             ["user = u3"], ["user exists", "locale = de*"], ["user in u0,u6"], ["channel = news"], ["channel in sports"],
             ["channel missing"], ["environment = development"], ["tags.plan = pro"], ["tags.score >= 10"], ["tags.score < 5", "tags.beta = true"],
             ["tags.plan missing"], ["tags.plan = fr*"], ["channel = news", "appVersion >= 2.3", "locale = de*"],
+            ["service = webpush"], ["service = apns"], ["service in webpush,fcm", "channel = news"], ["service = fcm"],
+            ["service = \"apns\"", "locale = de*", "environment = production"],
         ]
         for clauses in audiences {
             let audience = try Audience.parse(where: clauses)
@@ -114,6 +121,7 @@ import TestSupport
             while true {
                 let page = try registry.deliveryStore.targets(of: record, after: after, through: BroadcastShard.keySpaceEnd, limit: 7)
                 paged += page.map(\.token.hex)
+                #expect(page.allSatisfy { $0.service == subjects[$0.token]?.service && ($0.webPush != nil) == ($0.service == .webpush) })
                 guard let last = page.last, page.count == 7 else { break }
                 after = last.token.hex
             }

@@ -260,12 +260,12 @@ import TestSupport
             """)
         let end = ShardEnd.released(error: "APNs unreachable", retryAfterMs: 0, mainDone: false, settledDispatched: nil)
         #expect(try w.store.finishShard(id: "b", index: 0, fence: old.fence, end: end) == .interrupted)
-        // The installations migration's columns and indexes go too (after the claim above, which reads them).
+        // The installations and push-services migrations' columns and indexes go too (after the claim above, which reads them).
         try w.registry.executeRaw("""
             DROP INDEX devices_user;
             DROP INDEX devices_installation;
             \(["installation", "user_id", "time_zone", "locale", "app_version", "app_version_key", "os_version", "os_version_key", "tags",
-               "tz_history", "tz_changed_ms"].map { "ALTER TABLE devices DROP COLUMN \($0);" }.joined(separator: "\n"))
+               "tz_history", "tz_changed_ms", "service", "subscription"].map { "ALTER TABLE devices DROP COLUMN \($0);" }.joined(separator: "\n"))
             ALTER TABLE broadcasts DROP COLUMN targeting
             """)
 

@@ -50,11 +50,11 @@ extension PostgresRegistry {
         return try pool.withConnection { (db) throws(StoreError) -> [DeliveryTarget] in
             try db.rows(
                 PostgresQuery(unsafeSQL: """
-                    SELECT \(scan.key), d.environment, d.locale FROM \(scan.from)
+                    SELECT \(scan.key), d.environment, d.locale, d.service, d.subscription FROM \(scan.from)
                     WHERE \(scan.condition) AND \(scan.key) > $1 AND \(scan.key) <= $2 ORDER BY \(scan.key) LIMIT $3
                     """, binds: Self.bindings(scan.values, after: leading)),
-                as: (String, String, String?).self
-            ).map { DeliveryTarget(token: DeviceToken(trustedCanonicalHex: $0.0), environment: APNsEnvironment(rawValue: $0.1), locale: $0.2) }
+                as: (String, String, String?, String, String?).self
+            ).map { DeliveryTarget(storedToken: $0.0, environment: $0.1, locale: $0.2, service: $0.3, subscription: $0.4) }
         }
     }
 

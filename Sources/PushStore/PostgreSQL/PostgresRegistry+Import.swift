@@ -28,6 +28,7 @@ extension PostgresRegistry {
                     ORDER BY t
                     ON CONFLICT (app, token) DO UPDATE
                     SET environment = excluded.environment, last_registered_ms = excluded.last_registered_ms
+                    WHERE d.service = 'apns'
                     """)
                 start += 10_000
             }

@@ -83,13 +83,15 @@ extension PostgresRegistry {
             binds.append(Int64(limit))
             let rows = try db.rows(
                 PostgresQuery(unsafeSQL: """
-                    SELECT token, environment, channels, created_ms, last_registered_ms, last_success_ms, \(Self.installationColumns)
+                    SELECT token, environment, channels, created_ms, last_registered_ms, last_success_ms, service, subscription,
+                        \(Self.installationColumns)
                     FROM devices WHERE app = $1 AND user_id = $2 AND token > $3 ORDER BY token LIMIT $4
                     """, binds: binds),
-                as: (String, String, String, Int64, Int64, Int64?, String?, String?, String?, String?, String?, String?, String?, String?, Int64?).self)
+                as: (String, String, String, Int64, Int64, Int64?, String, String?,
+                     String?, String?, String?, String?, String?, String?, String?, String?, Int64?).self)
             return rows.map { r in
-                var device = Self.device((r.0, r.1, r.2, r.3, r.4, r.5))
-                device.installation = Self.storedInstallation((r.6, r.7, r.8, r.9, r.10, r.11, r.12, r.13, r.14)).fields
+                var device = Self.device((r.0, r.1, r.2, r.3, r.4, r.5, r.6, r.7))
+                device.installation = Self.storedInstallation((r.8, r.9, r.10, r.11, r.12, r.13, r.14, r.15, r.16)).fields
                 return device
             }
         }

@@ -3,12 +3,14 @@ import PushCore
 
 /// One device, and the delivery and prune counters. (The twin of `SQLiteRegistry+Lookup.swift`.)
 extension PostgresRegistry {
-    static let deviceColumns = "token, environment, channels, created_ms, last_registered_ms, last_success_ms"
+    static let deviceColumns = "token, environment, channels, created_ms, last_registered_ms, last_success_ms, service, subscription"
 
-    static func device(_ row: (String, String, String, Int64, Int64, Int64?)) -> RegisteredDevice {
-        RegisteredDevice(
+    static func device(_ row: (String, String, String, Int64, Int64, Int64?, String, String?)) -> RegisteredDevice {
+        var device = RegisteredDevice(
             token: DeviceToken(trustedCanonicalHex: row.0), environment: APNsEnvironment(rawValue: row.1) ?? .production,
             channels: Channels.decode(row.2), createdMs: row.3, lastRegisteredMs: row.4, lastSuccessMs: row.5)
+        device.setService(row.6, subscription: row.7)
+        return device
     }
 
     @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
@@ -18,7 +20,7 @@ extension PostgresRegistry {
             try db.row(
                 PostgresQuery(unsafeSQL: "SELECT \(Self.deviceColumns) FROM devices WHERE app = $1 AND token = $2",
                               binds: Self.binds(app, hex)),
-                as: (String, String, String, Int64, Int64, Int64?).self
+                as: (String, String, String, Int64, Int64, Int64?, String, String?).self
             ).map(Self.device)
         }
     }

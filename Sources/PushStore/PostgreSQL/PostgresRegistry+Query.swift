@@ -31,7 +31,7 @@ extension PostgresRegistry {
         let env = environment?.rawValue
         let limit = Int64(limit)
         return try pool.withConnection { (db) throws(StoreError) -> [RegisteredDevice] in
-            let columns = "d.token, d.environment, d.channels, d.created_ms, d.last_registered_ms, d.last_success_ms"
+            let columns = "d.token, d.environment, d.channels, d.created_ms, d.last_registered_ms, d.last_success_ms, d.service, d.subscription"
             let sql = channel == nil
                 ? """
                 SELECT \(columns) FROM devices d
@@ -48,7 +48,7 @@ extension PostgresRegistry {
             binds.append(env)
             binds.append(limit)
             if let channel { binds.append(channel) }
-            return try db.rows(PostgresQuery(unsafeSQL: sql, binds: binds), as: (String, String, String, Int64, Int64, Int64?).self)
+            return try db.rows(PostgresQuery(unsafeSQL: sql, binds: binds), as: (String, String, String, Int64, Int64, Int64?, String, String?).self)
                 .map(Self.device)
         }
     }

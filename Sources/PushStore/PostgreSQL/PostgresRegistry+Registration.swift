@@ -23,19 +23,21 @@ extension PostgresRegistry {
         var results = [Result<RegistrationOutcome, StoreError>?](repeating: nil, count: requests.count)
         var plain: [Int] = []
         var seen = Set<String>()
-        for (i, r) in requests.enumerated() where r.oldToken == nil && r.channels == nil {
+        for (i, r) in requests.enumerated() where r.oldToken == nil && r.channels == nil && r.subscription == nil {
             if seen.insert(r.app + "\u{0}" + r.token.hex).inserted { plain.append(i) }
         }
-        let plainSet = Set(plain)
         do throws(StoreError) {
             try pool.transaction { (db) throws(StoreError) in
                 if !plain.isEmpty {
                     let sorted = plain.sorted { (requests[$0].app, requests[$0].token.hex) < (requests[$1].app, requests[$1].token.hex) }
                     let outcomes = try upsertPlain(sorted.map { requests[$0] }, in: db)
-                    for (i, outcome) in zip(sorted, outcomes) { results[i] = .success(outcome) }
-                    try applyInstallationBatch(sorted.map { requests[$0] }, outcomes: outcomes, in: db)
+                    // A key held by a device of another service was left alone by the upsert: the one-by-one path
+                    // below refuses it with the reason.
+                    let written = zip(sorted, outcomes).compactMap { i, outcome in outcome.map { (i, $0) } }
+                    for (i, outcome) in written { results[i] = .success(outcome) }
+                    try applyInstallationBatch(written.map { requests[$0.0] }, outcomes: written.map(\.1), in: db)
                 }
-                for (i, request) in requests.enumerated() where !plainSet.contains(i) {
+                for (i, request) in requests.enumerated() where results[i] == nil {
                     do throws(StoreError) {
                         let channels = try request.channels.map { (c) throws(StoreError) in try Channels.normalize(c) }
                         try db.execute("SAVEPOINT r")
@@ -58,7 +60,8 @@ extension PostgresRegistry {
         return results.map { $0 ?? .failure(StoreError(.unknown(0), "registration was not written")) }
     }
 
-    func upsertPlain(_ requests: [RegistrationRequest], in db: PostgresSession) throws(StoreError) -> [RegistrationOutcome] {
+    /// Upserts APNs registrations in one statement; nil for a request whose key a device of another service holds.
+    func upsertPlain(_ requests: [RegistrationRequest], in db: PostgresSession) throws(StoreError) -> [RegistrationOutcome?] {
         var inserted: [String: Bool] = [:]
         // A given environment replaces the stored one; without one a device keeps its own (new ones: production).
         for given in [true, false] {
@@ -83,11 +86,12 @@ extension PostgresRegistry {
                 ORDER BY a, t
                 ON CONFLICT (app, token) DO UPDATE SET last_registered_ms = excluded.last_registered_ms,
                     environment = CASE WHEN \(given) THEN excluded.environment ELSE d.environment END
+                WHERE d.service = 'apns'
                 RETURNING d.app, d.token, (xmax = 0)
                 """, as: (String, String, Bool).self)
             for (app, token, isNew) in rows { inserted[app + "\u{0}" + token] = isNew }
         }
-        return requests.map { inserted[$0.app + "\u{0}" + $0.token.hex] == true ? .created : .updated }
+        return requests.map { r in inserted[r.app + "\u{0}" + r.token.hex].map { $0 ? .created : .updated } }
     }
 
     struct StoredDevice {
@@ -95,15 +99,18 @@ extension PostgresRegistry {
         var environment: String
         var channels: [String]
         var lastRegisteredMs: Int64
+        var service: String
     }
 
     func find(app: String, token: DeviceToken, lock: Bool, in db: PostgresSession) throws(StoreError) -> StoredDevice? {
         let hex = token.hex
         let query: PostgresQuery = lock
-            ? "SELECT id, environment, channels, last_registered_ms FROM devices WHERE app = \(app) AND token = \(hex) FOR UPDATE"
-            : "SELECT id, environment, channels, last_registered_ms FROM devices WHERE app = \(app) AND token = \(hex)"
-        guard let (id, environment, channels, last) = try db.row(query, as: (Int64, String, String, Int64).self) else { return nil }
-        return StoredDevice(id: id, environment: environment, channels: Channels.decode(channels), lastRegisteredMs: last)
+            ? "SELECT id, environment, channels, last_registered_ms, service FROM devices WHERE app = \(app) AND token = \(hex) FOR UPDATE"
+            : "SELECT id, environment, channels, last_registered_ms, service FROM devices WHERE app = \(app) AND token = \(hex)"
+        guard let (id, environment, channels, last, service) = try db.row(query, as: (Int64, String, String, Int64, String).self)
+        else { return nil }
+        return StoredDevice(
+            id: id, environment: environment, channels: Channels.decode(channels), lastRegisteredMs: last, service: service)
     }
 
     func register(_ request: RegistrationRequest, channels given: [String]?, in db: PostgresSession) throws(StoreError) -> RegistrationOutcome {
@@ -111,11 +118,14 @@ extension PostgresRegistry {
         var replaced: StoredDevice?
         var replacedInstallation: StoredInstallation?
         if let old = request.tokenToReplace, let row = try find(app: app, token: old, lock: true, in: db) {
+            try request.checkService(stored: row.service, role: "old token", key: old)
             replacedInstallation = try storedInstallation(id: row.id, in: db)
             try db.query("DELETE FROM devices WHERE id = \(row.id)")
             replaced = row
         }
         let existing = try find(app: app, token: request.token, lock: true, in: db)
+        if let existing { try request.checkService(stored: existing.service, role: "token", key: request.token) }
+        let (service, subscription) = (request.service.rawValue, StoredSubscription.encode(request.subscription))
         let (channels, environment) = request.resolved(
             channels: given, existing: existing.map { ($0.environment, $0.channels) },
             replaced: replaced.map { ($0.environment, $0.channels) })
@@ -125,7 +135,7 @@ extension PostgresRegistry {
             let encoded = Channels.encode(channels ?? existing.channels)
             try db.query("""
                 UPDATE devices SET last_registered_ms = coalesce(\(now)::bigint, pp_now_ms()), environment = \(environment),
-                    channels = \(encoded)
+                    channels = \(encoded), subscription = coalesce(\(subscription), subscription)
                 WHERE id = \(existing.id)
                 """)
             id = existing.id
@@ -144,17 +154,23 @@ extension PostgresRegistry {
             // Another process may insert the same token between our read and this write: the upsert settles it (and
             // the fields are then applied to the stored row below, as for a device that existed).
             guard let (newId, isNew) = try db.row("""
-                INSERT INTO devices AS d (app, token, environment, channels, created_ms, last_registered_ms,
+                INSERT INTO devices AS d (app, token, environment, channels, created_ms, last_registered_ms, service, subscription,
                     \(unescaped: Self.installationNames))
-                SELECT \(app), \(hex), \(environment), \(encoded), n.ms, n.ms, \(unescaped: Self.installationValues)
+                SELECT \(app), \(hex), \(environment), \(encoded), n.ms, n.ms, \(service), \(subscription),
+                    \(unescaped: Self.installationValues)
                 FROM (SELECT coalesce(\(now)::bigint, pp_now_ms()) AS ms) n
                 CROSS JOIN jsonb_to_record(\(fields)::jsonb) AS x (\(unescaped: Self.installationRecord))
                 ON CONFLICT (app, token) DO UPDATE SET last_registered_ms = excluded.last_registered_ms,
                     environment = excluded.environment,
-                    channels = CASE WHEN \(channels != nil) THEN excluded.channels ELSE d.channels END
+                    channels = CASE WHEN \(channels != nil) THEN excluded.channels ELSE d.channels END,
+                    subscription = coalesce(excluded.subscription, d.subscription)
+                WHERE d.service = excluded.service
                 RETURNING id, (xmax = 0)
                 """, as: (Int64, Bool).self)
-            else { throw StoreError(.unknown(0), "insert returned no id") }
+            else {
+                // Another process registered the key under another service in between.
+                throw StoreError(.constraint, "token \(request.token.masked) is registered under another service: a device belongs to one push service")
+            }
             id = newId
             created = isNew
             if let channels, !channels.isEmpty || !isNew { try setChannels(channels, of: id, app: app, token: request.token, in: db) }

@@ -9,15 +9,12 @@ extension PostgresRegistry {
         let limit = Int64(limit)
         return try pool.withConnection { (db) throws(StoreError) -> [DeliveryTarget] in
             try db.rows("""
-                SELECT t.token, d.environment, d.locale FROM broadcast_tokens t
+                SELECT t.token, d.environment, d.locale, d.service, d.subscription FROM broadcast_tokens t
                 JOIN broadcasts b ON b.id = t.broadcast_id
                 LEFT JOIN devices d ON d.app = b.app AND d.token = t.token
                 WHERE t.broadcast_id = \(id) AND t.token > \(after) AND t.token <= \(through) ORDER BY t.token LIMIT \(limit)
-                """, as: (String, String?, String?).self
-            ).map {
-                DeliveryTarget(
-                    token: DeviceToken(trustedCanonicalHex: $0.0), environment: $0.1.flatMap(APNsEnvironment.init(rawValue:)), locale: $0.2)
-            }
+                """, as: (String, String?, String?, String?, String?).self
+            ).map { DeliveryTarget(storedToken: $0.0, environment: $0.1, locale: $0.2, service: $0.3, subscription: $0.4) }
         }
     }
 
@@ -48,20 +45,20 @@ extension PostgresRegistry {
             let query: PostgresQuery
             if let channel {
                 query = """
-                    SELECT c.token, d.environment FROM device_channels c JOIN devices d ON d.id = c.device_id
+                    SELECT c.token, d.environment, d.service, d.subscription FROM device_channels c JOIN devices d ON d.id = c.device_id
                     WHERE c.app = \(app) AND c.channel = \(channel) AND c.token > \(after) AND c.token <= \(through)
                         AND (\(env)::text IS NULL OR d.environment = \(env))
                     ORDER BY c.token LIMIT \(limit)
                     """
             } else {
                 query = """
-                    SELECT token, environment FROM devices
+                    SELECT token, environment, service, subscription FROM devices
                     WHERE app = \(app) AND token > \(after) AND token <= \(through) AND (\(env)::text IS NULL OR environment = \(env))
                     ORDER BY token LIMIT \(limit)
                     """
             }
-            return try db.rows(query, as: (String, String).self).map {
-                DeliveryTarget(token: DeviceToken(trustedCanonicalHex: $0.0), environment: APNsEnvironment(rawValue: $0.1))
+            return try db.rows(query, as: (String, String, String, String?).self).map {
+                DeliveryTarget(storedToken: $0.0, environment: $0.1, service: $0.2, subscription: $0.3)
             }
         }
     }
@@ -73,16 +70,16 @@ extension PostgresRegistry {
         let (run, limit) = (Int64(run), Int64(limit))
         return try pool.withConnection { (db) throws(StoreError) -> [(target: DeliveryTarget, previous: StoredOutcome)] in
             try db.rows("""
-                SELECT o.token, d.environment, o.possibly_duplicated, o.run::bigint, o.kind, d.locale FROM broadcast_outcomes o
+                SELECT o.token, d.environment, o.possibly_duplicated, o.run::bigint, o.kind, d.locale, d.service, d.subscription
+                FROM broadcast_outcomes o
                 JOIN broadcasts b ON b.id = o.broadcast_id
                 LEFT JOIN devices d ON d.app = b.app AND d.token = o.token
                 WHERE o.broadcast_id = \(id) AND o.kind IN ('deferred', 'pending') AND o.run < \(run) AND o.token > \(after)
                     AND o.token <= \(through)
                 ORDER BY o.token LIMIT \(limit)
-                """, as: (String, String?, Bool, Int64, String, String?).self
+                """, as: (String, String?, Bool, Int64, String, String?, String?, String?).self
             ).map {
-                (DeliveryTarget(
-                    token: DeviceToken(trustedCanonicalHex: $0.0), environment: $0.1.flatMap(APNsEnvironment.init(rawValue:)), locale: $0.5),
+                (DeliveryTarget(storedToken: $0.0, environment: $0.1, locale: $0.5, service: $0.6, subscription: $0.7),
                  StoredOutcome(kind: DeliveryOutcome.Kind(rawValue: $0.4) ?? .deferred, possiblyDuplicated: $0.2, run: Int($0.3)))
             }
         }

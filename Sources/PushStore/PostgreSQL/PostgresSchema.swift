@@ -361,6 +361,15 @@ enum PostgresSchema {
             "CREATE INDEX devices_installation ON devices (app, installation) WHERE installation IS NOT NULL",
             "ALTER TABLE broadcasts ADD COLUMN targeting text",
         ],
+        // 12: push services (SQLite's 15): every existing device is 'apns' by the column's default (a constant
+        // default: no table rewrite); a Web Push device's subscription JSON beside its key.
+        [
+            """
+            ALTER TABLE devices
+                ADD COLUMN service text NOT NULL DEFAULT 'apns' CHECK (service IN ('apns', 'webpush', 'fcm')),
+                ADD COLUMN subscription text
+            """,
+        ],
     ]
 
     /// Brings the database to ``currentVersion``. Throws `.schemaTooNew` for a database from a newer build.

@@ -45,7 +45,7 @@ extension SQLiteRegistry {
         let scan = AudienceScan(.sqlite, record, firstIndex: 4)
         return try read { (db) throws(StoreError) -> [DeliveryTarget] in
             let select = try db.statement("""
-                SELECT \(scan.key), d.environment, d.locale FROM \(scan.from)
+                SELECT \(scan.key), d.environment, d.locale, d.service, d.subscription FROM \(scan.from)
                 WHERE \(scan.condition) AND \(scan.key) > ?1 AND \(scan.key) <= ?2 ORDER BY \(scan.key) LIMIT ?3
                 """)
             defer { select.reset() }
@@ -57,8 +57,8 @@ extension SQLiteRegistry {
             out.reserveCapacity(limit)
             while try select.step() {
                 out.append(DeliveryTarget(
-                    token: DeviceToken(trustedCanonicalHex: select.text(0)), environment: APNsEnvironment(rawValue: select.text(1)),
-                    locale: select.optionalText(2)))
+                    storedToken: select.text(0), environment: select.optionalText(1), locale: select.optionalText(2),
+                    service: select.optionalText(3), subscription: select.optionalText(4)))
             }
             return out
         }

@@ -32,6 +32,7 @@ extension SQLiteRegistry {
                 VALUES (?1, ?2, (SELECT coalesce(max(id), 0) + 1 FROM devices), ?3, ?4, ?4)
                 ON CONFLICT (app, token) DO UPDATE
                 SET environment = excluded.environment, last_registered_ms = excluded.last_registered_ms
+                WHERE service = 'apns'
                 """)
             // Key order: each B-tree page is visited once per batch, in order, instead of at random.
             for token in tokens.sorted() {

@@ -73,7 +73,7 @@ extension SQLiteRegistry {
         try read { (db) throws(StoreError) -> [RegisteredDevice] in
             let select = try db.statement("""
                 SELECT d.token, d.environment, d.channels, d.created_ms, d.last_registered_ms, d.last_success_ms,
-                    \(Self.installationColumns)
+                    d.service, d.subscription, \(Self.installationColumns)
                 FROM devices d INDEXED BY devices_user WHERE d.app = ?1 AND d.user_id = ?2 AND d.token > ?3
                 ORDER BY d.token LIMIT ?4
                 """)
@@ -85,7 +85,7 @@ extension SQLiteRegistry {
             var out: [RegisteredDevice] = []
             while try select.step() {
                 var device = try SQLiteRegistry.device(from: select)
-                device.installation = StoredInstallation(row: select, at: 6).fields
+                device.installation = StoredInstallation(row: select, at: 8).fields
                 out.append(device)
             }
             return out

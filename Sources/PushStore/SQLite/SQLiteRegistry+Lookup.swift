@@ -6,7 +6,7 @@ extension SQLiteRegistry {
     public func device(app: String, token: DeviceToken) throws(StoreError) -> RegisteredDevice? {
         try read { (db) throws(StoreError) -> RegisteredDevice? in
             let select = try db.statement("""
-                SELECT token, environment, channels, created_ms, last_registered_ms, last_success_ms
+                SELECT token, environment, channels, created_ms, last_registered_ms, last_success_ms, service, subscription
                 FROM devices WHERE app = ?1 AND token = ?2
                 """)
             defer { select.reset() }

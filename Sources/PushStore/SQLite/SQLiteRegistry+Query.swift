@@ -72,7 +72,7 @@ extension SQLiteRegistry {
     ) throws(StoreError) -> [RegisteredDevice] {
         if let channel { try Channels.validate(channel) }
         return try read { (db) throws(StoreError) -> [RegisteredDevice] in
-            let columns = "d.token, d.environment, d.channels, d.created_ms, d.last_registered_ms, d.last_success_ms"
+            let columns = "d.token, d.environment, d.channels, d.created_ms, d.last_registered_ms, d.last_success_ms, d.service, d.subscription"
             let sql = channel == nil
                 ? """
                 SELECT \(columns) FROM devices d

@@ -67,18 +67,19 @@ extension SQLiteRegistry {
         var environment: String
         var channels: [String]
         var lastRegisteredMs: Int64
+        var service: String
     }
 
     static func find(app: String, token: DeviceToken, in db: Connection) throws(StoreError) -> StoredDevice? {
         let select = try db.statement(
-            "SELECT id, environment, channels, last_registered_ms FROM devices WHERE app = ?1 AND token = ?2")
+            "SELECT id, environment, channels, last_registered_ms, service FROM devices WHERE app = ?1 AND token = ?2")
         defer { select.reset() }
         try select.bind(1, app)
         try select.bind(2, token.hex)
         guard try select.step() else { return nil }
         return StoredDevice(
             id: select.int64(0), environment: select.text(1), channels: Channels.decode(select.text(2)),
-            lastRegisteredMs: select.int64(3))
+            lastRegisteredMs: select.int64(3), service: select.text(4))
     }
 
     static func deleteDevice(id: Int64, in db: Connection) throws(StoreError) {
@@ -91,9 +92,9 @@ extension SQLiteRegistry {
     /// statement, not an INSERT and an UPDATE of the same row.
     static let insertDevice = """
         INSERT INTO devices (app, token, id, environment, channels, created_ms, last_registered_ms,
-            \(StoredInstallation.Columns.names.joined(separator: ", ")))
+            \(StoredInstallation.Columns.names.joined(separator: ", ")), service, subscription)
         VALUES (?1, ?2, (SELECT coalesce(max(id), 0) + 1 FROM devices), ?3, ?4, ?5, ?5,
-            ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+            ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
         RETURNING id
         """
 
@@ -104,22 +105,28 @@ extension SQLiteRegistry {
         var replaced: StoredDevice?
         var replacedInstallation: StoredInstallation?
         if let old = request.tokenToReplace, let row = try find(app: request.app, token: old, in: db) {
+            try request.checkService(stored: row.service, role: "old token", key: old)
             replacedInstallation = try storedInstallation(id: row.id, in: db)
             try deleteDevice(id: row.id, in: db)
             replaced = row
         }
         let existing = try find(app: request.app, token: request.token, in: db)
+        if let existing { try request.checkService(stored: existing.service, role: "token", key: request.token) }
         let (channels, environment) = request.resolved(
             channels: given, existing: existing.map { ($0.environment, $0.channels) },
             replaced: replaced.map { ($0.environment, $0.channels) })
         let id: Int64
         if let existing {
             let update = try db.statement(
-                "UPDATE devices SET last_registered_ms = ?2, environment = ?3, channels = ?4 WHERE id = ?1")
+                """
+                UPDATE devices SET last_registered_ms = ?2, environment = ?3, channels = ?4, subscription = coalesce(?5, subscription)
+                WHERE id = ?1
+                """)
             try update.bind(1, existing.id)
             try update.bind(2, now)
             try update.bind(3, environment)
             try update.bind(4, Channels.encode(channels ?? existing.channels))
+            try update.bind(5, StoredSubscription.encode(request.subscription))
             try update.run()
             id = existing.id
             if let channels, channels != existing.channels { try setChannels(channels, of: id, request, in: db) }
@@ -132,6 +139,8 @@ extension SQLiteRegistry {
             try insert.bind(5, now)
             let installation = StoredInstallation.forNewDevice(request.installation, replaced: replacedInstallation, now: now)
             try bind(installation?.columns, from: 6, to: insert)
+            try insert.bind(17, request.service.rawValue)
+            try insert.bind(18, StoredSubscription.encode(request.subscription))
             guard try insert.step() else { throw StoreError(.unknown(0), "insert returned no id") }
             id = insert.int64(0)
             insert.reset()

@@ -9,7 +9,7 @@ extension SQLiteRegistry {
     public func explicitTargets(id: String, after: String, through: String, limit: Int) throws(StoreError) -> [DeliveryTarget] {
         try read { (db) throws(StoreError) -> [DeliveryTarget] in
             let select = try db.statement("""
-                SELECT t.token, d.environment, d.locale FROM broadcast_tokens t
+                SELECT t.token, d.environment, d.locale, d.service, d.subscription FROM broadcast_tokens t
                 JOIN broadcasts b ON b.id = t.broadcast_id
                 LEFT JOIN devices d ON d.app = b.app AND d.token = t.token
                 WHERE t.broadcast_id = ?1 AND t.token > ?2 AND t.token <= ?4 ORDER BY t.token LIMIT ?3
@@ -22,8 +22,8 @@ extension SQLiteRegistry {
             var out: [DeliveryTarget] = []
             while try select.step() {
                 out.append(DeliveryTarget(
-                    token: DeviceToken(trustedCanonicalHex: select.text(0)),
-                    environment: select.optionalText(1).flatMap(APNsEnvironment.init(rawValue:)), locale: select.optionalText(2)))
+                    storedToken: select.text(0), environment: select.optionalText(1), locale: select.optionalText(2),
+                    service: select.optionalText(3), subscription: select.optionalText(4)))
             }
             return out
         }
@@ -62,12 +62,12 @@ extension SQLiteRegistry {
         return try read { (db) throws(StoreError) -> [DeliveryTarget] in
             let sql = channel == nil
                 ? """
-                SELECT d.token, d.environment FROM devices d
+                SELECT d.token, d.environment, d.service, d.subscription FROM devices d
                 WHERE d.app = ?1 AND d.token > ?2 AND d.token <= ?6 AND (?3 IS NULL OR d.environment = ?3)
                 ORDER BY d.token LIMIT ?4
                 """
                 : """
-                SELECT c.token, d.environment FROM device_channels c JOIN devices d ON d.id = c.device_id
+                SELECT c.token, d.environment, d.service, d.subscription FROM device_channels c JOIN devices d ON d.id = c.device_id
                 WHERE c.app = ?1 AND c.channel = ?5 AND c.token > ?2 AND c.token <= ?6 AND (?3 IS NULL OR d.environment = ?3)
                 ORDER BY c.token LIMIT ?4
                 """
@@ -83,8 +83,8 @@ extension SQLiteRegistry {
             out.reserveCapacity(limit)
             while try select.step() {
                 out.append(DeliveryTarget(
-                    token: DeviceToken(trustedCanonicalHex: select.text(0)),
-                    environment: APNsEnvironment(rawValue: select.text(1))))
+                    storedToken: select.text(0), environment: select.optionalText(1), service: select.optionalText(2),
+                    subscription: select.optionalText(3)))
             }
             return out
         }
@@ -97,7 +97,8 @@ extension SQLiteRegistry {
     {
         try read { (db) throws(StoreError) -> [(target: DeliveryTarget, previous: StoredOutcome)] in
             let select = try db.statement("""
-                SELECT o.token, d.environment, o.possibly_duplicated, o.run, o.kind, d.locale FROM broadcast_outcomes o
+                SELECT o.token, d.environment, o.possibly_duplicated, o.run, o.kind, d.locale, d.service, d.subscription
+                FROM broadcast_outcomes o
                 JOIN broadcasts b ON b.id = o.broadcast_id
                 LEFT JOIN devices d ON d.app = b.app AND d.token = o.token
                 WHERE o.broadcast_id = ?1 AND o.kind IN ('deferred', 'pending') AND o.run < ?2 AND o.token > ?3 AND o.token <= ?5
@@ -113,9 +114,8 @@ extension SQLiteRegistry {
             while try select.step() {
                 out.append((
                     DeliveryTarget(
-                        token: DeviceToken(trustedCanonicalHex: select.text(0)),
-                        environment: select.optionalText(1).flatMap(APNsEnvironment.init(rawValue:)),
-                        locale: select.optionalText(5)),
+                        storedToken: select.text(0), environment: select.optionalText(1), locale: select.optionalText(5),
+                        service: select.optionalText(6), subscription: select.optionalText(7)),
                     StoredOutcome(
                         kind: DeliveryOutcome.Kind(rawValue: select.text(4)) ?? .deferred, possiblyDuplicated: select.int64(2) != 0,
                         run: Int(select.int64(3)))))

@@ -125,13 +125,16 @@ public final class SQLiteRegistry: RegistryStore {
         }
     }
 
-    /// Decodes the standard device columns (token, environment, channels, created, registered, success).
+    /// Decodes the standard device columns (token, environment, channels, created, registered, success, service,
+    /// subscription).
     static func device(from row: Statement) throws(StoreError) -> RegisteredDevice {
         // Stored tokens were validated and canonicalised on the way in; re-parsing a million of them per
         // broadcast was most of the streaming cost.
-        return RegisteredDevice(
+        var device = RegisteredDevice(
             token: DeviceToken(trustedCanonicalHex: row.text(0)), environment: APNsEnvironment(rawValue: row.text(1)) ?? .production,
             channels: Channels.decode(row.text(2)), createdMs: row.int64(3), lastRegisteredMs: row.int64(4),
             lastSuccessMs: row.optionalInt64(5))
+        device.setService(row.optionalText(6), subscription: row.optionalText(7))
+        return device
     }
 }

@@ -409,6 +409,14 @@ enum SQLiteSchema {
             "CREATE INDEX devices_installation ON devices (app, installation) WHERE installation IS NOT NULL",
             "ALTER TABLE broadcasts ADD COLUMN targeting TEXT",
         ],
+        // 15: push services. A device belongs to one (`PushService`): every existing device is 'apns' by the
+        // column's default, nothing rewritten (SQLite adds a column with a constant default without touching rows).
+        // A Web Push device's key is SHA-256 of its endpoint (`DeviceKey`) and `subscription` holds what its browser's
+        // `PushSubscription.toJSON()` gave (endpoint, expirationTime, keys); NULL for other services.
+        [
+            "ALTER TABLE devices ADD COLUMN service TEXT NOT NULL DEFAULT 'apns' CHECK (service IN ('apns', 'webpush', 'fcm'))",
+            "ALTER TABLE devices ADD COLUMN subscription TEXT",
+        ],
     ]
 
     /// Brings the database to ``currentVersion`` in one write transaction, so two processes opening a new

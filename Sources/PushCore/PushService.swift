@@ -1,0 +1,10 @@
+/// The push service a device belongs to. A device belongs to exactly one, for its whole life: registering the same
+/// key under another service is refused, never a silent switch (the engine routes each device by it).
+public enum PushService: String, Sendable, CaseIterable, Codable {
+    /// Apple's provider API (native apps). Every device registered before Web Push existed.
+    case apns
+    /// Web Push (RFC 8030): browsers and iOS home-screen web apps, identified by their subscription's endpoint.
+    case webpush
+    /// Firebase Cloud Messaging (Android). Reserved: not registrable yet.
+    case fcm
+}

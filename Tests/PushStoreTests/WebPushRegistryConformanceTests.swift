@@ -1,0 +1,169 @@
+import Foundation
+import PushCore
+import Testing
+
+@testable import PushStore
+import TestSupport
+
+/// Push services in the registry, on both backends: a Web Push device is registered, refreshed, replaced and
+/// pruned under its key (``DeviceKey``), a device never changes service, every read the engine uses carries the
+/// service and subscription, and the upgrade that adds them leaves every existing device an unchanged APNs one.
+@Suite struct WebPushRegistryConformanceTests {
+    /// A subscription to `path` on Apple's Web Push service, with keys of the right form.
+    static func subscription(_ path: String, seed: UInt8 = 1) throws -> WebPushSubscription {
+        try WebPushSubscription(
+            endpoint: WebPushEndpoint(parsing: "https://web.push.apple.com/\(path)"),
+            p256dh: [0x04] + [UInt8](repeating: seed, count: 64), auth: [UInt8](repeating: seed &+ 1, count: 16),
+            expirationTime: seed == 1 ? nil : 1_900_000_000_000)
+    }
+
+    @Test func aWebPushKeyIsSHA256OfTheEndpointAndUniformLikeAnAPNsToken() throws {
+        let key = DeviceKey.webPush(endpointURL: "https://web.push.apple.com/abc")
+        // SHA-256("webpush:https://web.push.apple.com/abc"), computed independently with sha256sum.
+        #expect(key.hex == "1c3ecbc475cd017ee1caff72776f0f354bcfa6a246cf6c66444fbce57748b227")
+        #expect(key.bytes.count == 32)
+        #expect(DeviceKey.webPush(endpointURL: "https://web.push.apple.com/abd") != key)
+        #expect(DeviceKey.of(try Self.subscription("abc")) == key)
+    }
+
+    @Test(arguments: Backend.allCases) func aWebPushDeviceIsRegisteredRefreshedReplacedAndReadWithItsSubscription(_ backend: Backend) throws {
+        let clock = ManualClock()
+        let registry = try backend.open(clock: clock)
+        let first = try Self.subscription("first"), second = try Self.subscription("second", seed: 7)
+        let apns = testToken(1)
+        try registry.add(app: "a", token: apns)
+        var request = RegistrationRequest(app: "a", subscription: first, channels: ["news"])
+        request.installation.locale = .set("fr-FR")
+        #expect(try registry.registerBatch([request]).first?.get() == .created)
+        let key = DeviceKey.of(first)
+        let device = try #require(try registry.device(app: "a", token: key))
+        #expect(device.service == .webpush && device.webPush == first && device.channels == ["news"])
+        #expect(try registry.device(app: "a", token: apns)?.service == .apns)
+        #expect(try registry.device(app: "a", token: apns)?.webPush == nil)
+        clock.advance(10)
+        #expect(try registry.registerBatch([RegistrationRequest(app: "a", subscription: first)]).first?.get() == .updated)
+        #expect(try registry.device(app: "a", token: key)?.lastRegisteredMs == clock.now)
+
+        // Every read the engine sends from carries the service and the subscription.
+        let targets = try registry.targetPage(app: "a", channel: nil, environment: nil, after: "", through: BroadcastShard.keySpaceEnd, limit: 10)
+        #expect(Set(targets.map { "\($0.token.hex) \($0.service)" }) == ["\(apns.hex) apns", "\(key.hex) webpush"])
+        #expect(targets.first { $0.token == key }?.webPush == first)
+        #expect(try registry.targetPage(app: "a", channel: "news", environment: nil, after: "", through: BroadcastShard.keySpaceEnd, limit: 10)
+            .map(\.webPush) == [first])
+        try registry.createBroadcast(
+            BroadcastRecord(id: "x", app: "a", payload: Array("{}".utf8), pushType: .alert, priority: .immediate), tokens: [key, apns])
+        let explicit = try registry.explicitTargets(id: "x", after: "", through: BroadcastShard.keySpaceEnd, limit: 10)
+        #expect(explicit.first { $0.token == key }.map { ($0.service, $0.webPush, $0.locale) } ?? (.apns, nil, nil) == (.webpush, first, "fr-FR"))
+        #expect(explicit.first { $0.token == apns }?.service == .apns)
+        #expect(try registry.userDevices(app: "a", user: "nobody", after: "", limit: 10).isEmpty)
+
+        // Replacement names the old subscription's endpoint: channels and installation fields carry over.
+        #expect(try registry.registerBatch([RegistrationRequest(app: "a", subscription: second, oldEndpoint: first.endpoint.url)])
+            .first?.get() == .replaced(key))
+        #expect(try registry.device(app: "a", token: key) == nil)
+        let replaced = try #require(try registry.device(app: "a", token: DeviceKey.of(second)))
+        #expect(replaced.webPush == second && replaced.webPush?.expirationTime == 1_900_000_000_000 && replaced.channels == ["news"])
+        #expect(try registry.installation(app: "a", token: DeviceKey.of(second))?.locale == "fr-FR")
+        #expect(try registry.count(app: "a", channel: nil, environment: nil) == 2)
+    }
+
+    @Test(arguments: Backend.allCases) func aDeviceNeverChangesService(_ backend: Backend) throws {
+        let registry = try backend.open()
+        let sub = try Self.subscription("s")
+        let key = DeviceKey.of(sub)
+        let apns = testToken(2)
+        try registry.add(app: "a", token: apns)
+        #expect(try registry.registerBatch([RegistrationRequest(app: "a", subscription: sub)]).first?.get() == .created)
+        // An APNs registration of the Web Push device's key, one by one and in a group commit's plain upsert: refused.
+        #expect(throws: StoreError.self) { try registry.add(app: "a", token: key) }
+        let batch = registry.registerBatch([RegistrationRequest(app: "a", token: key), RegistrationRequest(app: "a", token: testToken(3))])
+        guard case .failure(let error) = batch[0] else { Issue.record("an APNs registration over a webpush device was accepted"); return }
+        #expect(error.code == .constraint && error.message.contains("webpush"))
+        #expect(try batch[1].get() == .created)
+        // Nor does an APNs registration replace a Web Push device, or a Web Push one an APNs device.
+        #expect(throws: StoreError.self) { try registry.add(app: "a", token: testToken(4), oldToken: key) }
+        var sneaky = RegistrationRequest(app: "a", subscription: try Self.subscription("t"))
+        sneaky.oldToken = apns
+        #expect(throws: StoreError.self) { try registry.registerBatch([sneaky]).first?.get() }
+        // The import's upsert leaves it alone too.
+        try registry.writeImportBatch(app: "a", tokens: [key], environment: .development, channels: nil)
+        let device = try #require(try registry.device(app: "a", token: key))
+        #expect(device.service == .webpush && device.webPush == sub && device.environment == .production)
+        #expect(try registry.device(app: "a", token: apns)?.service == .apns)
+        #expect(try registry.device(app: "a", token: testToken(4)) == nil)
+        #expect(try registry.count(app: "a", channel: nil, environment: nil) == 3)
+    }
+
+    /// What the Web Push sender sends for a 404 or 410: status 410 and no timestamp. It removes the device whatever
+    /// its last registration (no timestamp to gate on), and is logged like an APNs prune.
+    @Test(arguments: Backend.allCases) func aWebPushGoneAnswerRemovesTheDeviceUnconditionally(_ backend: Backend) throws {
+        let clock = ManualClock()
+        let registry = try backend.open(clock: clock)
+        let sub = try Self.subscription("gone")
+        let key = DeviceKey.of(sub)
+        _ = try registry.registerBatch([RegistrationRequest(app: "a", subscription: sub)]).first?.get()
+        clock.advance(1000)
+        _ = try registry.registerBatch([RegistrationRequest(app: "a", subscription: sub)]).first?.get()  // registered again, later
+        #expect(try registry.prune(app: "a", token: key, PruneRequest(reason: .unknown("Gone"), status: 410)) == .deleted)
+        #expect(try registry.device(app: "a", token: key) == nil)
+        #expect(try registry.pruneLog(app: "a", limit: 10).map(\.token) == [key])
+    }
+
+    /// The upgrade that adds push services (SQLite 15, PostgreSQL 12): every device of the previous schema becomes
+    /// an APNs device with nothing else changed, and a broadcast left unfinished before it (a claimed shard with a
+    /// checkpoint, interrupted) resumes after it and completes with exact counts.
+    @Test(arguments: Backend.allCases) func devicesBecomeAPNsUnchangedAndAnUnfinishedBroadcastResumesAcrossTheUpgrade(_ backend: Backend) throws {
+        let clock = ManualClock()
+        let registry = try backend.open(clock: clock)
+        let tokens = (0..<10).map { testToken($0, salt: 77) }.sorted()
+        var requests = tokens.enumerated().map { i, token in
+            RegistrationRequest(app: "a", token: token, channels: i % 2 == 0 ? ["even"] : nil, environment: i % 3 == 0 ? .development : .production)
+        }
+        requests[1].installation.locale = .set("de-DE")
+        requests[2].installation.user = .set("u1")
+        for r in registry.registerBatch(requests) { _ = try r.get() }
+        try registry.createBroadcast(
+            BroadcastRecord(id: "b", app: "a", payload: Array(#"{"aps":{"alert":"x"}}"#.utf8), pushType: .alert, priority: .immediate),
+            tokens: nil)
+        let store = registry.deliveryStore
+        _ = try store.startBroadcast(id: "b", shardSize: 1000, newRound: true)
+        let old = try #require(try store.claimShard(broadcastId: "b", apps: nil, owner: "old", ttlMs: 1000, ownerIsDead: { _ in false }))
+        // The old version sent the first five, committed them with its checkpoint, and was interrupted.
+        _ = try store.commit(OutcomeBatch(app: "a", job: .init(
+            id: "b", shard: old.index, fence: old.fence, run: old.run, checkpoint: tokens[4].hex,
+            accepted: AcceptedTally(count: 5, retried: 0, possiblyDuplicated: 0)), outcomes: []))
+        let end = ShardEnd.released(error: "APNs unreachable", retryAfterMs: 0, mainDone: false, settledDispatched: nil)
+        #expect(try store.finishShard(id: "b", index: old.index, fence: old.fence, end: end) == .interrupted)
+        let before = try registry.list(app: "a")
+        let installations = try tokens.map { try registry.installation(app: "a", token: $0) }
+        // The previous schema: without the service columns.
+        let previous = backend == .sqlite ? 14 : 11
+        try registry.executeRaw(backend == .sqlite
+            ? "ALTER TABLE devices DROP COLUMN subscription;\nALTER TABLE devices DROP COLUMN service;\nUPDATE schema_version SET version = \(previous)"
+            : "ALTER TABLE devices DROP COLUMN subscription, DROP COLUMN service;\nUPDATE schema_version SET version = \(previous)")
+
+        let upgraded = try backend.reopen(registry)
+        #expect(try upgraded.schemaVersion() == Int64(previous + 1))
+        let after = try upgraded.list(app: "a")
+        #expect(after == before)
+        #expect(after.count == 10 && after.allSatisfy { $0.service == .apns && $0.webPush == nil })
+        #expect(try tokens.map { try upgraded.installation(app: "a", token: $0) } == installations)
+        #expect(try upgraded.count(app: "a", channel: "even", environment: nil) == 5)
+
+        // Resumed: the next claim starts after the checkpoint, its targets are APNs devices, and it completes.
+        let resumed = upgraded.deliveryStore
+        _ = try resumed.startBroadcast(id: "b", shardSize: 1000, newRound: true)
+        let shard = try #require(try resumed.claimShard(broadcastId: "b", apps: nil, owner: "new", ttlMs: 30_000, ownerIsDead: { _ in false }))
+        #expect(shard.checkpoint == tokens[4].hex)
+        let record = try #require(try resumed.broadcast(id: "b"))
+        let rest = try upgraded.targets(of: record, after: shard.checkpoint, through: shard.hi, limit: 100)
+        #expect(rest.map(\.token) == Array(tokens[5...]))
+        #expect(rest.allSatisfy { $0.service == .apns && $0.webPush == nil })
+        _ = try resumed.commit(OutcomeBatch(app: "a", job: .init(
+            id: "b", shard: shard.index, fence: shard.fence, run: shard.run, checkpoint: BroadcastShard.keySpaceEnd,
+            accepted: AcceptedTally(count: rest.count, retried: 0, possiblyDuplicated: 0)), outcomes: []))
+        #expect(try resumed.finishShard(id: "b", index: shard.index, fence: shard.fence, end: .finished) == .completed)
+        let counts = try resumed.counts(id: "b")
+        #expect(counts.done == 10 && counts.accepted == 10)
+    }
+}
