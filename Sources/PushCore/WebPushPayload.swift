@@ -12,8 +12,9 @@
 ///   `title` and `navigate` are required there: a notification without a title or a `url` is sent in the
 ///   service-worker form instead (which Safari hands to the service worker like any other browser does).
 ///
-/// Web Push has no silent push: a background push (or an alert-less `content-available` one) and Apple-only push
-/// types (VoIP, Live Activities, …) are not sent, with a reason the engine counts.
+/// Web Push has no silent push: a background push (or an alert-less `content-available` one), an alert without text
+/// (badge or sound only) and Apple-only push types (VoIP, Live Activities, …) are not sent, with a reason the engine
+/// counts.
 public enum WebPushPayload {
     /// The outcome of mapping one notification.
     public enum Mapping: Sendable, Equatable {
@@ -27,6 +28,10 @@ public enum WebPushPayload {
     public static let declarativeMagic: Int64 = 8030
     /// The reason a silent push is not sent.
     public static let silentReason = "Web Push has no silent push: a background (content-available) notification is not sent to web devices"
+
+    /// The reason an alert without text (a badge or sound only) is not sent: a browser shows every push message as a
+    /// notification, so it would show an empty one (and Safari ends a subscription whose pushes show nothing).
+    public static let noTextReason = "Web Push shows every message as a notification: an alert without a title, subtitle or body (badge or sound only) is not sent to web devices"
 
     /// Maps one notification's APNs-form payload. `declarative` is the app's choice of Apple's declarative form.
     public static func map(
@@ -58,8 +63,8 @@ public enum WebPushPayload {
         case nil: nil
         }
         let badge = aps?["badge"]?.intValue
-        if title == nil, subtitle == nil, body == nil, aps?["content-available"]?.intValue == 1 {
-            return .skip(silentReason)
+        if title == nil, subtitle == nil, body == nil {
+            return .skip(aps?["content-available"]?.intValue == 1 ? silentReason : noTextReason)
         }
         var url: String?
         var image: String?

@@ -30,6 +30,9 @@ public final class WebPushSender: DeliverySender, Sendable {
     let caFile: String?
     let declarative: Bool
     let http1Only: Bool
+    /// True when requests go through an outbound proxy (configured, or libcurl's `HTTPS_PROXY`): then the resolved
+    /// address cannot be judged before connecting (the proxy connects).
+    let proxied: Bool
     let clock: SenderClock
     let sleeper: Sleeper
     let random: @Sendable () -> Double
@@ -81,6 +84,8 @@ public final class WebPushSender: DeliverySender, Sendable {
         self.caFile = caFile
         self.declarative = declarative
         self.http1Only = http1Only
+        let environment = ProcessInfo.processInfo.environment
+        proxied = configuration.proxy != nil || environment["HTTPS_PROXY"] != nil || environment["https_proxy"] != nil
         self.configuration = configuration
         self.clock = clock
         self.sleeper = sleeper
@@ -88,6 +93,22 @@ public final class WebPushSender: DeliverySender, Sendable {
         self.logger = logger
         backoff = BackoffPolicy(baseMs: configuration.backoffBaseMs, capMs: configuration.backoffCapMs)
         reconnect = BackoffPolicy(baseMs: configuration.reconnectBaseMs, capMs: configuration.reconnectCapMs)
+    }
+
+    /// A sender whose VAPID key is the PEM file at `vapidKeyPath` (refused like every secret file when others can read
+    /// it) and whose contact is `subject`; the rest as ``init(signer:policy:caFile:declarative:http1Only:configuration:clock:sleeper:random:logger:)``.
+    public convenience init(
+        vapidKeyPath: String, subject: String, policy: WebPushHostPolicy, caFile: String? = nil, declarative: Bool = false,
+        configuration: SenderConfiguration = .init(), logger: Logger = Logger(label: "PushSender.WebPush")
+    ) throws(SenderError) {
+        let signer: VAPIDSigner
+        do {
+            signer = try VAPIDSigner(pemPath: vapidKeyPath, subject: subject)
+        } catch {
+            throw SenderError(.unknown("credentials"), error.message)
+        }
+        try self.init(
+            signer: signer, policy: policy, caFile: caFile, declarative: declarative, configuration: configuration, logger: logger)
     }
 
     public func submit(

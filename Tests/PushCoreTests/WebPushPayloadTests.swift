@@ -51,6 +51,7 @@ import Testing
             return
         }
         #expect(reason.contains("voip"))
+        #expect(Self.map(#"{"aps":{"badge":3,"sound":"default"}}"#) == .skip(WebPushPayload.noTextReason))
         // content-available with an alert is an alert.
         #expect(Self.text(Self.map(#"{"aps":{"alert":"x","content-available":1}}"#)) == #"{"id":"\#(Self.id)","body":"x"}"#)
     }
