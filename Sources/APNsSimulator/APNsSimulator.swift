@@ -217,6 +217,27 @@ public final class APNsSimulator: Sendable {
     /// ``SimulatorConfiguration/receivedLimit``).
     public var receivedWebPushes: [ReceivedWebPush] { core.recorder.webPushes }
 
+    // MARK: - FCM's OAuth token endpoint
+
+    /// The OAuth token endpoint's URL on this simulator (started: it names the bound port), `https://host:port/token`:
+    /// the `token_uri` of the service accounts it issues.
+    public var tokenURI: String { core.webPush.defaultOrigin() + OAuthTokenService.path }
+
+    /// Trusts a service account from now on: `POST /token` grants access tokens to assertions it signs.
+    /// - Throws: ``SimulatorError`` when its public key is not an RSA key of 2048 bits or more.
+    public func trustServiceAccount(_ account: SimulatorServiceAccount) throws(SimulatorError) {
+        try core.oauth.trust(account)
+    }
+
+    /// How many access tokens the token endpoint has granted since start.
+    public var accessTokensGranted: Int { core.oauth.counts.granted }
+
+    /// How many token requests it has refused since start.
+    public var accessTokenRequestsRefused: Int { core.oauth.counts.refused }
+
+    /// True while `token` is an access token the endpoint granted that has not expired.
+    public func isValidAccessToken(_ token: String) -> Bool { core.oauth.isValid(accessToken: token) }
+
     /// Replaces all scripted device behaviour.
     public func replaceDevices(_ devices: [DeviceToken: DeviceBehaviour]) {
         core.updateDevices { $0 = devices }
