@@ -16,6 +16,10 @@ extension APNsConnectionHandler {
             processTokenRequest(context: context, id: id, head: head, body: body, bodyBytes: body.count)
             return
         }
+        if FCMMessageService.handles(path: head.path) {
+            processFCMSend(context: context, id: id, head: head, body: body, bodyBytes: body.count)
+            return
+        }
         if ChannelRequestValidator.handles(path: head.path) {
             processChannel(context: context, id: id, head: head, body: body)
             return

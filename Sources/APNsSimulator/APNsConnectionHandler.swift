@@ -111,6 +111,8 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
                     processWebPush(context: context, id: id, head: head, body: [UInt8](repeating: 0, count: total))
                 } else if OAuthTokenService.handles(path: head.path) {
                     processTokenRequest(context: context, id: id, head: head, body: [], bodyBytes: total)
+                } else if FCMMessageService.handles(path: head.path) {
+                    processFCMSend(context: context, id: id, head: head, body: [], bodyBytes: total)
                 } else {
                     finish(context: context, id: id, head: head, verdict: .reject(.payloadTooLarge, timestampMs: nil))
                 }

@@ -238,6 +238,21 @@ public final class APNsSimulator: Sendable {
     /// True while `token` is an access token the endpoint granted that has not expired.
     public func isValidAccessToken(_ token: String) -> Bool { core.oauth.isValid(accessToken: token) }
 
+    // MARK: - FCM HTTP v1
+
+    /// A new registration token in FCM's form: what an Android app's `FirebaseMessaging.getToken()` would hand it.
+    /// The FCM endpoint accepts any well-formed token until ``unregisterFCMToken(_:)``.
+    public static func mintFCMToken() -> String { FCMMessageService.mintToken() }
+
+    /// Marks a registration token unregistered (the app was uninstalled): sends to it answer 404 UNREGISTERED.
+    public func unregisterFCMToken(_ token: String) { core.fcm.unregister(token) }
+
+    /// The most recent FCM messages accepted, oldest first (at most ``SimulatorConfiguration/receivedLimit``).
+    public var receivedFCMMessages: [ReceivedFCMMessage] { core.fcm.received }
+
+    /// How many FCM messages were accepted since start.
+    public var fcmMessagesAccepted: Int { core.fcm.accepted }
+
     /// Replaces all scripted device behaviour.
     public func replaceDevices(_ devices: [DeviceToken: DeviceBehaviour]) {
         core.updateDevices { $0 = devices }

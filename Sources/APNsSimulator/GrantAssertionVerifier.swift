@@ -83,5 +83,6 @@ struct GrantAssertionVerifier: Sendable {
         var keyId: String?
         var publicKey: _RSA.Signing.PublicKey
         var tokenURI: String?
+        var projectId: String? = nil
     }
 }

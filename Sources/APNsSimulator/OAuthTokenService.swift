@@ -23,8 +23,8 @@ final class OAuthTokenService: Sendable {
 
     private struct State {
         var accounts: [String: GrantAssertionVerifier.ServiceAccountKey] = [:]
-        /// Granted tokens and when they expire (ms since 1970).
-        var tokens: [String: Int64] = [:]
+        /// Granted tokens: when they expire (ms since 1970) and the project their account belongs to.
+        var tokens: [String: (expiresAtMs: Int64, projectId: String?)] = [:]
         var granted = 0
         var refused = 0
     }
@@ -56,7 +56,8 @@ final class OAuthTokenService: Sendable {
             throw SimulatorError(.badConfiguration, "service account \(account.clientEmail): not an RSA public key of 2048 bits or more")
         }
         state.withLock {
-            $0.accounts[account.clientEmail] = .init(keyId: account.privateKeyId, publicKey: key, tokenURI: account.tokenURI)
+            $0.accounts[account.clientEmail] = .init(
+                keyId: account.privateKeyId, publicKey: key, tokenURI: account.tokenURI, projectId: account.projectId)
         }
     }
 
@@ -64,9 +65,15 @@ final class OAuthTokenService: Sendable {
     var counts: (granted: Int, refused: Int) { state.withLock { ($0.granted, $0.refused) } }
 
     /// True while `token` is one this endpoint granted and it has not expired.
-    func isValid(accessToken token: String) -> Bool {
+    func isValid(accessToken token: String) -> Bool { grant(of: token) != nil }
+
+    /// The grant of an unexpired `token`: the project of the account it was granted to (nil inside: any project).
+    func grant(of token: String) -> String?? {
         let now = clock()
-        return state.withLock { $0.tokens[token].map { $0 > now } ?? false }
+        return state.withLock { state -> String?? in
+            guard let entry = state.tokens[token], entry.expiresAtMs > now else { return nil }
+            return .some(entry.projectId)
+        }
     }
 
     /// Answers one complete request.
@@ -103,12 +110,13 @@ final class OAuthTokenService: Sendable {
         switch GrantAssertionVerifier.verify(assertion: assertion, accounts: accounts, audiences: audiences, nowSeconds: now / 1000) {
         case .failure(let refusal):
             return refuse(refusal.error, refusal.description)
-        case .success:
+        case .success(let verified):
+            let projectId = accounts[verified.clientEmail]?.projectId
             var random = SystemRandomNumberGenerator()
             let token = "ya29.sim-" + StrictBase64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255, using: &random) })
             state.withLock { state in
-                state.tokens = state.tokens.filter { $0.value > now }
-                state.tokens[token] = now + lifetimeSeconds * 1000
+                state.tokens = state.tokens.filter { $0.value.expiresAtMs > now }
+                state.tokens[token] = (now + lifetimeSeconds * 1000, projectId)
             }
             let json: [(String, JSONValue)] = [
                 ("access_token", .string(token)), ("expires_in", .int(lifetimeSeconds)), ("token_type", .string("Bearer")),

@@ -14,6 +14,8 @@ final class SimulatorCore: Sendable {
     let webPush: WebPushService
     /// The OAuth token endpoint FCM senders get access tokens from, on the same listener.
     let oauth: OAuthTokenService
+    /// The FCM HTTP v1 endpoint, on the same listener.
+    let fcm: FCMMessageService
     /// Tokens whose Live Activity an accepted `end` event closed, with when (ms since 1970).
     private let endedActivities = Mutex<[DeviceToken: Int64]>([:])
     /// Lets liveactivity pushes skip the lock while no activity has ended.
@@ -38,6 +40,8 @@ final class SimulatorCore: Sendable {
         self.oauth = try OAuthTokenService(
             accounts: configuration.fcmServiceAccounts, lifetimeSeconds: configuration.accessTokenLifetime,
             recorder: recorder, clock: configuration.clock)
+        self.fcm = FCMMessageService(
+            oauth: oauth, recorder: recorder, clock: configuration.clock, receivedLimit: configuration.receivedLimit)
         self.faultState = Mutex(configuration.faults)
         self.deviceState = Mutex(configuration.devices)
         self.hasDevices = Atomic(!configuration.devices.isEmpty)

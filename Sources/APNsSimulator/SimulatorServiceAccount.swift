@@ -15,13 +15,16 @@ public struct SimulatorServiceAccount: Sendable, Equatable {
     /// `token_uri` as the account's file states it: accepted as an assertion's `aud` (besides the endpoint's own URL
     /// and Google's, see ``OAuthTokenService``).
     public var tokenURI: String?
+    /// `project_id`: the project its access tokens may send FCM messages for (nil: any).
+    public var projectId: String?
 
     /// Creates an account from its parts.
-    public init(clientEmail: String, privateKeyId: String?, publicKeyPEM: String, tokenURI: String? = nil) {
+    public init(clientEmail: String, privateKeyId: String?, publicKeyPEM: String, tokenURI: String? = nil, projectId: String? = nil) {
         self.clientEmail = clientEmail
         self.privateKeyId = privateKeyId
         self.publicKeyPEM = publicKeyPEM
         self.tokenURI = tokenURI
+        self.projectId = projectId
     }
 
     /// The account a service-account JSON file describes (its private key's public half): how the simulator trusts a
@@ -39,7 +42,8 @@ public struct SimulatorServiceAccount: Sendable, Equatable {
         }
         self.init(
             clientEmail: email, privateKeyId: root["private_key_id"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 },
-            publicKeyPEM: key.publicKey.pemRepresentation, tokenURI: root["token_uri"]?.stringValue)
+            publicKeyPEM: key.publicKey.pemRepresentation, tokenURI: root["token_uri"]?.stringValue,
+            projectId: root["project_id"]?.stringValue)
     }
 
     /// A new development service account: a fresh RSA-2048 key and the Google-format JSON file that holds it
@@ -72,7 +76,8 @@ public struct SimulatorServiceAccount: Sendable, Equatable {
             ("universe_domain", .string("googleapis.com")),
         ]
         let account = SimulatorServiceAccount(
-            clientEmail: email, privateKeyId: keyId, publicKeyPEM: key.publicKey.pemRepresentation, tokenURI: tokenURI)
+            clientEmail: email, privateKeyId: keyId, publicKeyPEM: key.publicKey.pemRepresentation, tokenURI: tokenURI,
+            projectId: projectId)
         return (account, JSONValue.object(fields).encodedString + "\n")
     }
 }

@@ -74,9 +74,13 @@ final class WebPushHTTP1Handler: ChannelInboundHandler {
             response = core.oauth.respond(
                 method: requestHead.method.rawValue, path: requestHead.uri, authority: requestHead.headers.first(name: "host"),
                 contentType: requestHead.headers.first(name: "content-type"), body: body, bodyBytes: bodyBytes)
+        } else if FCMMessageService.handles(path: requestHead.uri) {
+            response = core.fcm.respond(
+                method: requestHead.method.rawValue, path: requestHead.uri, authorization: requestHead.headers.first(name: "authorization"),
+                body: body, bodyBytes: bodyBytes, faults: faults, chance: { self.rng.chance($0) })
         } else {
             // APNs is HTTP/2 only: say so rather than pretend.
-            let json = Array(#"{"reason":"HTTPVersionNotSupported","message":"APNs requests need HTTP/2; HTTP/1.1 serves Web Push and the OAuth token endpoint only"}"#.utf8)
+            let json = Array(#"{"reason":"HTTPVersionNotSupported","message":"APNs requests need HTTP/2; HTTP/1.1 serves Web Push, FCM and the OAuth token endpoint only"}"#.utf8)
             core.recorder.answered(status: 505, reasonText: "HTTPVersionNotSupported")
             response = .init(status: 505, headers: [("content-type", "application/json"), ("content-length", String(json.count))], body: json)
         }

@@ -15,7 +15,8 @@ struct SimulatorCommand: AsyncParsableCommand {
             automatically. Prints "listening on https://HOST:PORT" once ready; a summary on SIGINT/SIGTERM. \
             The same port plays a Web Push service (RFC 8030/8291/8292, HTTP/2 or HTTP/1.1): POST /subscribe mints \
             a subscription, POST /wp/<id> takes pushes (see docs/simulator.md). With --fcm-service-account it also \
-            plays Google's OAuth token endpoint for FCM (POST /token).
+            plays Google's OAuth token endpoint (POST /token) and FCM HTTP v1 (POST \
+            /v1/projects/PROJECT/messages:send) for Android senders.
             """)
 
     @OptionGroup var global: GlobalOptions

@@ -12,3 +12,15 @@ extension APNsConnectionHandler {
         write(context: context, id: id, response: response)
     }
 }
+
+extension APNsConnectionHandler {
+    /// Answers an FCM HTTP v1 send (``FCMMessageService``) on this HTTP/2 connection.
+    func processFCMSend(
+        context: ChannelHandlerContext, id: HTTP2StreamID, head: RequestValidator.Head, body: [UInt8], bodyBytes: Int
+    ) {
+        let response = core.fcm.respond(
+            method: head.method, path: head.path, authorization: head.authorization, body: body, bodyBytes: bodyBytes,
+            faults: core.faults, chance: { self.rng.chance($0) })
+        write(context: context, id: id, response: response)
+    }
+}
