@@ -12,6 +12,14 @@ extension APNsConnectionHandler {
             processWebPush(context: context, id: id, head: head, body: body)
             return
         }
+        if OAuthTokenService.handles(path: head.path) {
+            processTokenRequest(context: context, id: id, head: head, body: body, bodyBytes: body.count)
+            return
+        }
+        if FCMMessageService.handles(path: head.path) {
+            processFCMSend(context: context, id: id, head: head, body: body, bodyBytes: body.count)
+            return
+        }
         if ChannelRequestValidator.handles(path: head.path) {
             processChannel(context: context, id: id, head: head, body: body)
             return

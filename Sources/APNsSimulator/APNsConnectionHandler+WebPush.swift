@@ -7,6 +7,11 @@ extension APNsConnectionHandler {
     func processWebPush(context: ChannelHandlerContext, id: HTTP2StreamID, head: RequestValidator.Head, body: [UInt8]) {
         let response = core.webPush.respond(
             to: head, body: body, faults: core.faults, chance: { self.rng.chance($0) }, cache: &verifiedVAPID)
+        write(context: context, id: id, response: response)
+    }
+
+    /// Writes an answer of the Web Push service or the OAuth token endpoint on stream `id`.
+    func write(context: ChannelHandlerContext, id: HTTP2StreamID, response: WebPushService.Response) {
         var headers = HPACKHeaders()
         headers.add(name: ":status", value: Self.statusText(response.status))
         headers.add(name: "date", value: HTTPDate.format(seconds: core.configuration.clock() / 1000 + core.configuration.dateSkewSeconds))

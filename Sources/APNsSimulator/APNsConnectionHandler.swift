@@ -109,6 +109,10 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
                 streams.remove(at: index)
                 if WebPushService.handles(path: head.path) {
                     processWebPush(context: context, id: id, head: head, body: [UInt8](repeating: 0, count: total))
+                } else if OAuthTokenService.handles(path: head.path) {
+                    processTokenRequest(context: context, id: id, head: head, body: [], bodyBytes: total)
+                } else if FCMMessageService.handles(path: head.path) {
+                    processFCMSend(context: context, id: id, head: head, body: [], bodyBytes: total)
                 } else {
                     finish(context: context, id: id, head: head, verdict: .reject(.payloadTooLarge, timestampMs: nil))
                 }
@@ -288,6 +292,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
             case "urgency": set(&head.urgency, value)
             case "topic": set(&head.webPushTopic, value)
             case "content-encoding": set(&head.contentEncoding, value)
+            case "content-type": set(&head.contentType, value)
             case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade": malformed = true
             case "te": if value != "trailers" { malformed = true }
             default: break

@@ -217,6 +217,42 @@ public final class APNsSimulator: Sendable {
     /// ``SimulatorConfiguration/receivedLimit``).
     public var receivedWebPushes: [ReceivedWebPush] { core.recorder.webPushes }
 
+    // MARK: - FCM's OAuth token endpoint
+
+    /// The OAuth token endpoint's URL on this simulator (started: it names the bound port), `https://host:port/token`:
+    /// the `token_uri` of the service accounts it issues.
+    public var tokenURI: String { core.webPush.defaultOrigin() + OAuthTokenService.path }
+
+    /// Trusts a service account from now on: `POST /token` grants access tokens to assertions it signs.
+    /// - Throws: ``SimulatorError`` when its public key is not an RSA key of 2048 bits or more.
+    public func trustServiceAccount(_ account: SimulatorServiceAccount) throws(SimulatorError) {
+        try core.oauth.trust(account)
+    }
+
+    /// How many access tokens the token endpoint has granted since start.
+    public var accessTokensGranted: Int { core.oauth.counts.granted }
+
+    /// How many token requests it has refused since start.
+    public var accessTokenRequestsRefused: Int { core.oauth.counts.refused }
+
+    /// True while `token` is an access token the endpoint granted that has not expired.
+    public func isValidAccessToken(_ token: String) -> Bool { core.oauth.isValid(accessToken: token) }
+
+    // MARK: - FCM HTTP v1
+
+    /// A new registration token in FCM's form: what an Android app's `FirebaseMessaging.getToken()` would hand it.
+    /// The FCM endpoint accepts any well-formed token until ``unregisterFCMToken(_:)``.
+    public static func mintFCMToken() -> String { FCMMessageService.mintToken() }
+
+    /// Marks a registration token unregistered (the app was uninstalled): sends to it answer 404 UNREGISTERED.
+    public func unregisterFCMToken(_ token: String) { core.fcm.unregister(token) }
+
+    /// The most recent FCM messages accepted, oldest first (at most ``SimulatorConfiguration/receivedLimit``).
+    public var receivedFCMMessages: [ReceivedFCMMessage] { core.fcm.received }
+
+    /// How many FCM messages were accepted since start.
+    public var fcmMessagesAccepted: Int { core.fcm.accepted }
+
     /// Replaces all scripted device behaviour.
     public func replaceDevices(_ devices: [DeviceToken: DeviceBehaviour]) {
         core.updateDevices { $0 = devices }

@@ -66,6 +66,12 @@ public struct SimulatorConfiguration: Sendable {
     /// HTTP/2 frame on its own). A client that waits for each answer is not held (see
     /// `APNsConnectionHandler.read(context:)`). Zero turns pacing off. Default 1 ms.
     public var readPacing: Duration = .milliseconds(1)
+    /// Google service accounts the OAuth token endpoint (`POST /token`) grants FCM access tokens to; more can be
+    /// trusted while running (``APNsSimulator/trustServiceAccount(_:)``). Default none.
+    public var fcmServiceAccounts: [SimulatorServiceAccount] = []
+    /// How long a granted access token lives (`expires_in`), in seconds. Default 3599, as Google answers; tests
+    /// shorten it to see renewals.
+    public var accessTokenLifetime: Int64 = 3599
 
     /// Creates a configuration; only the server's TLS identity is required.
     public init(

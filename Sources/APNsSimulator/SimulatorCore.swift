@@ -12,6 +12,10 @@ final class SimulatorCore: Sendable {
     let channels: ChannelStore
     /// The Web Push service on the same listener.
     let webPush: WebPushService
+    /// The OAuth token endpoint FCM senders get access tokens from, on the same listener.
+    let oauth: OAuthTokenService
+    /// The FCM HTTP v1 endpoint, on the same listener.
+    let fcm: FCMMessageService
     /// Tokens whose Live Activity an accepted `end` event closed, with when (ms since 1970).
     private let endedActivities = Mutex<[DeviceToken: Int64]>([:])
     /// Lets liveactivity pushes skip the lock while no activity has ended.
@@ -33,6 +37,11 @@ final class SimulatorCore: Sendable {
             requests: validator, broadcastDisabled: configuration.broadcastDisabledBundleIds)
         self.channels = ChannelStore(limit: configuration.maxChannelsPerBundleId)
         self.webPush = WebPushService(recorder: recorder, clock: configuration.clock, host: configuration.host)
+        self.oauth = try OAuthTokenService(
+            accounts: configuration.fcmServiceAccounts, lifetimeSeconds: configuration.accessTokenLifetime,
+            recorder: recorder, clock: configuration.clock)
+        self.fcm = FCMMessageService(
+            oauth: oauth, recorder: recorder, clock: configuration.clock, receivedLimit: configuration.receivedLimit)
         self.faultState = Mutex(configuration.faults)
         self.deviceState = Mutex(configuration.devices)
         self.hasDevices = Atomic(!configuration.devices.isEmpty)

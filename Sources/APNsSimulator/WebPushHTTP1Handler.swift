@@ -30,7 +30,9 @@ final class WebPushHTTP1Handler: ChannelInboundHandler {
         case .body(let buffer):
             bodyBytes += buffer.readableBytes
             // Keep what a valid push can hold and a little more; beyond that only the size matters (413).
-            if body.count <= WebPushService.maximumBodyBytes { body.append(contentsOf: buffer.readableBytesView) }
+            if body.count <= max(WebPushService.maximumBodyBytes, OAuthTokenService.maximumBodyBytes) {
+                body.append(contentsOf: buffer.readableBytesView)
+            }
         case .end:
             guard let requestHead = head else { return }
             head = nil
@@ -67,9 +69,18 @@ final class WebPushHTTP1Handler: ChannelInboundHandler {
             let received = bodyBytes > body.count ? body + [UInt8](repeating: 0, count: bodyBytes - body.count) : body
             response = core.webPush.respond(
                 to: request, body: received, faults: faults, chance: { self.rng.chance($0) }, cache: &verifiedVAPID)
+        } else if OAuthTokenService.handles(path: requestHead.uri) {
+            // Google's client libraries (google-auth over `requests`) get their FCM access tokens over HTTP/1.1.
+            response = core.oauth.respond(
+                method: requestHead.method.rawValue, path: requestHead.uri, authority: requestHead.headers.first(name: "host"),
+                contentType: requestHead.headers.first(name: "content-type"), body: body, bodyBytes: bodyBytes)
+        } else if FCMMessageService.handles(path: requestHead.uri) {
+            response = core.fcm.respond(
+                method: requestHead.method.rawValue, path: requestHead.uri, authorization: requestHead.headers.first(name: "authorization"),
+                body: body, bodyBytes: bodyBytes, faults: faults, chance: { self.rng.chance($0) })
         } else {
             // APNs is HTTP/2 only: say so rather than pretend.
-            let json = Array(#"{"reason":"HTTPVersionNotSupported","message":"APNs requests need HTTP/2; HTTP/1.1 serves Web Push only"}"#.utf8)
+            let json = Array(#"{"reason":"HTTPVersionNotSupported","message":"APNs requests need HTTP/2; HTTP/1.1 serves Web Push, FCM and the OAuth token endpoint only"}"#.utf8)
             core.recorder.answered(status: 505, reasonText: "HTTPVersionNotSupported")
             response = .init(status: 505, headers: [("content-type", "application/json"), ("content-length", String(json.count))], body: json)
         }

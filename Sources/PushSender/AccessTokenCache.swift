@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 import Synchronization
 
 /// One OAuth 2.0 access token per service account, shared by every connection and worker: the fix for "access
@@ -12,7 +13,11 @@ import Synchronization
 ///   less the margin and a token is never used after it expires; while that renewal is in flight the still-valid
 ///   token keeps being handed out, so no send waits on it;
 /// - ``rejected(_:)`` (FCM answered 401 with this token) forces one renewal, and only for the current token: a
-///   hundred connections reporting the same refused token cause one grant.
+///   hundred connections reporting the same refused token cause one grant;
+/// - a failed grant is not retried at once: until ``retryPolicy``'s delay has passed (1 s after the first failure,
+///   doubling per consecutive failure up to 60 s, half of it jittered), callers that have no valid token get that
+///   grant's error without a new request, and callers that still hold an unexpired token keep using it. A token
+///   endpoint that refuses or is down therefore sees at most one grant per delay from this cache, not one per send.
 ///
 /// The grant itself (the HTTP POST of ``FCMServiceAccount/grantRequestBody(issuedAt:)``) is passed in, and so is
 /// the clock.
@@ -47,10 +52,17 @@ public final class AccessTokenCache: Sendable {
         min(max(lifetime, 0) / 12, 300)
     }
 
+    /// The delay after consecutive failed grants before the next one.
+    public static let retryPolicy = BackoffPolicy(baseMs: 1000, capMs: 60_000, jitter: 0.5)
+
     private struct State {
         var current: Token?
         var renewing: Task<Token, any Error>?
         var grants = 0
+        /// Consecutive failed grants, the last one's error and when the next may start.
+        var failures = 0
+        var lastFailure: (any Error)?
+        var retryAt: Date?
     }
 
     private let state = Mutex(State())
@@ -69,18 +81,22 @@ public final class AccessTokenCache: Sendable {
     /// The current token: the cached one while it is before its renewal time, otherwise the one grant in flight
     /// (started here if none is). Throws the grant's error when there is no valid token to fall back on.
     public func token() async throws -> Token {
-        enum Step { case ready(Token), wait(Task<Token, any Error>) }
+        enum Step { case ready(Token), wait(Task<Token, any Error>), fail(any Error) }
         let step: Step = state.withLock { state in
             let time = now()
             if let current = state.current, time < current.renewAt { return .ready(current) }
-            let task = state.renewing ?? startRenewal(&state)
+            var task = state.renewing
+            // After a failed grant, no new one until its retry time (see the type's rules).
+            if task == nil, state.retryAt.map({ time >= $0 }) ?? true { task = startRenewal(&state) }
             // Renewing: a token that has not expired yet is still good to send with.
             if let current = state.current, time < current.expiresAt { return .ready(current) }
-            return .wait(task)
+            if let task { return .wait(task) }
+            return .fail(state.lastFailure ?? CredentialError(.invalidInput, "the token endpoint refused the last grant"))
         }
         switch step {
         case .ready(let token): return token
         case .wait(let task): return try await task.value
+        case .fail(let error): throw error
         }
     }
 
@@ -104,10 +120,10 @@ public final class AccessTokenCache: Sendable {
                 let token = Token(
                     value: granted.accessToken, receivedAt: received, expiresAt: received.addingTimeInterval(lifetime),
                     renewAt: received.addingTimeInterval(lifetime - Self.renewalMargin(lifetime: lifetime)))
-                self.finish(with: token)
+                self.finish(with: .success(token))
                 return token
             } catch {
-                self.finish(with: nil)
+                self.finish(with: .failure(error))
                 throw error
             }
         }
@@ -115,10 +131,22 @@ public final class AccessTokenCache: Sendable {
         return task
     }
 
-    private func finish(with token: Token?) {
+    private func finish(with result: Result<Token, any Error>) {
+        let time = now()
         state.withLock { state in
-            if let token { state.current = token }
             state.renewing = nil
+            switch result {
+            case .success(let token):
+                state.current = token
+                state.failures = 0
+                state.lastFailure = nil
+                state.retryAt = nil
+            case .failure(let error):
+                state.failures += 1
+                state.lastFailure = error
+                let delayMs = Self.retryPolicy.delayMs(failedAttempts: state.failures, random: Double.random(in: 0..<1))
+                state.retryAt = time.addingTimeInterval(Double(delayMs) / 1000)
+            }
         }
     }
 }

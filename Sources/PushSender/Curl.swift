@@ -742,19 +742,23 @@ final class BlockingRequest {
     fileprivate var headers: [String: String] = [:]
     /// Kept as long as the handle: libcurl points at its decoded form (``setTLSOptions(_:caFile:identity:)``).
     private let identity: TLSIdentity?
+    private let requireHTTP2: Bool
 
     /// - Parameters:
     ///   - method: `GET`, `POST` or `DELETE`; only POST sends `body`.
     ///   - connectTo: `host:port:address:port` for `CURLOPT_CONNECT_TO`, or nil.
+    ///   - requireHTTP2: an answer over HTTP/1.1 is an error (APNs); false for endpoints that may speak either (an
+    ///     OAuth token endpoint).
     init(
         method: String, url: String, headers lines: [String], body payload: [UInt8], timeoutMs: Int,
         connectTimeoutMs: Int, caFile: String?, identity: TLSIdentity?, connectTo line: String?, proxy: SenderProxy?,
-        certificateInfo: Bool = false
+        certificateInfo: Bool = false, requireHTTP2: Bool = true
     ) throws(TransportError) {
         _ = CurlGlobal.initialized
         guard let raw = curl_easy_init() else { throw TransportError(code: -1, message: "curl_easy_init failed") }
         self.raw = raw
         self.identity = identity
+        self.requireHTTP2 = requireHTTP2
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         for l in lines { headerList.append(l) }
@@ -815,7 +819,7 @@ final class BlockingRequest {
         _ = pp_curl_easy_getinfo_long(raw, CURLINFO_RESPONSE_CODE, &status)
         var version = 0
         _ = pp_curl_easy_getinfo_long(raw, CURLINFO_HTTP_VERSION, &version)
-        guard version == Int(CURL_HTTP_VERSION_2_0) else {
+        guard version == Int(CURL_HTTP_VERSION_2_0) || !requireHTTP2 else {
             throw TransportError.notHTTP2("the server answered without HTTP/2 (APNs requires it)")
         }
         return BlockingResponse(status: status, headers: headers, body: body)

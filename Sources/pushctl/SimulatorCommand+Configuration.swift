@@ -28,6 +28,10 @@ extension SimulatorCommand {
         if let n = goawayAfter, n < 1 { throw CLIError.usage("--goaway-after must be at least 1") }
         if let n = resetAfter, n < 0 { throw CLIError.usage("--reset-after must not be negative") }
         if let n = resetHandshakes, n < 0 { throw CLIError.usage("--reset-handshakes must not be negative") }
+        if fcmServiceAccount != nil, auth == .certificate {
+            throw CLIError.usage("--fcm-service-account needs --client-auth either, token or none: FCM clients present no certificate")
+        }
+        guard (1...86_400).contains(accessTokenLifetime) else { throw CLIError.usage("--access-token-lifetime must be 1-86400 seconds") }
         guard delayMs >= 0 else { throw CLIError.usage("--delay-ms must not be negative") }
         guard maxChannels >= 0 else { throw CLIError.usage("--max-channels must not be negative") }
         guard (0...1000).contains(readPacingMs) else { throw CLIError.usage("--read-pacing-ms must be 0-1000") }
@@ -79,6 +83,7 @@ extension SimulatorCommand {
             devices: deviceMap, maxChannelsPerBundleId: maxChannels, broadcastDisabledBundleIds: Set(broadcastDisabled))
         configuration.readPacing = .milliseconds(readPacingMs)
         configuration.dateSkewSeconds = dateSkewSeconds
+        configuration.accessTokenLifetime = accessTokenLifetime
         return configuration
     }
 }

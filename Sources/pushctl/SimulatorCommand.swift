@@ -14,7 +14,9 @@ struct SimulatorCommand: AsyncParsableCommand {
             (or --certificates). Token-auth apps whose endpoint is "simulator" have their .p8 keys accepted \
             automatically. Prints "listening on https://HOST:PORT" once ready; a summary on SIGINT/SIGTERM. \
             The same port plays a Web Push service (RFC 8030/8291/8292, HTTP/2 or HTTP/1.1): POST /subscribe mints \
-            a subscription, POST /wp/<id> takes pushes (see docs/simulator.md).
+            a subscription, POST /wp/<id> takes pushes (see docs/simulator.md). With --fcm-service-account it also \
+            plays Google's OAuth token endpoint (POST /token) and FCM HTTP v1 (POST \
+            /v1/projects/PROJECT/messages:send) for Android senders.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -65,6 +67,10 @@ struct SimulatorCommand: AsyncParsableCommand {
     var blackHole = false
     @Option(name: .customLong("reset-handshakes"), help: "Fault: reset (TCP RST) the TLS handshake of the first N connections.")
     var resetHandshakes: Int?
+    @Option(help: "FCM: a Google service-account JSON file whose assertions POST /token grants access tokens to; written first (a new RSA 2048 key, mode 0600, token_uri this simulator's /token) when it does not exist. Needs --client-auth either, token or none.")
+    var fcmServiceAccount: String?
+    @Option(help: "FCM: lifetime of the access tokens POST /token grants, in seconds (default 3599, as Google).")
+    var accessTokenLifetime: Int64 = 3599
 
     func run() async throws {
         let configuration = try makeConfiguration()
@@ -75,6 +81,16 @@ struct SimulatorCommand: AsyncParsableCommand {
         let bound: Int
         do { bound = try await simulator.start() } catch let error as SimulatorError {
             throw CLIError(code: error.code == .bindFailed ? 1 : 2, message: error.message)
+        }
+        if let fcmServiceAccount {
+            do {
+                let line = try Self.trustServiceAccount(
+                    file: absolutePath(fcmServiceAccount), shown: fcmServiceAccount, simulator: simulator)
+                Self.emit(line)
+            } catch {
+                try await simulator.stop()
+                throw error
+            }
         }
         // Unbuffered, so scripts waiting for the port see the line at once.
         Self.emit("simulator: listening on https://\(configuration.host):\(bound) "

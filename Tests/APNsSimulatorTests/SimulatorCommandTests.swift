@@ -58,6 +58,8 @@ struct SimulatorCommandTests {
         for arguments in [
             ["simulator", "--client-auth", "sometimes"], ["simulator", "--fraction-503", "2"],
             ["simulator", "--certificates", "/nonexistent/dir"],
+            ["simulator", "--fcm-service-account", "/tmp/never-written.json"],
+            ["simulator", "--client-auth", "either", "--access-token-lifetime", "0"],
         ] {
             let child = try Child(arguments)
             let exited = await child.wait(seconds: 15) { !child.process.isRunning }

@@ -84,16 +84,28 @@ import Testing
         #expect(endpoint.count.load(ordering: .sequentiallyConsistent) == 2)
     }
 
-    /// A refused grant reaches the callers waiting for it, and the next call asks again.
-    @Test func aFailedGrantIsThrownToItsWaitersAndRetriedByTheNextCall() async throws {
+    /// A refused grant reaches the callers waiting for it; calls within the retry delay get the same error without
+    /// asking again (no tight loop against a refusing endpoint); the first call after it asks again.
+    @Test func aFailedGrantIsThrownToItsWaitersAndRetriedOnlyAfterTheBackoff() async throws {
         struct Refused: Error {}
+        let clock = ManualClock()
         let attempts = Atomic(0)
-        let cache = AccessTokenCache(grant: {
-            if attempts.add(1, ordering: .sequentiallyConsistent).newValue == 1 { throw Refused() }
+        let cache = AccessTokenCache(now: { clock.now }, grant: {
+            if attempts.add(1, ordering: .sequentiallyConsistent).newValue <= 2 { throw Refused() }
             return AccessTokenCache.Grant(accessToken: "ok", expiresIn: 3600)
         })
         await #expect(throws: Refused.self) { try await cache.token() }
+        for _ in 0..<100 { await #expect(throws: Refused.self) { try await cache.token() } }
+        #expect(attempts.load(ordering: .sequentiallyConsistent) == 1, "no grant within the first failure's delay")
+        clock.advance(1.001)  // the first delay is at most 1 s
+        await #expect(throws: Refused.self) { try await cache.token() }
+        #expect(attempts.load(ordering: .sequentiallyConsistent) == 2)
+        clock.advance(0.9)  // the second delay is at least 1 s (2 s, half jittered)
+        await #expect(throws: Refused.self) { try await cache.token() }
+        #expect(attempts.load(ordering: .sequentiallyConsistent) == 2)
+        clock.advance(1.2)
         #expect(try await cache.token().value == "ok")
+        #expect(cache.grantsRequested == 3)
     }
 
     /// The token endpoint's answer: a grant, or a credential failure naming its error_description.

@@ -2,10 +2,12 @@
 # The reference implementations the Web Push referee tests run against, pinned: http_ece (RFC 8188/8291), py_vapid
 # and PyJWT (RFC 8292) referee our sender (Tests/PushSenderTests/WebPushRefereeTests.swift); pywebpush sends to the
 # simulator (Tests/APNsSimulatorTests/SimulatorWebPushRefereeTests.swift); PyJWT verifies our FCM service-account
-# assertion with the account's public key (Tests/fcm, FCMServiceAccountTests). Installed from PyPI by `make test`
+# assertion with the account's public key (Tests/fcm, FCMServiceAccountTests); google-auth (Google's own OAuth client,
+# over requests) gets FCM access tokens from the simulator's token endpoint (Tests/fcm/sim_google_auth.py,
+# SimulatorFCMRefereeTests). Installed from PyPI by `make test`
 # before the Swift tests; fails (never skips) when PyPI is unreachable.
 set -euo pipefail
-PACKAGES=("http_ece==1.2.1" "py-vapid==1.9.6" "pyjwt==2.15.1" "pywebpush==2.5.0" "cryptography==48.0.0")
+PACKAGES=("http_ece==1.2.1" "py-vapid==1.9.6" "pyjwt==2.15.1" "pywebpush==2.5.0" "cryptography==48.0.0" "google-auth==2.63.0" "requests==2.34.2")
 if python3 - "${PACKAGES[@]}" <<'PY' 2>/dev/null; then
 import sys
 from importlib.metadata import version
