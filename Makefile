@@ -110,8 +110,10 @@ test: deps referees
 	@# Last: no process a step of this run started may still be running (PUSHPROVIDER_TEST_RUN marks them).
 	bash Tests/leftovers/processes.sh
 
-## certs: development PKI in Certificates/dev (CA, simulator server certificate, client .p12) if missing.
-MAKE_DEV_CERTS = if [ ! -f Certificates/dev/client.p12 ]; then $(RELEASE) cert make-dev --out Certificates/dev --topic com.example.app; fi
+## certs: development PKI in Certificates/dev (CA, simulator server certificate, client .p12) if missing, and the
+## development VAPID key (Web Push) beside it.
+MAKE_DEV_CERTS = if [ ! -f Certificates/dev/client.p12 ]; then $(RELEASE) cert make-dev --out Certificates/dev --topic com.example.app; fi; \
+	if [ ! -f Certificates/dev/vapid.pem ]; then $(RELEASE) webpush key new --out Certificates/dev/vapid.pem >/dev/null; fi
 certs: release
 	@$(MAKE_DEV_CERTS)
 

@@ -2,6 +2,9 @@
 #define PUSHPROVIDER_CCURL_SHIM_H
 #include <curl/curl.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -33,6 +36,20 @@ static inline CURLcode pp_curl_easy_setopt_ssl_ctx_callback(CURL *h, CURLcode (*
 static inline CURLcode pp_curl_easy_setopt_prereq_callback(CURL *h, int (*cb)(void *, char *, char *, int, int)) {
     return curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, cb);
 }
+/* CURLOPT_OPENSOCKETFUNCTION: the resolved address is judged before libcurl connects to it (Web Push's refusal of
+ * loopback, private and link-local addresses). */
+static inline CURLcode pp_curl_easy_setopt_opensocket_callback(CURL *h, curl_socket_t (*cb)(void *, curlsocktype, struct curl_sockaddr *)) {
+    return curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, cb);
+}
+/* The address bytes (4 or 16) of a curl_sockaddr into out; returns their count, 0 for another family. */
+static inline int pp_curl_sockaddr_bytes(const struct curl_sockaddr *a, unsigned char *out) {
+    if (a->family == AF_INET) { memcpy(out, &((const struct sockaddr_in *)&a->addr)->sin_addr, 4); return 4; }
+    if (a->family == AF_INET6) { memcpy(out, &((const struct sockaddr_in6 *)&a->addr)->sin6_addr, 16); return 16; }
+    return 0;
+}
+/* What libcurl's own open-socket step does, for an address the callback accepts. */
+static inline curl_socket_t pp_curl_open_socket(const struct curl_sockaddr *a) { return socket(a->family, a->socktype, a->protocol); }
+static inline curl_socket_t pp_curl_socket_bad(void) { return CURL_SOCKET_BAD; }
 static inline CURLMcode pp_curl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
 static inline CURLcode pp_curl_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode pp_curl_easy_getinfo_pointer(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }

@@ -9,6 +9,11 @@ public enum Base64URL {
         return table
     }()
 
+    /// True for a byte of the base64url alphabet (`A-Z a-z 0-9 - _`, no padding).
+    public static func isAlphabet(_ byte: UInt8) -> Bool {
+        (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D || byte == 0x5F
+    }
+
     /// The bytes as base64url without padding.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         let input = Array(bytes)

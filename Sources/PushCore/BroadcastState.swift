@@ -38,14 +38,19 @@ extension BroadcastState {
 
 extension BroadcastState {
     /// The state of a job made of several (a local-time job's waves): cancelled, completed or pending when every
-    /// part is; interrupted when any part is (a run resumes it); otherwise running (some waves sent, others waiting).
+    /// part is; interrupted when any part is (a run resumes it); cancelled when the parts that were not cancelled
+    /// all completed (a job cancelled after some waves went out ended cancelled: its other waves were never sent,
+    /// and running it again is refused as for any cancelled id, ``RunAgain``); otherwise running (some waves sent,
+    /// others waiting).
     public static func aggregate(_ states: [BroadcastState]) -> BroadcastState {
         let normalized = states.map { $0 == .failed ? BroadcastState.interrupted : $0 }
         guard let first = normalized.first else { return .completed }
         if normalized.allSatisfy({ $0 == first }) { return first }
         if normalized.contains(.interrupted) { return .interrupted }
         let live = normalized.filter { $0 != .cancelled }
-        if let one = live.first, live.allSatisfy({ $0 == one }) { return one }
+        if let one = live.first, live.allSatisfy({ $0 == one }) {
+            return one == .completed && live.count < normalized.count ? .cancelled : one
+        }
         return .running
     }
 }

@@ -50,7 +50,7 @@ public final class Broadcaster: Sendable {
     ///
     /// Throws ``BroadcastError`` when the run cannot start (unknown id, database).
     public func run(
-        id: String, sender: Sender, stop: StopFlag, progressInterval: Double = 1,
+        id: String, sender: any DeliverySender, stop: StopFlag, progressInterval: Double = 1,
         progress: @escaping @Sendable (BroadcastProgress) -> Void = { _ in }
     ) async throws(BroadcastError) -> BroadcastReport {
         let access = StoreAccess(store: store, outageLimitMs: configuration.storeOutageLimitMs, logger: logger)
@@ -175,7 +175,7 @@ public final class Broadcaster: Sendable {
     /// early (claimable again at once after a signal, after ``BroadcastConfiguration/shardRetryMs`` after an APNs
     /// or database failure). A claim fenced out (taken over) writes nothing more. Raising `stop` stops the claim;
     /// the claim's own stops (lease lost, endpoint, database) do not raise `stop`.
-    func work(on shard: BroadcastShard, of record: BroadcastRecord, sender: Sender, stop outer: StopFlag, live: LiveProgress)
+    func work(on shard: BroadcastShard, of record: BroadcastRecord, sender: any DeliverySender, stop outer: StopFlag, live: LiveProgress)
         async -> ShardResult
     {
         let access = StoreAccess(store: store, outageLimitMs: configuration.storeOutageLimitMs, logger: logger)
@@ -240,7 +240,7 @@ public final class Broadcaster: Sendable {
 
     /// Sends one pass through the window and waits until every outcome is committed. Returns, for the main
     /// pass, the last token handed to the sender (the dispatch mark settles to it).
-    private func runPass(_ pass: DeliveryPass, claim: ClaimState, sender: Sender, access: StoreAccess, stop: StopFlag) async -> String? {
+    private func runPass(_ pass: DeliveryPass, claim: ClaimState, sender: any DeliverySender, access: StoreAccess, stop: StopFlag) async -> String? {
         let (record, shard) = (claim.record, claim.shard)
         let (inFlight, ahead) = DeliveryPump.windows(for: sender)
         let tracker = pass == .main ? CheckpointTracker(holdAfter: inFlight.capacity / 2) : nil
@@ -276,7 +276,7 @@ public final class Broadcaster: Sendable {
                 expiration: record.expiration, collapseId: collapseId,
                 apnsId: APNsID.derived(broadcast: record.id, token: token), payload: record.payload(forLocale: next.target.locale))
             return DeliveryPump.Step(
-                item: SendItem(request, environment: next.target.environment), seq: seq, maybeSentBefore: next.maybeSentBefore)
+                item: SendItem(request, environment: next.target.environment, webPush: next.target.webPush), seq: seq, maybeSentBefore: next.maybeSentBefore)
         }
         // Held BadDeviceToken prunes belong to this pass's committer: the breaker released them by now or never will.
         claim.discard(sender.endRun())

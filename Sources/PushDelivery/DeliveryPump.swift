@@ -8,7 +8,7 @@ import PushSender
 /// in a broadcast's main pass, behind the checkpoint (``OutcomeCommitter``), so a slow store holds the sender
 /// back instead of losing outcomes and the ahead window bounds what a crash can make the next claim send again.
 struct DeliveryPump {
-    let sender: Sender
+    let sender: any DeliverySender
     let inFlight: BatchWindow
     let ahead: BatchWindow
     let committer: OutcomeCommitter
@@ -18,7 +18,7 @@ struct DeliveryPump {
     /// once a thirty-second of it came back (over a long round trip the link stays nearly full: 100 ms away, a
     /// quarter made one connection send 77% of window ÷ RTT, a thirty-second 90%); ahead, twice that
     /// (answered but not yet committed, or committed past the checkpoint, the other half).
-    static func windows(for sender: Sender) -> (inFlight: BatchWindow, ahead: BatchWindow) {
+    static func windows(for sender: any DeliverySender) -> (inFlight: BatchWindow, ahead: BatchWindow) {
         let limit = sender.configuration.inFlightLimit
         return (BatchWindow(limit: limit, resumeAfter: max(1, limit / 32)), BatchWindow(limit: 2 * limit))
     }

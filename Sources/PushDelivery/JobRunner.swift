@@ -27,7 +27,7 @@ public final class JobRunner: Sendable {
     }
 
     /// Builds the long-lived sender of an app, continuing its persisted pruning breakers.
-    public typealias SenderFactory = @Sendable (_ app: String, _ breakers: [String: PruningBreaker.State]) throws -> Sender
+    public typealias SenderFactory = @Sendable (_ app: String, _ breakers: [String: PruningBreaker.State]) throws -> any DeliverySender
 
     private let store: DeliveryStore
     /// The apps served (app id → bundle id); a reload replaces them (``reload(topics:)``).
@@ -41,9 +41,9 @@ public final class JobRunner: Sendable {
 
     private struct State {
         var lanes: [String: Lane] = [:]
-        var senders: [String: Sender] = [:]
+        var senders: [String: any DeliverySender] = [:]
         /// Senders a reload replaced while a job of their app was using them: shut down when that job ends.
-        var retiring: [String: Sender] = [:]
+        var retiring: [String: any DeliverySender] = [:]
         /// Jobs running now, by app (lanes run one job of an app at a time).
         var busy: [String: Int] = [:]
         var running: [String: StopFlag] = [:]
@@ -177,7 +177,7 @@ public final class JobRunner: Sendable {
     }
 
     /// The long-lived sender of each app that has sent here (for `/metrics`).
-    public var senders: [String: Sender] { state.withLock { $0.senders } }
+    public var senders: [String: any DeliverySender] { state.withLock { $0.senders } }
 
     /// Stops job `id` at once if it runs here (the caller has marked it cancelled in the store; other processes
     /// working on it stop at their next lease renewal).
@@ -189,7 +189,7 @@ public final class JobRunner: Sendable {
 
     /// Stops every running job at a checkpoint, waits for them and shuts the senders down.
     public func shutdown() async {
-        let (lanes, senders) = state.withLock { s -> ([Lane], [Sender]) in
+        let (lanes, senders) = state.withLock { s -> ([Lane], [any DeliverySender]) in
             s.shuttingDown = true
             s.adopter?.cancel()
             for flag in s.running.values { flag.raise(signal: SIGTERM) }
@@ -237,7 +237,7 @@ public final class JobRunner: Sendable {
             }
         }
 
-        let sender: Sender
+        let sender: any DeliverySender
         do {
             sender = try await self.sender(for: app, access: access)
         } catch {
@@ -298,7 +298,7 @@ public final class JobRunner: Sendable {
     }
 
     /// The app's long-lived sender, created on first use with the app's persisted breaker state.
-    private func sender(for app: String, access: StoreAccess) async throws -> Sender {
+    private func sender(for app: String, access: StoreAccess) async throws -> any DeliverySender {
         if let existing = state.withLock({ $0.senders[app] }) { return existing }
         // Thrown when unreadable: a sender never starts with its breakers reset by an outage.
         let breakers = try await access.run("reading the pruning breaker") { store throws(DeliveryStoreError) in
@@ -320,8 +320,8 @@ public final class JobRunner: Sendable {
     /// idle one shuts down now.
     public func reload(topics: [String: String]) async {
         topicsNow.withLock { $0 = topics }
-        let idle = state.withLock { s -> [Sender] in
-            var idle: [Sender] = []
+        let idle = state.withLock { s -> [any DeliverySender] in
+            var idle: [any DeliverySender] = []
             for (app, sender) in s.senders {
                 if s.busy[app, default: 0] > 0 { s.retiring[app] = sender } else { idle.append(sender) }
             }
@@ -332,8 +332,8 @@ public final class JobRunner: Sendable {
     }
 
     /// Shuts `sender` down when a reload replaced it while this job of `app` used it.
-    private func retireIfReplaced(_ sender: Sender, app: String) async {
-        let retired = state.withLock { s -> Sender? in
+    private func retireIfReplaced(_ sender: any DeliverySender, app: String) async {
+        let retired = state.withLock { s -> (any DeliverySender)? in
             guard let old = s.retiring[app], old === sender else { return nil }
             return s.retiring.removeValue(forKey: app)
         }

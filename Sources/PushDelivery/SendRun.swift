@@ -8,11 +8,14 @@ import PushSender
 public struct SendRun: Sendable {
     /// Which devices.
     public enum Targets: Sendable {
-        /// Exactly these tokens.
+        /// Exactly these tokens, as APNs devices (Live Activity tokens).
         case tokens([DeviceToken])
-        /// The devices of an audience, read beforehand (`pushctl send --user/--where`): sent to as listed tokens,
+        /// Exactly these devices, each through its own push service (``DeliveryTarget/webPush``): listed tokens looked
+        /// up in the registry first (`pushctl send --token`), so a Web Push device's key reaches its subscription.
+        case listed([DeliveryTarget])
+        /// The devices of an audience, read beforehand (`pushctl send --user/--where`): sent to as listed devices,
         /// logged as ``DeliveryLogScope/isDirect(listedTokens:audience:)`` says (as the API's job for it is).
-        case audience([DeviceToken], Audience)
+        case audience([DeliveryTarget], Audience)
         /// The app's registered devices, optionally only a channel (streamed in keyset pages).
         case registered(channel: String?)
     }
@@ -34,7 +37,7 @@ public struct SendRun: Sendable {
     /// once committed (with the store's pruned flags); `onUnrecorded` gets results the database could not
     /// take (it stayed unavailable past its outage limit). Returns why the run stopped early, if it did.
     public func run(
-        _ targets: Targets, sender: Sender, stop: StopFlag,
+        _ targets: Targets, sender: any DeliverySender, stop: StopFlag,
         makeRequest: @escaping @Sendable (DeviceToken) -> NotificationRequest,
         onCommitted: @escaping @Sendable ([DeliveryResult]) -> Void,
         onUnrecorded: @escaping @Sendable ([DeliveryResult]) -> Void
@@ -43,7 +46,7 @@ public struct SendRun: Sendable {
         let (inFlight, ahead) = DeliveryPump.windows(for: sender)
         let direct: Bool
         switch targets {
-        case .tokens: direct = true
+        case .tokens, .listed: direct = true
         case .audience(_, let audience): direct = DeliveryLogScope.isDirect(listedTokens: false, audience: audience)
         case .registered: direct = false
         }
@@ -61,7 +64,7 @@ public struct SendRun: Sendable {
             guard let target = try await pages.next() else { return nil }
             count += 1
             return DeliveryPump.Step(
-                item: SendItem(makeRequest(target.token), environment: target.environment), seq: count, maybeSentBefore: false)
+                item: SendItem(makeRequest(target.token), environment: target.environment, webPush: target.webPush), seq: count, maybeSentBefore: false)
         }
         sender.endRun()
         return stop.reason
@@ -85,8 +88,11 @@ struct TargetPages {
         self.access = access
         self.batchSize = max(1, batchSize)
         switch targets {
-        case .tokens(let tokens), .audience(let tokens, _):
+        case .tokens(let tokens):
             page = tokens.map { DeliveryTarget(token: $0, environment: nil) }
+            finished = true
+        case .listed(let targets), .audience(let targets, _):
+            page = targets
             finished = true
         case .registered:
             break

@@ -12,7 +12,7 @@ import Synchronization
 /// their shards back (claimable by others at once).
 public final class Worker: Sendable {
     /// Builds a sender for an app, continuing its persisted pruning breakers.
-    public typealias SenderFactory = @Sendable (_ app: String, _ breakers: [String: PruningBreaker.State]) throws -> Sender
+    public typealias SenderFactory = @Sendable (_ app: String, _ breakers: [String: PruningBreaker.State]) throws -> any DeliverySender
 
     /// What a worker did before it stopped.
     public struct Report: Sendable, Equatable {
@@ -68,7 +68,7 @@ public final class Worker: Sendable {
         let access = StoreAccess(store: store, outageLimitMs: configuration.storeOutageLimitMs, logger: logger)
         var (servedApps, generation) = served.withLock { ($0.topics.keys.sorted(), $0.generation) }
         let (owner, ttl, pollMs) = (configuration.owner, configuration.leaseTtlMs, configuration.pollMs)
-        var senders: [String: Sender] = [:]
+        var senders: [String: any DeliverySender] = [:]
         var records: [String: BroadcastRecord] = [:]
         while !stop.isRaised {
             // Between shards (none is in flight here): after a reload, this slot's senders are rebuilt from the
@@ -114,7 +114,7 @@ public final class Worker: Sendable {
                 await give(back: shard, error: "broadcast \(id) is not readable here", access: access)
                 continue
             }
-            let sender: Sender
+            let sender: any DeliverySender
             let app = record.app
             if let existing = senders[app] {
                 sender = existing

@@ -29,6 +29,9 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The endpoint was stopped before this request was sent.
     public static func endpointStopped(_ detail: String) -> TransportError { TransportError(code: -3, message: detail) }
 
+    /// The host resolved to an address the sender must not connect to (``AddressCheck``); nothing was sent.
+    public static func addressRefused(_ detail: String) -> TransportError { TransportError(code: -4, message: detail) }
+
     /// The request went unanswered for the request timeout after it was sent (``Transport``'s own deadline),
     /// or the connect timeout fired.
     public var isTimeout: Bool { code == Int(CURLE_OPERATION_TIMEDOUT.rawValue) }
@@ -47,7 +50,9 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
     /// refused our client certificate: `alert unknown ca`, `alert bad certificate`, `alert certificate
     /// required`, …) inside the message of a connect or receive error, and only its text names it.
     func failure(sent: Bool) -> TransportFailure {
-        if code == TransportError.notHTTP2("").code || code == TransportError.endpointStopped("").code {
+        if code == TransportError.notHTTP2("").code || code == TransportError.endpointStopped("").code
+            || code == TransportError.addressRefused("").code
+        {
             return .refused
         }
         if Self.refusedCodes.contains(where: { Int($0.rawValue) == code }) { return .refused }
@@ -204,6 +209,18 @@ struct EasyOptions {
     var verbose = false
     /// The outbound proxy, or nil to leave libcurl's own choice (`HTTPS_PROXY` / `NO_PROXY`) alone.
     var proxy: SenderProxy?
+    /// HTTP/1.1 only (no ALPN h2): a push service that must not be spoken to in HTTP/2, and tests.
+    var http1Only = false
+    /// Judges every address libcurl is about to connect to; nil connects to any.
+    var addressCheck: AddressCheck?
+}
+
+/// Judges the addresses a host resolved to, before libcurl connects (`CURLOPT_OPENSOCKETFUNCTION`): the reason to
+/// refuse one, or nil. Called on the transport thread.
+final class AddressCheck: Sendable {
+    let refusal: @Sendable (IPAddress) -> String?
+
+    init(_ refusal: @escaping @Sendable (IPAddress) -> String?) { self.refusal = refusal }
 }
 
 /// One reusable `CURL*`: set up once, then re-armed per request (curl keeps the connection in the multi).
@@ -234,6 +251,8 @@ final class EasyHandle {
     private var connectionsAtStart = 0
     /// When the current request went on the wire (``monotonicMs()``), 0 while it waits for a stream.
     private(set) var sentAtMs: Int64 = 0
+    /// Why ``EasyOptions/addressCheck`` refused the address of the current transfer's connection, if it did.
+    fileprivate(set) var refusedAddress: String?
 
     init(_ options: EasyOptions) throws(TransportError) {
         _ = CurlGlobal.initialized
@@ -259,8 +278,13 @@ final class EasyHandle {
         // minimum (16 KB instead of 64 KB; ~3.4 MB less resident at 1,000 handles, measured).
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_BUFFERSIZE, 1024), "BUFFERSIZE")
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_UPLOAD_BUFFERSIZE, 16384), "UPLOAD_BUFFERSIZE")
-        try check(pp_curl_easy_setopt_long(raw, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)), "HTTP_VERSION")
+        let version = options.http1Only ? Int(CURL_HTTP_VERSION_1_1) : Int(CURL_HTTP_VERSION_2TLS)
+        try check(pp_curl_easy_setopt_long(raw, CURLOPT_HTTP_VERSION, version), "HTTP_VERSION")
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeoutMs), "CONNECTTIMEOUT")
+        if options.addressCheck != nil {
+            try check(pp_curl_easy_setopt_opensocket_callback(raw, easyOpenSocketCallback), "OPENSOCKETFUNCTION")
+            try check(pp_curl_easy_setopt_pointer(raw, CURLOPT_OPENSOCKETDATA, me), "OPENSOCKETDATA")
+        }
         // No CURLOPT_TIMEOUT_MS: libcurl counts it from curl_multi_add_handle, so a transfer waiting for a stream
         // under a low SETTINGS_MAX_CONCURRENT_STREAMS timed out without ever being sent ("Connection timed out after
         // 0 milliseconds"). The transport enforces the request timeout from the pre-request callback on.
@@ -307,6 +331,9 @@ final class EasyHandle {
         return true
     }
 
+    /// The address judge of this handle's connections.
+    fileprivate var addressCheck: AddressCheck? { options.addressCheck }
+
     /// The pre-request callback: the request goes on the wire now.
     fileprivate func markSent() {
         sentAtMs = monotonicMs()
@@ -320,21 +347,26 @@ final class EasyHandle {
         idLine.deallocate()
     }
 
-    /// Re-arms the handle for one POST: `apns-id: <apnsId>` followed by `headers` (shared by many requests and
-    /// kept alive by the handle until its next request); curl copies the URL and the body.
-    func prepare(url: String, apnsId requestId: String, headers: HeaderList, body payload: [UInt8]) throws(TransportError) {
+    /// Re-arms the handle for one POST: `apns-id: <apnsId>` (when given) followed by `headers` (shared by many
+    /// requests and kept alive by the handle until its next request); curl copies the URL and the body.
+    func prepare(url: String, apnsId requestId: String?, headers: HeaderList, body payload: [UInt8]) throws(TransportError) {
         connectionsAtStart = options.connections.opened
         sentAtMs = 0
+        refusedAddress = nil
         body.removeAll(keepingCapacity: true)
         apnsId = nil
         uniqueId = nil
         retryAfter = nil
         errorBuffer[0] = 0
         try check(pp_curl_easy_setopt_string(raw, CURLOPT_URL, url), "URL")
-        self.requestId = requestId
-        setIdLine("apns-id: ", requestId)
-        idNode.pointee.next = headers.raw
-        try check(pp_curl_easy_setopt_slist(raw, CURLOPT_HTTPHEADER, idNode), "HTTPHEADER")
+        if let requestId {
+            self.requestId = requestId
+            setIdLine("apns-id: ", requestId)
+            idNode.pointee.next = headers.raw
+            try check(pp_curl_easy_setopt_slist(raw, CURLOPT_HTTPHEADER, idNode), "HTTPHEADER")
+        } else {
+            try check(pp_curl_easy_setopt_slist(raw, CURLOPT_HTTPHEADER, headers.raw), "HTTPHEADER")
+        }
         self.headers = headers
         try check(pp_curl_easy_setopt_off(raw, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(payload.count)), "POSTFIELDSIZE")
         let code = payload.withUnsafeBufferPointer { buf in
@@ -394,6 +426,7 @@ final class EasyHandle {
     /// The error for a finished transfer's code, preferring curl's detailed error buffer.
     func error(for code: CURLcode) -> TransportError? {
         guard code != CURLE_OK else { return nil }
+        if let refusedAddress { return .addressRefused(refusedAddress) }
         var detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
         // A handshake that failed on the server's certificate: libcurl quotes the oldest OpenSSL error, which can
         // be a step of the failed check ("asn1 encoding routines::EVP lib" for a signature that does not verify);
@@ -465,6 +498,27 @@ private let easyPrereqCallback: @convention(c) (UnsafeMutableRawPointer?, Unsafe
     user, _, _, _, _ in
     if let user { Unmanaged<EasyHandle>.fromOpaque(user).takeUnretainedValue().markSent() }
     return 0  // CURL_PREREQFUNC_OK
+}
+
+/// Opens a connection's socket unless ``EasyOptions/addressCheck`` refuses the address (then the transfer fails
+/// before any byte is sent, with ``TransportError/addressRefused(_:)``).
+private let easyOpenSocketCallback: @convention(c) (UnsafeMutableRawPointer?, curlsocktype, UnsafeMutablePointer<curl_sockaddr>?) -> curl_socket_t = {
+    user, _, address in
+    guard let user, let address else { return pp_curl_socket_bad() }
+    let handle = Unmanaged<EasyHandle>.fromOpaque(user).takeUnretainedValue()
+    if let check = handle.addressCheck {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let count = Int(pp_curl_sockaddr_bytes(address, &bytes))
+        guard let ip = IPAddress(bytes: Array(bytes.prefix(count))) else {
+            handle.refusedAddress = "an address of an unknown family"
+            return pp_curl_socket_bad()
+        }
+        if let reason = check.refusal(ip) {
+            handle.refusedAddress = reason
+            return pp_curl_socket_bad()
+        }
+    }
+    return pp_curl_open_socket(address)
 }
 
 /// Counts new sockets (libcurl calls it once per connection it opens); leaves the socket as it is.
@@ -592,8 +646,9 @@ private let multiTimerCallback: @convention(c) (UnsafeMutableRawPointer?, Int, U
     return 0
 }
 
-/// A `curl_slist` of request headers, freed when the last request using it is done.
-final class HeaderList {
+/// A `curl_slist` of request headers, freed when the last request using it is done. Appended to only while it is
+/// built, before any request or other thread sees it (then libcurl only reads it).
+final class HeaderList: @unchecked Sendable {
     private(set) var raw: UnsafeMutablePointer<curl_slist>?
 
     init(capacityHint: Int = 0) {}

@@ -1,16 +1,21 @@
 import PushCore
 
 /// One notification to send, with the environment its token was registered in (used to route to Apple's
-/// production or sandbox host; ignored for the simulator and URL endpoints).
+/// production or sandbox host; ignored for the simulator and URL endpoints), or the Web Push subscription of a web
+/// device.
 public struct SendItem: Sendable {
-    /// The notification.
+    /// The notification, as the engine prepared it (for a web device too: its APNs-form payload, push type, priority,
+    /// expiration, collapse id and apns-id, which ``WebPushSender`` maps).
     public var request: NotificationRequest
     /// The token's registered environment, when known.
     public var environment: APNsEnvironment?
+    /// The web device's subscription; nil for an APNs device.
+    public var webPush: WebPushSubscription?
 
     /// Creates an item.
-    public init(_ request: NotificationRequest, environment: APNsEnvironment? = nil) {
+    public init(_ request: NotificationRequest, environment: APNsEnvironment? = nil, webPush: WebPushSubscription? = nil) {
         self.request = request
         self.environment = environment
+        self.webPush = webPush
     }
 }

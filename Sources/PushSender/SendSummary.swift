@@ -27,4 +27,31 @@ public struct SendSummary: Sendable, Equatable {
 
     /// True when every notification was accepted and nothing needs attention.
     public var allAccepted: Bool { finished == accepted && breakerTripped.isEmpty && stops.isEmpty }
+
+    /// Counts one finished notification (every sender counts its results here).
+    public mutating func count(_ kind: DeliveryResult.Kind, possiblyDuplicated: Bool) {
+        finished += 1
+        switch kind {
+        case .accepted: accepted += 1
+        case .tokenDead: tokenDead += 1
+        case .rejected: rejected += 1
+        case .deferred: deferred += 1
+        case .unsent: unsent += 1
+        }
+        if possiblyDuplicated { self.possiblyDuplicated += 1 }
+    }
+
+    /// Adds another sender's counts (``ServiceRouter`` combines its services').
+    public mutating func add(_ other: SendSummary) {
+        finished += other.finished
+        accepted += other.accepted
+        tokenDead += other.tokenDead
+        rejected += other.rejected
+        deferred += other.deferred
+        unsent += other.unsent
+        retried += other.retried
+        possiblyDuplicated += other.possiblyDuplicated
+        breakerTripped += other.breakerTripped
+        stops += other.stops
+    }
 }

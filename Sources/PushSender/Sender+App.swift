@@ -45,3 +45,37 @@ extension SenderConfiguration {
         return copy
     }
 }
+
+extension ServiceRouter {
+    /// What the engine sends an app's devices through: the APNs ``Sender`` alone for an app without Web Push
+    /// (nothing changes for it), else a router to its APNs sender and a ``WebPushSender`` made from
+    /// `apps.ID.webpush` — its VAPID key (refused like every secret file), subject, allowed hosts, trust anchors and
+    /// payload form — with the same engine settings and proxy. Throws as ``Sender/forApp(_:in:credentials:settings:breakerStates:logger:)``,
+    /// and ``CredentialError`` for an unreadable VAPID key.
+    public static func forApp(
+        _ app: AppSettings, in configuration: PushConfiguration, credentials: any CredentialProvider,
+        settings: SenderConfiguration = .init(), breakerStates: [String: PruningBreaker.State] = [:],
+        logger: Logger = Logger(label: "PushSender")
+    ) throws -> any DeliverySender {
+        let apns = try Sender.forApp(
+            app, in: configuration, credentials: credentials, settings: settings, breakerStates: breakerStates, logger: logger)
+        guard let web = app.webPush else { return apns }
+        let signer = try VAPIDSigner(pemPath: web.vapidKey, subject: web.subject)
+        var webSettings = settings.applying(app)
+        if let proxy = configuration.proxy(for: app) { webSettings.proxy = try SenderProxy(proxy) }
+        let webPush = try WebPushSender(
+            signer: signer, policy: web.hostPolicy, caFile: web.caFile, declarative: web.declarative,
+            configuration: webSettings, logger: logger)
+        return ServiceRouter(apns: apns, webPush: webPush)
+    }
+
+    /// ``forApp(_:in:credentials:settings:breakerStates:logger:)`` loading the APNs credentials first.
+    public static func forApp(
+        _ app: AppSettings, in configuration: PushConfiguration, settings: SenderConfiguration = .init(),
+        breakerStates: [String: PruningBreaker.State] = [:], logger: Logger = Logger(label: "PushSender")
+    ) throws -> any DeliverySender {
+        try forApp(
+            app, in: configuration, credentials: try makeCredentials(for: app), settings: settings,
+            breakerStates: breakerStates, logger: logger)
+    }
+}

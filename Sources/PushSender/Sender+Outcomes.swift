@@ -204,17 +204,7 @@ extension Sender {
             kind: kind, prune: prune, attempts: job.attempts, possiblyDuplicated: job.possiblyDuplicated,
             apnsTimestampMs: timestampMs, startedAtMs: job.startedAtMs, finishedAtMs: clock.nowMs(),
             error: error ?? (kind == .deferred || kind == .unsent ? job.lastError : nil), stop: stop)
-        shared.withLock { s in
-            s.summary.finished += 1
-            switch kind {
-            case .accepted: s.summary.accepted += 1
-            case .tokenDead: s.summary.tokenDead += 1
-            case .rejected: s.summary.rejected += 1
-            case .deferred: s.summary.deferred += 1
-            case .unsent: s.summary.unsent += 1
-            }
-            if job.possiblyDuplicated { s.summary.possiblyDuplicated += 1 }
-        }
+        shared.withLock { $0.summary.count(kind, possiblyDuplicated: job.possiblyDuplicated) }
         metrics.finished()
         job.onResult(result)
     }

@@ -19,6 +19,9 @@ final class TransferJob: @unchecked Sendable {
     var authorization: String?
     /// The last transport error, for a deferred result.
     var lastError: String?
+    /// A request prepared by its sender (Web Push: the subscription's URL, its headers, the encrypted body); nil
+    /// for APNs, whose request ``Transport`` builds from the notification.
+    var prepared: PreparedRequest?
 
     init(
         _ item: SendItem, onResult: @escaping @Sendable (DeliveryResult) -> Void,
@@ -45,4 +48,12 @@ struct TransferResponse {
     /// sent, so APNs cannot have processed it.
     var sent: Bool
     var error: TransportError?
+}
+
+/// A request its sender prepared whole: the URL, the header lines (shared by requests that have them in common) and
+/// the body.
+struct PreparedRequest {
+    var url: String
+    var headers: HeaderList
+    var body: [UInt8]
 }

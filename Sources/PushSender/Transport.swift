@@ -3,7 +3,7 @@ import Foundation
 import PushCore
 import PushLanes
 
-/// One HTTP/2 connection's libcurl loop on its own thread (epoll + `curl_multi_socket_action`, ``MultiHandle``) (an endpoint has `connections` of them). Callers hand jobs in with ``submit(_:)``; results
+/// One endpoint connection's libcurl loop on its own thread (epoll + `curl_multi_socket_action`, ``MultiHandle``) (an endpoint has `connections` of them). Callers hand jobs in with ``submit(_:)``; results
 /// come back through `onComplete` on the transport thread (keep it short: it delays every transfer).
 final class Transport: @unchecked Sendable {
     let target: SenderTarget
@@ -23,12 +23,16 @@ final class Transport: @unchecked Sendable {
     private var ended = false
     private var stopWaiter: CheckedContinuation<Void, Never>?
 
+    /// `maxHostConnections` > 1 lets an HTTP/1.1 origin carry requests side by side (an HTTP/2 one still uses one
+    /// connection: `CURLOPT_PIPEWAIT` waits for it to multiplex); `http1Only` and `addressCheck` go to
+    /// ``EasyOptions``.
     init(
         target: SenderTarget, identity: TLSIdentity?, configuration: SenderConfiguration, metrics: SenderMetrics? = nil,
+        maxHostConnections: Int = 1, http1Only: Bool = false, addressCheck: AddressCheck? = nil,
         onComplete: @escaping (TransferJob, TransferResponse) -> Void
     ) throws(TransportError) {
         multi = try MultiHandle(
-            maxConcurrentStreams: configuration.maxConcurrentStreams, maxHostConnections: 1)
+            maxConcurrentStreams: configuration.maxConcurrentStreams, maxHostConnections: maxHostConnections)
         self.target = target
         self.configuration = configuration
         self.onComplete = onComplete
@@ -36,7 +40,7 @@ final class Transport: @unchecked Sendable {
             connectTimeoutMs: configuration.connectAttemptTimeoutMs, requestTimeoutMs: configuration.requestTimeoutMs,
             upkeepIntervalMs: configuration.upkeepIntervalMs, caFile: target.caFile, identity: identity,
             connectTo: target.address.map { "\(target.host):\(target.port):\($0):\(target.port)" },
-            verbose: configuration.verbose, proxy: configuration.proxy)
+            verbose: configuration.verbose, proxy: configuration.proxy, http1Only: http1Only, addressCheck: addressCheck)
         urlPrefix = target.description + "/3/device/"
         options.connections.metrics = metrics
     }
@@ -226,8 +230,12 @@ final class Transport: @unchecked Sendable {
     }
 
     private func prepare(_ handle: EasyHandle, _ job: TransferJob) throws(TransportError) {
-        let request = job.item.request
         handle.job = job
+        if let prepared = job.prepared {
+            try handle.prepare(url: prepared.url, apnsId: nil, headers: prepared.headers, body: prepared.body)
+            return
+        }
+        let request = job.item.request
         try handle.prepare(
             url: urlPrefix + request.token.hex, apnsId: request.apnsId, headers: sharedHeaders(request, job.authorization),
             body: request.payload)

@@ -80,37 +80,55 @@ extension PushServer {
             body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
-    /// This server's APNs senders (one per app, once it has sent): in flight, answer latency, connections,
-    /// reconnects, and each endpoint's reachability and pruning breaker.
+    /// This server's senders (one per app, once it has sent), per push service: in flight, answer latency,
+    /// connections, reconnects, and each endpoint's (APNs host, Web Push origin) reachability and, for APNs, its
+    /// pruning breaker. APNs' figures keep their names (`pushprovider_apns_…`); Web Push's are the same figures
+    /// under `pushprovider_webpush_…`, its endpoints the push services' origins.
     func senderMetrics() -> String {
-        let senders = jobs.senders.sorted { $0.key < $1.key }
-        guard !senders.isEmpty else { return "" }
-        var inFlight = "# HELP pushprovider_apns_in_flight Notifications handed to APNs (or waiting to be) without a result yet\n# TYPE pushprovider_apns_in_flight gauge\n"
-        var latency = "# HELP pushprovider_apns_response_seconds Time from handing a request to the connection to APNs' answer\n# TYPE pushprovider_apns_response_seconds histogram\n"
-        var opened = "# HELP pushprovider_apns_connections_opened_total TCP connections opened to APNs\n# TYPE pushprovider_apns_connections_opened_total counter\n"
-        var reconnects = "# HELP pushprovider_apns_reconnects_total Connections opened again after a drop, GOAWAY or outage\n# TYPE pushprovider_apns_reconnects_total counter\n"
-        var up = "# HELP pushprovider_apns_endpoint_up 1 while the endpoint answers, 0 while unreachable or stopped\n# TYPE pushprovider_apns_endpoint_up gauge\n"
-        var breaker = "# HELP pushprovider_pruning_breaker_tripped 1 while BadDeviceToken prunes are held back for the endpoint\n# TYPE pushprovider_pruning_breaker_tripped gauge\n"
-        for (app, sender) in senders {
-            let a = "app=\"\(MetricLabels.escape(app))\""
-            let m = sender.metrics
-            inFlight += "pushprovider_apns_in_flight{\(a)} \(m.inFlight)\n"
-            let h = m.latency
-            for (i, bound) in SenderMetrics.latencyBucketsMs.enumerated() {
-                latency += "pushprovider_apns_response_seconds_bucket{\(a),le=\"\(Double(bound) / 1000)\"} \(h.cumulative[i])\n"
-            }
-            latency += "pushprovider_apns_response_seconds_bucket{\(a),le=\"+Inf\"} \(h.cumulative.last ?? 0)\n"
-            latency += "pushprovider_apns_response_seconds_sum{\(a)} \(h.sumSeconds)\n"
-            latency += "pushprovider_apns_response_seconds_count{\(a)} \(h.count)\n"
-            opened += "pushprovider_apns_connections_opened_total{\(a)} \(m.connectionsOpened)\n"
-            reconnects += "pushprovider_apns_reconnects_total{\(a)} \(m.reconnects)\n"
-            for c in sender.endpointConditions {
-                let e = "\(a),endpoint=\"\(MetricLabels.escape(c.endpoint))\""
-                up += "pushprovider_apns_endpoint_up{\(e)} \(c.reachable ? 1 : 0)\n"
-                breaker += "pushprovider_pruning_breaker_tripped{\(e)} \(c.breakerTripped ? 1 : 0)\n"
+        var perService: [(service: String, app: String, sender: any DeliverySender)] = []
+        for (app, sender) in jobs.senders.sorted(by: { $0.key < $1.key }) {
+            if let router = sender as? ServiceRouter {
+                if let apns = router.apns { perService.append(("apns", app, apns)) }
+                if let web = router.webPush { perService.append(("webpush", app, web)) }
+            } else {
+                perService.append(("apns", app, sender))
             }
         }
-        return inFlight + latency + opened + reconnects + up + breaker
+        guard !perService.isEmpty else { return "" }
+        var text = ""
+        for service in ["apns", "webpush"] {
+            let senders = perService.filter { $0.service == service }
+            guard !senders.isEmpty else { continue }
+            let (p, who) = ("pushprovider_\(service)", service == "apns" ? "APNs" : "the push service")
+            var inFlight = "# HELP \(p)_in_flight Notifications handed to \(who) (or waiting to be) without a result yet\n# TYPE \(p)_in_flight gauge\n"
+            var latency = "# HELP \(p)_response_seconds Time from handing a request to the connection to \(who)'s answer\n# TYPE \(p)_response_seconds histogram\n"
+            var opened = "# HELP \(p)_connections_opened_total TCP connections opened to \(who)\n# TYPE \(p)_connections_opened_total counter\n"
+            var reconnects = "# HELP \(p)_reconnects_total Connections opened again after a drop, GOAWAY or outage\n# TYPE \(p)_reconnects_total counter\n"
+            var up = "# HELP \(p)_endpoint_up 1 while the endpoint answers, 0 while unreachable or stopped\n# TYPE \(p)_endpoint_up gauge\n"
+            var breaker = "# HELP pushprovider_pruning_breaker_tripped 1 while BadDeviceToken prunes are held back for the endpoint\n# TYPE pushprovider_pruning_breaker_tripped gauge\n"
+            for (_, app, sender) in senders {
+                let a = "app=\"\(MetricLabels.escape(app))\""
+                let m = sender.metrics
+                inFlight += "\(p)_in_flight{\(a)} \(m.inFlight)\n"
+                let h = m.latency
+                for (i, bound) in SenderMetrics.latencyBucketsMs.enumerated() {
+                    latency += "\(p)_response_seconds_bucket{\(a),le=\"\(Double(bound) / 1000)\"} \(h.cumulative[i])\n"
+                }
+                latency += "\(p)_response_seconds_bucket{\(a),le=\"+Inf\"} \(h.cumulative.last ?? 0)\n"
+                latency += "\(p)_response_seconds_sum{\(a)} \(h.sumSeconds)\n"
+                latency += "\(p)_response_seconds_count{\(a)} \(h.count)\n"
+                opened += "\(p)_connections_opened_total{\(a)} \(m.connectionsOpened)\n"
+                reconnects += "\(p)_reconnects_total{\(a)} \(m.reconnects)\n"
+                for c in sender.endpointConditions {
+                    let e = "\(a),endpoint=\"\(MetricLabels.escape(c.endpoint))\""
+                    up += "\(p)_endpoint_up{\(e)} \(c.reachable ? 1 : 0)\n"
+                    breaker += "pushprovider_pruning_breaker_tripped{\(e)} \(c.breakerTripped ? 1 : 0)\n"
+                }
+            }
+            // The pruning breaker is APNs' (BadDeviceToken); Web Push prunes only on 404/410.
+            text += inFlight + latency + opened + reconnects + up + (service == "apns" ? breaker : "")
+        }
+        return text
     }
 
     /// Devices targeted and done of each unfinished send job or broadcast of the configured apps, from the

@@ -120,7 +120,7 @@ public final class PushServer: Sendable {
             // The configuration of the moment: a sender made after a reload uses the reloaded credentials.
             let configuration = live.snapshot.configuration
             guard let settings = configuration.apps[app] else { throw APIError(.notFound, "unknown_app", "unknown app \(app)") }
-            return try Sender.forApp(settings, in: configuration, breakerStates: breakers, logger: logger)
+            return try ServiceRouter.forApp(settings, in: configuration, breakerStates: breakers, logger: logger)
         }
         self.logger = logger
     }

@@ -79,7 +79,7 @@ struct BroadcastExecution {
         // Never a sender with its breakers reset by an outage: an unreadable state fails the command (exit 5).
         let app = self.app
         let breakers = try await registry.run { try $0.breakerStates(app: app) }
-        let sender: Sender
+        let sender: any DeliverySender
         do {
             sender = try await SenderFactory.make(config: config, settings: settings, breakers: breakers)
         } catch let error as CLIError {

@@ -97,9 +97,10 @@ struct SendCommand: AsyncParsableCommand {
             try ScheduleOption.store(record, tokens: explicit, in: registry, now: now)
             return
         }
-        var targets: SendRun.Targets = explicit.map { .tokens($0) } ?? .registered(channel: channel)
-        // An audience is read first (a user's devices: one index range), then sent to as listed tokens.
-        if let audience { targets = .audience(try registry.audienceTokens(app: app, audience: audience, environment: nil), audience) }
+        var targets: SendRun.Targets = .registered(channel: channel)
+        if let explicit { targets = .listed(try registry.listedTargets(app: app, tokens: explicit)) }
+        // An audience is read first (a user's devices: one index range), then sent to as listed devices.
+        if let audience { targets = .audience(try registry.audienceTargets(app: app, audience: audience, environment: nil), audience) }
         let bundleId = appSettings.topic
         try await DeviceSend.run(
             config: config, app: app, settings: appSettings, registry: registry, targets: targets, json: json,

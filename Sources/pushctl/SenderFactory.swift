@@ -6,9 +6,9 @@ import PushSender
 /// error (2), an expired certificate means nothing can be delivered (3).
 enum SenderFactory {
     /// Reads and decrypts the credentials on ``BlockingLane/shared`` (file reads, PKCS#12 key derivation block).
-    static func make(config: PushConfiguration, settings: AppSettings, breakers: [String: PruningBreaker.State]) async throws -> Sender {
+    static func make(config: PushConfiguration, settings: AppSettings, breakers: [String: PruningBreaker.State]) async throws -> any DeliverySender {
         do {
-            return try await BlockingLane.shared.run { try Sender.forApp(settings, in: config, breakerStates: breakers) }
+            return try await BlockingLane.shared.run { try ServiceRouter.forApp(settings, in: config, breakerStates: breakers) }
         } catch {
             throw mapped(error)
         }
@@ -24,10 +24,10 @@ enum SenderFactory {
     static func make(
         config: PushConfiguration, settings: AppSettings, credentials loading: Task<any CredentialProvider, any Error>,
         breakers: [String: PruningBreaker.State]
-    ) async throws -> Sender {
+    ) async throws -> any DeliverySender {
         do {
             let credentials = try await loading.value
-            return try Sender.forApp(settings, in: config, credentials: credentials, breakerStates: breakers)
+            return try ServiceRouter.forApp(settings, in: config, credentials: credentials, breakerStates: breakers)
         } catch {
             throw mapped(error)
         }

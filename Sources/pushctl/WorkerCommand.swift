@@ -49,7 +49,7 @@ struct WorkerCommand: AsyncParsableCommand {
         ) { app, breakers in
             let config = running.value
             guard let settings = config.apps[app] else { throw CLIError.usage("unknown app \(app)") }
-            return try Sender.forApp(settings, in: config, breakerStates: breakers, logger: logger)
+            return try ServiceRouter.forApp(settings, in: config, breakerStates: breakers, logger: logger)
         }
         let webhooks = try WebhookSetup.dispatcher(config: config, apps: selected, store: registry.deliveryStore, logger: logger)
         // One start and one stop path, as in `pushctl serve`: the services start with the group; on SIGINT/SIGTERM

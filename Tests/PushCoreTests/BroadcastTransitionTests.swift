@@ -102,4 +102,16 @@ struct BroadcastTransitionTests {
         #expect(ShardLease.holders(of: shards, now: 100, except: "h:2:x") == ["h:1", "h:2"])
         #expect(ShardLease.holders(of: shards, now: 101).isEmpty)
     }
+
+    @Test func aJobOfWavesCancelledAfterSomeWentOutIsCancelledAndOneStillGoingIsNot() {
+        #expect(BroadcastState.aggregate([.completed, .cancelled, .cancelled]) == .cancelled)
+        #expect(BroadcastState.aggregate([.completed, .completed]) == .completed)
+        #expect(BroadcastState.aggregate([.cancelled, .cancelled]) == .cancelled)
+        #expect(BroadcastState.aggregate([.completed, .cancelled, .pending]) == .running)
+        #expect(BroadcastState.aggregate([.cancelled, .pending, .pending]) == .pending)
+        #expect(BroadcastState.aggregate([.completed, .cancelled, .interrupted]) == .interrupted)
+        // What the job shows is what running it again says of it.
+        #expect(RunAgain.Found.localTime(waveStates: [.completed, .cancelled], sameJob: true).state
+            == BroadcastState.aggregate([.completed, .cancelled]))
+    }
 }

@@ -16,7 +16,9 @@ import TestSupport
 
         /// `tokenAuth`: the app authenticates with its .p8 key and the simulator checks provider tokens (Live
         /// Activities need token-based authentication).
-        static func make(responseDelayMs: Int = 0, secondApp: Bool = false, tokenAuth: Bool = false) async throws -> Setup {
+        /// `webPush`: the example app has Web Push too (a VAPID key, the simulator's Web Push service allowed, its CA
+        /// trusted), and the simulator lets connections without a client certificate in.
+        static func make(responseDelayMs: Int = 0, secondApp: Bool = false, tokenAuth: Bool = false, webPush: Bool = false) async throws -> Setup {
             let dir = NSTemporaryDirectory() + "jobs-" + UUID().uuidString
             let certs = dir + "/certs"
             try DevCertificates.make(in: certs, options: .init(topic: "com.example.app"))
@@ -30,7 +32,7 @@ import TestSupport
                 : []
             let simulator = try APNsSimulator(configuration: SimulatorConfiguration(
                 host: "127.0.0.1", port: 0, caPEM: pem.ca, serverCertificatePEM: pem.certificate,
-                serverKeyPEM: pem.key, clientAuth: tokenAuth ? .token : .certificate, jwtKeys: jwtKeys,
+                serverKeyPEM: pem.key, clientAuth: tokenAuth ? .token : webPush ? .either : .certificate, jwtKeys: jwtKeys,
                 receivedLimit: 100_000, faults: faults))
             let port = try await simulator.start()
             let app = AppSettings(
@@ -40,6 +42,12 @@ import TestSupport
                     : .certificate(p12: certs + "/client.p12", password: .file(certs + "/client.p12.password")),
                 registrationKeys: [APIKeys.hash("reg")], sendKeys: [APIKeys.hash("send")])
             var apps = ["example": app]
+            if webPush {
+                _ = try VAPIDKeyFile.create(at: dir + "/vapid.pem")
+                apps["example"]?.webPush = try WebPushSettings(
+                    vapidKey: dir + "/vapid.pem", subject: "mailto:ops@example.com", allowedHosts: ["127.0.0.1:\(port)"],
+                    caFile: certs + "/ca.pem")
+            }
             if secondApp {
                 var second = app
                 second.sendKeys = [APIKeys.hash("send2")]
@@ -118,6 +126,37 @@ import TestSupport
         #expect(metrics.contains(#"pushprovider_apns_reconnects_total{app="example"} "#))
         #expect(metrics.contains(#"pushprovider_apns_endpoint_up{app="example",endpoint="https://127.0.0.1:\#(setup.config.simulator.port)"} 1"#))
         #expect(metrics.contains(#"pushprovider_pruning_breaker_tripped{app="example",endpoint="https://127.0.0.1:\#(setup.config.simulator.port)"} 0"#))
+        try await s.stop()
+        try await setup.stop()
+    }
+
+    @Test func aJobReachesAnAppsWebDevicesThroughTheirPushServiceAndMetricsShowWebPushApart() async throws {
+        let setup = try await Setup.make(webPush: true)
+        let (s, registry) = try await setup.server()
+        let tokens = try setup.seed(registry, 5)
+        let key = try #require(try await s.request("GET", "/v1/apps/example/webpush/key", key: "send").json?["publicKey"]?.stringValue)
+        let minted = (0..<5).map { _ in setup.simulator.mintWebPushSubscription(applicationServerKey: Base64URL.decode(key)) }
+        for m in minted {
+            let r = try await s.request("POST", "/v1/apps/example/devices", key: "reg", contentType: "application/json",
+                                        body: #"{"service":"webpush","subscription":\#(m.json)}"#)
+            #expect(r.status == 201, "\(String(decoding: r.body, as: UTF8.self))")
+        }
+        let r = try await s.request("POST", "/v1/apps/example/notifications", key: "send", contentType: "application/json",
+                                    body: #"{"all":true,"alert":"Hello"}"#)
+        let id = try #require(r.json?["id"]?.stringValue)
+        let status = try await waitForState(s, id, ["completed", "failed"])
+        #expect(status["state"]?.stringValue == "completed")
+        #expect(status["accepted"] == .int(10))
+        #expect(Set(setup.simulator.received.map(\.request.token)) == Set(tokens))
+        let web = setup.simulator.receivedWebPushes
+        #expect(Set(web.map(\.subscriptionId)) == Set(minted.map(\.id)))
+        #expect(web.allSatisfy { (try? JSONValue(parsing: $0.plaintext))?["body"]?.stringValue == "Hello" })
+        let metrics = String(decoding: try await s.request("GET", "/metrics").body, as: UTF8.self)
+        #expect(metrics.contains(#"pushprovider_deliveries_total{app="example",status="201",reason=""} 5"#), "\(metrics)")
+        #expect(metrics.contains(#"pushprovider_apns_response_seconds_count{app="example"} 5"#))
+        #expect(metrics.contains(#"pushprovider_webpush_in_flight{app="example"} 0"#))
+        #expect(metrics.contains(#"pushprovider_webpush_response_seconds_count{app="example"} 5"#))
+        #expect(metrics.contains(#"pushprovider_webpush_endpoint_up{app="example",endpoint="https://127.0.0.1:\#(setup.config.simulator.port)"} 1"#))
         try await s.stop()
         try await setup.stop()
     }

@@ -17,12 +17,26 @@ import Testing
 
         static func make(
             tokens: Int, delayMs: Int = 0, simulatorArgs: [String] = [], devices: String? = nil, startSimulator: Bool = true,
-            database: String = "registry.sqlite", shardSize: Int? = nil, tokenAuth: Bool = false, extraConfig: String = ""
+            database: String = "registry.sqlite", shardSize: Int? = nil, tokenAuth: Bool = false, extraConfig: String = "",
+            webPush: Bool = false
         ) async throws -> World {
             let dir = try CLI.temporaryDirectory()
             let certs = dir.appendingPathComponent("certs").path
             let made = try await CLI.run(["cert", "make-dev", "--out", certs, "--topic", "com.example.app"])
             guard made.status == 0 else { throw Failure(made.stderr) }
+            if webPush {
+                let key = try await CLI.run(["webpush", "key", "new", "--out", dir.appendingPathComponent("vapid.pem").path])
+                guard key.status == 0 else { throw Failure(key.stderr) }
+                // The applicationServerKey it printed, for subscribing.
+                try key.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                    .write(to: dir.appendingPathComponent("vapid.pub"), atomically: true, encoding: .utf8)
+            }
+            // An app with Web Push too: its VAPID key, the simulator's Web Push service allowed, its CA trusted.
+            func webPushConfig(port: Int) -> String {
+                webPush
+                    ? #", "webpush": {"vapidKey": "vapid.pem", "subject": "mailto:ops@example.com", "allowedHosts": ["127.0.0.1:\#(port)"], "caFile": "certs/ca.pem"}"#
+                    : ""
+            }
             let config = dir.appendingPathComponent("pushctl.json").path
             func writeConfig(port: Int) throws {
             try """
@@ -31,7 +45,7 @@ import Testing
                  "apps": {"example": {"topic": "com.example.app", "endpoint": "simulator",
                    "auth": \(tokenAuth
                         ? #"{"p8": "certs/AuthKey_DEVKEY1234.p8", "keyId": "DEVKEY1234", "teamId": "DEVTEAM123"}"#
-                        : #"{"p12": "certs/client.p12", "passwordFile": "certs/client.p12.password"}"#)}}}
+                        : #"{"p12": "certs/client.p12", "passwordFile": "certs/client.p12.password"}"#)\(webPushConfig(port: port))}}}
                 """.write(toFile: config, atomically: true, encoding: .utf8)
             }
             var port = try freePort()
@@ -43,7 +57,8 @@ import Testing
             let imported = try await CLI.run(["tokens", "import", "--config", config, "--app", "example", "-"], stdin: list)
             guard imported.status == 0 else { throw Failure(imported.stderr) }
             let record = dir.appendingPathComponent("received.jsonl").path
-            var args = ["simulator", "--config", config, "--record", record] + (tokenAuth ? ["--client-auth", "token"] : []) + simulatorArgs
+            var args = ["simulator", "--config", config, "--record", record]
+                + (tokenAuth ? ["--client-auth", "token"] : webPush ? ["--client-auth", "either"] : []) + simulatorArgs
             if delayMs > 0 { args += ["--delay-ms", String(delayMs)] }
             if let devices {
                 let file = dir.appendingPathComponent("devices.json").path

@@ -55,6 +55,9 @@ import json, sys
 c = json.load(open(sys.argv[1]))
 c["server"]["port"] = int(sys.argv[3])
 c["simulator"]["port"] = int(sys.argv[4])
+for app in c["apps"].values():
+    if "webpush" in app:  # the simulator's Web Push service, on this run's port
+        app["webpush"]["allowedHosts"] = ["127.0.0.1:" + sys.argv[4]]
 json.dump(c, open(sys.argv[2], "w"), indent=2)
 EOF
 ln -s "$BIN" "$T/bin/pushctl"
@@ -64,6 +67,7 @@ if [ -z "$NO_MAKE" ]; then
   :
 fi
 "$BIN" cert make-dev --out "$WORK/Certificates/dev" --topic com.example.app >/dev/null
+"$BIN" webpush key new --out "$WORK/Certificates/dev/vapid.pem" >/dev/null
 
 # /etc/pushprovider as the README has it: the configuration (the registry where the production steps put it),
 # the database password, the webhook secret, the certificate the cron alarm inspects.
@@ -79,6 +83,9 @@ for app in c["apps"].values():
     for key in ("p12", "passwordFile", "p8"):
         if key in app["auth"]:
             app["auth"][key] = app["auth"][key].replace("../Certificates/dev", certs)
+    for key in ("vapidKey", "caFile"):
+        if app.get("webpush", {}).get(key):
+            app["webpush"][key] = app["webpush"][key].replace("../Certificates/dev", certs)
 json.dump(c, open(sys.argv[2], "w"), indent=2)
 EOF
 cp "$WORK/Certificates/dev/client.p12" "$WORK/Certificates/dev/client.p12.password" "$ETC/"

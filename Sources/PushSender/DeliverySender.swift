@@ -1,0 +1,43 @@
+import PushCore
+
+/// The one seam between the delivery engine and a push service: one prepared notification in, one
+/// ``DeliveryResult`` out (through `onResult`), with the run boundaries the engine needs. Each push service has
+/// its own implementation (``Sender`` for APNs); everything above it — windows, checkpoints, outcome commits,
+/// leases — is the same whatever service a device belongs to, and engine tests can drive it without TLS.
+public protocol DeliverySender: AnyObject, Sendable {
+    /// The settings in use (the engine sizes its windows from ``SenderConfiguration/inFlightLimit``).
+    var configuration: SenderConfiguration { get }
+    /// Live figures for `/metrics`.
+    var metrics: SenderMetrics { get }
+    /// Counts so far, over the sender's lifetime.
+    var summary: SendSummary { get }
+    /// Each endpoint's pruning-breaker state (keyed by endpoint URL), to persist for the next run.
+    var breakerStates: [String: PruningBreaker.State] { get }
+    /// Endpoints whose pruning breaker is tripped now.
+    var trippedEndpoints: [String] { get }
+    /// Each endpoint used so far: reachable, stopped, breaker tripped.
+    var endpointConditions: [EndpointCondition] { get }
+
+    /// Hands one notification over. `onResult` runs exactly once, on a transport thread, with its result (keep
+    /// it short); `onPruneReleased` runs later if a held prune is released during this run.
+    func submit(
+        _ item: SendItem, onResult: @escaping @Sendable (DeliveryResult) -> Void,
+        onPruneReleased: (@Sendable (DeviceToken) -> Void)?)
+    /// A new run on a long-lived sender begins.
+    func beginRun()
+    /// The run is stopping: waiting notifications come back unsent at once; requests on the wire finish.
+    func abandonWaiting(_ reason: String)
+    /// The run ended; returns how many held prunes were discarded.
+    @discardableResult func endRun() -> Int
+    /// Waits for requests on the wire and stops the transport.
+    func shutdown() async
+}
+
+extension Sender: DeliverySender {}
+
+extension DeliverySender {
+    /// ``submit(_:onResult:onPruneReleased:)`` without a held-prune callback.
+    public func submit(_ item: SendItem, onResult: @escaping @Sendable (DeliveryResult) -> Void) {
+        submit(item, onResult: onResult, onPruneReleased: nil)
+    }
+}

@@ -1,0 +1,72 @@
+import PushCore
+import Synchronization
+
+/// One app's senders behind the one seam: routes each notification to its device's push service — ``WebPushSender``
+/// when the item carries a Web Push subscription, the APNs ``Sender`` otherwise — and combines what the engine
+/// reads (summary, endpoint conditions, breakers) and the run boundaries. An app may have either service or both;
+/// a notification for a service the app does not have finishes at once as `.rejected`, status 0, with a reason
+/// naming the missing service.
+public final class ServiceRouter: DeliverySender, Sendable {
+    /// The APNs sender, if the app has APNs.
+    public let apns: Sender?
+    /// The Web Push sender, if the app has Web Push.
+    public let webPush: WebPushSender?
+    /// Counts of items finished here (no service for them).
+    private let refused = Mutex(SendSummary())
+
+    /// Routes to `apns` and `webPush`; at least one should be given.
+    public init(apns: Sender?, webPush: WebPushSender?) {
+        self.apns = apns
+        self.webPush = webPush
+    }
+
+    private var senders: [any DeliverySender] { [apns as (any DeliverySender)?, webPush].compactMap { $0 } }
+
+    /// The APNs sender's settings when the app has APNs, else Web Push's (the engine sizes its window from it).
+    public var configuration: SenderConfiguration { apns?.configuration ?? webPush?.configuration ?? .init() }
+
+    /// APNs' figures when the app has APNs, else Web Push's.
+    public var metrics: SenderMetrics { apns?.metrics ?? webPush?.metrics ?? SenderMetrics() }
+
+    public var summary: SendSummary {
+        var total = refused.withLock { $0 }
+        for sender in senders { total.add(sender.summary) }
+        return total
+    }
+
+    public var breakerStates: [String: PruningBreaker.State] {
+        senders.reduce(into: [:]) { states, sender in states.merge(sender.breakerStates) { a, _ in a } }
+    }
+
+    public var trippedEndpoints: [String] { senders.flatMap(\.trippedEndpoints).sorted() }
+
+    public var endpointConditions: [EndpointCondition] {
+        senders.flatMap(\.endpointConditions).sorted { $0.endpoint < $1.endpoint }
+    }
+
+    public func submit(
+        _ item: SendItem, onResult: @escaping @Sendable (DeliveryResult) -> Void,
+        onPruneReleased: (@Sendable (DeviceToken) -> Void)?
+    ) {
+        let sender: (any DeliverySender)? = item.webPush != nil ? webPush : apns
+        if let sender {
+            sender.submit(item, onResult: onResult, onPruneReleased: onPruneReleased)
+            return
+        }
+        let service = item.webPush != nil ? "webpush" : "apns"
+        let reason = "the app has no \(service) configuration: a \(service == "webpush" ? "web" : "APNs") device cannot be sent to"
+        refused.withLock { $0.count(.rejected, possiblyDuplicated: false) }
+        let now = SystemClock().nowMs()
+        onResult(DeliveryResult(
+            token: item.request.token, apnsId: item.request.apnsId, status: 0, reason: .unknown("NoService"),
+            kind: .rejected, attempts: 0, startedAtMs: now, finishedAtMs: now, error: reason))
+    }
+
+    public func beginRun() { for sender in senders { sender.beginRun() } }
+
+    public func abandonWaiting(_ reason: String) { for sender in senders { sender.abandonWaiting(reason) } }
+
+    @discardableResult public func endRun() -> Int { senders.reduce(0) { $0 + $1.endRun() } }
+
+    public func shutdown() async { for sender in senders { await sender.shutdown() } }
+}

@@ -1,0 +1,253 @@
+import Foundation
+import Logging
+import PushCore
+
+extension WebPushSender {
+    /// Sends `job` (a first attempt or a retry) to its push service's origin with fresh headers (`TTL` counts down,
+    /// the VAPID token is the origin's cached one), or finishes it unsent when the origin has stopped.
+    func dispatch(_ job: TransferJob) {
+        guard let endpoint = job.item.webPush?.endpoint, job.prepared != nil else { return }
+        let originName = endpoint.origin
+        let authorization: String
+        do {
+            authorization = try signer.authorization(origin: originName)
+        } catch {
+            let stop = stopOrigin(originName, .credentials, "cannot sign the VAPID token for \(originName): \(error.message)")
+            finish(job, status: 0, reason: nil, kind: .unsent, stop: stop)
+            return
+        }
+        let request = job.item.request
+        let lines = WebPushHeaders(
+            expiration: request.expiration, priority: request.priority, collapseId: request.collapseId, nowMs: clock.nowMs()
+        ).lines(authorization: authorization)
+        enum Step {
+            case send(Transport, HeaderList)
+            case unsent(EndpointStop)
+        }
+        let step = shared.withLock { s -> Step in
+            if s.origins[originName] == nil { s.origins[originName] = makeOrigin(endpoint) }
+            let o = s.origins[originName]!
+            if let stop = o.stop { return .unsent(stop) }
+            guard let transport = o.transport else { return .unsent(stoppingStop(originName)) }
+            if let last = o.lastHeaders, last.lines == lines { return .send(transport, last.list) }
+            let list = HeaderList()
+            for line in lines { list.append(line) }
+            s.origins[originName]!.lastHeaders = (lines, list)
+            return .send(transport, list)
+        }
+        switch step {
+        case .send(let transport, let headers):
+            job.prepared?.headers = headers
+            job.authorization = authorization
+            job.attemptStartedNs = DispatchTime.now().uptimeNanoseconds
+            transport.submit(job)
+        case .unsent(let stop):
+            finish(job, status: 0, reason: nil, kind: .unsent, stop: stop)
+        }
+    }
+
+    /// A push service's state and its transport thread, made the first time one of its subscriptions is sent to.
+    private func makeOrigin(_ endpoint: WebPushEndpoint) -> Origin {
+        let originName = endpoint.origin
+        let target = SenderTarget(host: endpoint.host, port: endpoint.port, caFile: caFile)
+        let policy = policy
+        // Through a proxy the proxy resolves the host and libcurl connects to the proxy: its address is not the push
+        // service's, so there is nothing to judge here (the host was judged at registration).
+        let check = proxied ? nil : AddressCheck { address in
+            policy.refusal(address: address, for: endpoint).map {
+                "\(originName) resolved to \(address), which is \($0); refused (server-side request forgery). List the host exactly in apps.ID.webpush.allowedHosts to send there"
+            }
+        }
+        do {
+            let transport = try Transport(
+                target: target, identity: nil, configuration: configuration, metrics: metrics,
+                maxHostConnections: Self.http1ConnectionsPerOrigin, http1Only: http1Only, addressCheck: check
+            ) { [unowned self] job, response in
+                self.handle(job, response, originName)
+            }
+            transport.start()
+            return Origin(target: target, transport: transport)
+        } catch {
+            return Origin(
+                target: target, transport: nil,
+                stop: EndpointStop(.credentials, endpoint: originName, message: "cannot set up curl for \(originName): \(error.message)"))
+        }
+    }
+
+    /// Applies ``WebPushAnswerRule`` to one attempt's answer, on the transport thread that carried it.
+    func handle(_ job: TransferJob, _ response: TransferResponse, _ origin: String) {
+        if let error = response.error {
+            handleTransportError(job, error, response, origin)
+            return
+        }
+        if job.attemptStartedNs > 0 {
+            metrics.answered(afterNanoseconds: DispatchTime.now().uptimeNanoseconds &- job.attemptStartedNs)
+        }
+        shared.withLock { s in
+            s.origins[origin]?.unreachableSinceMs = nil
+            if response.usedHTTP2 { s.answeredOverHTTP2 += 1 } else { s.answeredOverHTTP1 += 1 }
+        }
+        job.attempts += 1
+        let reason = Self.reason(response.body)
+        let verdict = WebPushAnswerRule.verdict(
+            status: response.status, retryAfterMs: response.retryAfter?.delayMs(nowMs: clock.nowMs()))
+        switch verdict.kind {
+        case .accepted:
+            finish(job, status: response.status, reason: nil, kind: .accepted)
+        case .tokenDead:
+            // Web Push gives no timestamp: the store removes the subscription whatever its registration time
+            // (Unregistered with no timestamp is never kept by the prune gate).
+            let prune = PruneRequest(reason: .unregistered, status: 410, apnsTimestampMs: nil)
+            finish(job, status: response.status, reason: reason ?? "Gone", kind: .tokenDead, prune: .delete(prune))
+        case .permanent:
+            finish(job, status: response.status, reason: reason ?? Self.statusText(response.status), kind: .rejected)
+        case .credentialFailure:
+            let message = WebPushAnswerRule.credentialFailureExplanation(status: response.status, origin: origin, reason: reason)
+            let stop = stopOrigin(origin, .credentials, message)
+            finish(job, status: response.status, reason: reason, kind: .unsent, stop: stop)
+        case .retryable:
+            retryOrDefer(
+                job, origin, status: response.status, reason: reason ?? Self.statusText(response.status),
+                delay: backoff.delayMs(
+                    failedAttempts: job.attempts, random: random(), retryAfterMs: verdict.retryAfterMs,
+                    limitMs: configuration.maxRetryAfterMs),
+                counts: true, retryAfterMs: verdict.retryAfterMs)
+        }
+    }
+
+    private func handleTransportError(_ job: TransferJob, _ error: TransportError, _ response: TransferResponse, _ origin: String) {
+        if error.code == TransportError.endpointStopped("").code {
+            let stop = shared.withLock { $0.origins[origin]?.stop } ?? stoppingStop(origin)
+            finish(job, status: 0, reason: nil, kind: .unsent, stop: stop)
+            return
+        }
+        if error.code == TransportError.addressRefused("").code {
+            // The subscription was accepted at registration; its host now resolves somewhere we never send.
+            finish(job, status: 0, reason: "AddressRefused", kind: .rejected, error: error.message)
+            return
+        }
+        job.lastError = error.message
+        switch error.failure(sent: response.sent) {
+        case .refused:
+            let stop = stopOrigin(origin, .credentials, "TLS with \(origin) failed: \(error.message)")
+            finish(job, status: 0, reason: nil, kind: .unsent, error: error.message, stop: stop)
+        case .unreachable:
+            let now = clock.nowMs()
+            let since = shared.withLock { s -> Int64 in
+                let since = s.origins[origin]?.unreachableSinceMs ?? now
+                s.origins[origin]?.unreachableSinceMs = since
+                return since
+            }
+            if now - since >= Int64(configuration.outageLimitMs) {
+                let stop = stopOrigin(
+                    origin, .outage,
+                    "the push service at \(origin) unreachable for \((now - since + 500) / 1000) s (outage limit \(configuration.outageLimitMs / 1000) s): \(error.message)")
+                finish(job, status: 0, reason: nil, kind: .unsent, error: error.message, stop: stop)
+                return
+            }
+            job.dropped += 1
+            retryOrDefer(
+                job, origin, status: 0, reason: nil,
+                delay: reconnect.delayMs(failedAttempts: job.dropped, random: random()), counts: false, retryAfterMs: nil)
+        case .dropped:
+            // The request may have been processed if its body left us (or if it timed out unanswered).
+            if response.uploadedBytes > 0 || error.isTimeout { job.possiblyDuplicated = true }
+            job.dropped += 1
+            if job.dropped >= configuration.maxDroppedAttempts {
+                finish(job, status: 0, reason: nil, kind: .deferred, error: "connection lost \(job.dropped) times: \(error.message)")
+            } else if shared.withLock({ $0.stopping }) {
+                // As for APNs: nothing is written again while the run stops (a resume treats it as possibly sent).
+                finish(job, status: 0, reason: nil, kind: .unsent, error: error.message, stop: stoppingStop(origin))
+            } else {
+                dispatch(job)
+            }
+        }
+    }
+
+    /// Waits `delay` and sends again, or defers once the attempts are used up or the `Retry-After` is longer than a
+    /// send waits (`delay` nil); while the run stops it comes back unsent instead of waiting.
+    private func retryOrDefer(
+        _ job: TransferJob, _ origin: String, status: Int, reason: String?, delay: Int?, counts: Bool, retryAfterMs: Int64?
+    ) {
+        guard job.attempts < configuration.maxAttempts else {
+            finish(job, status: status, reason: reason, kind: .deferred)
+            return
+        }
+        guard let delay else {
+            finish(job, status: status, reason: reason, kind: .deferred,
+                   error: "\(origin) asked to retry after \((retryAfterMs ?? 0) / 1000) s (Retry-After), longer than the \(configuration.maxRetryAfterMs / 1000) s a send waits")
+            return
+        }
+        let id = ObjectIdentifier(job)
+        let stopping = shared.withLock { s -> Bool in
+            if s.stopping { return true }
+            if counts { s.summary.retried += 1 }
+            s.waiting[id] = job
+            return false
+        }
+        if stopping {
+            finish(job, status: status, reason: reason, kind: .unsent, stop: stoppingStop(origin))
+            return
+        }
+        let sleeper = sleeper
+        Task { [self] in
+            await sleeper.sleep(milliseconds: delay)
+            if shared.withLock({ $0.waiting.removeValue(forKey: id) }) != nil { dispatch(job) }
+        }
+    }
+
+    /// Stops one origin for good (credentials, TLS, outage): everything sent there later comes back unsent; the
+    /// other origins go on. Returns the stop in force (the first one wins).
+    @discardableResult
+    func stopOrigin(_ origin: String, _ kind: EndpointStop.Kind, _ message: String) -> EndpointStop {
+        let (stop, transport) = shared.withLock { s -> (EndpointStop, Transport?) in
+            if let existing = s.origins[origin]?.stop { return (existing, nil) }
+            let stop = EndpointStop(kind, endpoint: origin, message: message)
+            s.origins[origin]?.stop = stop
+            s.summary.stops.append(stop)
+            return (stop, s.origins[origin]?.transport)
+        }
+        if let transport {
+            logger.error("stopping push service origin", metadata: ["origin": "\(origin)", "reason": "\(message)"])
+            transport.cancel(TransportError.endpointStopped(message))
+        }
+        return stop
+    }
+
+    func stoppingStop(_ origin: String) -> EndpointStop {
+        EndpointStop(.stopping, endpoint: origin, message: "the run is stopping")
+    }
+
+    /// The push service's `reason` from a JSON error body (Apple's, the simulator's), if any.
+    static func reason(_ body: [UInt8]) -> String? {
+        guard !body.isEmpty, body.first == UInt8(ascii: "{"), let json = try? JSONValue(parsing: body) else { return nil }
+        return json["reason"]?.stringValue.map { String($0.prefix(100)) }
+    }
+
+    static func statusText(_ status: Int) -> String {
+        switch status {
+        case 400: "BadRequest"
+        case 413: "PayloadTooLarge"
+        case 429: "TooManyRequests"
+        case 500: "InternalServerError"
+        case 503: "ServiceUnavailable"
+        default: "HTTP \(status)"
+        }
+    }
+
+    /// Builds the result, counts it and hands it to the submitter.
+    func finish(
+        _ job: TransferJob, status: Int, reason: String?, kind: DeliveryResult.Kind, prune: PruneDecision = .none,
+        error: String? = nil, stop: EndpointStop? = nil
+    ) {
+        let request = job.item.request
+        let result = DeliveryResult(
+            token: request.token, apnsId: request.apnsId, status: status, reason: reason.map(APNsReason.init(rawValue:)),
+            kind: kind, prune: prune, attempts: job.attempts, possiblyDuplicated: job.possiblyDuplicated,
+            startedAtMs: job.startedAtMs, finishedAtMs: clock.nowMs(),
+            error: error ?? (kind == .deferred || kind == .unsent ? job.lastError : (status == 0 ? reason : nil)), stop: stop)
+        shared.withLock { $0.summary.count(kind, possiblyDuplicated: job.possiblyDuplicated) }
+        metrics.finished()
+        job.onResult(result)
+    }
+}

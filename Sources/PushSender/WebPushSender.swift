@@ -1,0 +1,208 @@
+import Foundation
+import Logging
+import PushCore
+import Synchronization
+
+/// Sends notifications to web devices (RFC 8030 Web Push) behind the engine's ``DeliverySender`` seam, with the same
+/// semantics as the APNs ``Sender`` (docs/webpush.md, "The sender"):
+/// - each notification is mapped once (``WebPushPayload``; a silent push is not sent: `.rejected`, status 0, with
+///   ``WebPushPayload/silentReason``) and encrypted once (RFC 8291; a payload over one 4096-byte record is
+///   `.rejected` before sending); every attempt resends the same body with fresh `TTL` and the cached VAPID token;
+/// - answers go through ``WebPushAnswerRule``: accepted; 404/410 `.tokenDead`, pruned unconditionally (Web Push
+///   gives no timestamp); 400/413/others `.rejected`; 401/403 stop that origin only (its notifications come back
+///   `.unsent`); 429/5xx retried with ``BackoffPolicy``, no sooner than `Retry-After`, then `.deferred`;
+/// - a dropped connection resends at once (possibly duplicated when the body left); an unreachable origin is
+///   retried with the reconnect backoff until the outage limit, then stops (`.unsent`);
+/// - per push-service origin (`https://host[:port]`): its own libcurl loop (``Transport``; HTTP/2 when the service
+///   offers it by ALPN, else HTTP/1.1 on up to ``http1ConnectionsPerOrigin`` connections), its own stop and outage
+///   state and its own VAPID token, so one failing push service never stalls the others;
+/// - before connecting, every resolved address is judged by ``WebPushHostPolicy/refusal(address:for:)``: a
+///   loopback, private or link-local one is refused unless the host is listed exactly in `allowedHosts`.
+public final class WebPushSender: DeliverySender, Sendable {
+    /// Connections an HTTP/1.1 push service gets per origin (HTTP/2 multiplexes on one), as browsers open.
+    public static let http1ConnectionsPerOrigin = 6
+
+    public let configuration: SenderConfiguration
+    public let metrics = SenderMetrics()
+    /// The VAPID signer (one token per origin, reused until renewal).
+    public let signer: VAPIDSigner
+    let policy: WebPushHostPolicy
+    let caFile: String?
+    let declarative: Bool
+    let http1Only: Bool
+    /// True when requests go through an outbound proxy (configured, or libcurl's `HTTPS_PROXY`): then the resolved
+    /// address cannot be judged before connecting (the proxy connects).
+    let proxied: Bool
+    let clock: SenderClock
+    let sleeper: Sleeper
+    let random: @Sendable () -> Double
+    let logger: Logger
+    let backoff: BackoffPolicy
+    let reconnect: BackoffPolicy
+    let shared = Mutex(Shared())
+
+    /// Everything mutable, behind one lock. Callbacks never run while it is held.
+    struct Shared {
+        var origins: [String: Origin] = [:]
+        var summary = SendSummary()
+        /// Notifications waiting out a retry or reconnect backoff.
+        var waiting: [ObjectIdentifier: TransferJob] = [:]
+        /// Set by ``abandonWaiting(_:)`` until the next ``beginRun()``.
+        var stopping = false
+        /// Answers by HTTP version (as libcurl negotiated it).
+        var answeredOverHTTP2 = 0
+        var answeredOverHTTP1 = 0
+    }
+
+    /// One push service's state.
+    struct Origin {
+        let target: SenderTarget
+        /// Empty when curl could not be set up (then `stop` is set).
+        let transport: Transport?
+        var stop: EndpointStop?
+        /// Since when the origin has been unreachable (its first failed connect), nil while it answers.
+        var unreachableSinceMs: Int64?
+        /// The last header list and its lines: a broadcast's requests share them within a second.
+        var lastHeaders: (lines: [String], list: HeaderList)?
+    }
+
+    /// - Parameters:
+    ///   - signer: the app's VAPID key and subject.
+    ///   - policy: the allowed push-service hosts; resolved addresses are judged with it before connecting.
+    ///   - caFile: extra trust anchors (a self-hosted push service, the simulator); verification is always on.
+    ///   - declarative: send Apple's Declarative Web Push form (``WebPushPayload``).
+    ///   - http1Only: never offer HTTP/2 (a push service that mishandles it; tests of the HTTP/1.1 path).
+    public init(
+        signer: VAPIDSigner, policy: WebPushHostPolicy, caFile: String? = nil, declarative: Bool = false,
+        http1Only: Bool = false, configuration: SenderConfiguration = .init(), clock: SenderClock = SystemClock(),
+        sleeper: Sleeper = TaskSleeper(), random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        logger: Logger = Logger(label: "PushSender.WebPush")
+    ) throws(SenderError) {
+        guard CurlGlobal.initialized else { throw SenderError(.transport, "curl_global_init failed") }
+        self.signer = signer
+        self.policy = policy
+        self.caFile = caFile
+        self.declarative = declarative
+        self.http1Only = http1Only
+        let environment = ProcessInfo.processInfo.environment
+        proxied = configuration.proxy != nil || environment["HTTPS_PROXY"] != nil || environment["https_proxy"] != nil
+        self.configuration = configuration
+        self.clock = clock
+        self.sleeper = sleeper
+        self.random = random
+        self.logger = logger
+        backoff = BackoffPolicy(baseMs: configuration.backoffBaseMs, capMs: configuration.backoffCapMs)
+        reconnect = BackoffPolicy(baseMs: configuration.reconnectBaseMs, capMs: configuration.reconnectCapMs)
+    }
+
+    /// A sender whose VAPID key is the PEM file at `vapidKeyPath` (refused like every secret file when others can read
+    /// it) and whose contact is `subject`; the rest as ``init(signer:policy:caFile:declarative:http1Only:configuration:clock:sleeper:random:logger:)``.
+    public convenience init(
+        vapidKeyPath: String, subject: String, policy: WebPushHostPolicy, caFile: String? = nil, declarative: Bool = false,
+        configuration: SenderConfiguration = .init(), logger: Logger = Logger(label: "PushSender.WebPush")
+    ) throws(SenderError) {
+        let signer: VAPIDSigner
+        do {
+            signer = try VAPIDSigner(pemPath: vapidKeyPath, subject: subject)
+        } catch {
+            throw SenderError(.unknown("credentials"), error.message)
+        }
+        try self.init(
+            signer: signer, policy: policy, caFile: caFile, declarative: declarative, configuration: configuration, logger: logger)
+    }
+
+    public func submit(
+        _ item: SendItem, onResult: @escaping @Sendable (DeliveryResult) -> Void,
+        onPruneReleased: (@Sendable (DeviceToken) -> Void)?
+    ) {
+        let job = TransferJob(item, onResult: onResult, onPruneReleased: onPruneReleased)
+        job.startedAtMs = clock.nowMs()
+        metrics.submitted()
+        guard let subscription = item.webPush else {
+            finish(job, status: 0, reason: "not a web device: the item has no Web Push subscription", kind: .rejected)
+            return
+        }
+        let request = item.request
+        let plaintext: [UInt8]
+        switch WebPushPayload.map(
+            apnsPayload: request.payload, pushType: request.pushType, id: request.apnsId, collapseId: request.collapseId,
+            declarative: declarative)
+        {
+        case .skip(let reason):
+            finish(job, status: 0, reason: reason, kind: .rejected)
+            return
+        case .send(let bytes):
+            plaintext = bytes
+        }
+        let body: [UInt8]
+        do {
+            body = try WebPushEncryption.encrypt(plaintext, for: WebPushEncryption.RecipientKeys(subscription))
+        } catch {
+            finish(job, status: 0, reason: error.message, kind: .rejected)
+            return
+        }
+        job.prepared = PreparedRequest(url: subscription.endpoint.url, headers: HeaderList(), body: body)
+        dispatch(job)
+    }
+
+    /// Sends one item and waits for its result (retries included).
+    public func send(_ item: SendItem) async -> DeliveryResult {
+        await withCheckedContinuation { (c: CheckedContinuation<DeliveryResult, Never>) in
+            submit(item) { c.resume(returning: $0) }
+        }
+    }
+
+    public var summary: SendSummary { shared.withLock { $0.summary } }
+
+    /// Answers received over HTTP/2 and over HTTP/1.1 so far: which the push services offered (ALPN).
+    public var answersByHTTPVersion: (http2: Int, http1: Int) {
+        shared.withLock { ($0.answeredOverHTTP2, $0.answeredOverHTTP1) }
+    }
+
+    /// Web Push has no BadDeviceToken to hold back: no pruning breaker.
+    public var breakerStates: [String: PruningBreaker.State] { [:] }
+    public var trippedEndpoints: [String] { [] }
+
+    public var endpointConditions: [EndpointCondition] {
+        shared.withLock { s in
+            s.origins.map { origin, o in
+                EndpointCondition(
+                    endpoint: origin, reachable: o.unreachableSinceMs == nil && o.stop == nil, stopped: o.stop != nil,
+                    breakerTripped: false)
+            }.sorted { $0.endpoint < $1.endpoint }
+        }
+    }
+
+    /// Origins stopped by an outage get a fresh chance; credential stops stay (the key or subject must change).
+    public func beginRun() {
+        shared.withLock { s in
+            s.stopping = false
+            for (origin, var o) in s.origins where o.stop?.kind == .outage {
+                o.stop = nil
+                o.unreachableSinceMs = nil
+                s.origins[origin] = o
+            }
+        }
+    }
+
+    public func abandonWaiting(_ reason: String) {
+        let jobs = shared.withLock { s -> [TransferJob] in
+            s.stopping = true
+            defer { s.waiting.removeAll() }
+            return Array(s.waiting.values)
+        }
+        for job in jobs {
+            let origin = job.item.webPush?.endpoint.origin ?? "web push"
+            finish(job, status: 0, reason: nil, kind: .unsent, stop: EndpointStop(.stopping, endpoint: origin, message: reason))
+        }
+    }
+
+    /// Nothing is held across a run (no breaker): nothing to discard.
+    @discardableResult public func endRun() -> Int { 0 }
+
+    public func shutdown() async {
+        abandonWaiting("the sender is shutting down")
+        let transports = shared.withLock { s in s.origins.values.compactMap(\.transport) }
+        for transport in transports { await transport.stop() }
+    }
+}

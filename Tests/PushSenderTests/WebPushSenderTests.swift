@@ -1,0 +1,313 @@
+import APNsSimulator
+import Crypto
+import Foundation
+import PushCore
+import PushSender
+import Testing
+
+/// The Web Push sender against the simulator's strict Web Push service, over TLS on real sockets: the simulator
+/// verifies VAPID, requires TTL, checks Urgency and Topic, decrypts each body and records its plaintext.
+@Suite struct WebPushSenderTests {
+    nonisolated(unsafe) static let vapidKey = P256.Signing.PrivateKey()
+    static let subject = "mailto:ops@example.com"
+
+    /// A harness the Web Push service accepts (no client certificate).
+    static func harness(faults: SimulatorFaults = .init()) async throws -> SimulatorHarness {
+        try await SimulatorHarness(faults: faults, clientAuth: .either)
+    }
+
+    static func sender(
+        caFile: String, allowed: [String], http1Only: Bool = false, declarative: Bool = false,
+        signer: VAPIDSigner? = nil, configuration: SenderConfiguration = .init(backoffBaseMs: 50)
+    ) throws -> WebPushSender {
+        try WebPushSender(
+            signer: signer ?? VAPIDSigner(key: vapidKey, subject: subject),
+            policy: WebPushHostPolicy(allowedHosts: allowed), caFile: caFile, declarative: declarative,
+            http1Only: http1Only, configuration: configuration)
+    }
+
+    /// A notification for a minted subscription, in the APNs form the engine prepares.
+    static func item(
+        _ minted: MintedSubscription, _ index: Int, collapseId: String? = "job-0f9c2a7e-5b1d-4c3e-8a6f-2d4b6c8e0a1b",
+        priority: PushPriority = .immediate, expiration: Int64? = nil, pushType: PushType = .alert,
+        payload: String? = nil, host: String? = nil, url: String? = nil
+    ) throws -> SendItem {
+        let url = url ?? host.map { minted.endpoint.replacingOccurrences(of: "127.0.0.1", with: $0) } ?? minted.endpoint
+        let endpoint = try WebPushEndpoint(parsing: url)
+        let subscription = try WebPushSubscription(
+            endpoint: endpoint, p256dh: Base64URL.decode(minted.p256dh)!, auth: Base64URL.decode(minted.auth)!)
+        let json = payload ?? #"{"aps":{"alert":{"title":"Hello \#(index)","body":"Grüße 🍉"},"sound":"default","badge":\#(index)},"url":"https://shop.example/\#(index)","orderId":\#(index)}"#
+        let request = NotificationRequest(
+            token: testToken(index), topic: "web", pushType: pushType, priority: priority, expiration: expiration,
+            collapseId: collapseId, apnsId: APNsID.random(), payload: Array(json.utf8))
+        return SendItem(request, webPush: subscription)
+    }
+
+    /// What the simulator must have decrypted for `item`.
+    static func expected(_ item: SendItem, declarative: Bool = false) -> String? {
+        let r = item.request
+        guard case .send(let bytes) = WebPushPayload.map(
+            apnsPayload: r.payload, pushType: r.pushType, id: r.apnsId, collapseId: r.collapseId, declarative: declarative)
+        else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func sendAll(_ sender: WebPushSender, _ items: [SendItem]) async -> [DeliveryResult] {
+        await withTaskGroup(of: DeliveryResult.self) { group in
+            for item in items { group.addTask { await sender.send(item) } }
+            var results: [DeliveryResult] = []
+            for await r in group { results.append(r) }
+            return results
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func aBatchIsDecryptedExactlyOnceWithItsHeadersOneVAPIDTokenAndTheNegotiatedHTTPVersion(http1Only: Bool) async throws {
+        let h = try await Self.harness()
+        defer { Task { await h.stop() } }
+        let signer = try VAPIDSigner(key: Self.vapidKey, subject: Self.subject)
+        let sender = try Self.sender(caFile: h.caFile, allowed: ["127.0.0.1:\(h.port)"], http1Only: http1Only, signer: signer)
+        let key = Array(Self.vapidKey.publicKey.x963Representation)
+        let expiration = Int64(Date().timeIntervalSince1970) + 3600
+        var items: [SendItem] = []
+        for i in 0..<60 {
+            items.append(try Self.item(
+                h.simulator.mintWebPushSubscription(applicationServerKey: i % 2 == 0 ? key : nil), i,
+                priority: i % 3 == 0 ? .low : .immediate, expiration: i % 5 == 0 ? nil : expiration))
+        }
+        let results = await Self.sendAll(sender, items)
+        await sender.shutdown()
+        #expect(results.count == 60)
+        #expect(results.allSatisfy { $0.kind == .accepted && $0.status == 201 }, "\(results.filter { !$0.isAccepted })")
+        let received = h.simulator.receivedWebPushes
+        #expect(received.count == 60)
+        let subscriptionIds = h.simulator.webPushSubscriptions.map(\.id)
+        for (index, item) in items.enumerated() {
+            let id = try #require(item.webPush?.endpoint.url.split(separator: "/").last.map(String.init))
+            #expect(subscriptionIds.contains(id))
+            let got = received.filter { $0.subscriptionId == id }
+            try #require(got.count == 1, "subscription \(index) received \(got.count) times")
+            #expect(got[0].text == Self.expected(item))
+            #expect(got[0].urgency == (index % 3 == 0 ? "low" : "high"))
+            #expect(got[0].topic == WebPushHeaders.derivedTopic("job-0f9c2a7e-5b1d-4c3e-8a6f-2d4b6c8e0a1b"))
+            if index % 5 == 0 {
+                #expect(got[0].ttl == Int(WebPushHeaders.defaultTTL))
+            } else {
+                #expect((3590...3600).contains(got[0].ttl), "ttl \(got[0].ttl)")
+            }
+            #expect(got[0].subject == Self.subject && got[0].vapidKey == signer.publicKey)
+        }
+        #expect(signer.tokensSigned == 1, "one VAPID token for the origin, reused for every notification")
+        let versions = sender.answersByHTTPVersion
+        #expect(http1Only ? (versions.http1 == 60 && versions.http2 == 0) : (versions.http2 == 60 && versions.http1 == 0))
+        #expect(sender.summary.accepted == 60 && sender.summary.finished == 60)
+    }
+
+    @Test func anExpiredSubscriptionIsTokenDeadAndPrunedUnconditionally() async throws {
+        let h = try await Self.harness()
+        defer { Task { await h.stop() } }
+        let sender = try Self.sender(caFile: h.caFile, allowed: ["127.0.0.1:\(h.port)"])
+        let live = h.simulator.mintWebPushSubscription()
+        let gone = h.simulator.mintWebPushSubscription()
+        #expect(h.simulator.expireWebPushSubscription(id: gone.id))
+        let results = await Self.sendAll(sender, [try Self.item(live, 1), try Self.item(gone, 2)])
+        await sender.shutdown()
+        let dead = try #require(results.first { $0.token == testToken(2) })
+        #expect(dead.kind == .tokenDead && dead.status == 410)
+        guard case .delete(let prune) = dead.prune else {
+            Issue.record("no prune: \(dead.prune)")
+            return
+        }
+        #expect(prune.verdict.prunes && prune.apnsTimestampMs == nil)
+        #expect(results.first { $0.token == testToken(1) }?.kind == .accepted)
+        #expect(h.simulator.receivedWebPushes.map(\.subscriptionId) == [live.id])
+    }
+
+    @Test func tooManyRequestsAndServiceUnavailableAreRetriedThenAccepted() async throws {
+        let h = try await Self.harness(faults: SimulatorFaults(tooManyRequestsFraction: 0.2, serviceUnavailableFraction: 0.2))
+        defer { Task { await h.stop() } }
+        let sender = try Self.sender(
+            caFile: h.caFile, allowed: ["127.0.0.1:\(h.port)"],
+            configuration: SenderConfiguration(maxAttempts: 20, backoffBaseMs: 20, backoffCapMs: 100))
+        let items = try (0..<30).map { try Self.item(h.simulator.mintWebPushSubscription(), $0) }
+        let results = await Self.sendAll(sender, items)
+        await sender.shutdown()
+        #expect(results.allSatisfy { $0.isAccepted }, "\(results.filter { !$0.isAccepted })")
+        #expect(sender.summary.retried > 0)
+        #expect(results.contains { $0.attempts > 1 })
+        let counts = Dictionary(grouping: h.simulator.receivedWebPushes, by: \.subscriptionId).mapValues(\.count)
+        #expect(counts.count == 30 && counts.values.allSatisfy { $0 == 1 })
+        #expect((h.simulator.counters.byStatus[429] ?? 0) + (h.simulator.counters.byStatus[503] ?? 0) == sender.summary.retried)
+    }
+
+    @Test func aRefusedVAPIDTokenStopsThatOriginOnlyAndAnotherOriginKeepsWorking() async throws {
+        // Two origins on one simulator: https://localhost:PORT and https://127.0.0.1:PORT. The simulator minted every
+        // subscription for https://127.0.0.1:PORT, so a token whose aud is https://localhost:PORT is refused (403
+        // BadJwtToken): that origin stops; the other goes on (its own transport, state and token).
+        let h = try await Self.harness()
+        defer { Task { await h.stop() } }
+        let sender = try Self.sender(caFile: h.caFile, allowed: ["localhost:\(h.port)", "127.0.0.1:\(h.port)"])
+        var items: [SendItem] = []
+        for i in 0..<10 { items.append(try Self.item(h.simulator.mintWebPushSubscription(), i, host: "localhost")) }
+        for i in 10..<30 { items.append(try Self.item(h.simulator.mintWebPushSubscription(), i)) }
+        let results = await Self.sendAll(sender, items)
+        await sender.shutdown()
+        let refusedOrigin = "https://localhost:\(h.port)"
+        let workingOrigin = "https://127.0.0.1:\(h.port)"
+        let refusedTokens = Set(items.prefix(10).map(\.request.token))
+        let fromRefused = results.filter { refusedTokens.contains($0.token) }
+        #expect(fromRefused.count == 10 && fromRefused.allSatisfy { $0.kind == .unsent && $0.stop?.kind == .credentials })
+        #expect(fromRefused.allSatisfy { $0.stop?.endpoint == refusedOrigin })
+        let message = fromRefused.first?.stop?.message ?? ""
+        #expect(message.contains("403") && message.contains("BadJwtToken") && message.contains(refusedOrigin), "\(message)")
+        #expect(sender.summary.stops.map(\.endpoint) == [refusedOrigin])
+        let fromWorking = results.filter { !refusedTokens.contains($0.token) }
+        #expect(fromWorking.count == 20 && fromWorking.allSatisfy { $0.isAccepted })
+        #expect(h.simulator.receivedWebPushes.count == 20)
+        let conditions = Dictionary(uniqueKeysWithValues: sender.endpointConditions.map { ($0.endpoint, $0.stopped) })
+        #expect(conditions == [refusedOrigin: true, workingOrigin: false])
+    }
+
+    @Test func requestsLostWithAResetConnectionAreResentUntilAccepted() async throws {
+        // Every connection is reset (TCP RST) when a 6th stream opens on it: the requests on the wire are lost.
+        let h = try await Self.harness(faults: SimulatorFaults(resetAfterRequests: 5))
+        defer { Task { await h.stop() } }
+        // 30 in flight, 5 answered per connection: an item can be lost more often than the default 10 times.
+        let sender = try Self.sender(
+            caFile: h.caFile, allowed: ["127.0.0.1:\(h.port)"], configuration: SenderConfiguration(maxDroppedAttempts: 100))
+        let items = try (0..<30).map { try Self.item(h.simulator.mintWebPushSubscription(), $0) }
+        let results = await Self.sendAll(sender, items)
+        await sender.shutdown()
+        #expect(results.count == 30 && results.allSatisfy { $0.isAccepted }, "\(results.filter { !$0.isAccepted })")
+        #expect(h.simulator.counters.resets > 0)
+        #expect(sender.summary.possiblyDuplicated > 0, "requests whose body had left were flagged")
+        // Every message arrived. Some arrived more than once: the simulator processed them and the reset lost the
+        // answer. Not all of those are flagged possibly duplicated: libcurl itself resends a request whose reused
+        // connection died before any answer byte, and reports the later answer as the transfer's only one.
+        let received = Set(h.simulator.receivedWebPushes.map(\.subscriptionId))
+        #expect(received.count == 30)
+    }
+
+    @Test(arguments: [false, true])
+    func connectionsTheServiceClosesAreReopenedAndEachMessageIsRecordedOnce(http1Only: Bool) async throws {
+        // GOAWAY on HTTP/2, `Connection: close` and a closed connection on HTTP/1.1, every 7 requests.
+        let h = try await Self.harness(faults: SimulatorFaults(goAwayAfterStreams: 7))
+        defer { Task { await h.stop() } }
+        let sender = try Self.sender(caFile: h.caFile, allowed: ["127.0.0.1:\(h.port)"], http1Only: http1Only)
+        let items = try (0..<40).map { try Self.item(h.simulator.mintWebPushSubscription(), $0) }
+        let results = await Self.sendAll(sender, items)
+        await sender.shutdown()
+        #expect(results.count == 40 && results.allSatisfy { $0.isAccepted }, "\(results.filter { !$0.isAccepted })")
+        let counts = Dictionary(grouping: h.simulator.receivedWebPushes, by: \.subscriptionId).mapValues(\.count)
+        #expect(counts.count == 40 && counts.values.allSatisfy { $0 == 1 })
+        #expect(h.simulator.counters.connections > 1, "the fault closed connections")
+    }
+
+    @Test func anUnreachableOriginStopsAfterTheOutageLimitWhileAnotherOriginKeepsSending() async throws {
+        let h = try await Self.harness()
+        defer { Task { await h.stop() } }
+        // Port 1 on this machine refuses connections.
+        let sender = try Self.sender(
+            caFile: h.caFile, allowed: ["127.0.0.1:\(h.port)", "127.0.0.1:1"],
+            configuration: SenderConfiguration(outageLimitMs: 1500, reconnectBaseMs: 50, reconnectCapMs: 200))
+        var items: [SendItem] = []
+        for i in 0..<5 { items.append(try Self.item(h.simulator.mintWebPushSubscription(), i, url: "https://127.0.0.1:1/wp/s\(i)")) }
+        for i in 5..<25 { items.append(try Self.item(h.simulator.mintWebPushSubscription(), i)) }
+        let started = Date()
+        let results = await Self.sendAll(sender, items)
+        await sender.shutdown()
+        let down = results.filter { $0.token.hex < testToken(5).hex }
+        #expect(down.count == 5 && down.allSatisfy { $0.kind == .unsent && $0.stop?.kind == .outage })
+        #expect(down.first?.stop?.endpoint == "https://127.0.0.1:1")
+        #expect(Date().timeIntervalSince(started) >= 1.4, "waited for the outage limit")
+        let up = results.filter { $0.token.hex >= testToken(5).hex }
+        #expect(up.count == 20 && up.allSatisfy { $0.isAccepted })
+        #expect(h.simulator.receivedWebPushes.count == 20)
+    }
+
+    @Test func aPrivateAddressNotListedIsRefusedAtSendTimeBeforeConnecting() async throws {
+        let h = try await Self.harness()
+        defer { Task { await h.stop() } }
+        // `localhost` is a name: its address is known only once resolved, and 127.0.0.1 is loopback.
+        let item = try Self.item(h.simulator.mintWebPushSubscription(), 1, host: "localhost")
+        let refusing = try Self.sender(caFile: h.caFile, allowed: ["*.localhost.example:\(h.port)"])
+        let refused = await refusing.send(item)
+        await refusing.shutdown()
+        #expect(refused.kind == .rejected && refused.status == 0)
+        #expect(refused.reason == .unknown("AddressRefused") && refused.error?.contains("loopback address; refused") == true, "\(refused)")
+        #expect(h.simulator.counters.connections == 0, "no connection was opened")
+        #expect(h.simulator.receivedWebPushes.isEmpty)
+        // Listed exactly, the operator's choice: it connects, and the service answers (403: the simulator minted the
+        // subscription for https://127.0.0.1:PORT, so a token for https://localhost:PORT has the wrong aud).
+        let allowing = try Self.sender(caFile: h.caFile, allowed: ["localhost:\(h.port)"])
+        let sent = await allowing.send(item)
+        await allowing.shutdown()
+        #expect(sent.status == 403, "\(sent)")
+        #expect(h.simulator.counters.connections >= 1)
+    }
+
+    @Test func silentTooLargeAndNonWebItemsAreRejectedBeforeSending() async throws {
+        let h = try await Self.harness()
+        defer { Task { await h.stop() } }
+        let sender = try Self.sender(caFile: h.caFile, allowed: ["127.0.0.1:\(h.port)"])
+        let silent = await sender.send(try Self.item(
+            h.simulator.mintWebPushSubscription(), 1, pushType: .background, payload: #"{"aps":{"content-available":1}}"#))
+        #expect(silent.kind == .rejected && silent.status == 0 && silent.error == WebPushPayload.silentReason)
+        let big = String(repeating: "x", count: 5000)
+        let tooLarge = await sender.send(try Self.item(
+            h.simulator.mintWebPushSubscription(), 2, payload: #"{"aps":{"alert":"\#(big)"}}"#))
+        #expect(tooLarge.kind == .rejected && tooLarge.status == 0)
+        #expect(tooLarge.error?.contains("at most \(WebPushEncryption.maximumPlaintextLength)") == true, "\(tooLarge)")
+        var apnsItem = try Self.item(h.simulator.mintWebPushSubscription(), 3)
+        apnsItem.webPush = nil
+        #expect(await sender.send(apnsItem).kind == .rejected)
+        await sender.shutdown()
+        #expect(h.simulator.receivedWebPushes.isEmpty)
+        #expect(sender.summary.rejected == 3)
+    }
+
+    @Test func theDeclarativeFormIsWhatTheServiceDecrypts() async throws {
+        let h = try await Self.harness()
+        defer { Task { await h.stop() } }
+        let sender = try Self.sender(caFile: h.caFile, allowed: ["127.0.0.1:\(h.port)"], declarative: true)
+        let item = try Self.item(h.simulator.mintWebPushSubscription(), 7)
+        let result = await sender.send(item)
+        await sender.shutdown()
+        #expect(result.isAccepted)
+        let text = try #require(h.simulator.receivedWebPushes.first?.text)
+        #expect(text == Self.expected(item, declarative: true))
+        #expect(text.hasPrefix(#"{"web_push":8030,"notification":{"title":"Hello 7""#))
+    }
+
+    @Test func theRouterSendsEachItemToItsServiceAndRefusesAMissingOne() async throws {
+        let h = try await Self.harness()
+        defer { Task { await h.stop() } }
+        let web = try Self.sender(caFile: h.caFile, allowed: ["127.0.0.1:\(h.port)"])
+        let apns = try Sender(target: h.target(), credentials: FixedCertificate(tlsIdentity: h.clientIdentity()))
+        let router = ServiceRouter(apns: apns, webPush: web)
+        func send(_ router: ServiceRouter, _ item: SendItem) async -> DeliveryResult {
+            await withCheckedContinuation { c in router.submit(item) { c.resume(returning: $0) } }
+        }
+        let webItem = try Self.item(h.simulator.mintWebPushSubscription(), 1)
+        let apnsItem = SendItem(h.request(testToken(2)))
+        let sentWeb = await send(router, webItem)
+        let sentAPNs = await send(router, apnsItem)
+        #expect(sentWeb.isAccepted && sentWeb.status == 201)
+        #expect(sentAPNs.isAccepted && sentAPNs.status == 200)
+        #expect(h.simulator.receivedWebPushes.count == 1 && h.simulator.received.map(\.request.token) == [testToken(2)])
+        #expect(router.summary.accepted == 2 && router.summary.finished == 2)
+        #expect(router.endpointConditions.map(\.endpoint) == ["https://127.0.0.1:\(h.port)", "https://127.0.0.1:\(h.port)"])
+        await router.shutdown()
+        // An app with Web Push only: an APNs device is refused at once, naming the missing service; and the reverse.
+        let webOnly = ServiceRouter(apns: nil, webPush: try Self.sender(caFile: h.caFile, allowed: ["127.0.0.1:\(h.port)"]))
+        let noAPNs = await send(webOnly, apnsItem)
+        #expect(noAPNs.kind == .rejected && noAPNs.status == 0 && noAPNs.error?.contains("no apns configuration") == true, "\(noAPNs)")
+        let apnsOnly = ServiceRouter(apns: try Sender(target: h.target(), credentials: FixedCertificate(tlsIdentity: h.clientIdentity())), webPush: nil)
+        let noWeb = await send(apnsOnly, webItem)
+        #expect(noWeb.kind == .rejected && noWeb.error?.contains("no webpush configuration") == true, "\(noWeb)")
+        #expect(webOnly.summary.rejected == 1 && apnsOnly.summary.rejected == 1)
+        await webOnly.shutdown()
+        await apnsOnly.shutdown()
+        #expect(h.simulator.receivedWebPushes.count == 1 && h.simulator.received.count == 1)
+    }
+}
