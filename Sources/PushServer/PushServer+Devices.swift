@@ -11,6 +11,10 @@ extension PushServer {
             try await self.unregisterDevice(
                 request, app: try context.parameters.require("app"), token: try context.parameters.require("token"))
         }
+        // What a web app needs before it registers: the applicationServerKey (PushServer+WebPush.swift).
+        router.get("/v1/apps/:app/webpush/key") { request, context in
+            try await self.webPushKey(request, app: try context.parameters.require("app"))
+        }
         router.get("/v1/apps/:app/devices/count") { request, context in
             try await self.countDevices(request, app: try context.parameters.require("app"))
         }

@@ -4,12 +4,6 @@ import PushSender
 import Synchronization
 
 extension PushServer {
-    func addWebPushRoutes(to router: Router<BasicRequestContext>) {
-        router.get("/v1/apps/:app/webpush/key") { request, context in
-            try await self.webPushKey(request, app: try context.parameters.require("app"))
-        }
-    }
-
     /// `GET /v1/apps/{app}/webpush/key` (registration or send keys) → `{"publicKey": "<base64url>"}`: the app's VAPID
     /// public key, the `applicationServerKey` its web app passes to `pushManager.subscribe()`. 404 when the app has no
     /// Web Push; 503 when its key file cannot be read (the operator's to fix: the message names the key).

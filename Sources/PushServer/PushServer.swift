@@ -155,7 +155,6 @@ public final class PushServer: Sendable {
         router.middlewares.add(RequestLogMiddleware(logger: logger, metrics: metrics))
         router.middlewares.add(JSONErrorMiddleware(listener: listener, unavailable: { [health] in health.noteUnavailable($0) }))
         addDeviceRoutes(to: router)
-        addWebPushRoutes(to: router)
         addUserRoutes(to: router)
         addLiveActivityTokenRoutes(to: router)
         addLiveActivityRoutes(to: router)

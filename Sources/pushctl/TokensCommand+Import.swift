@@ -13,7 +13,10 @@ extension TokensCommand {
                 Each batch is validated before anything is written: a batch with an invalid line writes \
                 nothing; invalid lines are reported with their numbers and the command exits 2. With --format jsonl \
                 each line is a registration object as POST /v1/apps/{app}/devices takes it (token, oldToken, channels, \
-                environment and the installation fields: installation, user, timeZone, locale, appVersion, osVersion, tags).
+                environment and the installation fields: installation, user, timeZone, locale, appVersion, osVersion, tags). \
+                With --service webpush each line is a browser's subscription and its fields, {"subscription": \
+                {"endpoint", "expirationTime", "keys"}, …installation fields…}, judged as the API judges it (the app \
+                needs apps.ID.webpush).
                 """)
         @OptionGroup var options: TokensOptions
         @Argument(help: "A file with one token per line, or - for standard input.") var file: String
@@ -21,7 +24,9 @@ extension TokensCommand {
         var environment: String?
         @Option(name: .long, help: "A channel for every imported token (repeatable).") var channel: [String] = []
         @Option(name: .long, help: "Tokens per transaction.") var batchSize = 50_000
-        @Option(name: .long, help: "lines (one token per line) or jsonl (one registration object per line).") var format = "lines"
+        @Option(name: .long, help: "lines (one token per line) or jsonl (one registration object per line); default lines, jsonl with --service webpush.")
+        var format: String?
+        @Option(name: .long, help: "apns (tokens) or webpush (browser subscriptions as JSON lines).") var service = "apns"
 
         func run() throws {
             let (settings, registry) = try options.open()
@@ -36,6 +41,15 @@ extension TokensCommand {
                 }
                 handle = opened
             }
+            guard let pushService = PushService(rawValue: service), pushService != .fcm else {
+                throw CLIError.usage("--service must be apns or webpush")
+            }
+            let webPush = pushService == .webpush ? settings.webPush?.hostPolicy : nil
+            if pushService == .webpush {
+                guard webPush != nil else { throw CLIError.usage("app \(options.app) has no Web Push configured (apps.\(options.app).webpush)") }
+                guard self.format ?? "jsonl" == "jsonl" else { throw CLIError.usage("--service webpush reads JSON lines (--format jsonl)") }
+            }
+            let format = self.format ?? (pushService == .webpush ? "jsonl" : "lines")
             guard format == "lines" || format == "jsonl" else { throw CLIError.usage("--format must be lines or jsonl") }
             if format == "jsonl" && (!channel.isEmpty || self.environment != nil) {
                 throw CLIError.usage("--format jsonl takes channels and environment from each line")
@@ -44,7 +58,8 @@ extension TokensCommand {
             let report = try cli { () throws(StoreError) -> ImportReport in
                 if jsonl {
                     return try registry.importRegistrations(
-                        app: options.app, lines: LineReader(handle), defaultEnvironment: environment, batchSize: min(batchSize, 10_000))
+                        app: options.app, lines: LineReader(handle), defaultEnvironment: environment, batchSize: min(batchSize, 10_000),
+                        webPush: webPush)
                 }
                 return try registry.importTokens(
                     app: options.app, lines: LineReader(handle), environment: environment,

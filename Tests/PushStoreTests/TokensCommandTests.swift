@@ -18,6 +18,42 @@ import TestSupport
         try await pushctl(["tokens"] + arguments, config: config, stdin: stdin)
     }
 
+    /// `tokens import --service webpush`: JSON lines of subscriptions and fields, judged as the API judges them; a
+    /// bad line names its number and field and its batch writes nothing; an app without webpush is a usage error.
+    @Test(.timeLimit(.minutes(1)))
+    func webPushSubscriptionsAreImportedAsJSONLines() async throws {
+        let dir = makeTempDirectory()
+        let config = dir + "/pushctl.json"
+        try """
+            { "database": "data/registry.sqlite", "simulator": {"certificates": "certs"},
+              "apps": { "example": { "topic": "com.example.app", "endpoint": "simulator",
+                                     "auth": {"p12": "client.p12", "passwordFile": "client.p12.password"},
+                                     "webpush": {"vapidKey": "vapid.pem", "subject": "mailto:ops@example.com",
+                                                 "allowedHosts": ["push.example.net"]} } } }
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        // The P-256 generator: a point on the curve.
+        let p256dh = "BGsX0fLhLEJH-Lzm5WOkQPJ3A32BLeszoPShOUXYmMKWT-NC4v4af5uO5-tKfA-eFivOM1drMV7Oy7ZAaDe_UfU"
+        func line(_ endpoint: String, _ extra: String = "") -> String {
+            #"{"subscription":{"endpoint":"\#(endpoint)","expirationTime":null,"keys":{"p256dh":"\#(p256dh)","auth":"AAAAAAAAAAAAAAAAAAAAAA"}}\#(extra)}"#
+        }
+        let good = [line("https://web.push.apple.com/a", #","locale":"fr-FR""#), line("https://push.example.net/b", #","channels":["news"]"#)]
+        let imported = try await pushctl(["tokens", "import", "--app", "example", "--service", "webpush", "-"], config: config,
+                                         stdin: good.joined(separator: "\n") + "\n")
+        #expect(imported.status == 0 && imported.stdout == "imported 2 tokens in 1 batches\n", "\(imported.stderr)")
+        let devices = try blocking { try SQLiteRegistry(path: dir + "/data/registry.sqlite").list(app: "example") }
+        #expect(Set(devices.map(\.token)) == [DeviceKey.webPush(endpointURL: "https://web.push.apple.com/a"),
+                                              DeviceKey.webPush(endpointURL: "https://push.example.net/b")])
+        #expect(devices.allSatisfy { $0.service == .webpush && $0.webPush != nil })
+        // A host outside the list: the line and field are named, and its batch writes nothing.
+        let bad = try await pushctl(["tokens", "import", "--app", "example", "--service", "webpush", "-"], config: config,
+                                    stdin: line("https://web.push.apple.com/c") + "\n" + line("https://evil.example.com/d") + "\n")
+        #expect(bad.status == 2 && bad.stderr.contains("line 2: subscription.endpoint host 'evil.example.com'"), "\(bad.stderr)")
+        #expect(try blocking { try SQLiteRegistry(path: dir + "/data/registry.sqlite").count(app: "example", channel: nil, environment: nil) } == 2)
+        // Without webpush configured: exit 2, one line.
+        let plain = try await run("import", "--app", "example", "--service", "webpush", "-", stdin: line("https://web.push.apple.com/a") + "\n")
+        #expect(plain.status == 2 && plain.stderr.contains("has no Web Push configured"), "\(plain.stderr)")
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func acceptanceReplacesNSDataToken() async throws {
         let nsData = "<740f4707 bebcf74f 9b7c25d4 8e335894 5f6aa01d a5ddb387 462c7eaf 61bb78ad>"
