@@ -76,20 +76,9 @@ public final class VAPIDSigner: Sendable {
         }
     }
 
-    /// Why `subject` is not a contact push services accept, or nil: `mailto:` and an address, or an `https://` URL.
-    public static func subjectProblem(_ subject: String) -> String? {
-        let printable = !subject.isEmpty && subject.utf8.count <= 512 && subject.utf8.allSatisfy { (0x21...0x7E).contains($0) }
-        if printable, subject.hasPrefix("mailto:") {
-            let address = subject.dropFirst("mailto:".count)
-            let parts = address.split(separator: "@", omittingEmptySubsequences: false)
-            if parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix(".") { return nil }
-        }
-        if printable, subject.hasPrefix("https://") {
-            let authority = subject.dropFirst("https://".count).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-            if let endpoint = try? WebPushEndpoint(parsing: "https://\(authority)/x"), endpoint.address == nil { return nil }
-        }
-        return "subject must be a mailto: address or an https: URL where the push service can reach you (RFC 8292 §2.1), not '\(subject.prefix(80))'"
-    }
+    /// Why `subject` is not a contact push services accept, or nil: the one rule (``WebPushSettings/subjectProblem(_:)``),
+    /// which the configuration applies too, so a server never starts with a subject its signer would refuse.
+    public static func subjectProblem(_ subject: String) -> String? { WebPushSettings.subjectProblem(subject) }
 
     /// `vapid t=<JWT>, k=<public key>` for a request to `endpoint`: the cached token for its origin, or a new one.
     public func authorization(for endpoint: WebPushEndpoint) throws(CredentialError) -> String {
