@@ -11,11 +11,19 @@ public struct SendItem: Sendable {
     public var environment: APNsEnvironment?
     /// The web device's subscription; nil for an APNs device.
     public var webPush: WebPushSubscription?
+    /// The push service the device belongs to: what ``ServiceRouter`` routes by. Given by the registry, not guessed
+    /// from the subscription, so a web device whose stored subscription cannot be read goes to the Web Push sender
+    /// (which refuses it) and never to APNs as a token.
+    public var service: PushService
 
-    /// Creates an item.
-    public init(_ request: NotificationRequest, environment: APNsEnvironment? = nil, webPush: WebPushSubscription? = nil) {
+    /// Creates an item; `service` defaults to the one `webPush` implies.
+    public init(
+        _ request: NotificationRequest, environment: APNsEnvironment? = nil, webPush: WebPushSubscription? = nil,
+        service: PushService? = nil
+    ) {
         self.request = request
         self.environment = environment
         self.webPush = webPush
+        self.service = service ?? (webPush == nil ? .apns : .webpush)
     }
 }

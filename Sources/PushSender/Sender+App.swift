@@ -47,8 +47,8 @@ extension SenderConfiguration {
 }
 
 extension ServiceRouter {
-    /// What the engine sends an app's devices through: the APNs ``Sender`` alone for an app without Web Push
-    /// (nothing changes for it), else a router to its APNs sender and a ``WebPushSender`` made from
+    /// What the engine sends an app's devices through: a router to the app's APNs ``Sender`` and, with Web Push
+    /// configured, a ``WebPushSender`` made from
     /// `apps.ID.webpush` — its VAPID key (refused like every secret file), subject, allowed hosts, trust anchors and
     /// payload form — with the same engine settings and proxy. Throws as ``Sender/forApp(_:in:credentials:settings:breakerStates:logger:)``,
     /// and ``CredentialError`` for an unreadable VAPID key.
@@ -59,7 +59,9 @@ extension ServiceRouter {
     ) throws -> any DeliverySender {
         let apns = try Sender.forApp(
             app, in: configuration, credentials: credentials, settings: settings, breakerStates: breakerStates, logger: logger)
-        guard let web = app.webPush else { return apns }
+        // Always a router, even without Web Push: a web device left in the registry after its app's `webpush` was
+        // removed is then refused by name (NoService), never sent to APNs as if its key were a token.
+        guard let web = app.webPush else { return ServiceRouter(apns: apns, webPush: nil) }
         let signer = try VAPIDSigner(pemPath: web.vapidKey, subject: web.subject)
         var webSettings = settings.applying(app)
         if let proxy = configuration.proxy(for: app) { webSettings.proxy = try SenderProxy(proxy) }

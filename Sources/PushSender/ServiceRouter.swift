@@ -48,13 +48,17 @@ public final class ServiceRouter: DeliverySender, Sendable {
         _ item: SendItem, onResult: @escaping @Sendable (DeliveryResult) -> Void,
         onPruneReleased: (@Sendable (DeviceToken) -> Void)?
     ) {
-        let sender: (any DeliverySender)? = item.webPush != nil ? webPush : apns
+        let sender: (any DeliverySender)? = switch item.service {
+        case .apns: apns
+        case .webpush: webPush
+        case .fcm: nil
+        }
         if let sender {
             sender.submit(item, onResult: onResult, onPruneReleased: onPruneReleased)
             return
         }
-        let service = item.webPush != nil ? "webpush" : "apns"
-        let reason = "the app has no \(service) configuration: a \(service == "webpush" ? "web" : "APNs") device cannot be sent to"
+        let service = item.service.rawValue
+        let reason = "the app has no \(service) configuration: a \(service) device cannot be sent to"
         refused.withLock { $0.count(.rejected, possiblyDuplicated: false) }
         let now = SystemClock().nowMs()
         onResult(DeliveryResult(

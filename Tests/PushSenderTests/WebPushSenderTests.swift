@@ -306,6 +306,13 @@ import Testing
         let noWeb = await send(apnsOnly, webItem)
         #expect(noWeb.kind == .rejected && noWeb.error?.contains("no webpush configuration") == true, "\(noWeb)")
         #expect(webOnly.summary.rejected == 1 && apnsOnly.summary.rejected == 1)
+        // A web device whose subscription could not be read goes by its service, never to APNs as a token.
+        let unreadable = await send(apnsOnly, SendItem(h.request(testToken(3)), service: .webpush))
+        #expect(unreadable.kind == .rejected && unreadable.error?.contains("no webpush configuration") == true, "\(unreadable)")
+        let both = ServiceRouter(apns: try Sender(target: h.target(), credentials: FixedCertificate(tlsIdentity: h.clientIdentity())), webPush: web)
+        let noSubscription = await send(both, SendItem(h.request(testToken(4)), service: .webpush))
+        #expect(noSubscription.kind == .rejected && noSubscription.status == 0, "\(noSubscription)")
+        await both.shutdown()
         await webOnly.shutdown()
         await apnsOnly.shutdown()
         #expect(h.simulator.receivedWebPushes.count == 1 && h.simulator.received.count == 1)
