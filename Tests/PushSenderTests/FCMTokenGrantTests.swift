@@ -96,14 +96,20 @@ struct FCMTokenGrantTests {
     }
 
     @Test func aRefusedGrantNamesGooglesDescriptionAndIsNotRetriedAtOnce() async throws {
-        try await Self.withSimulator(trusted: false) { simulator, account, caFile in
-            let cache = AccessTokenCache(serviceAccount: account, caFile: caFile)
+        // A clock that stands still: however slowly a loaded machine runs the 21 calls, none is past the backoff.
+        let clock = Clock()
+        try await Self.withSimulator(clock: clock, trusted: false) { simulator, account, caFile in
+            let cache = AccessTokenCache(serviceAccount: account, caFile: caFile, now: { clock.date })
             let error = await #expect(throws: CredentialError.self) { try await cache.token() }
             #expect(error?.description.contains("refused the service account's grant (HTTP 400): invalid_grant: Invalid grant: account not found") == true,
                     "\(String(describing: error))")
             for _ in 0..<20 { await #expect(throws: CredentialError.self) { try await cache.token() } }
             #expect(cache.grantsRequested == 1)
             #expect(simulator.accessTokenRequestsRefused == 1, "the endpoint saw one request, not 21")
+            // Once the backoff (at most 60 s) has passed, the next caller asks again.
+            clock.advance(seconds: 61)
+            await #expect(throws: CredentialError.self) { try await cache.token() }
+            #expect(cache.grantsRequested == 2 && simulator.accessTokenRequestsRefused == 2)
         }
     }
 }

@@ -77,6 +77,9 @@ import Testing
         }
         let results = await Self.sendAll(sender, items)
         await sender.shutdown()
+        // The TTL is what was left of the hour when each was sent: at most 3600, at least what was left once every
+        // answer was in (a loaded machine may take many seconds between the two; a fixed tolerance would flake).
+        let leftAtTheEnd = Int(expiration - Int64(Date().timeIntervalSince1970)) - 1
         #expect(results.count == 60)
         #expect(results.allSatisfy { $0.kind == .accepted && $0.status == 201 }, "\(results.filter { !$0.isAccepted })")
         let received = h.simulator.receivedWebPushes
@@ -93,7 +96,7 @@ import Testing
             if index % 5 == 0 {
                 #expect(got[0].ttl == Int(WebPushHeaders.defaultTTL))
             } else {
-                #expect((3590...3600).contains(got[0].ttl), "ttl \(got[0].ttl)")
+                #expect((leftAtTheEnd...3600).contains(got[0].ttl), "ttl \(got[0].ttl), at least \(leftAtTheEnd)")
             }
             #expect(got[0].subject == Self.subject && got[0].vapidKey == signer.publicKey)
         }
@@ -166,63 +169,6 @@ import Testing
         #expect(h.simulator.receivedWebPushes.count == 20)
         let conditions = Dictionary(uniqueKeysWithValues: sender.endpointConditions.map { ($0.endpoint, $0.stopped) })
         #expect(conditions == [refusedOrigin: true, workingOrigin: false])
-    }
-
-    @Test func requestsLostWithAResetConnectionAreResentUntilAccepted() async throws {
-        // Every connection is reset (TCP RST) when a 6th stream opens on it: the requests on the wire are lost.
-        let h = try await Self.harness(faults: SimulatorFaults(resetAfterRequests: 5))
-        defer { Task { await h.stop() } }
-        // 30 in flight, 5 answered per connection: an item can be lost more often than the default 10 times.
-        let sender = try Self.sender(
-            caFile: h.caFile, allowed: ["127.0.0.1:\(h.port)"], configuration: SenderConfiguration(maxDroppedAttempts: 100))
-        let items = try (0..<30).map { try Self.item(h.simulator.mintWebPushSubscription(), $0) }
-        let results = await Self.sendAll(sender, items)
-        await sender.shutdown()
-        #expect(results.count == 30 && results.allSatisfy { $0.isAccepted }, "\(results.filter { !$0.isAccepted })")
-        #expect(h.simulator.counters.resets > 0)
-        #expect(sender.summary.possiblyDuplicated > 0, "requests whose body had left were flagged")
-        // Every message arrived. Some arrived more than once: the simulator processed them and the reset lost the
-        // answer. Not all of those are flagged possibly duplicated: libcurl itself resends a request whose reused
-        // connection died before any answer byte, and reports the later answer as the transfer's only one.
-        let received = Set(h.simulator.receivedWebPushes.map(\.subscriptionId))
-        #expect(received.count == 30)
-    }
-
-    @Test(arguments: [false, true])
-    func connectionsTheServiceClosesAreReopenedAndEachMessageIsRecordedOnce(http1Only: Bool) async throws {
-        // GOAWAY on HTTP/2, `Connection: close` and a closed connection on HTTP/1.1, every 7 requests.
-        let h = try await Self.harness(faults: SimulatorFaults(goAwayAfterStreams: 7))
-        defer { Task { await h.stop() } }
-        let sender = try Self.sender(caFile: h.caFile, allowed: ["127.0.0.1:\(h.port)"], http1Only: http1Only)
-        let items = try (0..<40).map { try Self.item(h.simulator.mintWebPushSubscription(), $0) }
-        let results = await Self.sendAll(sender, items)
-        await sender.shutdown()
-        #expect(results.count == 40 && results.allSatisfy { $0.isAccepted }, "\(results.filter { !$0.isAccepted })")
-        let counts = Dictionary(grouping: h.simulator.receivedWebPushes, by: \.subscriptionId).mapValues(\.count)
-        #expect(counts.count == 40 && counts.values.allSatisfy { $0 == 1 })
-        #expect(h.simulator.counters.connections > 1, "the fault closed connections")
-    }
-
-    @Test func anUnreachableOriginStopsAfterTheOutageLimitWhileAnotherOriginKeepsSending() async throws {
-        let h = try await Self.harness()
-        defer { Task { await h.stop() } }
-        // Port 1 on this machine refuses connections.
-        let sender = try Self.sender(
-            caFile: h.caFile, allowed: ["127.0.0.1:\(h.port)", "127.0.0.1:1"],
-            configuration: SenderConfiguration(outageLimitMs: 1500, reconnectBaseMs: 50, reconnectCapMs: 200))
-        var items: [SendItem] = []
-        for i in 0..<5 { items.append(try Self.item(h.simulator.mintWebPushSubscription(), i, url: "https://127.0.0.1:1/wp/s\(i)")) }
-        for i in 5..<25 { items.append(try Self.item(h.simulator.mintWebPushSubscription(), i)) }
-        let started = Date()
-        let results = await Self.sendAll(sender, items)
-        await sender.shutdown()
-        let down = results.filter { $0.token.hex < testToken(5).hex }
-        #expect(down.count == 5 && down.allSatisfy { $0.kind == .unsent && $0.stop?.kind == .outage })
-        #expect(down.first?.stop?.endpoint == "https://127.0.0.1:1")
-        #expect(Date().timeIntervalSince(started) >= 1.4, "waited for the outage limit")
-        let up = results.filter { $0.token.hex >= testToken(5).hex }
-        #expect(up.count == 20 && up.allSatisfy { $0.isAccepted })
-        #expect(h.simulator.receivedWebPushes.count == 20)
     }
 
     @Test func aPrivateAddressNotListedIsRefusedAtSendTimeBeforeConnecting() async throws {
