@@ -113,6 +113,14 @@ class Console:
     def text(self, element_id):
         return self.by_id(element_id).text
 
+    def json_shown(self, element_id, expected):
+        """The element's text when it is JSON equal to `expected`, else False (not yet, or not JSON)."""
+        text = self.text(element_id)
+        try:
+            return json.loads(text) == expected and text
+        except ValueError:
+            return False
+
     def active_id(self):
         return self.driver.execute_script("return document.activeElement && document.activeElement.id")
 
@@ -201,11 +209,7 @@ class Console:
                     "photoTitle": "Nebula"}
 
         def preview_matches():
-            text = self.text("preview-payload")
-            try:
-                return json.loads(text) == expected and text
-            except ValueError:
-                return False
+            return self.json_shown("preview-payload", expected)
         payload_text = self.wait(preview_matches, "the payload preview")
         size = len(payload_text.encode())
         check(self.text("preview-bytes") == f"{size} / 4096 bytes", f"byte count {self.text('preview-bytes')!r}, payload is {size}")
@@ -513,11 +517,7 @@ class Console:
             expected["data"] = data
 
         def web_matches():
-            text = self.text("preview-web-payload")
-            try:
-                return json.loads(text) == expected and text
-            except ValueError:
-                return False
+            return self.json_shown("preview-web-payload", expected)
         self.wait(lambda: self.shown("preview-web") and web_matches(), f"the web payload {expected} in the preview")
         check(json.loads(self.text("preview-payload"))["aps"]["alert"]["body"] == "Hello browsers", "the APNs payload beside it")
         web_text = self.text("preview-web-payload")
