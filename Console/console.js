@@ -100,7 +100,21 @@ function logout(message = '') {
   $('login-key').focus();
 }
 
-function showConsole() {
+/** Whether the app has Web Push (`apps.ID.webpush`): its key endpoint answers 404 webpush_not_configured when not
+ * (503 when configured but its key file is unreadable). Decides whether the counts per service are shown. */
+let webPushApp = false;
+async function checkWebPush() {
+  try {
+    await api('GET', appPath('/webpush/key'));
+    webPushApp = true;
+  } catch (error) {
+    webPushApp = error.code === 'webpush_key_unavailable';
+  }
+}
+
+async function showConsole() {
+  webPushApp = false;
+  await checkWebPush();
   $('login-view').hidden = true;
   $('app-view').hidden = false;
   $('logout').hidden = false;
@@ -262,12 +276,33 @@ async function refreshPreview() {
     setList($('preview-headers'), Object.entries(preview.headers));
     setList($('preview-variants'), Object.entries(preview.variants || {}).map(([locale, variant]) =>
       [`Body for ${locale}`, `${JSON.stringify(variant.payload)} (${variant.bytes} bytes)`]));
+    showWebPreview(preview);
   } catch (error) {
     if (seq === previewSeq) showPreviewError(error.message);
   }
 }
 
+/** The server's `webPush` answer (only for an app with Web Push): what a web device gets, or why it gets nothing. */
+function showWebPreview(preview) {
+  const web = preview.webPush;
+  $('preview-web').hidden = !web;
+  if (!web) return;
+  if (web.skipped) {
+    $('preview-web-form').textContent = `Not sent to web devices: ${web.skipped}`;
+    $('preview-web-payload').textContent = '';
+  } else {
+    const form = web.form === 'declarative' ? 'declarative Web Push form' : 'service-worker form';
+    $('preview-web-form').textContent = `${web.bytes} bytes, ${form}`;
+    $('preview-web-payload').textContent = JSON.stringify(web.payload);
+  }
+  $('preview-web-payload').hidden = !!web.skipped;
+  setList($('preview-web-variants'), Object.entries(preview.variants || {})
+    .filter(([, variant]) => variant.webPush && variant.webPush.payload)
+    .map(([locale, variant]) => [`Web body for ${locale}`, `${JSON.stringify(variant.webPush.payload)} (${variant.webPush.bytes} bytes)`]));
+}
+
 function showPreviewError(message) {
+  $('preview-web').hidden = true;
   $('preview-payload').textContent = '';
   $('preview-bytes').textContent = '';
   $('preview-headers').replaceChildren();
@@ -285,23 +320,38 @@ async function refreshRecipients() {
   const kind = target();
   refreshFields();
   const out = $('recipients');
+  const split = $('recipients-by-service');
+  split.hidden = true;
   lastCount = null;
   try {
     let count;
-    if (kind === 'all') count = (await api('GET', appPath('/devices/count'))).count;
-    else if (kind === 'audience') {
+    // The audience whose count per service is shown (an app with Web Push only; listed tokens are not split).
+    let serviceAudience = null;
+    let byService = null;
+    if (kind === 'all') {
+      count = (await api('GET', appPath('/devices/count'))).count;
+      serviceAudience = { where: ['service in apns,webpush'] };
+    } else if (kind === 'audience') {
       const audience = audienceOf();
       if (!audience) { out.textContent = 'Name a user or add a clause.'; return; }
-      count = (await api('POST', appPath('/audience-count'), { audience })).count;
+      ({ count, byService } = await api('POST', appPath('/audience-count'), { audience }));
     }
     else if (kind === 'channel') {
       const channel = $('c-channel').value.trim();
       if (!channel) { out.textContent = 'Name a channel.'; return; }
       count = (await api('GET', appPath(`/devices/count?channel=${encodeURIComponent(channel)}`))).count;
+      serviceAudience = { where: [`channel = ${JSON.stringify(channel)}`] };
     } else count = new Set(tokenLines()).size;
+    if (webPushApp && serviceAudience) {
+      try { byService = (await api('POST', appPath('/audience-count'), { audience: serviceAudience })).byService; } catch { byService = null; }
+    }
     if (seq !== recipientSeq) return;
     lastCount = count;
     out.textContent = plural(count, 'recipient', 'recipients');
+    if (webPushApp && byService) {
+      split.textContent = `APNs: ${byService.apns} · Web Push: ${byService.webpush}`;
+      split.hidden = false;
+    }
   } catch (error) {
     if (seq === recipientSeq) out.textContent = error.message;
   }
@@ -538,6 +588,8 @@ async function findDevice(event) {
     const last = history.deliveries[0];
     const pairs = [
       ['Token', device.token],
+      ['Service', device.service === 'webpush' ? 'Web Push' : device.service === 'apns' ? 'APNs' : device.service],
+      ...(device.endpoint ? [['Endpoint', el('span', { title: device.endpoint }, shortEndpoint(device.endpoint))]] : []),
       ['Environment', device.environment],
       ['Channels', device.channels.length ? device.channels.join(', ') : 'none'],
       ['First registered', device.registeredAt],
@@ -557,6 +609,15 @@ async function findDevice(event) {
   } catch (error) {
     $('device-error').textContent = error.message;
   }
+}
+
+/** A Web Push endpoint shortened for display: its origin and the start of its path (the full URL in the title). */
+function shortEndpoint(endpoint) {
+  try {
+    const url = new URL(endpoint);
+    const path = url.pathname + url.search;
+    return `${url.origin}${path.length > 17 ? `${path.slice(0, 16)}…` : path}`;
+  } catch { return endpoint.length > 48 ? `${endpoint.slice(0, 47)}…` : endpoint; }
 }
 
 // ---------------------------------------------------------------- wiring

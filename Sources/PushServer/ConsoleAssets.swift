@@ -158,6 +158,7 @@ enum ConsoleAssets {
           <textarea id="a-clauses" name="clauses" rows="3" spellcheck="false"></textarea>
         </fieldset>
         <p id="recipients" class="recipients" aria-live="polite"></p>
+        <p id="recipients-by-service" class="note" aria-live="polite" hidden></p>
       </div>
       <div class="card">
         <fieldset>
@@ -195,10 +196,21 @@ enum ConsoleAssets {
       </div>
       <div class="card preview">
         <h3>Payload preview</h3>
-        <p id="preview-bytes" aria-live="polite"></p>
-        <pre id="preview-payload"></pre>
-        <dl id="preview-headers" class="facts"></dl>
-        <dl id="preview-variants" class="facts"></dl>
+        <div class="services">
+          <section aria-labelledby="preview-apns-title">
+            <h4 id="preview-apns-title">APNs</h4>
+            <p id="preview-bytes" aria-live="polite"></p>
+            <pre id="preview-payload"></pre>
+            <dl id="preview-headers" class="facts"></dl>
+            <dl id="preview-variants" class="facts"></dl>
+          </section>
+          <section id="preview-web" aria-labelledby="preview-web-title" hidden>
+            <h4 id="preview-web-title">Web Push</h4>
+            <p id="preview-web-form" aria-live="polite"></p>
+            <pre id="preview-web-payload"></pre>
+            <dl id="preview-web-variants" class="facts"></dl>
+          </section>
+        </div>
         <p id="preview-error" class="error" role="alert"></p>
       </div>
       <div class="actions">
@@ -364,7 +376,21 @@ function logout(message = '') {
   $('login-key').focus();
 }
 
-function showConsole() {
+/** Whether the app has Web Push (`apps.ID.webpush`): its key endpoint answers 404 webpush_not_configured when not
+ * (503 when configured but its key file is unreadable). Decides whether the counts per service are shown. */
+let webPushApp = false;
+async function checkWebPush() {
+  try {
+    await api('GET', appPath('/webpush/key'));
+    webPushApp = true;
+  } catch (error) {
+    webPushApp = error.code === 'webpush_key_unavailable';
+  }
+}
+
+async function showConsole() {
+  webPushApp = false;
+  await checkWebPush();
   $('login-view').hidden = true;
   $('app-view').hidden = false;
   $('logout').hidden = false;
@@ -526,12 +552,33 @@ async function refreshPreview() {
     setList($('preview-headers'), Object.entries(preview.headers));
     setList($('preview-variants'), Object.entries(preview.variants || {}).map(([locale, variant]) =>
       [`Body for ${locale}`, `${JSON.stringify(variant.payload)} (${variant.bytes} bytes)`]));
+    showWebPreview(preview);
   } catch (error) {
     if (seq === previewSeq) showPreviewError(error.message);
   }
 }
 
+/** The server's `webPush` answer (only for an app with Web Push): what a web device gets, or why it gets nothing. */
+function showWebPreview(preview) {
+  const web = preview.webPush;
+  $('preview-web').hidden = !web;
+  if (!web) return;
+  if (web.skipped) {
+    $('preview-web-form').textContent = `Not sent to web devices: ${web.skipped}`;
+    $('preview-web-payload').textContent = '';
+  } else {
+    const form = web.form === 'declarative' ? 'declarative Web Push form' : 'service-worker form';
+    $('preview-web-form').textContent = `${web.bytes} bytes, ${form}`;
+    $('preview-web-payload').textContent = JSON.stringify(web.payload);
+  }
+  $('preview-web-payload').hidden = !!web.skipped;
+  setList($('preview-web-variants'), Object.entries(preview.variants || {})
+    .filter(([, variant]) => variant.webPush && variant.webPush.payload)
+    .map(([locale, variant]) => [`Web body for ${locale}`, `${JSON.stringify(variant.webPush.payload)} (${variant.webPush.bytes} bytes)`]));
+}
+
 function showPreviewError(message) {
+  $('preview-web').hidden = true;
   $('preview-payload').textContent = '';
   $('preview-bytes').textContent = '';
   $('preview-headers').replaceChildren();
@@ -549,23 +596,38 @@ async function refreshRecipients() {
   const kind = target();
   refreshFields();
   const out = $('recipients');
+  const split = $('recipients-by-service');
+  split.hidden = true;
   lastCount = null;
   try {
     let count;
-    if (kind === 'all') count = (await api('GET', appPath('/devices/count'))).count;
-    else if (kind === 'audience') {
+    // The audience whose count per service is shown (an app with Web Push only; listed tokens are not split).
+    let serviceAudience = null;
+    let byService = null;
+    if (kind === 'all') {
+      count = (await api('GET', appPath('/devices/count'))).count;
+      serviceAudience = { where: ['service in apns,webpush'] };
+    } else if (kind === 'audience') {
       const audience = audienceOf();
       if (!audience) { out.textContent = 'Name a user or add a clause.'; return; }
-      count = (await api('POST', appPath('/audience-count'), { audience })).count;
+      ({ count, byService } = await api('POST', appPath('/audience-count'), { audience }));
     }
     else if (kind === 'channel') {
       const channel = $('c-channel').value.trim();
       if (!channel) { out.textContent = 'Name a channel.'; return; }
       count = (await api('GET', appPath(`/devices/count?channel=${encodeURIComponent(channel)}`))).count;
+      serviceAudience = { where: [`channel = ${JSON.stringify(channel)}`] };
     } else count = new Set(tokenLines()).size;
+    if (webPushApp && serviceAudience) {
+      try { byService = (await api('POST', appPath('/audience-count'), { audience: serviceAudience })).byService; } catch { byService = null; }
+    }
     if (seq !== recipientSeq) return;
     lastCount = count;
     out.textContent = plural(count, 'recipient', 'recipients');
+    if (webPushApp && byService) {
+      split.textContent = `APNs: ${byService.apns} · Web Push: ${byService.webpush}`;
+      split.hidden = false;
+    }
   } catch (error) {
     if (seq === recipientSeq) out.textContent = error.message;
   }
@@ -802,6 +864,8 @@ async function findDevice(event) {
     const last = history.deliveries[0];
     const pairs = [
       ['Token', device.token],
+      ['Service', device.service === 'webpush' ? 'Web Push' : device.service === 'apns' ? 'APNs' : device.service],
+      ...(device.endpoint ? [['Endpoint', el('span', { title: device.endpoint }, shortEndpoint(device.endpoint))]] : []),
       ['Environment', device.environment],
       ['Channels', device.channels.length ? device.channels.join(', ') : 'none'],
       ['First registered', device.registeredAt],
@@ -821,6 +885,15 @@ async function findDevice(event) {
   } catch (error) {
     $('device-error').textContent = error.message;
   }
+}
+
+/** A Web Push endpoint shortened for display: its origin and the start of its path (the full URL in the title). */
+function shortEndpoint(endpoint) {
+  try {
+    const url = new URL(endpoint);
+    const path = url.pathname + url.search;
+    return `${url.origin}${path.length > 17 ? `${path.slice(0, 16)}…` : path}`;
+  } catch { return endpoint.length > 48 ? `${endpoint.slice(0, 47)}…` : endpoint; }
 }
 
 // ---------------------------------------------------------------- wiring
@@ -899,6 +972,9 @@ input:disabled, textarea:disabled { background: #eef1f4; color: var(--muted); }
 fieldset { border: 0; padding: 0; margin: 0 0 .4rem; }
 legend { font-weight: 600; padding: 0; margin-bottom: .2rem; }
 .row { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
+/* The APNs and Web Push previews side by side; the Web Push one is hidden for an app without it. */
+.services { display: grid; grid-template-columns: repeat(auto-fit, minmax(16rem, 1fr)); gap: 1rem; }
+.services h4 { margin: .2rem 0 .4rem; }
 .locale-row { display: grid; grid-template-columns: 9rem 1fr auto; gap: .8rem; align-items: end; }
 .locale-row button { margin: 0 0 .1rem; background: #fff; color: var(--accent); }
 button {

@@ -11,7 +11,9 @@ extension PushServer {
     /// `POST /v1/apps/{app}/payload-preview` (send keys only): the payload and APNs headers a send job with these
     /// content fields would use, and its size — built and validated by the same code as the send job, so a
     /// 400 here is the 400 the send would get. Nothing is stored or sent. With per-locale text, `variants` shows
-    /// each locale's payload and size (the top-level payload is the `default` text's).
+    /// each locale's payload and size (the top-level payload is the `default` text's). When the app has Web Push
+    /// (`apps.ID.webpush`), `webPush` (top level and per variant) is what a web device would get, mapped by the
+    /// sender's own ``WebPushPayload/map(apnsPayload:pushType:id:collapseId:declarative:)``, or why it is not sent.
     func previewPayload(_ request: Request, app: String) async throws -> Response {
         let settings = try authorize(request, app: app, need: .send)
         guard mediaType(request) == "application/json" else {
@@ -26,14 +28,51 @@ extension PushServer {
         ]
         if let expiration = prepared.expiration { headers.append(("apns-expiration", .string(String(expiration)))) }
         if let collapseId = prepared.collapseId { headers.append(("apns-collapse-id", .string(collapseId))) }
-        return JSONResponse.make(.ok, .object([
+        let declarative = settings.webPush?.declarative
+        /// `webPush` beside a payload, for an app with Web Push only.
+        func web(_ payload: [UInt8]) -> [(String, JSONValue)] {
+            guard let declarative else { return [] }
+            return [("webPush", Self.webPushPreview(payload, prepared: prepared, declarative: declarative))]
+        }
+        var fields: [(String, JSONValue)] = [
             ("payload", (try? JSONValue(parsing: prepared.payload)) ?? .null),
             ("headers", .object(headers)),
             ("bytes", .int(Int64(prepared.payload.count))),
             ("limit", .int(Int64(prepared.limit))),
             ("truncated", .bool(prepared.truncated)),
-        ] + (variants.isEmpty ? [] : [("variants", .object(variants.sorted { $0.key < $1.key }.map { locale, payload in
-            (locale, .object([("payload", (try? JSONValue(parsing: payload)) ?? .null), ("bytes", .int(Int64(payload.count)))]))
-        }))])))
+        ]
+        fields += web(prepared.payload)
+        if !variants.isEmpty {
+            let byLocale: [(String, JSONValue)] = variants.sorted { $0.key < $1.key }.map { locale, payload in
+                let variant: [(String, JSONValue)] = [
+                    ("payload", (try? JSONValue(parsing: payload)) ?? .null), ("bytes", .int(Int64(payload.count))),
+                ]
+                return (locale, .object(variant + web(payload)))
+            }
+            fields.append(("variants", .object(byLocale)))
+        }
+        return JSONResponse.make(.ok, .object(fields))
+    }
+
+    /// The id a previewed web payload carries where a sent one has its notification's apns-id (a preview has none).
+    static let previewNotificationId = "00000000-0000-0000-0000-000000000000"
+
+    /// `{"form": "serviceWorker"|"declarative", "payload", "bytes"}`, or `{"skipped": reason}` for a notification
+    /// Web Push does not carry (a silent push, an Apple-only push type).
+    static func webPushPreview(_ apnsPayload: [UInt8], prepared: PreparedNotification, declarative: Bool) -> JSONValue {
+        switch WebPushPayload.map(
+            apnsPayload: apnsPayload, pushType: prepared.pushType, id: previewNotificationId, collapseId: prepared.collapseId,
+            declarative: declarative)
+        {
+        case .skip(let reason):
+            return .object([("skipped", .string(reason))])
+        case .send(let bytes):
+            let json = (try? JSONValue(parsing: bytes)) ?? .null
+            return .object([
+                ("form", .string(json["web_push"] == nil ? "serviceWorker" : "declarative")),
+                ("payload", json),
+                ("bytes", .int(Int64(bytes.count))),
+            ])
+        }
     }
 }

@@ -77,8 +77,10 @@ extension PushServer {
         return JSONResponse.make(.ok, .object([("user", .string(user)), ("detached", .int(Int64(n)))]))
     }
 
-    /// `POST /v1/apps/{app}/audience-count` (send key) `{"audience": {…}, "environment"?}` → `{"count": n}`: how many
-    /// devices a send to that audience would reach now.
+    /// `POST /v1/apps/{app}/audience-count` (send key) `{"audience": {…}, "environment"?}` →
+    /// `{"count": n, "byService": {"apns": a, "webpush": w}}`: how many devices a send to that audience would reach
+    /// now, and how many of them through each push service (the audience plus `service = X`, counted by the same
+    /// store query, so the console can say how many get the APNs payload and how many the Web Push one).
     func countAudience(_ request: Request, app: String) async throws -> Response {
         _ = try authorize(request, app: app, need: .send)
         guard mediaType(request) == "application/json" else {
@@ -94,7 +96,20 @@ extension PushServer {
         guard let audience = try JobFields.audience(json) else { throw APIError.badRequest("audience", "'audience' is required") }
         let environment = try JobFields.environment(json)
         let registry = self.registry
-        let n = try await registry.run { try $0.countAudience(app: app, environment: environment, audience: audience) }
-        return JSONResponse.make(.ok, .object([("count", .int(Int64(n)))]))
+        let (n, byService) = try await registry.run { store in
+            let n = try store.countAudience(app: app, environment: environment, audience: audience)
+            let byService = try Self.countedServices.map { service in
+                let clause = AudienceClause(field: .service, test: .equals(.string(service.rawValue)))
+                return (service, try store.countAudience(app: app, environment: environment, audience: Audience(audience.clauses + [clause])))
+            }
+            return (n, byService)
+        }
+        return JSONResponse.make(.ok, .object([
+            ("count", .int(Int64(n))),
+            ("byService", .object(byService.map { ($0.0.rawValue, .int(Int64($0.1))) })),
+        ]))
     }
+
+    /// The services `byService` counts: the registrable ones (FCM is reserved, no device can belong to it yet).
+    static let countedServices: [PushService] = [.apns, .webpush]
 }

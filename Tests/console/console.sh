@@ -44,8 +44,11 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 cd "$WORK"
 "$PUSHCTL" cert make-dev --out certs --topic com.example.app >/dev/null
-# The APNs side: a separate simulator that records every accepted notification.
-"$PUSHCTL" simulator --certificates certs --host 127.0.0.1 --port 0 --record sent.jsonl > simulator.log 2>&1 &
+# The app has Web Push too: a VAPID key (its applicationServerKey is printed, for subscribing).
+VAPIDPUB=$("$PUSHCTL" webpush key new --out vapid.pem)
+# The APNs side and the Web Push service: a separate simulator that records every accepted notification (client
+# auth "either": the APNs sender shows its certificate, a Web Push sender none).
+"$PUSHCTL" simulator --certificates certs --host 127.0.0.1 --port 0 --client-auth either --record sent.jsonl > simulator.log 2>&1 &
 SIMULATOR=$!
 SIMPORT=
 for _ in $(seq 1 100); do
@@ -55,9 +58,14 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 [ -n "$SIMPORT" ] || { echo "console: FAILED: pushctl simulator did not report its port" >&2; exit 1; }
+# A real subscription from the simulator's Web Push service, as a browser's pushManager.subscribe() gets one.
+python3 "$ROOT/Tests/webpush/mint_subscriptions.py" 127.0.0.1 "$SIMPORT" certs/ca.pem "$VAPIDPUB" 1 0 \
+  | python3 -c 'import json, sys; print(json.dumps(json.loads(sys.stdin.readline())["subscription"]))' > subscription.json \
+  || { echo "console: FAILED: cannot mint a Web Push subscription on the simulator" >&2; exit 1; }
 
 SENDKEY=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 REGKEY=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
+PLAINKEY=$(python3 -c 'import secrets; print(secrets.token_hex(32))')  # the send key of "plain", an app without Web Push
 sha() { printf %s "$1" | sha256sum | cut -d' ' -f1; }
 # Two listeners, as installed: the console and the API it calls on the admin one; the public one has no console.
 PORT=$(free_port); ADMINPORT=$(free_port)
@@ -65,7 +73,10 @@ cat > pushctl.json <<JSON
 {"database": "registry.sqlite", "server": {"host": "127.0.0.1", "port": $PORT, "admin": {"host": "127.0.0.1", "port": $ADMINPORT}},
  "apps": {"example": {"topic": "com.example.app", "endpoint": "https://127.0.0.1:$SIMPORT", "caFile": "certs/ca.pem",
    "auth": {"p12": "certs/client.p12", "passwordFile": "certs/client.p12.password"},
-   "registrationKeys": ["sha256:$(sha "$REGKEY")"], "sendKeys": ["sha256:$(sha "$SENDKEY")"]}}}
+   "registrationKeys": ["sha256:$(sha "$REGKEY")"], "sendKeys": ["sha256:$(sha "$SENDKEY")"],
+   "webpush": {"vapidKey": "vapid.pem", "subject": "mailto:ops@example.com", "allowedHosts": ["127.0.0.1:$SIMPORT"], "caFile": "certs/ca.pem"}},
+  "plain": {"topic": "com.example.app", "endpoint": "https://127.0.0.1:$SIMPORT", "caFile": "certs/ca.pem",
+   "auth": {"p12": "certs/client.p12", "passwordFile": "certs/client.p12.password"}, "sendKeys": ["sha256:$(sha "$PLAINKEY")"]}}}
 JSON
 "$PUSHCTL" serve --config pushctl.json > serve.log 2>&1 &
 SERVER=$!
@@ -80,8 +91,9 @@ PUBLIC=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/console"
 SHOTS="$ROOT/.build/console-screenshots"
 mkdir -p "$SHOTS"
 set +e
-SE_OFFLINE=true python3 "$ROOT/Tests/console/console_test.py" --base "http://127.0.0.1:$ADMINPORT" --app example \
+SE_OFFLINE=true python3 "$ROOT/Tests/console/console_test.py" --base "http://127.0.0.1:$ADMINPORT" --app example --plain-app plain --plain-key "$PLAINKEY" \
   --send-key "$SENDKEY" --registration-key "$REGKEY" --database "$WORK/registry.sqlite" --record "$WORK/sent.jsonl" \
+  --web-subscription "$WORK/subscription.json" \
   --screenshots "$SHOTS" --chromium "$CHROMIUM" --chromedriver "$CHROMEDRIVER"
 STATUS=$?
 set -e

@@ -6,7 +6,10 @@ to all (confirmed with Enter); watch the job complete; find the notification in 
 the device with its installation fields; a hostile reason string inserted into the store shows as text; send a
 body per language to two devices of different locales (each gets its language, the other the default); schedule
 a send at a time; build an audience clause by clause (a `tags.NAME` clause among them) with its live count and
-send it at a local time (the job's waves shown); cancel a scheduled job; log out. Fields that do not apply are
+send it at a local time (the job's waves shown); cancel a scheduled job; Web Push (issue #39): register a
+subscription minted by the simulator's Web Push service, see the device as a web device (its endpoint shortened),
+the preview's web payload beside the APNs one (and why a silent push is not sent to web devices), and the
+recipient count per service; log out, log in to an app without Web Push and see neither; log out. Fields that do not apply are
 hidden, not greyed: the target fields of other targets, the times of other "When"s, the alert fields of a silent
 push, the per-language rows without a body.
 Also: Tab order through the login and compose controls, every control labelled, no CSP violation, the key only
@@ -100,6 +103,8 @@ class Console:
             return None
         for line in path.read_text().splitlines():
             item = json.loads(line)
+            if item.get("service") == "webpush":  # a Web Push message: no token, an encrypted body
+                continue
             payload = item["payload"] if isinstance(item["payload"], dict) else json.loads(item["payload"])
             if item["token"] == token and match(payload):
                 return payload
@@ -107,6 +112,14 @@ class Console:
 
     def text(self, element_id):
         return self.by_id(element_id).text
+
+    def json_shown(self, element_id, expected):
+        """The element's text when it is JSON equal to `expected`, else False (not yet, or not JSON)."""
+        text = self.text(element_id)
+        try:
+            return json.loads(text) == expected and text
+        except ValueError:
+            return False
 
     def active_id(self):
         return self.driver.execute_script("return document.activeElement && document.activeElement.id")
@@ -196,11 +209,7 @@ class Console:
                     "photoTitle": "Nebula"}
 
         def preview_matches():
-            text = self.text("preview-payload")
-            try:
-                return json.loads(text) == expected and text
-            except ValueError:
-                return False
+            return self.json_shown("preview-payload", expected)
         payload_text = self.wait(preview_matches, "the payload preview")
         size = len(payload_text.encode())
         check(self.text("preview-bytes") == f"{size} / 4096 bytes", f"byte count {self.text('preview-bytes')!r}, payload is {size}")
@@ -243,6 +252,8 @@ class Console:
                 return None
             for line in path.read_text().splitlines():
                 item = json.loads(line)
+                if item.get("service") == "webpush":
+                    continue
                 payload = item["payload"] if isinstance(item["payload"], dict) else json.loads(item["payload"])
                 if item["token"] == TOKEN and payload == expected:
                     return item
@@ -441,6 +452,8 @@ class Console:
         self.wait(lambda: "Days to expiry" in self.text("health"), "the certificate's days to expiry")
         self.screenshot("apps")
 
+        self.web_push()
+
         violations = self.csp_violations()
         check(violations == [], f"CSP violations: {violations}")
 
@@ -448,7 +461,112 @@ class Console:
         self.by_id("logout").click()
         self.wait(lambda: self.by_id("login-view").is_displayed(), "the login form after logout")
         check(d.execute_script("return sessionStorage.getItem('pushprovider.key')") is None, "the key is removed on logout")
+        self.without_web_push()
         print("console: every step passed")
+
+    def web_push(self):
+        """Issue #39: a web device registered through the API with a subscription the simulator's Web Push service
+        minted; the device view, the preview per service and the counts per service."""
+        a = self.args
+        d = self.driver
+        subscription = json.loads(pathlib.Path(a.web_subscription).read_text())
+        status, web = self.api("POST", f"/v1/apps/{a.app}/devices", a.registration_key,
+                               {"service": "webpush", "subscription": subscription, "channels": ["news"], "locale": "de-DE"})
+        check(status == 201 and web.get("service") == "webpush", f"registering the web device answered {status} {web}")
+        endpoint = subscription["endpoint"]
+        # Devices: the web device says Web Push and shows its endpoint shortened (whole in its title); the APNs
+        # device says APNs and has no endpoint.
+        self.by_id("tab-devices").click()
+        self.by_id("d-token").clear()
+        self.by_id("d-token").send_keys(web["token"], Keys.ENTER)
+        self.wait(lambda: "Web Push" in self.text("device-facts"), "the web device shown as Web Push")
+        facts = self.text("device-facts")
+        shown = d.find_element(By.CSS_SELECTOR, f"#device-facts span[title='{endpoint}']").text
+        check(shown.startswith("https://127.0.0.1:") and shown.endswith("…") and len(shown) < len(endpoint),
+              f"the endpoint shortened: {shown!r} for {endpoint!r}")
+        check("Endpoint" in facts and "de-DE" in facts, f"web device facts {facts!r}")
+        self.screenshot("web-device")
+        self.by_id("d-token").clear()
+        self.by_id("d-token").send_keys(TOKEN, Keys.ENTER)
+        self.wait(lambda: TOKEN in self.text("device-facts") and "APNs" in self.text("device-facts"), "the APNs device shown as APNs")
+        check("Endpoint" not in self.text("device-facts"), "an APNs device has no endpoint")
+
+        # Compose: the web payload beside the APNs one, from the server's mapping; each language's too.
+        self.by_id("tab-compose").click()
+        self.by_id("t-all").click()
+        title, body = self.by_id("c-title"), self.by_id("c-body")
+        title.clear()
+        title.send_keys("Web test")
+        body.clear()
+        body.send_keys("Hello browsers")
+        if not d.find_elements(By.CSS_SELECTOR, "#locale-rows .locale-row"):
+            self.by_id("l-add").click()
+            d.switch_to.active_element.send_keys("de")
+        german = d.find_elements(By.CSS_SELECTOR, "#locale-rows .l-text")[0]
+        german.clear()
+        german.send_keys("Hallo Browser")
+        data = json.loads(self.by_id("c-data").get_attribute("value") or "{}")
+        badge = self.by_id("c-badge").get_attribute("value")
+        sound = self.by_id("c-sound").get_attribute("value")
+        expected = {"id": "00000000-0000-0000-0000-000000000000", "title": "Web test", "body": "Hello browsers"}
+        if sound:
+            expected["sound"] = sound
+        if badge:
+            expected["badge"] = int(badge)
+        if data:
+            expected["data"] = data
+
+        def web_matches():
+            return self.json_shown("preview-web-payload", expected)
+        self.wait(lambda: self.shown("preview-web") and web_matches(), f"the web payload {expected} in the preview")
+        check(json.loads(self.text("preview-payload"))["aps"]["alert"]["body"] == "Hello browsers", "the APNs payload beside it")
+        web_text = self.text("preview-web-payload")
+        check(self.text("preview-web-form") == f"{len(web_text.encode())} bytes, service-worker form",
+              f"the web payload's size and form {self.text('preview-web-form')!r}")
+        self.wait(lambda: "Web body for de" in self.text("preview-web-variants") and "Hallo Browser" in self.text("preview-web-variants"),
+                  "the German web payload")
+        self.screenshot("web-preview")
+        # A silent push: no web payload, the reason instead.
+        self.by_id("c-silent").click()
+        self.wait(lambda: self.text("preview-web-form").startswith("Not sent to web devices: Web Push has no silent push")
+                  and not self.shown("preview-web-payload"), "the silent push's reason for web devices")
+        self.by_id("c-silent").click()
+        self.wait(web_matches, "the web payload again")
+
+        # Counts per service: all devices (2 APNs, 1 web), a channel (news: the first APNs device and the web one),
+        # an audience (locale = de*: the German APNs device and the web one).
+        self.wait(lambda: self.text("recipients") == "3 recipients" and self.shown("recipients-by-service")
+                  and self.text("recipients-by-service") == "APNs: 2 · Web Push: 1", "the counts per service for all devices")
+        self.by_id("t-channel").click()
+        self.by_id("c-channel").send_keys("news")
+        self.wait(lambda: self.text("recipients") == "2 recipients" and self.text("recipients-by-service") == "APNs: 1 · Web Push: 1",
+                  "the counts per service for the news channel")
+        self.by_id("c-channel").clear()
+        self.by_id("t-audience").click()
+        self.by_id("a-user").clear()
+        clauses = self.by_id("a-clauses")
+        clauses.clear()
+        clauses.send_keys("locale = de*")
+        self.wait(lambda: self.text("recipients") == "2 recipients" and self.text("recipients-by-service") == "APNs: 1 · Web Push: 1",
+                  "the counts per service for locale = de*")
+        self.screenshot("web-counts")
+        # Listed tokens are not split.
+        self.by_id("t-tokens").click()
+        self.only_shown(["recipients-by-service"], [])
+        self.by_id("t-all").click()
+
+    def without_web_push(self):
+        """An app without Web Push: no web preview and no counts per service (hidden, not greyed)."""
+        a = self.args
+        Select(self.by_id("login-app")).select_by_value(a.plain_app)
+        self.by_id("login-key").send_keys(a.plain_key, Keys.ENTER)
+        self.wait(lambda: self.by_id("app-view").is_displayed() and self.text("current-app") == a.plain_app, "the app without Web Push")
+        self.by_id("t-all").click()
+        self.wait(lambda: self.text("preview-payload") != "" and self.text("recipients") == "0 recipients", "its preview and count")
+        self.only_shown(["preview-web", "recipients-by-service"], [])
+        self.screenshot("no-web-push")
+        self.by_id("logout").click()
+        self.wait(lambda: self.by_id("login-view").is_displayed(), "the login form after the second logout")
 
     def close(self):
         self.driver.quit()
@@ -456,7 +574,7 @@ class Console:
 
 def main():
     parser = argparse.ArgumentParser()
-    for name in ["base", "app", "send-key", "registration-key", "database", "record", "screenshots", "chromium", "chromedriver"]:
+    for name in ["base", "app", "plain-app", "plain-key", "web-subscription", "send-key", "registration-key", "database", "record", "screenshots", "chromium", "chromedriver"]:
         parser.add_argument(f"--{name}", required=True)
     args = parser.parse_args()
     try:
