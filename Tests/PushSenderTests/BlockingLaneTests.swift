@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 /// The lane for short blocking calls, and awaiting a dedicated thread's end.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct BlockingLaneTests {
     /// Counts calls running at once and the most seen.
     final class Gauge: Sendable {
@@ -36,17 +36,20 @@ struct BlockingLaneTests {
         #expect(gauge.most == 2)
     }
 
-    @Test func aCallThatCannotStartInTimeIsRefusedAndNeverRuns() async {
+    @Test func aCallThatCannotStartInTimeIsRefusedAndNeverRuns() async throws {
         let lane = BlockingLane(name: "test-lane", threads: 1, maxQueueWaitMs: 50)
         let ran = Atomic<Int>(0)
-        async let blocker: Int? = lane.perform {
-            Thread.sleep(forTimeInterval: 0.3)  // holds the only thread past the queue-wait limit
-            return 1
-        }
-        try? await Task.sleep(for: .milliseconds(20))  // lets the blocker take the thread first
-        let late = await lane.perform { ran.add(1, ordering: .relaxed); return 2 }
-        #expect(late == nil)
-        #expect(await blocker == 1)
+        let started = ThreadEnd()
+        let release = ThreadEnd()
+        // The blocker has the only thread before the late call is made (an event, not a head start), and holds it
+        // well past the queue-wait limit; the late call, judged when the thread is free, is refused unrun.
+        let blocker = Task { await lane.perform { started.signal(); while !release.hasEnded { usleep(1000) }; return 1 } }
+        await started.wait()
+        let late = Task { await lane.perform { ran.add(1, ordering: .relaxed); return 2 } }
+        try await Task.sleep(for: .milliseconds(300))  // the time the late call waits: the subject of the test
+        release.signal()
+        #expect(await late.value == nil)
+        #expect(await blocker.value == 1)
         #expect(ran.load(ordering: .relaxed) == 0)
     }
 

@@ -20,7 +20,7 @@ import TestSupport
 
     /// `tokens import --service webpush`: JSON lines of subscriptions and fields, judged as the API judges them; a
     /// bad line names its number and field and its batch writes nothing; an app without webpush is a usage error.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func webPushSubscriptionsAreImportedAsJSONLines() async throws {
         let dir = makeTempDirectory()
         let config = dir + "/pushctl.json"
@@ -54,7 +54,7 @@ import TestSupport
         #expect(plain.status == 2 && plain.stderr.contains("has no Web Push configured"), "\(plain.stderr)")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func acceptanceReplacesNSDataToken() async throws {
         let nsData = "<740f4707 bebcf74f 9b7c25d4 8e335894 5f6aa01d a5ddb387 462c7eaf 61bb78ad>"
         let canonical = "740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad"
@@ -70,7 +70,7 @@ import TestSupport
         #expect(try blocking { try SQLiteRegistry(path: database).list(app: "example") }.map(\.token.hex) == [new])
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aCommandLeavesItsFewWALPagesAndTheNextCommandReadsThem() async throws {
         let token = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
         let added = try await run("add", "--app", "example", token)
@@ -82,7 +82,7 @@ import TestSupport
         #expect(try await run("export", "--app", "example").stdout == token + "\n")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func unknownAppAndBadTokenExitTwo() async throws {
         var result = try await run("count", "--app", "nope")
         #expect(result.status == 2)
@@ -96,7 +96,7 @@ import TestSupport
         #expect(try await registry.run { _ in try registry.count(app: "example") } == 0)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func listJSONCountChannelRemove() async throws {
         let a = testToken(1).hex, b = testToken(2).hex
         #expect(try await run("add", "--app", "example", a, "--channel", "news", "--channel", "sport").status == 0)
@@ -116,7 +116,7 @@ import TestSupport
         #expect(try await run("count", "--app", "example").stdout == "1\n")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func importReportsLineNumbersAndExportRoundTrips() async throws {
         let good = (0..<5).map { testToken($0).hex }
         let input = [good[0], good[1], "", "# comment", good[2], "nothex!", good[3], good[4]].joined(separator: "\n")

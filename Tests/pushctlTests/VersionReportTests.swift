@@ -3,7 +3,7 @@ import Testing
 
 /// `pushctl --version` (VersionReport) through the binary: the product version, which docs/openapi.yaml's
 /// `info.version` repeats; the commit the build came from; and the libcurl, OpenSSL and SQLite it runs with.
-@Suite(.timeLimit(.minutes(1))) struct VersionReportTests {
+@Suite(.timeLimit(.minutes(3))) struct VersionReportTests {
     /// `pkg-config --modversion NAME`: the system library's version, found independently of the binary.
     static func systemVersion(_ name: String) throws -> String {
         let process = Process()
