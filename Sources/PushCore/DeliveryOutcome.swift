@@ -45,11 +45,14 @@ public struct DeliveryOutcome: Sendable, Equatable {
     /// the device waited), which this outcome replaces — or, when accepted, removes. The store looks the row up
     /// only then for an accepted outcome (an accepted device otherwise writes nothing); it always does for the others.
     public var mayHaveRow = false
+    /// The push service the device belongs to, recorded on its delivery-log row and its webhook events.
+    public var service: PushService = .apns
 
     /// Creates an outcome.
     public init(
         token: DeviceToken, kind: Kind, apnsId: String, uniqueId: String? = nil, status: Int, reason: String? = nil,
-        attempts: Int, possiblyDuplicated: Bool = false, prune: PruneRequest? = nil, startedMs: Int64, finishedMs: Int64
+        attempts: Int, possiblyDuplicated: Bool = false, prune: PruneRequest? = nil, startedMs: Int64, finishedMs: Int64,
+        service: PushService = .apns
     ) {
         self.token = token
         self.kind = kind
@@ -62,6 +65,7 @@ public struct DeliveryOutcome: Sendable, Equatable {
         self.prune = prune
         self.startedMs = startedMs
         self.finishedMs = finishedMs
+        self.service = service
     }
 }
 

@@ -24,12 +24,14 @@ public struct DeliveryRecord: Sendable, Equatable {
     public var kind: DeliveryOutcome.Kind?
     /// The broadcast or send job the notification belonged to; nil for `pushctl send`.
     public var broadcastId: String?
+    /// The push service the device belongs to (rows written before the service was recorded read as apns).
+    public var service: PushService
 
     /// Creates a record.
     public init(
         app: String, apnsId: String, uniqueId: String? = nil, token: DeviceToken, status: Int,
         reason: String? = nil, attempts: Int, possiblyDuplicated: Bool, firstAttemptMs: Int64, finishedMs: Int64,
-        kind: DeliveryOutcome.Kind? = nil, broadcastId: String? = nil
+        kind: DeliveryOutcome.Kind? = nil, broadcastId: String? = nil, service: PushService = .apns
     ) {
         self.app = app
         self.apnsId = apnsId
@@ -43,5 +45,6 @@ public struct DeliveryRecord: Sendable, Equatable {
         self.finishedMs = finishedMs
         self.kind = kind
         self.broadcastId = broadcastId
+        self.service = service
     }
 }

@@ -32,11 +32,14 @@ public struct WebhookEvent: Sendable, Equatable {
     public var createdMs: Int64
     /// Delivery attempts so far.
     public var attempts: Int
+    /// The push service the device belonged to (events recorded before the service was kept read as apns).
+    public var service: PushService
 
     /// Creates an event.
     public init(
         id: Int64 = 0, app: String, kind: Kind, token: String, status: Int, reason: String?, apnsId: String?,
-        broadcastId: String?, apnsTimestampMs: Int64?, createdMs: Int64 = 0, attempts: Int = 0
+        broadcastId: String?, apnsTimestampMs: Int64?, createdMs: Int64 = 0, attempts: Int = 0,
+        service: PushService = .apns
     ) {
         self.id = id
         self.app = app
@@ -49,12 +52,14 @@ public struct WebhookEvent: Sendable, Equatable {
         self.apnsTimestampMs = apnsTimestampMs
         self.createdMs = createdMs
         self.attempts = attempts
+        self.service = service
     }
 
     /// The event as the webhook's JSON carries it.
     public var json: JSONValue {
         var fields: [(String, JSONValue)] = [
             ("id", .int(id)), ("type", .string(kind.rawValue)), ("token", .string(token)), ("status", .int(Int64(status))),
+            ("service", .string(service.rawValue)),
         ]
         if let reason { fields.append(("reason", .string(reason))) }
         if let apnsTimestampMs { fields.append(("apnsTimestamp", .string(Timestamp.rfc3339(ms: apnsTimestampMs)))) }

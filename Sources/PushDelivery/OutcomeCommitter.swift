@@ -269,6 +269,7 @@ final class OutcomeCommitter: @unchecked Sendable {
         return DeliveryOutcome(
             token: r.token, kind: kind, apnsId: r.apnsId, uniqueId: r.uniqueId, status: r.status,
             reason: r.reason?.rawValue ?? r.stop?.message ?? r.error, attempts: r.attempts,
-            possiblyDuplicated: r.possiblyDuplicated, prune: prune, startedMs: r.startedAtMs, finishedMs: r.finishedAtMs)
+            possiblyDuplicated: r.possiblyDuplicated, prune: prune, startedMs: r.startedAtMs, finishedMs: r.finishedAtMs,
+            service: r.service)
     }
 }

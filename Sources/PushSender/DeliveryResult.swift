@@ -50,13 +50,16 @@ public struct DeliveryResult: Sendable, Equatable {
     public var error: String?
     /// For ``Kind/unsent``: why the endpoint stopped.
     public var stop: EndpointStop?
+    /// The push service the device belongs to (the web push sender and the router's refusals set it), so the
+    /// history and the webhook say which service answered.
+    public var service: PushService = .apns
 
     /// Creates a result.
     public init(
         token: DeviceToken, apnsId: String, uniqueId: String? = nil, status: Int, reason: APNsReason? = nil,
         kind: Kind, prune: PruneDecision = .none, pruned: Bool = false, attempts: Int, possiblyDuplicated: Bool = false,
         apnsTimestampMs: Int64? = nil, startedAtMs: Int64, finishedAtMs: Int64, error: String? = nil,
-        stop: EndpointStop? = nil
+        stop: EndpointStop? = nil, service: PushService = .apns
     ) {
         self.token = token
         self.apnsId = apnsId
@@ -73,6 +76,7 @@ public struct DeliveryResult: Sendable, Equatable {
         self.finishedAtMs = finishedAtMs
         self.error = error
         self.stop = stop
+        self.service = service
     }
 
     /// True for a 200.

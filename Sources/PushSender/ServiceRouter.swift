@@ -63,7 +63,7 @@ public final class ServiceRouter: DeliverySender, Sendable {
         let now = SystemClock().nowMs()
         onResult(DeliveryResult(
             token: item.request.token, apnsId: item.request.apnsId, status: 0, reason: .unknown("NoService"),
-            kind: .rejected, attempts: 0, startedAtMs: now, finishedAtMs: now, error: reason))
+            kind: .rejected, attempts: 0, startedAtMs: now, finishedAtMs: now, error: reason, service: item.service))
     }
 
     public func beginRun() { for sender in senders { sender.beginRun() } }

@@ -245,7 +245,8 @@ extension WebPushSender {
             token: request.token, apnsId: request.apnsId, status: status, reason: reason.map(APNsReason.init(rawValue:)),
             kind: kind, prune: prune, attempts: job.attempts, possiblyDuplicated: job.possiblyDuplicated,
             startedAtMs: job.startedAtMs, finishedAtMs: clock.nowMs(),
-            error: error ?? (kind == .deferred || kind == .unsent ? job.lastError : (status == 0 ? reason : nil)), stop: stop)
+            error: error ?? (kind == .deferred || kind == .unsent ? job.lastError : (status == 0 ? reason : nil)), stop: stop,
+            service: .webpush)
         shared.withLock { $0.summary.count(kind, possiblyDuplicated: job.possiblyDuplicated) }
         metrics.finished()
         job.onResult(result)

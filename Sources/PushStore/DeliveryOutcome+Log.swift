@@ -7,6 +7,7 @@ extension DeliveryOutcome {
         guard kind != .pending else { return nil }
         return DeliveryRecord(
             app: app, apnsId: apnsId, uniqueId: uniqueId, token: token, status: status, reason: reason, attempts: attempts,
-            possiblyDuplicated: possiblyDuplicated, firstAttemptMs: startedMs, finishedMs: finishedMs, kind: kind, broadcastId: broadcastId)
+            possiblyDuplicated: possiblyDuplicated, firstAttemptMs: startedMs, finishedMs: finishedMs, kind: kind, broadcastId: broadcastId,
+            service: service)
     }
 }

@@ -4,7 +4,7 @@ extension DeliveryRecord {
     /// The delivery-history item of the API and `pushctl deliveries --json`: the full token (the caller owns
     /// the app), `status` (the outcome kind: accepted, tokenDead, rejected, deferred), APNs' `reason`, `apnsId`,
     /// the `broadcast` or send job (null for `pushctl send`), `time` (finished, RFC 3339), `httpStatus` (0: no
-    /// answer) and `attempts`.
+    /// answer), `attempts` and `service` (apns, webpush; rows logged before it was kept say apns).
     public var historyJSON: JSONValue {
         .object([
             ("token", .string(token.hex)),
@@ -15,6 +15,7 @@ extension DeliveryRecord {
             ("time", .string(Timestamp.rfc3339(ms: finishedMs, milliseconds: true))),
             ("httpStatus", .int(Int64(status))),
             ("attempts", .int(Int64(attempts))),
+            ("service", .string(service.rawValue)),
         ])
     }
 }

@@ -13,11 +13,11 @@ extension OutcomeBatch {
                 covered.insert(o.token)
                 events.append(WebhookEvent(
                     app: app, kind: .tokenPruned, token: o.token.hex, status: o.status, reason: o.reason, apnsId: o.apnsId,
-                    broadcastId: job?.id, apnsTimestampMs: o.prune?.apnsTimestampMs))
+                    broadcastId: job?.id, apnsTimestampMs: o.prune?.apnsTimestampMs, service: o.service))
             case .rejected:
                 events.append(WebhookEvent(
                     app: app, kind: .deliveryFailed, token: o.token.hex, status: o.status, reason: o.reason, apnsId: o.apnsId,
-                    broadcastId: job?.id, apnsTimestampMs: nil))
+                    broadcastId: job?.id, apnsTimestampMs: nil, service: o.service))
             default:
                 break
             }

@@ -22,7 +22,7 @@ struct DeliveriesCommand: ParsableCommand {
     @Option(name: .long, help: "Only notifications finished at or after TIME (RFC 3339 or seconds since 1970).") var since: String?
     @Option(name: .long, help: "Only this outcome: accepted, tokenDead, rejected or deferred.") var status: String?
     @Option(name: .long, help: "At most N rows (default 100).") var limit = DeliveryQuery.defaultLimit
-    @Flag(name: .long, help: "A JSON array of {token, status, reason, apnsId, broadcast, time, httpStatus, attempts}.") var json = false
+    @Flag(name: .long, help: "A JSON array of {token, status, reason, apnsId, broadcast, time, httpStatus, attempts, service}.") var json = false
 
     func run() throws {
         let config = try global.loadConfiguration()
@@ -76,11 +76,13 @@ struct DeliveriesCommand: ParsableCommand {
             + "channel or segments are counted, not logged; those sent to listed tokens or to a user are logged"
     }
 
-    /// Aligned columns under a header; `-` for a missing reason or broadcast.
+    /// Aligned columns under a header; `-` for a missing reason or broadcast. The push service comes last, so
+    /// the earlier columns stay where they were.
     static func table(_ records: [DeliveryRecord]) -> String {
-        let header = ["TIME", "STATUS", "REASON", "TOKEN", "APNS-ID", "BROADCAST"]
+        let header = ["TIME", "STATUS", "REASON", "TOKEN", "APNS-ID", "BROADCAST", "SERVICE"]
         let rows = records.map { r in
-            [Timestamp.rfc3339(ms: r.finishedMs, milliseconds: true), r.kind?.rawValue ?? "-", r.reason ?? "-", r.token.hex, r.apnsId, r.broadcastId ?? "-"]
+            [Timestamp.rfc3339(ms: r.finishedMs, milliseconds: true), r.kind?.rawValue ?? "-", r.reason ?? "-", r.token.hex, r.apnsId, r.broadcastId ?? "-",
+             r.service.rawValue]
         }
         var widths = header.map(\.count)
         for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }

@@ -117,6 +117,7 @@ import Testing
         await sender.shutdown()
         let dead = try #require(results.first { $0.token == testToken(2) })
         #expect(dead.kind == .tokenDead && dead.status == 410)
+        #expect(results.allSatisfy { $0.service == .webpush }, "the history and the webhook say which service answered")
         guard case .delete(let prune) = dead.prune else {
             Issue.record("no prune: \(dead.prune)")
             return
@@ -240,6 +241,7 @@ import Testing
         let sentAPNs = await send(router, apnsItem)
         #expect(sentWeb.isAccepted && sentWeb.status == 201)
         #expect(sentAPNs.isAccepted && sentAPNs.status == 200)
+        #expect(sentWeb.service == .webpush && sentAPNs.service == .apns)
         #expect(h.simulator.receivedWebPushes.count == 1 && h.simulator.received.map(\.request.token) == [testToken(2)])
         #expect(router.summary.accepted == 2 && router.summary.finished == 2)
         #expect(router.endpointConditions.map(\.endpoint) == ["https://127.0.0.1:\(h.port)", "https://127.0.0.1:\(h.port)"])
@@ -251,6 +253,7 @@ import Testing
         let apnsOnly = ServiceRouter(apns: try Sender(target: h.target(), credentials: FixedCertificate(tlsIdentity: h.clientIdentity())), webPush: nil)
         let noWeb = await send(apnsOnly, webItem)
         #expect(noWeb.kind == .rejected && noWeb.error?.contains("no webpush configuration") == true, "\(noWeb)")
+        #expect(noAPNs.service == .apns && noWeb.service == .webpush, "a refusal carries the item's service")
         #expect(webOnly.summary.rejected == 1 && apnsOnly.summary.rejected == 1)
         // A web device whose subscription could not be read goes by its service, never to APNs as a token.
         let unreadable = await send(apnsOnly, SendItem(h.request(testToken(3)), service: .webpush))
@@ -258,6 +261,7 @@ import Testing
         let both = ServiceRouter(apns: try Sender(target: h.target(), credentials: FixedCertificate(tlsIdentity: h.clientIdentity())), webPush: web)
         let noSubscription = await send(both, SendItem(h.request(testToken(4)), service: .webpush))
         #expect(noSubscription.kind == .rejected && noSubscription.status == 0, "\(noSubscription)")
+        #expect(unreadable.service == .webpush && noSubscription.service == .webpush)
         await both.shutdown()
         await webOnly.shutdown()
         await apnsOnly.shutdown()

@@ -50,11 +50,13 @@ import Testing
             ("token", .string(Self.tokens[0].hex)), ("status", .string("accepted")), ("reason", .null),
             ("apnsId", .string("00000000-0000-0000-0000-000000000005")), ("broadcast", .null),
             ("time", .string("2026-11-24T08:00:05.000Z")), ("httpStatus", .int(200)), ("attempts", .int(1)),
+            ("service", .string("apns")),
         ]))
         #expect(items[3] == .object([
             ("token", .string(Self.tokens[1].hex)), ("status", .string("tokenDead")), ("reason", .string("Unregistered")),
             ("apnsId", .string("00000000-0000-0000-0000-000000000002")), ("broadcast", .string("digest")),
             ("time", .string("2026-11-24T08:00:02.000Z")), ("httpStatus", .int(410)), ("attempts", .int(1)),
+            ("service", .string("apns")),
         ]))
         #expect(items.compactMap { $0["time"]?.stringValue } == (1...5).reversed().map { "2026-11-24T08:00:0\($0).000Z" })
         try await s.stop()

@@ -134,6 +134,7 @@ import TestSupport
             #expect(event["type"]?.stringValue == "tokenPruned")
             #expect(event["reason"]?.stringValue == "Unregistered" && event["status"] == .int(410))
             #expect(event["broadcast"]?.stringValue == "hello")
+            #expect(event["service"]?.stringValue == "apns")
             #expect(event["apnsTimestamp"]?.stringValue != nil && event["apnsId"]?.stringValue != nil)
         }
         let read1 = try await w.registry.run { [registry = w.registry] _ in try registry.count(app: "example") }

@@ -266,7 +266,9 @@ import TestSupport
             DROP INDEX devices_installation;
             \(["installation", "user_id", "time_zone", "locale", "app_version", "app_version_key", "os_version", "os_version_key", "tags",
                "tz_history", "tz_changed_ms", "service", "subscription"].map { "ALTER TABLE devices DROP COLUMN \($0);" }.joined(separator: "\n"))
-            ALTER TABLE broadcasts DROP COLUMN targeting
+            ALTER TABLE broadcasts DROP COLUMN targeting;
+            ALTER TABLE delivery_log DROP COLUMN service;
+            ALTER TABLE webhook_events DROP COLUMN service
             """)
 
         // Opened by the new version: migrated, and counted from its rows.

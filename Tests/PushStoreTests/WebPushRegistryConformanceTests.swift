@@ -109,6 +109,69 @@ import TestSupport
         #expect(try registry.pruneLog(app: "a", limit: 10).map(\.token) == [key])
     }
 
+    /// A web device's outcomes carry its service into the delivery log and the webhook outbox (an APNs device's
+    /// beside it say apns): the history, the recent log and the claimed event all read it back.
+    @Test(arguments: Backend.allCases) func aWebPushOutcomeIsLoggedAndAnnouncedWithItsService(_ backend: Backend) throws {
+        let registry = try backend.open(clock: ManualClock())
+        let sub = try Self.subscription("dead")
+        let key = DeviceKey.of(sub)
+        let apns = testToken(1, salt: 78)
+        _ = try registry.registerBatch([RegistrationRequest(app: "a", subscription: sub)]).first?.get()
+        _ = try registry.registerBatch([RegistrationRequest(app: "a", token: apns)]).first?.get()
+        let gone = DeliveryOutcome(
+            token: key, kind: .tokenDead, apnsId: "00000000-0000-0000-0000-000000000001", status: 410, reason: "Gone",
+            attempts: 1, prune: PruneRequest(reason: .unknown("Gone"), status: 410), startedMs: 1, finishedMs: 2, service: .webpush)
+        let refused = DeliveryOutcome(
+            token: apns, kind: .rejected, apnsId: "00000000-0000-0000-0000-000000000002", status: 400, reason: "BadTopic",
+            attempts: 1, startedMs: 1, finishedMs: 3)
+        var batch = OutcomeBatch(app: "a", job: nil, outcomes: [gone, refused])
+        batch.recordEvents = true
+        #expect(try registry.deliveryStore.commit(batch).pruned == [key])
+
+        let history = try registry.deliveries(DeliveryQuery(app: "a")).records
+        #expect(history.map(\.token) == [apns, key])
+        #expect(history.map(\.service) == [.apns, .webpush])
+        #expect(try registry.recentDeliveries(app: "a", limit: 10).map(\.service) == [.apns, .webpush])
+        let events = try registry.deliveryStore.claimWebhookEvents(app: "a", limit: 10, leaseMs: 5000)
+        #expect(events.map(\.kind) == [.tokenPruned, .deliveryFailed])
+        #expect(events.map(\.service) == [.webpush, .apns])
+        #expect(events.first?.json["service"]?.stringValue == "webpush")
+    }
+
+    /// The upgrade that keeps the service in the history and the outbox (SQLite 16, PostgreSQL 13): rows and events
+    /// written before it (every device was APNs then) read back as apns, and new ones keep their own service.
+    @Test(arguments: Backend.allCases) func historyAndWebhookEventsFromBeforeTheUpgradeReadAsAPNs(_ backend: Backend) throws {
+        let registry = try backend.open(clock: ManualClock())
+        let token = testToken(2, salt: 78)
+        _ = try registry.registerBatch([RegistrationRequest(app: "a", token: token)]).first?.get()
+        var batch = OutcomeBatch(app: "a", job: nil, outcomes: [DeliveryOutcome(
+            token: token, kind: .rejected, apnsId: "00000000-0000-0000-0000-000000000003", status: 400, reason: "BadTopic",
+            attempts: 1, startedMs: 1, finishedMs: 2)])
+        batch.recordEvents = true
+        _ = try registry.deliveryStore.commit(batch)
+        // The previous schema: without the service columns on the log and the outbox.
+        let previous = backend == .sqlite ? 15 : 12
+        try registry.executeRaw("""
+            ALTER TABLE delivery_log DROP COLUMN service;
+            ALTER TABLE webhook_events DROP COLUMN service;
+            UPDATE schema_version SET version = \(previous)
+            """)
+
+        let upgraded = try backend.reopen(registry)
+        #expect(try upgraded.schemaVersion() == Int64(previous + 1))
+        let old = try upgraded.deliveries(DeliveryQuery(app: "a")).records
+        #expect(old.count == 1 && old.first?.service == .apns && old.first?.reason == "BadTopic")
+        let events = try upgraded.deliveryStore.claimWebhookEvents(app: "a", limit: 10, leaseMs: 5000)
+        #expect(events.count == 1 && events.first?.service == .apns && events.first?.json["service"]?.stringValue == "apns")
+        // A web outcome after the upgrade keeps its service.
+        var record = try #require(old.first)
+        record.apnsId = "00000000-0000-0000-0000-000000000004"
+        record.finishedMs = 5
+        record.service = .webpush
+        try upgraded.recordDeliveries([record])
+        #expect(try upgraded.deliveries(DeliveryQuery(app: "a")).records.map(\.service) == [.webpush, .apns])
+    }
+
     /// The upgrade that adds push services (SQLite 15, PostgreSQL 12): every device of the previous schema becomes
     /// an APNs device with nothing else changed, and a broadcast left unfinished before it (a claimed shard with a
     /// checkpoint, interrupted) resumes after it and completes with exact counts.
@@ -136,14 +199,15 @@ import TestSupport
         #expect(try store.finishShard(id: "b", index: old.index, fence: old.fence, end: end) == .interrupted)
         let before = try registry.list(app: "a")
         let installations = try tokens.map { try registry.installation(app: "a", token: $0) }
-        // The previous schema: without the service columns.
+        // The previous schema: without the service columns (the later migration's on the log and outbox go too).
         let previous = backend == .sqlite ? 14 : 11
-        try registry.executeRaw(backend == .sqlite
+        let later = "ALTER TABLE delivery_log DROP COLUMN service;\nALTER TABLE webhook_events DROP COLUMN service;\n"
+        try registry.executeRaw(later + (backend == .sqlite
             ? "ALTER TABLE devices DROP COLUMN subscription;\nALTER TABLE devices DROP COLUMN service;\nUPDATE schema_version SET version = \(previous)"
-            : "ALTER TABLE devices DROP COLUMN subscription, DROP COLUMN service;\nUPDATE schema_version SET version = \(previous)")
+            : "ALTER TABLE devices DROP COLUMN subscription, DROP COLUMN service;\nUPDATE schema_version SET version = \(previous)"))
 
         let upgraded = try backend.reopen(registry)
-        #expect(try upgraded.schemaVersion() == Int64(previous + 1))
+        #expect(try upgraded.schemaVersion() == Int64(previous + 2))
         let after = try upgraded.list(app: "a")
         #expect(after == before)
         #expect(after.count == 10 && after.allSatisfy { $0.service == .apns && $0.webPush == nil })

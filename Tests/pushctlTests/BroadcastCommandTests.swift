@@ -232,7 +232,7 @@ import Testing
         #expect(try await history(["--status", "accepted"]).isEmpty)
         // Asking for accepted rows says why there are none; other queries say nothing extra.
         let accepted = try await CLI.run(["deliveries", "--config", w.config, "--app", "example", "--status", "accepted"])
-        #expect(accepted.status == 0 && accepted.stdout == "TIME  STATUS  REASON  TOKEN  APNS-ID  BROADCAST\n")
+        #expect(accepted.status == 0 && accepted.stdout == "TIME  STATUS  REASON  TOKEN  APNS-ID  BROADCAST  SERVICE\n")
         #expect(accepted.stderr.contains("app example logs failures only (deliveryLog: failures)"))
         #expect(try await CLI.run(["deliveries", "--config", w.config, "--app", "example"]).stderr.isEmpty)
         // The accepted ones are still the broadcast's per-device outcomes: running the id again sends nothing.

@@ -20,9 +20,11 @@ import Testing
         return (config, dir.appendingPathComponent("registry.sqlite").path)
     }
 
-    static func row(_ n: Int64, _ token: DeviceToken, _ kind: DeliveryOutcome.Kind, _ status: Int, _ reason: String?, _ broadcast: String?, at ms: Int64) -> DeliveryRecord {
+    static func row(_ n: Int64, _ token: DeviceToken, _ kind: DeliveryOutcome.Kind, _ status: Int, _ reason: String?, _ broadcast: String?, at ms: Int64,
+                    service: PushService = .apns) -> DeliveryRecord {
         DeliveryRecord(app: "example", apnsId: "00000000-0000-0000-0000-00000000000\(n)", token: token, status: status, reason: reason,
-                       attempts: 1, possiblyDuplicated: false, firstAttemptMs: ms - 10, finishedMs: ms, kind: kind, broadcastId: broadcast)
+                       attempts: 1, possiblyDuplicated: false, firstAttemptMs: ms - 10, finishedMs: ms, kind: kind, broadcastId: broadcast,
+                       service: service)
     }
 
     @Test func theHistoryPrintsAsATableOrJSONNewestFirstWithFilters() async throws {
@@ -32,27 +34,29 @@ import Testing
         let rows = [
             Self.row(1, Self.tokens[0], .accepted, 200, nil, "digest", at: base + 1000),
             Self.row(2, Self.tokens[1], .tokenDead, 410, "Unregistered", "digest", at: base + 2000),
-            Self.row(3, Self.tokens[0], .rejected, 400, "BadTopic", nil, at: base + 3000),
+            Self.row(3, Self.tokens[0], .rejected, 400, "BadTopic", nil, at: base + 3000, service: .webpush),
         ]
         try await SQLiteRegistry(path: database).run { try $0.recordDeliveries(rows) }
         let table = try await CLI.run(["deliveries", "--config", config, "--app", "example"])
         #expect(table.status == 0, "\(table.stderr)")
         let lines = table.stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
-        #expect(lines.first == ["TIME", "STATUS", "REASON", "TOKEN", "APNS-ID", "BROADCAST"])
+        #expect(lines.first == ["TIME", "STATUS", "REASON", "TOKEN", "APNS-ID", "BROADCAST", "SERVICE"])
         #expect(Array(lines.dropFirst()) == [
-            ["2026-11-24T08:00:03.000Z", "rejected", "BadTopic", Self.tokens[0].hex, "00000000-0000-0000-0000-000000000003", "-"],
-            ["2026-11-24T08:00:02.000Z", "tokenDead", "Unregistered", Self.tokens[1].hex, "00000000-0000-0000-0000-000000000002", "digest"],
-            ["2026-11-24T08:00:01.000Z", "accepted", "-", Self.tokens[0].hex, "00000000-0000-0000-0000-000000000001", "digest"],
+            ["2026-11-24T08:00:03.000Z", "rejected", "BadTopic", Self.tokens[0].hex, "00000000-0000-0000-0000-000000000003", "-", "webpush"],
+            ["2026-11-24T08:00:02.000Z", "tokenDead", "Unregistered", Self.tokens[1].hex, "00000000-0000-0000-0000-000000000002", "digest", "apns"],
+            ["2026-11-24T08:00:01.000Z", "accepted", "-", Self.tokens[0].hex, "00000000-0000-0000-0000-000000000001", "digest", "apns"],
         ])
         let json = try await CLI.run(["deliveries", "--config", config, "--app", "example", "--token", Self.tokens[0].hex, "--json"])
         #expect(json.status == 0, "\(json.stderr)")
         #expect(try JSONValue(parsing: Array(json.stdout.utf8)) == .array([
             .object([("token", .string(Self.tokens[0].hex)), ("status", .string("rejected")), ("reason", .string("BadTopic")),
                      ("apnsId", .string("00000000-0000-0000-0000-000000000003")), ("broadcast", .null),
-                     ("time", .string("2026-11-24T08:00:03.000Z")), ("httpStatus", .int(400)), ("attempts", .int(1))]),
+                     ("time", .string("2026-11-24T08:00:03.000Z")), ("httpStatus", .int(400)), ("attempts", .int(1)),
+                     ("service", .string("webpush"))]),
             .object([("token", .string(Self.tokens[0].hex)), ("status", .string("accepted")), ("reason", .null),
                      ("apnsId", .string("00000000-0000-0000-0000-000000000001")), ("broadcast", .string("digest")),
-                     ("time", .string("2026-11-24T08:00:01.000Z")), ("httpStatus", .int(200)), ("attempts", .int(1))]),
+                     ("time", .string("2026-11-24T08:00:01.000Z")), ("httpStatus", .int(200)), ("attempts", .int(1)),
+                     ("service", .string("apns"))]),
         ]))
         func count(_ args: [String]) async throws -> Int {
             let r = try await CLI.run(["deliveries", "--config", config, "--app", "example", "--json"] + args)

@@ -75,7 +75,7 @@ extension PostgresRegistry {
             logged.map { Int64($0.status) }, logged.map { $0.reason ?? "" })
         let (lAttempts, lDups, lIds, lUniques) = (logged.map { Int64($0.attempts) }, logged.map(\.possiblyDuplicated),
             logged.map(\.apnsId), logged.map { $0.uniqueId ?? "" })
-        let (lFirsts, lFinished) = (logged.map(\.startedMs), logged.map(\.finishedMs))
+        let (lFirsts, lFinished, lServices) = (logged.map(\.startedMs), logged.map(\.finishedMs), logged.map(\.service.rawValue))
         let succeeded = logged.filter { $0.kind == .accepted }
         let successTokens = succeeded.map(\.token.hex)
         let lastSuccessMs = succeeded.map(\.finishedMs).max() ?? 0
@@ -154,11 +154,11 @@ extension PostgresRegistry {
                     AND EXISTS (SELECT 1 FROM fenced)
             ), log AS (
                 INSERT INTO delivery_log (app, apns_id, unique_id, token, status, reason, attempts, possibly_duplicated,
-                    first_attempt_ms, finished_ms, kind, broadcast_id)
-                SELECT \(app), i, nullif(u, ''), t, s, nullif(r, ''), a, d, f, e, k, \(id)::text
+                    first_attempt_ms, finished_ms, kind, broadcast_id, service)
+                SELECT \(app), i, nullif(u, ''), t, s, nullif(r, ''), a, d, f, e, k, \(id)::text, v
                 FROM unnest(\(lTokens)::text[], \(lKinds)::text[], \(lStatuses)::bigint[], \(lReasons)::text[],
                     \(lAttempts)::bigint[], \(lDups)::boolean[], \(lIds)::text[], \(lUniques)::text[], \(lFirsts)::bigint[],
-                    \(lFinished)::bigint[]) AS x (t, k, s, r, a, d, i, u, f, e)
+                    \(lFinished)::bigint[], \(lServices)::text[]) AS x (t, k, s, r, a, d, i, u, f, e, v)
                 WHERE EXISTS (SELECT 1 FROM holds)
             ), counted AS (
                 INSERT INTO delivery_counters (app, status, reason, bucket, count, retries)

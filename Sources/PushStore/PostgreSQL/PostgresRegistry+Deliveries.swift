@@ -17,14 +17,15 @@ extension PostgresRegistry {
         let reasons = records.map { $0.reason ?? "" }, attempts = records.map { Int64($0.attempts) }
         let dups = records.map(\.possiblyDuplicated), firsts = records.map(\.firstAttemptMs), finished = records.map(\.finishedMs)
         let kinds = records.map { $0.kind?.rawValue ?? "" }, broadcasts = records.map { $0.broadcastId ?? "" }
+        let services = records.map(\.service.rawValue)
         try db.query("""
             INSERT INTO delivery_log (app, apns_id, unique_id, token, status, reason, attempts, possibly_duplicated,
-                first_attempt_ms, finished_ms, kind, broadcast_id)
-            SELECT a, i, nullif(u, ''), t, s, nullif(r, ''), n, p, f, e, nullif(k, ''), nullif(b, '')
+                first_attempt_ms, finished_ms, kind, broadcast_id, service)
+            SELECT a, i, nullif(u, ''), t, s, nullif(r, ''), n, p, f, e, nullif(k, ''), nullif(b, ''), v
             FROM unnest(\(apps)::text[], \(ids)::text[], \(uniques)::text[], \(tokens)::text[], \(statuses)::bigint[],
                 \(reasons)::text[], \(attempts)::bigint[], \(dups)::boolean[], \(firsts)::bigint[], \(finished)::bigint[],
-                \(kinds)::text[], \(broadcasts)::text[])
-                AS x (a, i, u, t, s, r, n, p, f, e, k, b)
+                \(kinds)::text[], \(broadcasts)::text[], \(services)::text[])
+                AS x (a, i, u, t, s, r, n, p, f, e, k, b, v)
             """)
         try countDeliveries(records, in: db)
     }
@@ -51,15 +52,16 @@ extension PostgresRegistry {
         return try pool.withConnection { (db) throws(StoreError) -> [DeliveryRecord] in
             let rows = try db.rows("""
                 SELECT apns_id, unique_id, token, status::bigint, reason, attempts::bigint, possibly_duplicated,
-                    first_attempt_ms, finished_ms
+                    first_attempt_ms, finished_ms, service
                 FROM delivery_log WHERE app = \(app) ORDER BY id DESC LIMIT \(limit)
-                """, as: (String, String?, String, Int64, String?, Int64, Bool, Int64, Int64).self)
+                """, as: (String, String?, String, Int64, String?, Int64, Bool, Int64, Int64, String).self)
             var out: [DeliveryRecord] = []
-            for (apnsId, unique, token, status, reason, attempts, dup, first, finished) in rows {
+            for (apnsId, unique, token, status, reason, attempts, dup, first, finished, service) in rows {
                 guard let parsed = try? DeviceToken(parsing: token) else { throw StoreError(.corrupt, "delivery log holds an invalid token") }
                 out.append(DeliveryRecord(
                     app: app, apnsId: apnsId, uniqueId: unique, token: parsed, status: Int(status), reason: reason,
-                    attempts: Int(attempts), possiblyDuplicated: dup, firstAttemptMs: first, finishedMs: finished))
+                    attempts: Int(attempts), possiblyDuplicated: dup, firstAttemptMs: first, finishedMs: finished,
+                    service: PushService(rawValue: service) ?? .apns))
             }
             return out
         }

@@ -6,18 +6,18 @@ extension PostgresRegistry {
     @available(*, noasync, message: "blocks on the database: use run { } (the store executor) from async code")
     public func deliveries(_ query: DeliveryQuery) throws(StoreError) -> DeliveryPage {
         let (sql, binds) = Self.historyQuery(query)
-        typealias Row = (String, String?, String, Int64, String?, Int64, Bool, Int64, Int64, String, String?, Int64)
+        typealias Row = (String, String?, String, Int64, String?, Int64, Bool, Int64, Int64, String, String?, Int64, String)
         let rows = try pool.withConnection { (db) throws(StoreError) -> [Row] in
             try db.rows(PostgresQuery(unsafeSQL: sql, binds: binds), as: Row.self)
         }
         var records: [DeliveryRecord] = []
         var last: DeliveryCursor?
-        for (apnsId, unique, token, status, reason, attempts, dup, first, finished, kind, broadcast, id) in rows.prefix(query.limit) {
+        for (apnsId, unique, token, status, reason, attempts, dup, first, finished, kind, broadcast, id, service) in rows.prefix(query.limit) {
             guard let parsed = try? DeviceToken(parsing: token) else { throw StoreError(.corrupt, "delivery log holds an invalid token") }
             records.append(DeliveryRecord(
                 app: query.app, apnsId: apnsId, uniqueId: unique, token: parsed, status: Int(status), reason: reason,
                 attempts: Int(attempts), possiblyDuplicated: dup, firstAttemptMs: first, finishedMs: finished,
-                kind: DeliveryOutcome.Kind(rawValue: kind), broadcastId: broadcast))
+                kind: DeliveryOutcome.Kind(rawValue: kind), broadcastId: broadcast, service: PushService(rawValue: service) ?? .apns))
             last = DeliveryCursor(finishedMs: finished, id: id)
         }
         return DeliveryPage(records: records, next: rows.count > query.limit ? last : nil)
@@ -57,7 +57,7 @@ extension PostgresRegistry {
         binds.append(Int64(query.limit + 1))
         let sql = """
             SELECT apns_id, unique_id, token, status::bigint, reason, attempts::bigint, possibly_duplicated,
-                first_attempt_ms, finished_ms, \(DeliveryQuery.kindExpression), broadcast_id, id
+                first_attempt_ms, finished_ms, \(DeliveryQuery.kindExpression), broadcast_id, id, service
             FROM delivery_log WHERE \(conditions.joined(separator: " AND "))
             ORDER BY finished_ms DESC, id DESC LIMIT $\(binds.count)
             """

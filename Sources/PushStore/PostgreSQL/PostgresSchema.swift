@@ -370,6 +370,12 @@ enum PostgresSchema {
                 ADD COLUMN subscription text
             """,
         ],
+        // 13: the push service on the delivery history and the webhook outbox (SQLite's 16). Rows written before it
+        // read back as 'apns' by the column's default (a constant default: no table rewrite).
+        [
+            "ALTER TABLE delivery_log ADD COLUMN service text NOT NULL DEFAULT 'apns' CHECK (service IN ('apns', 'webpush', 'fcm'))",
+            "ALTER TABLE webhook_events ADD COLUMN service text NOT NULL DEFAULT 'apns' CHECK (service IN ('apns', 'webpush', 'fcm'))",
+        ],
     ]
 
     /// Brings the database to ``currentVersion``. Throws `.schemaTooNew` for a database from a newer build.

@@ -17,8 +17,8 @@ extension SQLiteRegistry {
         let insert = try db.statement(
             """
             INSERT INTO delivery_log (app, apns_id, unique_id, token, status, reason, attempts,
-                possibly_duplicated, first_attempt_ms, finished_ms, kind, broadcast_id)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                possibly_duplicated, first_attempt_ms, finished_ms, kind, broadcast_id, service)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
             """)
         for record in records {
             try insert.bind(1, record.app)
@@ -33,6 +33,7 @@ extension SQLiteRegistry {
             try insert.bind(10, record.finishedMs)
             try insert.bind(11, record.kind?.rawValue)
             try insert.bind(12, record.broadcastId)
+            try insert.bind(13, record.service.rawValue)
             try insert.run()
         }
     }
@@ -84,7 +85,7 @@ extension SQLiteRegistry {
             let select = try db.statement(
                 """
                 SELECT apns_id, unique_id, token, status, reason, attempts, possibly_duplicated,
-                    first_attempt_ms, finished_ms
+                    first_attempt_ms, finished_ms, service
                 FROM delivery_log WHERE app = ?1 ORDER BY id DESC LIMIT ?2
                 """)
             defer { select.reset() }
@@ -100,7 +101,7 @@ extension SQLiteRegistry {
                         app: app, apnsId: select.text(0), uniqueId: select.optionalText(1), token: token,
                         status: Int(select.int64(3)), reason: select.optionalText(4), attempts: Int(select.int64(5)),
                         possiblyDuplicated: select.int64(6) != 0, firstAttemptMs: select.int64(7),
-                        finishedMs: select.int64(8)))
+                        finishedMs: select.int64(8), service: PushService(rawValue: select.text(9)) ?? .apns))
             }
             return records
         }

@@ -22,7 +22,8 @@ extension SQLiteRegistry {
                     app: query.app, apnsId: select.text(0), uniqueId: select.optionalText(1), token: token,
                     status: Int(select.int64(3)), reason: select.optionalText(4), attempts: Int(select.int64(5)),
                     possiblyDuplicated: select.int64(6) != 0, firstAttemptMs: select.int64(7), finishedMs: select.int64(8),
-                    kind: DeliveryOutcome.Kind(rawValue: select.text(9)), broadcastId: select.optionalText(10)))
+                    kind: DeliveryOutcome.Kind(rawValue: select.text(9)), broadcastId: select.optionalText(10),
+                    service: PushService(rawValue: select.text(12)) ?? .apns))
                 last = DeliveryCursor(finishedMs: select.int64(8), id: select.int64(11))
             }
             return DeliveryPage(records: records, next: more ? last : nil)
@@ -54,7 +55,7 @@ extension SQLiteRegistry {
         if query.after != nil { conditions.append("finished_ms <= ?6 AND (finished_ms < ?6 OR id < ?7)") }
         let select = try db.statement(prefix + """
             SELECT apns_id, unique_id, token, status, reason, attempts, possibly_duplicated, first_attempt_ms, finished_ms,
-                \(DeliveryQuery.kindExpression), broadcast_id, id
+                \(DeliveryQuery.kindExpression), broadcast_id, id, service
             FROM delivery_log WHERE \(conditions.joined(separator: " AND "))
             ORDER BY finished_ms DESC, id DESC LIMIT ?8
             """)

@@ -8,8 +8,8 @@ extension SQLiteRegistry {
         guard !events.isEmpty else { return }
         let insert = try db.statement("""
             INSERT INTO webhook_events (app, kind, token, status, reason, apns_id, broadcast_id, apns_timestamp_ms,
-                created_ms, due_ms)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0)
+                created_ms, due_ms, service)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0, ?10)
             """)
         for e in events {
             try insert.bind(1, e.app)
@@ -21,6 +21,7 @@ extension SQLiteRegistry {
             try insert.bind(7, e.broadcastId)
             try insert.bind(8, e.apnsTimestampMs)
             try insert.bind(9, now)
+            try insert.bind(10, e.service.rawValue)
             try insert.run()
         }
     }
@@ -30,7 +31,8 @@ extension SQLiteRegistry {
         let now = nowMs()
         return try write { (db) throws(StoreError) -> [WebhookEvent] in
             let select = try db.statement("""
-                SELECT id, app, kind, token, status, reason, apns_id, broadcast_id, apns_timestamp_ms, created_ms, attempts
+                SELECT id, app, kind, token, status, reason, apns_id, broadcast_id, apns_timestamp_ms, created_ms, attempts,
+                    service
                 FROM webhook_events WHERE app = ?1 AND due_ms <= ?2 ORDER BY id LIMIT ?3
                 """)
             defer { select.reset() }
@@ -43,7 +45,8 @@ extension SQLiteRegistry {
                     id: select.int64(0), app: select.text(1), kind: WebhookEvent.Kind(rawValue: select.text(2)) ?? .deliveryFailed,
                     token: select.text(3), status: Int(select.int64(4)), reason: select.optionalText(5),
                     apnsId: select.optionalText(6), broadcastId: select.optionalText(7),
-                    apnsTimestampMs: select.optionalInt64(8), createdMs: select.int64(9), attempts: Int(select.int64(10))))
+                    apnsTimestampMs: select.optionalInt64(8), createdMs: select.int64(9), attempts: Int(select.int64(10)),
+                    service: PushService(rawValue: select.text(11)) ?? .apns))
             }
             select.reset()
             let lease = try db.statement("UPDATE webhook_events SET due_ms = ?2 WHERE id = ?1")

@@ -417,6 +417,12 @@ enum SQLiteSchema {
             "ALTER TABLE devices ADD COLUMN service TEXT NOT NULL DEFAULT 'apns' CHECK (service IN ('apns', 'webpush', 'fcm'))",
             "ALTER TABLE devices ADD COLUMN subscription TEXT",
         ],
+        // 16: the push service on the delivery history and the webhook outbox, so both say which service answered.
+        // Rows written before it read back as 'apns' by the column's default (every device was APNs then).
+        [
+            "ALTER TABLE delivery_log ADD COLUMN service TEXT NOT NULL DEFAULT 'apns' CHECK (service IN ('apns', 'webpush', 'fcm'))",
+            "ALTER TABLE webhook_events ADD COLUMN service TEXT NOT NULL DEFAULT 'apns' CHECK (service IN ('apns', 'webpush', 'fcm'))",
+        ],
     ]
 
     /// Brings the database to ``currentVersion`` in one write transaction, so two processes opening a new
