@@ -106,7 +106,14 @@ extension PushServer {
             guard record.app == app else { return nil }
             return .job(record, try store.broadcastCounts(id: id))
         }
-        if case .localTime(let status)? = found { return JSONResponse.make(.ok, .object(status.fields)) }
+        if case .localTime(let status)? = found {
+            // A cancelled local-time job answers as a cancelled job does (the job list and `jobs show` keep it).
+            if status.job.state == .cancelled {
+                let done = status.counts.values.reduce(0) { $0 + $1.done }
+                throw APIError(.notFound, "job_cancelled", "local-time job \(id) was cancelled; \(done) devices had an outcome")
+            }
+            return JSONResponse.make(.ok, .object(status.fields))
+        }
         guard case .job(let record, let counts)? = found else { throw APIError(.notFound, "unknown_job", "no send job \(id) for \(app)") }
         if record.state == .cancelled {
             let done = counts.done

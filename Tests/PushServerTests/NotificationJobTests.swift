@@ -215,6 +215,9 @@ import TestSupport
             #expect(stored.status == 202, "\(job.id): \(String(decoding: stored.body, as: UTF8.self))")
             let cancelled = try await s.request("DELETE", "/v1/apps/example/notifications/\(job.id)", key: "send")
             #expect(cancelled.status == 200, "\(job.id): \(String(decoding: cancelled.body, as: UTF8.self))")
+            // Every kind of cancelled job is gone from its route alike (a local-time job too).
+            let gone = try await s.request("GET", "/v1/apps/example/notifications/\(job.id)", key: "send")
+            #expect(gone.status == 404 && gone.errorCode == "job_cancelled", "\(job.id): \(gone.status)")
         }
         let before = try blocking { try registry.broadcasts(app: "example", states: BroadcastState.allCases).count }
         for job in jobs {
