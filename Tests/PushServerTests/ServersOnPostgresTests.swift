@@ -21,8 +21,9 @@ import Testing
         defer { Task { try? await a.stop(); try? await b.stop() } }
         // 300 devices; the middle 100 register on both servers at once (a device's launch retried through the
         // other instance), all in parallel — over 16 connections per server rather than URLSession's shared 6, so
-        // 200 requests do not queue behind each other inside URLSession, where the 20 s timeout already runs.
-        let session = URLSession.ephemeral(connectionsPerHost: 16)
+        // 200 requests do not queue behind each other inside URLSession, where the timeout already runs. The timeout
+        // is a hang guard (120 s): in the full parallel phase on 2 cores one request once took over 30 s.
+        let session = URLSession.ephemeral(connectionsPerHost: 16, timeout: 120)
         try await withThrowingTaskGroup(of: Int.self) { group in
             for i in 0..<300 {
                 let servers = (100..<200).contains(i) ? [a, b] : [i % 2 == 0 ? a : b]
