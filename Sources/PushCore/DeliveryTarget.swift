@@ -10,17 +10,21 @@ public struct DeliveryTarget: Sendable, Equatable {
     public var service: PushService
     /// Its subscription, for a Web Push device (nil otherwise).
     public var webPush: WebPushSubscription?
+    /// Its FCM registration token, for an Android (FCM) device (nil otherwise): the key is its digest
+    /// (`DeviceKey.fcm(token:)`), the token itself what FCM's `message.token` names.
+    public var fcmToken: String?
 
     /// Creates a target.
     public init(
         token: DeviceToken, environment: APNsEnvironment?, locale: String? = nil, service: PushService = .apns,
-        webPush: WebPushSubscription? = nil
+        webPush: WebPushSubscription? = nil, fcmToken: String? = nil
     ) {
         self.token = token
         self.environment = environment
         self.locale = locale
         self.service = service
         self.webPush = webPush
+        self.fcmToken = fcmToken
     }
 }
 

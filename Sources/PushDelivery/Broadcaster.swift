@@ -276,7 +276,7 @@ public final class Broadcaster: Sendable {
                 expiration: record.expiration, collapseId: collapseId,
                 apnsId: APNsID.derived(broadcast: record.id, token: token), payload: record.payload(forLocale: next.target.locale))
             return DeliveryPump.Step(
-                item: SendItem(request, environment: next.target.environment, webPush: next.target.webPush, service: next.target.service), seq: seq, maybeSentBefore: next.maybeSentBefore)
+                item: SendItem(request, target: next.target), seq: seq, maybeSentBefore: next.maybeSentBefore)
         }
         // Held BadDeviceToken prunes belong to this pass's committer: the breaker released them by now or never will.
         claim.discard(sender.endRun())

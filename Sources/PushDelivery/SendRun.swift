@@ -64,7 +64,7 @@ public struct SendRun: Sendable {
             guard let target = try await pages.next() else { return nil }
             count += 1
             return DeliveryPump.Step(
-                item: SendItem(makeRequest(target.token), environment: target.environment, webPush: target.webPush, service: target.service), seq: count, maybeSentBefore: false)
+                item: SendItem(makeRequest(target.token), target: target), seq: count, maybeSentBefore: false)
         }
         sender.endRun()
         return stop.reason

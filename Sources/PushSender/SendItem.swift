@@ -11,6 +11,8 @@ public struct SendItem: Sendable {
     public var environment: APNsEnvironment?
     /// The web device's subscription; nil for an APNs device.
     public var webPush: WebPushSubscription?
+    /// The FCM device's registration token; nil for other services.
+    public var fcmToken: String?
     /// The push service the device belongs to: what ``ServiceRouter`` routes by. Given by the registry, not guessed
     /// from the subscription, so a web device whose stored subscription cannot be read goes to the Web Push sender
     /// (which refuses it) and never to APNs as a token.
@@ -25,5 +27,12 @@ public struct SendItem: Sendable {
         self.environment = environment
         self.webPush = webPush
         self.service = service ?? (webPush == nil ? .apns : .webpush)
+    }
+
+    /// The item for `request` to the device `target`: its environment, service and service address (subscription
+    /// or FCM token) as the registry gave them.
+    public init(_ request: NotificationRequest, target: DeliveryTarget) {
+        self.init(request, environment: target.environment, webPush: target.webPush, service: target.service)
+        fcmToken = target.fcmToken
     }
 }

@@ -20,6 +20,8 @@ public struct RegisteredDevice: Sendable, Equatable {
     public var service: PushService = .apns
     /// Its subscription, for a Web Push device (its `token` is then ``DeviceKey/webPush(endpointURL:)``).
     public var webPush: WebPushSubscription?
+    /// Its FCM registration token (an FCM device only).
+    public var fcmToken: String?
 
     /// Creates a device record.
     public init(

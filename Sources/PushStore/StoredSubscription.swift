@@ -1,8 +1,8 @@
 import PushCore
 
-/// A device's service and Web Push subscription as both backends store them: `service` ('apns', 'webpush', 'fcm')
-/// and `subscription`, the subscription as `PushSubscription.toJSON()` writes it (NULL for other services). One
-/// text column keeps the row compact; it is read back only for Web Push devices.
+/// A device's service and address as both backends store them: `service` ('apns', 'webpush', 'fcm') and
+/// `subscription`: a Web Push device's subscription as `PushSubscription.toJSON()` writes it, an FCM device's
+/// registration token verbatim, NULL for APNs (whose key is its token). One text column keeps the row compact.
 enum StoredSubscription {
     /// The column value for `subscription`.
     static func encode(_ subscription: WebPushSubscription?) -> String? { subscription?.json.encodedString }
@@ -11,10 +11,16 @@ enum StoredSubscription {
     /// against a host policy again (the transport judges every address before connecting). A service name this
     /// build does not know reads as APNs' and an unreadable subscription as none: the CHECK constraint and the
     /// registration path rule both out, and the sender answers a Web Push target without one as a permanent failure.
-    static func decode(service: String?, subscription: String?) -> (service: PushService, webPush: WebPushSubscription?) {
+    static func decode(
+        service: String?, subscription: String?
+    ) -> (service: PushService, webPush: WebPushSubscription?, fcmToken: String?) {
         let service = service.flatMap(PushService.init(rawValue:)) ?? .apns
-        guard service == .webpush, let subscription else { return (service, nil) }
-        return (service, parse(subscription))
+        guard let subscription else { return (service, nil, nil) }
+        switch service {
+        case .apns: return (service, nil, nil)
+        case .webpush: return (service, parse(subscription), nil)
+        case .fcm: return (service, nil, subscription)
+        }
     }
 
     private static func parse(_ text: String) -> WebPushSubscription? {
@@ -43,16 +49,16 @@ enum StoredSubscription {
 extension DeliveryTarget {
     /// A target from a device row's columns, on either backend (a NULL environment: no registered device).
     init(storedToken: String, environment: String?, locale: String? = nil, service: String?, subscription: String?) {
-        let (service, webPush) = StoredSubscription.decode(service: service, subscription: subscription)
+        let (service, webPush, fcmToken) = StoredSubscription.decode(service: service, subscription: subscription)
         self.init(
             token: DeviceToken(trustedCanonicalHex: storedToken), environment: environment.flatMap(APNsEnvironment.init(rawValue:)),
-            locale: locale, service: service, webPush: webPush)
+            locale: locale, service: service, webPush: webPush, fcmToken: fcmToken)
     }
 }
 
 extension RegisteredDevice {
     /// Sets the service and subscription from a device row's columns.
     mutating func setService(_ service: String?, subscription: String?) {
-        (self.service, webPush) = StoredSubscription.decode(service: service, subscription: subscription)
+        (self.service, webPush, fcmToken) = StoredSubscription.decode(service: service, subscription: subscription)
     }
 }

@@ -84,12 +84,28 @@ checks.ensure_resource_availability.enabled = false
 include-name = "POST /v1/apps/{app}/devices"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
 EOF
+# A path parameter value that holds a percent escape is not sent as generated: schemathesis unquotes every path
+# value before quoting it ("to keep quoting idempotent for already-escaped inputs"), so the schema-valid activity id
+# `Fq<sP,%FFoE6Ya3]` went out as `…%EF%BF%BD…` (U+FFFD, refused: not ASCII) and `a%20b` would go out as `a b`. The
+# hook below drops such generated path values (filter_path_parameters, schemathesis's documented hook): what is
+# sent is then exactly what the schema allowed. Bodies, queries and headers are untouched.
+cat > st_hooks.py <<'EOF'
+import re
+import schemathesis
+
+ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+
+@schemathesis.hook
+def filter_path_parameters(context, path_parameters):
+    return not any(isinstance(v, str) and ESCAPE.search(v) for v in (path_parameters or {}).values())
+EOF
+export PYTHONPATH="$WORK${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=st_hooks
 FAILED=
 # run SEED: one schemathesis run; true when it found nothing.
 run() {
   local seed=$1 status n
   n=$(examples "$seed")
-  echo "schemathesis: $("$ST" --version), every check (schemathesis.toml: one off for two deletes, 400 accepted for registrations, no error feedback), $n examples per operation, seed $seed, against pushctl serve's admin listener on :$ADMINPORT"
+  echo "schemathesis: $("$ST" --version), every check (schemathesis.toml: one off for two deletes, 400 accepted for registrations, no error feedback; path values without percent escapes), $n examples per operation, seed $seed, against pushctl serve's admin listener on :$ADMINPORT"
   set +e
   "$ST" run "$ROOT/docs/openapi.yaml" --url "http://127.0.0.1:$ADMINPORT" \
     -H "Authorization: Bearer $KEY" --max-examples "$n" --seed "$seed" --no-color \
