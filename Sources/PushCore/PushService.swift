@@ -5,6 +5,6 @@ public enum PushService: String, Sendable, CaseIterable, Codable {
     case apns
     /// Web Push (RFC 8030): browsers and iOS home-screen web apps, identified by their subscription's endpoint.
     case webpush
-    /// Firebase Cloud Messaging (Android). Reserved: not registrable yet.
+    /// Firebase Cloud Messaging HTTP v1 (Android), identified by its registration token (``FCMRegistrationToken``).
     case fcm
 }
