@@ -41,7 +41,7 @@ extension PushServer {
         }
         return JSONResponse.make(.ok, .object([
             ("token", .string(device.token.hex)),
-        ] + Self.serviceFields(device.service, device.webPush) + [
+        ] + Self.serviceFields(device.service, device.webPush, fcmToken: device.fcmToken) + [
             ("channels", .array(device.channels.map { .string($0) })),
             ("environment", .string(device.environment.rawValue)),
             ("registeredAt", .string(Timestamp.rfc3339(ms: device.createdMs, milliseconds: true))),
@@ -51,7 +51,8 @@ extension PushServer {
     }
 
     /// `POST /v1/apps/{app}/devices`: JSON or the seed client's form body. 201 new, 200 updated/replaced. A Web Push
-    /// registration's answer adds `service` and `endpoint`; an APNs one is unchanged (what existing apps parse).
+    /// registration's answer adds `service` and `endpoint`, an FCM one `service` and `fcmToken`; an APNs one is unchanged
+    /// (what existing apps parse).
     func registerDevice(_ request: Request, app: String) async throws -> Response {
         let (settings, kind) = try authorizeKey(request, app: app, need: .registration)
         let bytes = try await readBody(request, limit: limits.deviceBodyBytes)
@@ -82,7 +83,7 @@ extension PushServer {
         let (outcome, device, installation) = (registered.outcome, registered.device, registered.installation)
         var fields: [(String, JSONValue)] = [
             ("token", .string(body.token.hex)),
-        ] + (body.fields.subscription == nil ? [] : Self.serviceFields(.webpush, body.fields.subscription)) + [
+        ] + (body.fields.service == .apns ? [] : Self.serviceFields(body.fields.service, body.fields.subscription, fcmToken: body.fields.fcmToken?.value)) + [
             ("channels", .array((device?.channels ?? body.channels ?? []).map { .string($0) })),
             ("environment", .string((device?.environment ?? registration.environment ?? .production).rawValue)),
         ]
@@ -93,9 +94,11 @@ extension PushServer {
         return JSONResponse.make(status, .object(fields))
     }
 
-    /// A device's `service`, and for a Web Push device its subscription's `endpoint`.
-    static func serviceFields(_ service: PushService, _ subscription: WebPushSubscription?) -> [(String, JSONValue)] {
+    /// A device's `service`; for a Web Push device its subscription's `endpoint`, for an FCM device its registration
+    /// token as `fcmToken` (its `token` is the key, as a web device's).
+    static func serviceFields(_ service: PushService, _ subscription: WebPushSubscription?, fcmToken: String?) -> [(String, JSONValue)] {
         [("service", .string(service.rawValue))] + (subscription.map { [("endpoint", .string($0.endpoint.url))] } ?? [])
+            + (fcmToken.map { [("fcmToken", .string($0))] } ?? [])
     }
 
     /// A registration's HTTP status (201 new, 200 otherwise) and its `outcome` (and `replaced`) fields.

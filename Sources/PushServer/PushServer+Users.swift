@@ -54,7 +54,7 @@ extension PushServer {
         let items: [JSONValue] = devices.map { device in
             .object([
                 ("token", .string(device.token.hex)),
-            ] + Self.serviceFields(device.service, device.webPush) + [
+            ] + Self.serviceFields(device.service, device.webPush, fcmToken: device.fcmToken) + [
                 ("channels", .array(device.channels.map { .string($0) })),
                 ("environment", .string(device.environment.rawValue)),
                 ("registeredAt", .string(Timestamp.rfc3339(ms: device.createdMs, milliseconds: true))),
@@ -78,7 +78,7 @@ extension PushServer {
     }
 
     /// `POST /v1/apps/{app}/audience-count` (send key) `{"audience": {…}, "environment"?}` →
-    /// `{"count": n, "byService": {"apns": a, "webpush": w}}`: how many devices a send to that audience would reach
+    /// `{"count": n, "byService": {"apns": a, "webpush": w, "fcm": f}}`: how many devices a send to that audience would reach
     /// now, and how many of them through each push service (the audience plus `service = X`, counted by the same
     /// store query, so the console can say how many get the APNs payload and how many the Web Push one).
     func countAudience(_ request: Request, app: String) async throws -> Response {
@@ -110,6 +110,6 @@ extension PushServer {
         ]))
     }
 
-    /// The services `byService` counts: the registrable ones (FCM is reserved, no device can belong to it yet).
-    static let countedServices: [PushService] = [.apns, .webpush]
+    /// The services `byService` counts: every one a device can belong to.
+    static let countedServices: [PushService] = PushService.allCases
 }

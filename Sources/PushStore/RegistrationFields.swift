@@ -19,9 +19,11 @@ public struct RegistrationFields: Sendable, Equatable {
     public var userAuth: String?
     /// The Web Push subscription, for a Web Push device (`token` is then its key, ``DeviceKey/of(_:)``).
     public var subscription: WebPushSubscription?
+    /// The registration token, for an FCM device (`token` is then its key, `DeviceKey.fcm(token:)`).
+    public var fcmToken: FCMRegistrationToken?
 
     /// The push service the device belongs to.
-    public var service: PushService { subscription == nil ? .apns : .webpush }
+    public var service: PushService { subscription != nil ? .webpush : fcmToken != nil ? .fcm : .apns }
 
     public init(
         token: DeviceToken, oldToken: DeviceToken? = nil, channels: [String]? = nil, environment: APNsEnvironment? = nil,
@@ -41,6 +43,7 @@ public struct RegistrationFields: Sendable, Equatable {
             app: app, token: token, oldToken: oldToken, channels: channels, environment: environment ?? defaultEnvironment)
         request.installation = installation
         request.subscription = subscription
+        request.fcmToken = fcmToken
         return request
     }
 
@@ -52,6 +55,9 @@ public struct RegistrationFields: Sendable, Equatable {
     /// `"service": "webpush"` and `"subscription"` (what `PushSubscription.toJSON()` gives) instead of a token, and
     /// `"oldEndpoint"` (the replaced subscription's endpoint) instead of an old token. `webPush` is the app's host
     /// policy, nil when the app has no Web Push (a `webpush` registration is then refused, naming `service`).
+    /// An Android device gives `"service": "fcm"`, its FCM registration token as `"token"` and the previous one as
+    /// `"oldToken"` (``FCMRegistrationToken``: the key is `DeviceKey.fcm(token:)`). It needs no app configuration:
+    /// unlike an endpoint, a token names no host to judge (a send to it without `apps.ID.fcm` is refused by name).
     public static func parse(json: JSONValue, webPush: WebPushHostPolicy? = nil) throws(FieldError) -> RegistrationFields {
         guard let pairs = json.objectPairs else { throw FieldError(field: "json", message: "body must be a JSON object") }
         var token: String?, oldToken: String?, channels: [String]?, environment: String?, userAuth: String?
@@ -61,9 +67,8 @@ public struct RegistrationFields: Sendable, Equatable {
             switch key {
             case "service":
                 guard let s = value.stringValue, let named = PushService(rawValue: s) else {
-                    throw FieldError(field: "service", message: "'service' must be apns or webpush")
+                    throw FieldError(field: "service", message: "'service' must be apns, webpush or fcm")
                 }
-                guard named != .fcm else { throw FieldError(field: "service", message: "service fcm is not supported yet") }
                 service = named
             case "subscription": subscription = value
             case "oldEndpoint":
@@ -129,6 +134,18 @@ public struct RegistrationFields: Sendable, Equatable {
                 token: DeviceKey.of(parsed).hex, oldToken: oldEndpoint.map { DeviceKey.webPush(endpointURL: $0).hex }, channels: channels,
                 environment: environment, installation: installation, userAuth: userAuth)
             fields.subscription = parsed
+            return fields
+        }
+        if service == .fcm, subscription == nil, oldEndpoint == nil {
+            guard let token else {
+                throw FieldError(field: "token", message: "'token' (the FCM registration token) is required with service fcm")
+            }
+            let parsed = try FCMRegistrationToken(parsing: token, field: "token")
+            let old = try oldToken.map { (text) throws(FieldError) in try FCMRegistrationToken(parsing: text, field: "oldToken") }
+            var fields = try make(
+                token: DeviceKey.of(parsed).hex, oldToken: old.map { DeviceKey.of($0).hex }, channels: channels,
+                environment: environment, installation: installation, userAuth: userAuth)
+            fields.fcmToken = parsed
             return fields
         }
         guard subscription == nil, oldEndpoint == nil else {

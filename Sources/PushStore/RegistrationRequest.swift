@@ -19,9 +19,16 @@ public struct RegistrationRequest: Sendable, Equatable {
     /// The Web Push subscription, for a Web Push device (nil: an APNs token). `token` is then its key
     /// (``DeviceKey/of(_:)``) and `oldToken` the key of the old subscription's endpoint.
     public var subscription: WebPushSubscription?
+    /// The registration token, for an FCM device (nil: not one). `token` is then its key (`DeviceKey.fcm(token:)`)
+    /// and `oldToken` the key of the old registration token.
+    public var fcmToken: FCMRegistrationToken?
 
     /// The push service the device belongs to.
-    public var service: PushService { subscription == nil ? .apns : .webpush }
+    public var service: PushService { subscription != nil ? .webpush : fcmToken != nil ? .fcm : .apns }
+
+    /// What the `subscription` column holds (``StoredSubscription``): a Web Push subscription's JSON, an FCM
+    /// registration token verbatim, nil for APNs.
+    var storedSubscription: String? { StoredSubscription.encode(subscription) ?? fcmToken?.value }
 
     /// Creates a request.
     public init(
@@ -45,6 +52,18 @@ public struct RegistrationRequest: Sendable, Equatable {
             app: app, token: DeviceKey.of(subscription), oldToken: oldEndpoint.map(DeviceKey.webPush(endpointURL:)),
             channels: channels, environment: environment)
         self.subscription = subscription
+    }
+
+    /// Registers an Android app's FCM registration token; `oldToken` (the previous registration token, verbatim)
+    /// names the device it replaces.
+    public init(
+        app: String, fcmToken: FCMRegistrationToken, oldToken: FCMRegistrationToken? = nil, channels: [String]? = nil,
+        environment: APNsEnvironment? = nil
+    ) {
+        self.init(
+            app: app, token: DeviceKey.of(fcmToken), oldToken: oldToken.map(DeviceKey.of), channels: channels,
+            environment: environment)
+        self.fcmToken = fcmToken
     }
 
     /// Refuses to register a device under a key held by a device of another service: a device belongs to one

@@ -10,11 +10,13 @@ extension RegistryStore {
     ///
     /// With `webPush` (the app's host policy: `tokens import --service webpush`) every line is a Web Push
     /// registration, `{"subscription": …, …installation fields…}` (`"service": "webpush"` implied), judged exactly as
-    /// the API judges one.
+    /// the API judges one. With `service` `.fcm` (`tokens import --service fcm --format jsonl`) every line is an FCM
+    /// registration, `{"token": "<registration token>", …installation fields…}` (`"service": "fcm"` implied).
     public func importRegistrations(
         app: String, lines: some Sequence<String>, defaultEnvironment: APNsEnvironment, batchSize: Int = 10_000,
-        webPush: WebPushHostPolicy? = nil
+        webPush: WebPushHostPolicy? = nil, service: PushService? = nil
     ) throws(StoreError) -> ImportReport {
+        let implied = service ?? (webPush != nil ? .webpush : nil)
         var batches = ImportBatches<RegistrationRequest>(size: batchSize)
         return try batches.importLines(lines) { (text) throws(ImportLineError) in
             do throws(FieldError) {
@@ -23,17 +25,45 @@ extension RegistryStore {
                     throw FieldError(field: "json", message: "not a JSON object: \(error)")
                 }
                 var line = json
-                if webPush != nil, let pairs = json.objectPairs {
-                    if let given = json["service"], given != .string(PushService.webpush.rawValue) {
-                        throw FieldError(field: "service", message: "service must be webpush (or left out) with --service webpush")
+                if let implied, implied != .apns, let pairs = json.objectPairs {
+                    let name = implied.rawValue
+                    if let given = json["service"], given != .string(name) {
+                        throw FieldError(field: "service", message: "service must be \(name) (or left out) with --service \(name)")
                     }
-                    if json["service"] == nil { line = .object([("service", .string(PushService.webpush.rawValue))] + pairs) }
+                    if json["service"] == nil { line = .object([("service", .string(name))] + pairs) }
                 }
                 let fields = try RegistrationFields.parse(json: line, webPush: webPush)
                 if fields.userAuth != nil {
                     throw FieldError(field: "userAuth", message: "userAuth is for apps; an import names users directly")
                 }
                 return fields.request(app: app, defaultEnvironment: defaultEnvironment)
+            } catch {
+                throw ImportLineError(message: error.message)
+            }
+        } write: { (requests) throws(StoreError) in
+            for result in registerBatch(requests) {
+                if case .failure(let error) = result { throw error }
+            }
+        }
+    }
+}
+
+extension RegistryStore {
+    /// Imports Android apps' FCM registration tokens, one per line verbatim (`tokens import --service fcm`; blank
+    /// lines and `#` comments skipped), each judged by ``FCMRegistrationToken`` as the API judges it, and registered
+    /// as the API registers it (key `DeviceKey.fcm(token:)`, the token stored verbatim) with `environment` and
+    /// `channels` (nil: kept). Batched as every import: a batch with an invalid line writes nothing, and every
+    /// invalid line is reported with its number.
+    public func importFCMTokens(
+        app: String, lines: some Sequence<String>, environment: APNsEnvironment, channels: [String]? = nil,
+        batchSize: Int = 10_000
+    ) throws(StoreError) -> ImportReport {
+        let channels = try channels.map { (c) throws(StoreError) in try Channels.normalize(c) }
+        var batches = ImportBatches<RegistrationRequest>(size: batchSize)
+        return try batches.importLines(lines) { (text) throws(ImportLineError) in
+            do throws(FieldError) {
+                let token = try FCMRegistrationToken(parsing: String(text))
+                return RegistrationRequest(app: app, fcmToken: token, channels: channels, environment: environment)
             } catch {
                 throw ImportLineError(message: error.message)
             }

@@ -98,8 +98,7 @@ import Testing
             (Self.body(extraSubscription: #","kind":"x""#), "invalid_subscription.kind", "not a field of a push subscription"),
             (#"{"service":"webpush"}"#, "invalid_subscription", "required"),
             (#"{"service":"webpush","token":"\#(String(repeating: "ab", count: 32))","subscription":{}}"#, "invalid_token", "not by a token"),
-            (#"{"service":"fcm","token":"abc"}"#, "invalid_service", "not supported yet"),
-            (#"{"service":"safari"}"#, "invalid_service", "apns or webpush"),
+            (#"{"service":"safari"}"#, "invalid_service", "apns, webpush or fcm"),
             (#"{"token":"\#(String(repeating: "ab", count: 32))","oldEndpoint":"https://web.push.apple.com/x"}"#, "invalid_oldEndpoint", "webpush"),
         ]
         for (body, code, says) in cases {

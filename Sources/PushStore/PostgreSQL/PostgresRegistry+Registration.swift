@@ -23,7 +23,7 @@ extension PostgresRegistry {
         var results = [Result<RegistrationOutcome, StoreError>?](repeating: nil, count: requests.count)
         var plain: [Int] = []
         var seen = Set<String>()
-        for (i, r) in requests.enumerated() where r.oldToken == nil && r.channels == nil && r.subscription == nil {
+        for (i, r) in requests.enumerated() where r.oldToken == nil && r.channels == nil && r.service == .apns {
             if seen.insert(r.app + "\u{0}" + r.token.hex).inserted { plain.append(i) }
         }
         do throws(StoreError) {
@@ -125,7 +125,7 @@ extension PostgresRegistry {
         }
         let existing = try find(app: app, token: request.token, lock: true, in: db)
         if let existing { try request.checkService(stored: existing.service, role: "token", key: request.token) }
-        let (service, subscription) = (request.service.rawValue, StoredSubscription.encode(request.subscription))
+        let (service, subscription) = (request.service.rawValue, request.storedSubscription)
         let (channels, environment) = request.resolved(
             channels: given, existing: existing.map { ($0.environment, $0.channels) },
             replaced: replaced.map { ($0.environment, $0.channels) })

@@ -126,7 +126,7 @@ extension SQLiteRegistry {
             try update.bind(2, now)
             try update.bind(3, environment)
             try update.bind(4, Channels.encode(channels ?? existing.channels))
-            try update.bind(5, StoredSubscription.encode(request.subscription))
+            try update.bind(5, request.storedSubscription)
             try update.run()
             id = existing.id
             if let channels, channels != existing.channels { try setChannels(channels, of: id, request, in: db) }
@@ -140,7 +140,7 @@ extension SQLiteRegistry {
             let installation = StoredInstallation.forNewDevice(request.installation, replaced: replacedInstallation, now: now)
             try bind(installation?.columns, from: 6, to: insert)
             try insert.bind(17, request.service.rawValue)
-            try insert.bind(18, StoredSubscription.encode(request.subscription))
+            try insert.bind(18, request.storedSubscription)
             guard try insert.step() else { throw StoreError(.unknown(0), "insert returned no id") }
             id = insert.int64(0)
             insert.reset()
