@@ -16,7 +16,9 @@ extension TokensCommand {
                 environment and the installation fields: installation, user, timeZone, locale, appVersion, osVersion, tags). \
                 With --service webpush each line is a browser's subscription and its fields, {"subscription": \
                 {"endpoint", "expirationTime", "keys"}, …installation fields…}, judged as the API judges it (the app \
-                needs apps.ID.webpush).
+                needs apps.ID.webpush). With --service fcm each line is an Android app's FCM registration token, \
+                verbatim (32-4096 characters of A-Z a-z 0-9 - _ :), or with --format jsonl a registration object \
+                {"token", …installation fields…}; the app needs no FCM configuration to keep them.
                 """)
         @OptionGroup var options: TokensOptions
         @Argument(help: "A file with one token per line, or - for standard input.") var file: String
@@ -26,7 +28,8 @@ extension TokensCommand {
         @Option(name: .long, help: "Tokens per transaction.") var batchSize = 50_000
         @Option(name: .long, help: "lines (one token per line) or jsonl (one registration object per line); default lines, jsonl with --service webpush.")
         var format: String?
-        @Option(name: .long, help: "apns (tokens) or webpush (browser subscriptions as JSON lines).") var service = "apns"
+        @Option(name: .long, help: "apns (tokens), webpush (browser subscriptions as JSON lines) or fcm (FCM registration tokens).")
+        var service = "apns"
 
         func run() throws {
             let (settings, registry) = try options.open()
@@ -41,8 +44,8 @@ extension TokensCommand {
                 }
                 handle = opened
             }
-            guard let pushService = PushService(rawValue: service), pushService != .fcm else {
-                throw CLIError.usage("--service must be apns or webpush")
+            guard let pushService = PushService(rawValue: service) else {
+                throw CLIError.usage("--service must be apns, webpush or fcm")
             }
             let webPush = pushService == .webpush ? settings.webPush?.hostPolicy : nil
             if pushService == .webpush {
@@ -59,7 +62,12 @@ extension TokensCommand {
                 if jsonl {
                     return try registry.importRegistrations(
                         app: options.app, lines: LineReader(handle), defaultEnvironment: environment, batchSize: min(batchSize, 10_000),
-                        webPush: webPush)
+                        webPush: webPush, service: pushService)
+                }
+                if pushService == .fcm {
+                    return try registry.importFCMTokens(
+                        app: options.app, lines: LineReader(handle), environment: environment,
+                        channels: channel.isEmpty ? nil : channel, batchSize: min(batchSize, 10_000))
                 }
                 return try registry.importTokens(
                     app: options.app, lines: LineReader(handle), environment: environment,

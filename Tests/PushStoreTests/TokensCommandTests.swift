@@ -54,6 +54,39 @@ import TestSupport
         #expect(plain.status == 2 && plain.stderr.contains("has no Web Push configured"), "\(plain.stderr)")
     }
 
+    /// `tokens import --service fcm`: registration tokens one per line, verbatim, judged as the API judges them (no
+    /// FCM configuration needed); a bad line is named with its number and its batch writes nothing; JSON lines too.
+    @Test(.timeLimit(.minutes(3)))
+    func fcmRegistrationTokensAreImportedOnePerLine() async throws {
+        func token(_ n: Int) -> String { "eXaMpLe\(n)-_0123456789abcd:APA91b" + String(repeating: "Zz9_-", count: 26) }
+        let imported = try await run("import", "--app", "example", "--service", "fcm", "--channel", "news", "-",
+                                     stdin: "# exported from the old server\n\(token(1))\n\n\(token(2))\n")
+        #expect(imported.status == 0 && imported.stdout == "imported 2 tokens in 1 batches\n", "\(imported.stderr)")
+        let devices = try blocking { try SQLiteRegistry(path: database).list(app: "example") }
+        #expect(Set(devices.map(\.token)) == [DeviceKey.fcm(token: token(1)), DeviceKey.fcm(token: token(2))])
+        #expect(Set(devices.compactMap(\.fcmToken)) == [token(1), token(2)])
+        #expect(devices.allSatisfy { $0.service == .fcm && $0.channels == ["news"] })
+        // Bad lines (too short, another alphabet): each named with its number, exit 2, and their batch writes nothing.
+        let bad = try await run("import", "--app", "example", "--service", "fcm", "-",
+                                stdin: "\(token(3))\nshort-token\n\(token(4))/x\n")
+        #expect(bad.status == 2, "\(bad.stderr)")
+        #expect(bad.stderr.contains("line 2: token must be an FCM registration token of 32…4096 characters, not 11"), "\(bad.stderr)")
+        #expect(bad.stderr.contains("line 3: token must be an FCM registration token: only A-Z a-z 0-9 - _ :"), "\(bad.stderr)")
+        #expect(bad.stdout == "imported 0 tokens in 0 batches\n")
+        #expect(try blocking { try SQLiteRegistry(path: database).count(app: "example", channel: nil, environment: nil) } == 2)
+        // JSON lines: a registration object per line, service fcm implied; another service is refused.
+        let jsonl = try await run("import", "--app", "example", "--service", "fcm", "--format", "jsonl", "-",
+                                  stdin: #"{"token":"\#(token(5))","locale":"de-DE"}"# + "\n")
+        #expect(jsonl.status == 0 && jsonl.stdout == "imported 1 tokens in 1 batches\n", "\(jsonl.stderr)")
+        #expect(try blocking { try SQLiteRegistry(path: database).installation(app: "example", token: DeviceKey.fcm(token: token(5))) }?.locale == "de-DE")
+        let other = try await run("import", "--app", "example", "--service", "fcm", "--format", "jsonl", "-",
+                                  stdin: #"{"service":"apns","token":"\#(token(6))"}"# + "\n")
+        #expect(other.status == 2 && other.stderr.contains("line 1: service must be fcm"), "\(other.stderr)")
+        let unknown = try await run("import", "--app", "example", "--service", "gcm", "-", stdin: token(7) + "\n")
+        #expect(unknown.status == 2 && unknown.stderr.contains("--service must be apns, webpush or fcm"), "\(unknown.stderr)")
+        #expect(try blocking { try SQLiteRegistry(path: database).count(app: "example", channel: nil, environment: nil) } == 3)
+    }
+
     @Test(.timeLimit(.minutes(3)))
     func acceptanceReplacesNSDataToken() async throws {
         let nsData = "<740f4707 bebcf74f 9b7c25d4 8e335894 5f6aa01d a5ddb387 462c7eaf 61bb78ad>"
