@@ -325,12 +325,12 @@ async function refreshRecipients() {
   lastCount = null;
   try {
     let count;
-    // The audience whose count per service is shown (an app with Web Push only; listed tokens are not split).
+    // The audience whose count per service is shown (an app with Web Push or FCM devices; listed tokens are not split).
     let serviceAudience = null;
     let byService = null;
     if (kind === 'all') {
       count = (await api('GET', appPath('/devices/count'))).count;
-      serviceAudience = { where: ['service in apns,webpush'] };
+      serviceAudience = { where: ['service in apns,webpush,fcm'] };
     } else if (kind === 'audience') {
       const audience = audienceOf();
       if (!audience) { out.textContent = 'Name a user or add a clause.'; return; }
@@ -342,14 +342,16 @@ async function refreshRecipients() {
       count = (await api('GET', appPath(`/devices/count?channel=${encodeURIComponent(channel)}`))).count;
       serviceAudience = { where: [`channel = ${JSON.stringify(channel)}`] };
     } else count = new Set(tokenLines()).size;
-    if (webPushApp && serviceAudience) {
+    if (serviceAudience) {
       try { byService = (await api('POST', appPath('/audience-count'), { audience: serviceAudience })).byService; } catch { byService = null; }
     }
     if (seq !== recipientSeq) return;
     lastCount = count;
     out.textContent = plural(count, 'recipient', 'recipients');
-    if (webPushApp && byService) {
-      split.textContent = `APNs: ${byService.apns} · Web Push: ${byService.webpush}`;
+    // FCM needs no app configuration to register: its count shows once the app has FCM devices.
+    if (byService && (webPushApp || byService.fcm > 0)) {
+      split.textContent = `APNs: ${byService.apns}` + (webPushApp ? ` · Web Push: ${byService.webpush}` : '')
+        + (byService.fcm > 0 ? ` · FCM: ${byService.fcm}` : '');
       split.hidden = false;
     }
   } catch (error) {
@@ -588,8 +590,9 @@ async function findDevice(event) {
     const last = history.deliveries[0];
     const pairs = [
       ['Token', device.token],
-      ['Service', device.service === 'webpush' ? 'Web Push' : device.service === 'apns' ? 'APNs' : device.service],
+      ['Service', { webpush: 'Web Push', apns: 'APNs', fcm: 'FCM' }[device.service] ?? device.service],
       ...(device.endpoint ? [['Endpoint', el('span', { title: device.endpoint }, shortEndpoint(device.endpoint))]] : []),
+      ...(device.fcmToken ? [['FCM token', el('span', { title: device.fcmToken }, `${device.fcmToken.slice(0, 24)}…`)]] : []),
       ['Environment', device.environment],
       ['Channels', device.channels.length ? device.channels.join(', ') : 'none'],
       ['First registered', device.registeredAt],
