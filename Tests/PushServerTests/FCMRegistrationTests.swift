@@ -64,6 +64,18 @@ import Testing
         #expect(try await device(s, DeviceKey.fcm(token: minted))?.fcmToken == minted)
     }
 
+    /// The exact answers docs/http-api.md shows for its FCM example (readme.sh runs it against `make run`).
+    @Test func theDocumentedExampleAnswersAsDocumented() async throws {
+        let s = try await TestServer.start()
+        defer { Task { try? await s.stop() } }
+        let token = "cAbCdEfGhIjKlMnOpQrStU:APA91bHzXk-9_example-registration-token-0123456789"
+        let created = String(decoding: try await post(s, #"{"service":"fcm","token":"\#(token)","locale":"de-DE"}"#).body, as: UTF8.self)
+        #expect(created.hasPrefix(#"{"token":"526b86bd3305fc2824742cc66f129e6b3ebc9e19b4eb430d0409cf7ba0ac6a45","service":"fcm","fcmToken":"\#(token)","channels":[],"#), "\(created)")
+        #expect(created.contains(#""locale":"de-DE","#) && created.hasSuffix(#""outcome":"created"}"#), "\(created)")
+        let refused = String(decoding: try await post(s, #"{"service":"fcm","token":"too-short"}"#).body, as: UTF8.self)
+        #expect(refused == #"{"error":{"code":"invalid_token","message":"token must be an FCM registration token of 32…4096 characters, not 9"}}"#, "\(refused)")
+    }
+
     @Test func badTokensAreRefusedNamingTheFieldAndNothingIsStored() async throws {
         let s = try await TestServer.start()
         defer { Task { try? await s.stop() } }
