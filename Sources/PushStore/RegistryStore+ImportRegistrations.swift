@@ -41,9 +41,7 @@ extension RegistryStore {
                 throw ImportLineError(message: error.message)
             }
         } write: { (requests) throws(StoreError) in
-            for result in registerBatch(requests) {
-                if case .failure(let error) = result { throw error }
-            }
+            try registerAll(requests)
         }
     }
 }
@@ -68,9 +66,17 @@ extension RegistryStore {
                 throw ImportLineError(message: error.message)
             }
         } write: { (requests) throws(StoreError) in
-            for result in registerBatch(requests) {
-                if case .failure(let error) = result { throw error }
-            }
+            try registerAll(requests)
+        }
+    }
+}
+
+extension RegistryStore {
+    /// Writes one import batch of registrations (one transaction); the first failure (a key another service
+    /// holds) fails the import.
+    fileprivate func registerAll(_ requests: [RegistrationRequest]) throws(StoreError) {
+        for result in registerBatch(requests) {
+            if case .failure(let error) = result { throw error }
         }
     }
 }
