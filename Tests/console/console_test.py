@@ -9,7 +9,8 @@ a send at a time; build an audience clause by clause (a `tags.NAME` clause among
 send it at a local time (the job's waves shown); cancel a scheduled job; Web Push (issue #39): register a
 subscription minted by the simulator's Web Push service, see the device as a web device (its endpoint shortened),
 the preview's web payload beside the APNs one (and why a silent push is not sent to web devices), and the
-recipient count per service; log out, log in to an app without Web Push and see neither; log out. Fields that do not apply are
+recipient count per service; log out, log in to an app without Web Push and see neither, then (issue #40) an FCM
+device registered: its count per service and the device shown as FCM; log out. Fields that do not apply are
 hidden, not greyed: the target fields of other targets, the times of other "When"s, the alert fields of a silent
 push, the per-language rows without a body.
 Also: Tab order through the login and compose controls, every control labelled, no CSP violation, the key only
@@ -556,7 +557,8 @@ class Console:
         self.by_id("t-all").click()
 
     def without_web_push(self):
-        """An app without Web Push: no web preview and no counts per service (hidden, not greyed)."""
+        """An app without Web Push: no web preview and no counts per service (hidden, not greyed) until it has an
+        FCM device."""
         a = self.args
         Select(self.by_id("login-app")).select_by_value(a.plain_app)
         self.by_id("login-key").send_keys(a.plain_key, Keys.ENTER)
@@ -565,6 +567,22 @@ class Console:
         self.wait(lambda: self.text("preview-payload") != "" and self.text("recipients") == "0 recipients", "its preview and count")
         self.only_shown(["preview-web", "recipients-by-service"], [])
         self.screenshot("no-web-push")
+        # Issue #40: an FCM device (registration needs no FCM configuration) is counted per service once the app
+        # has one, and the device view says FCM with its registration token shortened (whole in its title).
+        fcm_token = "console-" + "f" * 14 + ":APA91b" + "Zx9_-" * 28
+        status, fcm = self.api("POST", f"/v1/apps/{a.plain_app}/devices", a.plain_key, {"service": "fcm", "token": fcm_token})
+        check(status == 201 and fcm.get("service") == "fcm" and fcm.get("fcmToken") == fcm_token, f"registering the FCM device answered {status} {fcm}")
+        self.by_id("t-channel").click()
+        self.by_id("t-all").click()
+        self.wait(lambda: self.text("recipients") == "1 recipient" and self.shown("recipients-by-service")
+                  and self.text("recipients-by-service") == "APNs: 0 · FCM: 1", "the counts per service with an FCM device")
+        self.by_id("tab-devices").click()
+        self.by_id("d-token").clear()
+        self.by_id("d-token").send_keys(fcm["token"], Keys.ENTER)
+        self.wait(lambda: "FCM" in self.text("device-facts"), "the FCM device shown as FCM")
+        shown = self.driver.find_element(By.CSS_SELECTOR, f"#device-facts span[title='{fcm_token}']").text
+        check(shown == fcm_token[:24] + "…", f"the registration token shortened: {shown!r}")
+        self.screenshot("fcm-device")
         self.by_id("logout").click()
         self.wait(lambda: self.by_id("login-view").is_displayed(), "the login form after the second logout")
 
