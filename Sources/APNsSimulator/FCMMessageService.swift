@@ -36,11 +36,15 @@ final class FCMMessageService: Sendable {
     private let clock: @Sendable () -> Int64
     private let limit: Int
 
-    init(oauth: OAuthTokenService, recorder: SimulatorRecorder, clock: @escaping @Sendable () -> Int64, receivedLimit: Int) {
+    init(
+        oauth: OAuthTokenService, recorder: SimulatorRecorder, clock: @escaping @Sendable () -> Int64, receivedLimit: Int,
+        unregistered: Set<String> = []
+    ) {
         self.oauth = oauth
         self.recorder = recorder
         self.clock = clock
         self.limit = max(1, receivedLimit)
+        state.withLock { $0.unregistered = unregistered }
     }
 
     /// True for the paths this service answers.
@@ -131,8 +135,10 @@ final class FCMMessageService: Sendable {
                 state.received.append(message)
                 if state.received.count > limit { state.received.removeFirst(state.received.count - limit) }
             }
+            recorder.answered(fcm: message)
+        } else {
+            recorder.answered(status: 200, reasonText: nil)
         }
-        recorder.answered(status: 200, reasonText: nil)
         let json = Array(JSONValue.object([("name", .string("projects/\(projectId)/messages/\(messageId)"))]).encodedString.utf8)
         return Response(status: 200, headers: [("content-type", "application/json; charset=UTF-8"), ("content-length", String(json.count))], body: json)
     }

@@ -118,6 +118,7 @@ final class OAuthTokenService: Sendable {
                 state.tokens = state.tokens.filter { $0.value.expiresAtMs > now }
                 state.tokens[token] = (now + lifetimeSeconds * 1000, projectId)
             }
+            recorder.granted(clientEmail: verified.clientEmail, expiresIn: lifetimeSeconds, atMs: now)
             let json: [(String, JSONValue)] = [
                 ("access_token", .string(token)), ("expires_in", .int(lifetimeSeconds)), ("token_type", .string("Bearer")),
             ]

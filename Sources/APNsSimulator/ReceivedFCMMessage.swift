@@ -16,4 +16,16 @@ public struct ReceivedFCMMessage: Sendable, Equatable {
     public var messageId: String
     /// When it was accepted, in ms since 1970.
     public var receivedAtMs: Int64
+
+    /// The record as one compact JSON object (a `--record` file line, beside the APNs and Web Push lines):
+    /// `{"service":"fcm","project","token","topic","condition","messageId","receivedAt","message"}` — `message` the
+    /// `message` object exactly as received.
+    public func jsonLine(into out: inout [UInt8]) {
+        let line = JSONValue.object([
+            ("service", .string("fcm")), ("project", .string(projectId)), ("token", token.map(JSONValue.string) ?? .null),
+            ("topic", topic.map(JSONValue.string) ?? .null), ("condition", condition.map(JSONValue.string) ?? .null),
+            ("messageId", .string(messageId)), ("receivedAt", .int(receivedAtMs)), ("message", message),
+        ])
+        line.encode(into: &out)
+    }
 }

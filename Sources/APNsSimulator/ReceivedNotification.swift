@@ -72,6 +72,10 @@ public struct SimulatorCounters: Sendable, Equatable {
     public var accepted = 0
     /// Web Push messages accepted (answered 201, decrypted and recorded).
     public var webPushesAccepted = 0
+    /// FCM messages accepted (answered 200 by `messages:send`, not `validate_only`).
+    public var fcmMessagesAccepted = 0
+    /// Access tokens the OAuth token endpoint granted.
+    public var accessTokensGranted = 0
     /// Answers by HTTP status.
     public var byStatus: [Int: Int] = [:]
     /// Rejections by reason string.
@@ -100,6 +104,8 @@ public struct SimulatorCounters: Sendable, Equatable {
         for status in byStatus.keys.sorted() { lines.append("  status \(status): \(byStatus[status]!)") }
         for reason in byReason.keys.sorted() { lines.append("  \(reason): \(byReason[reason]!)") }
         if webPushesAccepted > 0 { lines.append("  web push messages accepted: \(webPushesAccepted)") }
+        if fcmMessagesAccepted > 0 { lines.append("  FCM messages accepted: \(fcmMessagesAccepted)") }
+        if accessTokensGranted > 0 { lines.append("  access tokens granted: \(accessTokensGranted)") }
         if refusedStreams > 0 { lines.append("  refused streams: \(refusedStreams)") }
         if malformedStreams > 0 { lines.append("  malformed streams: \(malformedStreams)") }
         if goAways > 0 { lines.append("  GOAWAYs sent: \(goAways)") }

@@ -72,6 +72,9 @@ public struct SimulatorConfiguration: Sendable {
     /// How long a granted access token lives (`expires_in`), in seconds. Default 3599, as Google answers; tests
     /// shorten it to see renewals.
     public var accessTokenLifetime: Int64 = 3599
+    /// FCM registration tokens answered 404 `UNREGISTERED` from the start (the apps were uninstalled); more can be
+    /// added while running (``APNsSimulator/unregisterFCMToken(_:)``). Default none.
+    public var fcmUnregisteredTokens: Set<String> = []
 
     /// Creates a configuration; only the server's TLS identity is required.
     public init(

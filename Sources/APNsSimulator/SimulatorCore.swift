@@ -41,7 +41,8 @@ final class SimulatorCore: Sendable {
             accounts: configuration.fcmServiceAccounts, lifetimeSeconds: configuration.accessTokenLifetime,
             recorder: recorder, clock: configuration.clock)
         self.fcm = FCMMessageService(
-            oauth: oauth, recorder: recorder, clock: configuration.clock, receivedLimit: configuration.receivedLimit)
+            oauth: oauth, recorder: recorder, clock: configuration.clock, receivedLimit: configuration.receivedLimit,
+            unregistered: configuration.fcmUnregisteredTokens)
         self.faultState = Mutex(configuration.faults)
         self.deviceState = Mutex(configuration.devices)
         self.hasDevices = Atomic(!configuration.devices.isEmpty)

@@ -72,6 +72,32 @@ final class SimulatorRecorder: Sendable {
         }
     }
 
+    /// Counts and records a message the FCM endpoint accepted (200).
+    func answered(fcm message: ReceivedFCMMessage) {
+        state.withLock { s in
+            s.counters.requests += 1
+            s.counters.byStatus[200, default: 0] += 1
+            s.counters.accepted += 1
+            s.counters.fcmMessagesAccepted += 1
+            if s.file != nil { Self.write(&s, message.jsonLine) }
+        }
+    }
+
+    /// Records an access token the OAuth token endpoint granted (the answer itself is counted by
+    /// ``answered(status:reasonText:)``): `{"service":"oauth","clientEmail","expiresIn","receivedAt"}`, so a test
+    /// reading the record file can count grants per account across a run.
+    func granted(clientEmail: String, expiresIn: Int64, atMs: Int64) {
+        state.withLock { s in
+            s.counters.accessTokensGranted += 1
+            guard s.file != nil else { return }
+            let line = JSONValue.object([
+                ("service", .string("oauth")), ("clientEmail", .string(clientEmail)), ("expiresIn", .int(expiresIn)),
+                ("receivedAt", .int(atMs)),
+            ])
+            Self.write(&s) { line.encode(into: &$0) }
+        }
+    }
+
     /// Appends to a ring of at most `limit` records (the oldest overwritten first).
     private static func keep<Record>(_ record: Record, in ring: inout [Record], start: inout Int, limit: Int) {
         guard limit > 0 else { return }

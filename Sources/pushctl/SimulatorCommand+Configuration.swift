@@ -84,6 +84,14 @@ extension SimulatorCommand {
         configuration.readPacing = .milliseconds(readPacingMs)
         configuration.dateSkewSeconds = dateSkewSeconds
         configuration.accessTokenLifetime = accessTokenLifetime
+        if let fcmUnregistered {
+            guard let data = FileManager.default.contents(atPath: absolutePath(fcmUnregistered)) else {
+                throw CLIError.usage("cannot read --fcm-unregistered file \(fcmUnregistered)")
+            }
+            configuration.fcmUnregisteredTokens = Set(
+                String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
+                    .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        }
         return configuration
     }
 }

@@ -71,6 +71,8 @@ struct SimulatorCommand: AsyncParsableCommand {
     var fcmServiceAccount: String?
     @Option(help: "FCM: lifetime of the access tokens POST /token grants, in seconds (default 3599, as Google).")
     var accessTokenLifetime: Int64 = 3599
+    @Option(help: "FCM: a file of registration tokens (one per line) that FCM answers 404 UNREGISTERED, as for apps that were uninstalled.")
+    var fcmUnregistered: String?
 
     func run() async throws {
         let configuration = try makeConfiguration()

@@ -112,6 +112,29 @@ struct FCMMessageEndpointTests {
         }
     }
 
+    @Test func theRecordFileHoldsEachAcceptedMessageAndGrantAndConfiguredTokensAreUnregisteredFromTheStart() async throws {
+        let record = FileManager.default.temporaryDirectory.appendingPathComponent("fcm-record-\(UUID().uuidString).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: record) }
+        let uninstalled = APNsSimulator.mintFCMToken()
+        try await Self.withToken(configure: {
+            $0.recordFile = record
+            $0.fcmUnregisteredTokens = [uninstalled]
+        }) { fixture, client, token in
+            let device = APNsSimulator.mintFCMToken()
+            let ok = try await Self.send(client, #"{"message":{"token":"\#(device)","notification":{"body":"hi"}}}"#, token: token)
+            #expect(ok.status == 200)
+            let gone = try await Self.send(client, #"{"message":{"token":"\#(uninstalled)"}}"#, token: token)
+            #expect(gone.status == 404 && gone.error.errorCode == "UNREGISTERED")
+            try await fixture.simulator.stop()
+        }
+        let lines = try String(contentsOfFile: record, encoding: .utf8).split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+        // One grant (the fixture's), one accepted message; the refused send is counted, not recorded.
+        #expect(lines.map { $0["service"]?.stringValue } == ["oauth", "fcm"], "\(lines)")
+        #expect(lines.first?["clientEmail"]?.stringValue?.hasSuffix(".iam.gserviceaccount.com") == true)
+        #expect(lines.last?["message"]?["notification"]?["body"]?.stringValue == "hi")
+        #expect(lines.last?["project"]?.stringValue == "pushprovider-dev")
+    }
+
     @Test func anExpiredAccessTokenIsUnauthenticatedAndFaultsCarryRetryAfter() async throws {
         let clock = ManualClock(Int64(Date().timeIntervalSince1970 * 1000))
         try await Self.withToken(clock: clock, configure: { $0.accessTokenLifetime = 60 }) { fixture, client, token in

@@ -18,7 +18,7 @@ import Testing
         static func make(
             tokens: Int, delayMs: Int = 0, simulatorArgs: [String] = [], devices: String? = nil, startSimulator: Bool = true,
             database: String = "registry.sqlite", shardSize: Int? = nil, tokenAuth: Bool = false, extraConfig: String = "",
-            webPush: Bool = false
+            webPush: Bool = false, fcm: FCMSetup? = nil
         ) async throws -> World {
             let dir = try CLI.temporaryDirectory()
             let certs = dir.appendingPathComponent("certs").path
@@ -37,6 +37,14 @@ import Testing
                     ? #", "webpush": {"vapidKey": "vapid.pem", "subject": "mailto:ops@example.com", "allowedHosts": ["127.0.0.1:\#(port)"], "caFile": "certs/ca.pem"}"#
                     : ""
             }
+            // An app with FCM too: the development service account the simulator writes at its first start
+            // (`token_uri` its /token), named in the config once it exists (the config's files are read as it loads).
+            let account = dir.appendingPathComponent("fcm-account.json").path
+            func fcmConfig() -> String {
+                fcm != nil && FileManager.default.fileExists(atPath: account)
+                    ? #", "fcm": {"serviceAccount": "fcm-account.json", "endpoint": "simulator"}"#
+                    : ""
+            }
             let config = dir.appendingPathComponent("pushctl.json").path
             func writeConfig(port: Int) throws {
             try """
@@ -45,7 +53,7 @@ import Testing
                  "apps": {"example": {"topic": "com.example.app", "endpoint": "simulator",
                    "auth": \(tokenAuth
                         ? #"{"p8": "certs/AuthKey_DEVKEY1234.p8", "keyId": "DEVKEY1234", "teamId": "DEVTEAM123"}"#
-                        : #"{"p12": "certs/client.p12", "passwordFile": "certs/client.p12.password"}"#)\(webPushConfig(port: port))}}}
+                        : #"{"p12": "certs/client.p12", "passwordFile": "certs/client.p12.password"}"#)\(webPushConfig(port: port))\(fcmConfig())}}}
                 """.write(toFile: config, atomically: true, encoding: .utf8)
             }
             var port = try freePort()
@@ -58,7 +66,12 @@ import Testing
             guard imported.status == 0 else { throw Failure(imported.stderr) }
             let record = dir.appendingPathComponent("received.jsonl").path
             var args = ["simulator", "--config", config, "--record", record]
-                + (tokenAuth ? ["--client-auth", "token"] : webPush ? ["--client-auth", "either"] : []) + simulatorArgs
+                + (tokenAuth ? ["--client-auth", "token"] : webPush || fcm != nil ? ["--client-auth", "either"] : []) + simulatorArgs
+            if let fcm {
+                let dead = dir.appendingPathComponent("fcm-unregistered.txt").path
+                try fcm.unregistered.joined(separator: "\n").write(toFile: dead, atomically: true, encoding: .utf8)
+                args += ["--fcm-service-account", account, "--access-token-lifetime", String(fcm.accessTokenLifetime), "--fcm-unregistered", dead]
+            }
             if delayMs > 0 { args += ["--delay-ms", String(delayMs)] }
             if let devices {
                 let file = dir.appendingPathComponent("devices.json").path
@@ -72,6 +85,7 @@ import Testing
                 guard startSimulator else { return world }
                 do {
                     try world.startSimulator()
+                    if fcm != nil { try writeConfig(port: port) }
                     return world
                 } catch is PortTaken where attempt < 5 {
                     port = try freePort()
@@ -79,6 +93,12 @@ import Testing
                 }
             }
             throw Failure("no free port for the simulator")
+        }
+
+        /// The simulator's FCM side: registration tokens it answers 404 UNREGISTERED and its access tokens' lifetime.
+        struct FCMSetup {
+            var unregistered: [String] = []
+            var accessTokenLifetime = 3599
         }
 
         /// The simulator could not listen on its port (its process ended before saying it listens), with its output.
