@@ -61,6 +61,34 @@ struct FCMSenderTests {
         #expect(rig.sender.tokens.grantsRequested == 1)
     }
 
+    @Test func theRouterSendsFCMDevicesThroughTheSenderItsConfigurationBuilds() async throws {
+        // apps.ID.fcm with endpoint "simulator": the sender posts grants to the simulator's /token (not the file's
+        // token_uri) and messages to the simulator, trusting <certificates>/ca.pem.
+        let harness = try await SimulatorHarness(clientAuth: .either)
+        let (simulatorAccount, json) = try SimulatorServiceAccount.makeDevelopment(tokenURI: "https://oauth2.googleapis.com/token")
+        try harness.simulator.trustServiceAccount(simulatorAccount)
+        let file = harness.dir + "/fcm.json"
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(json.utf8), attributes: [.posixPermissions: 0o600]))
+        let configuration = try PushConfiguration(json: Array("""
+            {"database": "r.sqlite", "simulator": {"host": "127.0.0.1", "port": \(harness.port), "certificates": "\(harness.dir)"},
+             "apps": {"example": {"topic": "com.example.app", "endpoint": "simulator", "auth": {"p8": "k.p8", "keyId": "ABC123DEFG", "teamId": "TEAM123456"},
+                                  "fcm": {"serviceAccount": "\(file)", "endpoint": "simulator"}}}}
+            """.utf8), baseDirectory: harness.dir, zones: .foundation())
+        let fcm = try #require(try configuration.app("example").fcm)
+        let sender = try FCMSender.forApp(fcm, in: configuration)
+        #expect(sender.account.tokenURI == "https://127.0.0.1:\(harness.port)/token")
+        let router = ServiceRouter(apns: nil, webPush: nil, fcm: sender)
+        let token = APNsSimulator.mintFCMToken()
+        let result = await withCheckedContinuation { (c: CheckedContinuation<DeliveryResult, Never>) in
+            router.submit(Self.item(token)) { c.resume(returning: $0) }
+        }
+        await router.shutdown()
+        await harness.stop()
+        #expect(result.kind == .accepted && result.service == .fcm, "\(result)")
+        #expect(harness.simulator.receivedFCMMessages.map(\.token) == [token])
+        #expect(router.summary.accepted == 1)
+    }
+
     @Test func anUnregisteredTokenIsDeadAndPruned() async throws {
         let rig = try await Rig()
         let token = APNsSimulator.mintFCMToken()
