@@ -43,23 +43,10 @@ public enum FCMPayload {
         guard let json = try? JSONValue(parsing: apnsPayload), let pairs = json.objectPairs else {
             return .skip("the notification's payload is not a JSON object")
         }
-        let aps = json["aps"]
-        var title: String?
-        var texts: [String] = []
-        switch aps?["alert"] {
-        case .string(let text)?: texts = [text]
-        case let alert?:
-            title = alert["title"]?.stringValue
-            texts = [alert["subtitle"]?.stringValue, alert["body"]?.stringValue].compactMap { $0 }
-        case nil: break
-        }
-        let sound: String? = switch aps?["sound"] {
-        case .string(let name)?: name
-        case let object?: object["name"]?.stringValue
-        case nil: nil
-        }
-        let badge = aps?["badge"]?.intValue
-        let shows = pushType == .alert && (title != nil || !texts.isEmpty)
+        let parts = AlertParts(aps: json["aps"])
+        let (title, sound, badge) = (parts.title, parts.sound, parts.badge)
+        let texts = [parts.subtitle, parts.body].compactMap { $0 }
+        let shows = pushType == .alert && parts.hasText
 
         var notification: [(String, JSONValue)] = []
         var androidNotification: [(String, JSONValue)] = []

@@ -10,19 +10,21 @@ extension FCMSender {
             send(job, token: token.value)
             return
         }
-        let id = ObjectIdentifier(job)
-        shared.withLock { $0.waiting[id] = job }
+        guard waiting.park(job) else {
+            finish(job, status: 0, reason: nil, kind: .unsent, stop: stoppingStop())
+            return
+        }
         Task { [self] in
             do {
                 let token = try await tokens.token()
-                if shared.withLock({ $0.waiting.removeValue(forKey: id) }) != nil { send(job, token: token.value) }
+                if waiting.release(job) { send(job, token: token.value) }
             } catch let error as CredentialError {
-                guard shared.withLock({ $0.waiting.removeValue(forKey: id) }) != nil else { return }
+                guard waiting.release(job) else { return }
                 let stop = stopFCM(.credentials, "FCM access token for \(account.clientEmail): \(error.message)")
                 finish(job, status: 0, reason: nil, kind: .unsent, error: error.message, stop: stop)
             } catch {
                 // No answer from the token endpoint: an outage like an unreachable FCM host.
-                guard shared.withLock({ $0.waiting.removeValue(forKey: id) }) != nil else { return }
+                guard waiting.release(job) else { return }
                 let message = (error as? TransportError)?.message ?? "\(error)"
                 unreachable(job, "the token endpoint did not answer: \(message)")
             }
@@ -142,7 +144,7 @@ extension FCMSender {
             job.dropped += 1
             if job.dropped >= configuration.maxDroppedAttempts {
                 finish(job, status: 0, reason: nil, kind: .deferred, error: "connection lost \(job.dropped) times: \(error.message)")
-            } else if shared.withLock({ $0.stopping }) {
+            } else if waiting.stopping {
                 finish(job, status: 0, reason: nil, kind: .unsent, error: error.message, stop: stoppingStop())
             } else {
                 dispatch(job)
@@ -174,32 +176,15 @@ extension FCMSender {
     }
 
     /// Waits `delay` and sends again, or defers once the attempts are used up or the `Retry-After` is longer than a
-    /// send waits (`delay` nil); while the run stops it comes back unsent instead of waiting.
+    /// send waits (`delay` nil); while the run stops it comes back unsent instead of waiting (``WaitingRoom``).
     private func retryOrDefer(_ job: TransferJob, status: Int, reason: String?, delay: Int?, counts: Bool, retryAfterMs: Int64?) {
-        guard job.attempts < configuration.maxAttempts else {
-            finish(job, status: status, reason: reason, kind: .deferred)
-            return
-        }
-        guard let delay else {
-            finish(job, status: status, reason: reason, kind: .deferred,
-                   error: "FCM asked to retry after \((retryAfterMs ?? 0) / 1000) s (Retry-After), longer than the \(configuration.maxRetryAfterMs / 1000) s a send waits")
-            return
-        }
-        let id = ObjectIdentifier(job)
-        let stopping = shared.withLock { s -> Bool in
-            if s.stopping { return true }
-            if counts { s.summary.retried += 1 }
-            s.waiting[id] = job
-            return false
-        }
-        if stopping {
-            finish(job, status: status, reason: reason, kind: .unsent, stop: stoppingStop())
-            return
-        }
-        let sleeper = sleeper
-        Task { [self] in
-            await sleeper.sleep(milliseconds: delay)
-            if shared.withLock({ $0.waiting.removeValue(forKey: id) }) != nil { dispatch(job) }
+        switch waiting.retry(
+            job, delayMs: delay, retryAfterMs: retryAfterMs, counts: counts, configuration: configuration, service: "FCM",
+            sleeper: sleeper, dispatch: { [unowned self] in self.dispatch($0) })
+        {
+        case .waiting: break
+        case .deferred(let error): finish(job, status: status, reason: reason, kind: .deferred, error: error)
+        case .stopping: finish(job, status: status, reason: reason, kind: .unsent, stop: stoppingStop())
         }
     }
 
@@ -236,13 +221,9 @@ extension FCMSender {
         _ job: TransferJob, status: Int, reason: String?, kind: DeliveryResult.Kind, prune: PruneDecision = .none,
         error: String? = nil, stop: EndpointStop? = nil
     ) {
-        let request = job.item.request
-        let result = DeliveryResult(
-            token: request.token, apnsId: request.apnsId, status: status, reason: reason.map(APNsReason.init(rawValue:)),
-            kind: kind, prune: prune, attempts: job.attempts, possiblyDuplicated: job.possiblyDuplicated,
-            startedAtMs: job.startedAtMs, finishedAtMs: clock.nowMs(),
-            error: error ?? (kind == .deferred || kind == .unsent ? job.lastError : (status == 0 ? reason : nil)), stop: stop,
-            service: .fcm)
+        let result = job.result(
+            status: status, reason: reason, kind: kind, prune: prune, error: error, stop: stop, service: .fcm,
+            finishedAtMs: clock.nowMs())
         shared.withLock { $0.summary.count(kind, possiblyDuplicated: job.possiblyDuplicated) }
         metrics.finished()
         job.onResult(result)

@@ -36,6 +36,8 @@ public final class FCMSender: DeliverySender, Sendable {
     let backoff: BackoffPolicy
     let reconnect: BackoffPolicy
     let shared = Mutex(Shared())
+    /// Notifications waiting out a retry or reconnect backoff, or a grant, and the run's stopping flag.
+    let waiting = WaitingRoom()
 
     /// Everything mutable, behind one lock. Callbacks never run while it is held.
     struct Shared {
@@ -47,10 +49,6 @@ public final class FCMSender: DeliverySender, Sendable {
         /// Since when FCM has been unreachable (its first failed connect or grant), nil while it answers.
         var unreachableSinceMs: Int64?
         var summary = SendSummary()
-        /// Notifications waiting out a retry or reconnect backoff, or a grant.
-        var waiting: [ObjectIdentifier: TransferJob] = [:]
-        /// Set by ``abandonWaiting(_:)`` until the next ``beginRun()``.
-        var stopping = false
         /// The header list of the current access token: every request shares it until the token changes.
         var headers: (token: String, list: HeaderList)?
     }
@@ -127,7 +125,11 @@ public final class FCMSender: DeliverySender, Sendable {
         }
     }
 
-    public var summary: SendSummary { shared.withLock { $0.summary } }
+    public var summary: SendSummary {
+        var summary = shared.withLock { $0.summary }
+        summary.retried += waiting.retried
+        return summary
+    }
 
     /// FCM has no BadDeviceToken storm to hold back: no pruning breaker.
     public var breakerStates: [String: PruningBreaker.State] { [:] }
@@ -144,8 +146,8 @@ public final class FCMSender: DeliverySender, Sendable {
 
     /// A stop by an outage gets a fresh chance; a credential stop stays (the service account must change).
     public func beginRun() {
+        waiting.beginRun()
         shared.withLock { s in
-            s.stopping = false
             if s.stop?.kind == .outage {
                 s.stop = nil
                 s.unreachableSinceMs = nil
@@ -154,12 +156,7 @@ public final class FCMSender: DeliverySender, Sendable {
     }
 
     public func abandonWaiting(_ reason: String) {
-        let jobs = shared.withLock { s -> [TransferJob] in
-            s.stopping = true
-            defer { s.waiting.removeAll() }
-            return Array(s.waiting.values)
-        }
-        for job in jobs {
+        for job in waiting.abandonAll() {
             finish(job, status: 0, reason: nil, kind: .unsent, stop: EndpointStop(.stopping, endpoint: target.description, message: reason))
         }
     }
