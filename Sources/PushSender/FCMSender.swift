@@ -118,13 +118,6 @@ public final class FCMSender: DeliverySender, Sendable {
         }
     }
 
-    /// Sends one item and waits for its result (retries included).
-    public func send(_ item: SendItem) async -> DeliveryResult {
-        await withCheckedContinuation { (c: CheckedContinuation<DeliveryResult, Never>) in
-            submit(item) { c.resume(returning: $0) }
-        }
-    }
-
     public var summary: SendSummary {
         var summary = shared.withLock { $0.summary }
         summary.retried += waiting.retried

@@ -143,13 +143,6 @@ public final class WebPushSender: DeliverySender, Sendable {
         dispatch(job)
     }
 
-    /// Sends one item and waits for its result (retries included).
-    public func send(_ item: SendItem) async -> DeliveryResult {
-        await withCheckedContinuation { (c: CheckedContinuation<DeliveryResult, Never>) in
-            submit(item) { c.resume(returning: $0) }
-        }
-    }
-
     public var summary: SendSummary {
         var summary = shared.withLock { $0.summary }
         summary.retried += waiting.retried
