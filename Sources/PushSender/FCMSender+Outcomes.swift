@@ -51,10 +51,7 @@ extension FCMSender {
         }
         switch step {
         case .send(let transport, let headers):
-            job.prepared?.headers = headers
-            job.authorization = token
-            job.attemptStartedNs = DispatchTime.now().uptimeNanoseconds
-            transport.submit(job)
+            job.send(on: transport, headers: headers, authorization: token)
         case .unsent(let stop):
             finish(job, status: 0, reason: nil, kind: .unsent, stop: stop)
         }
@@ -139,11 +136,8 @@ extension FCMSender {
         case .unreachable:
             unreachable(job, error.message)
         case .dropped:
-            // The request may have been processed if its body left us (or if it timed out unanswered).
-            if response.uploadedBytes > 0 || error.isTimeout { job.possiblyDuplicated = true }
-            job.dropped += 1
-            if job.dropped >= configuration.maxDroppedAttempts {
-                finish(job, status: 0, reason: nil, kind: .deferred, error: "connection lost \(job.dropped) times: \(error.message)")
+            if let deferral = job.connectionLost(error, response, maxDropped: configuration.maxDroppedAttempts) {
+                finish(job, status: 0, reason: nil, kind: .deferred, error: deferral)
             } else if waiting.stopping {
                 finish(job, status: 0, reason: nil, kind: .unsent, error: error.message, stop: stoppingStop())
             } else {

@@ -1,3 +1,4 @@
+import Dispatch
 import PushCore
 import Synchronization
 
@@ -82,6 +83,23 @@ final class WaitingRoom: Sendable {
 }
 
 extension TransferJob {
+    /// Hands this prepared request to `transport` with its attempt's headers and credential.
+    func send(on transport: Transport, headers: HeaderList, authorization: String) {
+        prepared?.headers = headers
+        self.authorization = authorization
+        attemptStartedNs = DispatchTime.now().uptimeNanoseconds
+        transport.submit(self)
+    }
+
+    /// Its connection was lost with the request on it: it may have been processed if its body left us (or if it timed
+    /// out unanswered). Returns the deferral's error once it has been lost `maxDropped` times, else nil (resend it,
+    /// unless the run is stopping).
+    func connectionLost(_ error: TransportError, _ response: TransferResponse, maxDropped: Int) -> String? {
+        if response.uploadedBytes > 0 || error.isTimeout { possiblyDuplicated = true }
+        dropped += 1
+        return dropped >= maxDropped ? "connection lost \(dropped) times: \(error.message)" : nil
+    }
+
     /// This notification's result: its attempts, duplicates and timing, the error of a deferred or unsent one
     /// defaulting to its last transport error (and a status-0 refusal's to its reason).
     func result(

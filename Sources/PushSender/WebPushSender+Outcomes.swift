@@ -37,10 +37,7 @@ extension WebPushSender {
         }
         switch step {
         case .send(let transport, let headers):
-            job.prepared?.headers = headers
-            job.authorization = authorization
-            job.attemptStartedNs = DispatchTime.now().uptimeNanoseconds
-            transport.submit(job)
+            job.send(on: transport, headers: headers, authorization: authorization)
         case .unsent(let stop):
             finish(job, status: 0, reason: nil, kind: .unsent, stop: stop)
         }
@@ -150,11 +147,8 @@ extension WebPushSender {
                 job, origin, status: 0, reason: nil,
                 delay: reconnect.delayMs(failedAttempts: job.dropped, random: random()), counts: false, retryAfterMs: nil)
         case .dropped:
-            // The request may have been processed if its body left us (or if it timed out unanswered).
-            if response.uploadedBytes > 0 || error.isTimeout { job.possiblyDuplicated = true }
-            job.dropped += 1
-            if job.dropped >= configuration.maxDroppedAttempts {
-                finish(job, status: 0, reason: nil, kind: .deferred, error: "connection lost \(job.dropped) times: \(error.message)")
+            if let deferral = job.connectionLost(error, response, maxDropped: configuration.maxDroppedAttempts) {
+                finish(job, status: 0, reason: nil, kind: .deferred, error: deferral)
             } else if waiting.stopping {
                 // As for APNs: nothing is written again while the run stops (a resume treats it as possibly sent).
                 finish(job, status: 0, reason: nil, kind: .unsent, error: error.message, stop: stoppingStop(origin))

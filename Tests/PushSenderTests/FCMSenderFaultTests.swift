@@ -47,6 +47,8 @@ struct FCMSenderFaultTests {
         let grants = rig.sender.tokens.grantsRequested
         #expect(grants <= 11, "\(grants) grants in 10 minutes")
         #expect(grants >= 10, "the token was renewed as it aged (\(grants) grants)")
-        #expect(rig.harness.simulator.accessTokensGranted == grants)
+        // A renewal started in the last round (sends went on with the still-valid token) may not have reached the
+        // simulator before it stopped.
+        #expect((grants - 1...grants).contains(rig.harness.simulator.accessTokensGranted), "the simulator's own count")
     }
 }

@@ -175,11 +175,14 @@ struct FCMSenderTests {
             accepted += results.filter(\.isAccepted).count
             try await Task.sleep(for: .milliseconds(200))
         }
+        let elapsed = Date().timeIntervalSince(started)
         await rig.stop()
         #expect(accepted == sent && sent > 0)
-        // Renewed: at least two grants; at most one per renewal period (2.75 s) plus the first.
+        // Renewed: at least two grants; at most the first plus one per renewal period (3 s less 1/12) that passed.
         let grants = rig.sender.tokens.grantsRequested
-        #expect(grants >= 2 && grants <= 4, "\(grants) grants")
-        #expect(rig.harness.simulator.accessTokensGranted == grants)
+        #expect(grants >= 2 && grants <= 1 + Int(elapsed / 2.75), "\(grants) grants in \(elapsed) s")
+        // A renewal started in the last round (sends went on with the still-valid token) may not have reached the
+        // simulator before it stopped.
+        #expect((grants - 1...grants).contains(rig.harness.simulator.accessTokensGranted), "the simulator's own count")
     }
 }
