@@ -111,9 +111,10 @@ test: deps referees
 	bash Tests/leftovers/processes.sh
 
 ## certs: development PKI in Certificates/dev (CA, simulator server certificate, client .p12) if missing, and the
-## development VAPID key (Web Push) beside it.
+## development VAPID key (Web Push) and FCM service account (fcm-service-account.json) beside it.
 MAKE_DEV_CERTS = if [ ! -f Certificates/dev/client.p12 ]; then $(RELEASE) cert make-dev --out Certificates/dev --topic com.example.app; fi; \
-	if [ ! -f Certificates/dev/vapid.pem ]; then $(RELEASE) webpush key new --out Certificates/dev/vapid.pem >/dev/null; fi
+	if [ ! -f Certificates/dev/vapid.pem ]; then $(RELEASE) webpush key new --out Certificates/dev/vapid.pem >/dev/null; fi; \
+	if [ ! -f Certificates/dev/fcm-service-account.json ]; then $(RELEASE) fcm account new --out Certificates/dev/fcm-service-account.json >/dev/null; fi
 certs: release
 	@$(MAKE_DEV_CERTS)
 

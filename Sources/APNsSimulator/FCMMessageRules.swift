@@ -3,7 +3,7 @@ import PushCore
 /// FCM HTTP v1's rules for the body of `messages:send` (https://firebase.google.com/docs/reference/fcm/rest/v1/projects.messages),
 /// as the simulator applies them: the JSON envelope `{"message": …, "validate_only": bool}` with no unknown field;
 /// exactly one of `token`, `topic` and `condition`; `data` values strings and keys not reserved; `android.priority`
-/// `NORMAL` or `HIGH`; `android.ttl` a protobuf Duration (`"3.5s"`); the message at most ``maximumMessageBytes``.
+/// `NORMAL` or `HIGH`; `android.ttl` a protobuf Duration (`"3.5s"`); `android` and `android.notification` known fields only, typed; the message at most ``maximumMessageBytes``.
 /// Pure: the registration token's state is the service's to judge.
 enum FCMMessageRules {
     /// FCM's limit on a message's payload ("Message payloads are limited to 4096 bytes"), applied here to the
@@ -125,12 +125,54 @@ enum FCMMessageRules {
             if let key = android["collapse_key"], key.stringValue == nil {
                 return .failure(.init(message: "Invalid value at 'message.android.collapse_key' (TYPE_STRING)", fields: ["message.android.collapse_key"]))
             }
+            if let unknown = android.objectPairs?.first(where: { !androidFields.contains($0.0) }) {
+                return .failure(.init(
+                    message: "Invalid JSON payload received. Unknown name \"\(unknown.0)\" at 'message.android': Cannot find field.",
+                    fields: ["message.android"]))
+            }
+            if let refusal = androidNotificationRefusal(android["notification"]) { return .failure(refusal) }
         }
         let size = message.encoded.count
         guard size <= maximumMessageBytes else {
             return .failure(.init(message: "Message is too big: \(size) bytes; at most \(maximumMessageBytes)", fields: ["message"]))
         }
         return .success(Valid(message: message, target: target, validateOnly: validateOnly))
+    }
+
+    /// `AndroidConfig`'s fields (https://firebase.google.com/docs/reference/fcm/rest/v1/projects.messages#androidconfig).
+    private static let androidFields: Set<String> = [
+        "collapse_key", "collapseKey", "priority", "ttl", "restricted_package_name", "restrictedPackageName", "data",
+        "notification", "fcm_options", "fcmOptions", "direct_boot_ok", "directBootOk",
+    ]
+    /// `AndroidNotification`'s string fields this simulator checks, and its integer `notification_count`
+    /// (https://firebase.google.com/docs/reference/fcm/rest/v1/projects.messages#androidnotification); any other
+    /// field is refused as unknown.
+    private static let androidNotificationStrings: Set<String> = [
+        "title", "body", "icon", "color", "sound", "tag", "click_action", "clickAction", "body_loc_key", "title_loc_key",
+        "channel_id", "channelId", "ticker", "image",
+    ]
+
+    /// Why `message.android.notification` is refused, or nil: an object of known fields, strings where FCM wants
+    /// strings, `notification_count` an integer of at least 0.
+    private static func androidNotificationRefusal(_ value: JSONValue?) -> Refusal? {
+        guard let value else { return nil }
+        let at = "message.android.notification"
+        guard let entries = value.objectPairs else { return .init(message: "Invalid value at '\(at)'", fields: [at]) }
+        for (key, field) in entries {
+            if key == "notification_count" || key == "notificationCount" {
+                guard let count = field.intValue, count >= 0, count <= Int64(Int32.max) else {
+                    return .init(message: "Invalid value at '\(at).\(key)' (TYPE_INT32), \(field.encodedString)", fields: ["\(at).\(key)"])
+                }
+                continue
+            }
+            guard androidNotificationStrings.contains(key) else {
+                return .init(message: "Invalid JSON payload received. Unknown name \"\(key)\" at '\(at)': Cannot find field.", fields: [at])
+            }
+            guard field.stringValue != nil else {
+                return .init(message: "Invalid value at '\(at).\(key)' (TYPE_STRING), \(field.encodedString)", fields: ["\(at).\(key)"])
+            }
+        }
+        return nil
     }
 
     /// A protobuf Duration in JSON: seconds with up to nine fractional digits and an `s`, e.g. `"86400s"`, `"3.5s"`.

@@ -208,6 +208,9 @@ extension PushConfiguration {
         let webPush = try f.take("webpush").map { (value) throws(ConfigurationError) in
             try decodeWebPush(value, at: "\(at).webpush", base: base)
         }
+        let fcm = try f.take("fcm").map { (value) throws(ConfigurationError) in
+            try decodeFCM(value, at: "\(at).fcm", base: base)
+        }
         var defaultTimeZone: String?
         if let zone = try f.string("defaultTimeZone") {
             guard let canonical = zones.canonical(zone) else {
@@ -227,7 +230,24 @@ extension PushConfiguration {
         app.userSecret = userSecretFile.map { .file($0) } ?? userSecretEnv.map { .environment($0) }
         app.defaultTimeZone = defaultTimeZone
         app.webPush = webPush
+        app.fcm = fcm
         return app
+    }
+
+    /// `apps.ID.fcm`: `{"serviceAccount", "endpoint"?, "caFile"?}`. The file's contents are read by the sender
+    /// (``FCMServiceAccount`` in PushSender), which names the file in its errors; its mode by ``secretFiles``.
+    private static func decodeFCM(_ value: JSONValue, at: String, base: String) throws(ConfigurationError) -> FCMSettings {
+        var f = try Fields(value, at: at)
+        guard let account = try f.string("serviceAccount"), !account.isEmpty else {
+            throw ConfigurationError("\(at).serviceAccount is required (the service-account JSON file Firebase's console downloads)")
+        }
+        var endpoint = FCMSettings.Endpoint.production
+        if let text = try f.string("endpoint") {
+            do { endpoint = try FCMSettings.Endpoint(parsing: text) } catch { throw ConfigurationError("\(at).\(error.message)") }
+        }
+        let caFile = try f.string("caFile").map { resolve($0, against: base) }
+        try f.finish()
+        return FCMSettings(serviceAccount: resolve(account, against: base), endpoint: endpoint, caFile: caFile)
     }
 
     /// `apps.ID.webpush`: `{"vapidKey", "subject", "allowedHosts"?, "caFile"?, "declarative"?}`.

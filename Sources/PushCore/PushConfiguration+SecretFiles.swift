@@ -1,7 +1,7 @@
 extension PushConfiguration {
     /// Every secret file this configuration names, in a stable order (the database password, the global proxy's
     /// credentials, then each app by id: its .p12 and password or its .p8, its proxy's credentials, its webhook
-    /// secret, its user secret). Secrets from environment variables are not files and are not listed.
+    /// secret, its user secret, its VAPID key, its FCM service account). Secrets from environment variables are not files and are not listed.
     public var secretFiles: [SecretFile] {
         var files: [SecretFile] = []
         if let file = databasePasswordFile { files.append(SecretFile(key: "databasePasswordFile", path: file)) }
@@ -25,6 +25,7 @@ extension PushConfiguration {
                 files.append(SecretFile(key: "\(at).userSecretFile", path: path))
             }
             if let webPush = app.webPush { files.append(SecretFile(key: "\(at).webpush.vapidKey", path: webPush.vapidKey)) }
+            if let fcm = app.fcm { files.append(SecretFile(key: "\(at).fcm.serviceAccount", path: fcm.serviceAccount)) }
         }
         return files
     }

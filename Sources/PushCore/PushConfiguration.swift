@@ -272,6 +272,8 @@ public struct AppSettings: Sendable, Equatable {
     public var defaultTimeZone: String?
     /// Web Push for this app (`apps.ID.webpush`), or nil: its browsers cannot register.
     public var webPush: WebPushSettings?
+    /// Android through FCM HTTP v1 for this app (`apps.ID.fcm`), or nil: its Android devices cannot register.
+    public var fcm: FCMSettings?
 
     /// The zone local-time sends use for devices without one.
     public var effectiveDefaultTimeZone: String { defaultTimeZone ?? "UTC" }

@@ -46,24 +46,9 @@ public enum WebPushPayload {
             return .skip("the notification's payload is not a JSON object")
         }
         let aps = json["aps"]
-        var title: String?
-        var subtitle: String?
-        var body: String?
-        switch aps?["alert"] {
-        case .string(let text)?: body = text
-        case let alert?:
-            title = alert["title"]?.stringValue
-            subtitle = alert["subtitle"]?.stringValue
-            body = alert["body"]?.stringValue
-        case nil: break
-        }
-        let sound: String? = switch aps?["sound"] {
-        case .string(let name)?: name
-        case let object?: object["name"]?.stringValue
-        case nil: nil
-        }
-        let badge = aps?["badge"]?.intValue
-        if title == nil, subtitle == nil, body == nil {
+        let parts = AlertParts(aps: aps)
+        let (title, subtitle, body, sound, badge) = (parts.title, parts.subtitle, parts.body, parts.sound, parts.badge)
+        if !parts.hasText {
             return .skip(aps?["content-available"]?.intValue == 1 ? silentReason : noTextReason)
         }
         var url: String?

@@ -40,4 +40,11 @@ extension DeliverySender {
     public func submit(_ item: SendItem, onResult: @escaping @Sendable (DeliveryResult) -> Void) {
         submit(item, onResult: onResult, onPruneReleased: nil)
     }
+
+    /// Sends one item and waits for its result (retries included).
+    public func send(_ item: SendItem) async -> DeliveryResult {
+        await withCheckedContinuation { (c: CheckedContinuation<DeliveryResult, Never>) in
+            submit(item) { c.resume(returning: $0) }
+        }
+    }
 }

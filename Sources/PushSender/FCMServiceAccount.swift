@@ -27,8 +27,8 @@ public struct FCMServiceAccount: Sendable {
     public let clientEmail: String
     /// `private_key_id`: the assertion header's `kid`, when the file has one.
     public let privateKeyId: String?
-    /// `token_uri`: where the assertion is posted, and its `aud`.
-    public let tokenURI: String
+    /// `token_uri`: where the assertion is posted, and its `aud` (see ``postingGrants(to:)``).
+    public private(set) var tokenURI: String
     private let key: _RSA.Signing.PrivateKey
 
     /// Parses a service-account file's contents. `source` (the file's path) starts every error message, which
@@ -72,6 +72,14 @@ public struct FCMServiceAccount: Sendable {
         }
         let bytes = try CredentialFiles.read(path, what: "service-account file")
         try self.init(json: bytes, source: path)
+    }
+
+    /// This account with its grants posted to `uri` (and the assertions' `aud` naming it) instead of the file's
+    /// `token_uri`: the simulator's or a test server's token endpoint.
+    public func postingGrants(to uri: String) -> FCMServiceAccount {
+        var copy = self
+        copy.tokenURI = uri
+        return copy
     }
 
     /// The signed assertion for a grant at `issuedAt`, valid for `lifetime` (capped at ``maximumLifetime``).

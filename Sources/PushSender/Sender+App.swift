@@ -50,8 +50,10 @@ extension ServiceRouter {
     /// What the engine sends an app's devices through: a router to the app's APNs ``Sender`` and, with Web Push
     /// configured, a ``WebPushSender`` made from
     /// `apps.ID.webpush` — its VAPID key (refused like every secret file), subject, allowed hosts, trust anchors and
-    /// payload form — with the same engine settings and proxy. Throws as ``Sender/forApp(_:in:credentials:settings:breakerStates:logger:)``,
-    /// and ``CredentialError`` for an unreadable VAPID key.
+    /// payload form — and, with FCM configured, an ``FCMSender`` made from `apps.ID.fcm`
+    /// (``FCMSender/forApp(_:in:settings:logger:)``), with the same engine settings and proxy. Throws as
+    /// ``Sender/forApp(_:in:credentials:settings:breakerStates:logger:)``, and ``CredentialError`` for an unreadable
+    /// VAPID key or service account.
     public static func forApp(
         _ app: AppSettings, in configuration: PushConfiguration, credentials: any CredentialProvider,
         settings: SenderConfiguration = .init(), breakerStates: [String: PruningBreaker.State] = [:],
@@ -59,16 +61,21 @@ extension ServiceRouter {
     ) throws -> any DeliverySender {
         let apns = try Sender.forApp(
             app, in: configuration, credentials: credentials, settings: settings, breakerStates: breakerStates, logger: logger)
-        // Always a router, even without Web Push: a web device left in the registry after its app's `webpush` was
-        // removed is then refused by name (NoService), never sent to APNs as if its key were a token.
-        guard let web = app.webPush else { return ServiceRouter(apns: apns, webPush: nil) }
-        let signer = try VAPIDSigner(pemPath: web.vapidKey, subject: web.subject)
-        var webSettings = settings.applying(app)
-        if let proxy = configuration.proxy(for: app) { webSettings.proxy = try SenderProxy(proxy) }
-        let webPush = try WebPushSender(
-            signer: signer, policy: web.hostPolicy, caFile: web.caFile, declarative: web.declarative,
-            configuration: webSettings, logger: logger)
-        return ServiceRouter(apns: apns, webPush: webPush)
+        // Always a router, even without Web Push or FCM: a web or Android device left in the registry after its app's
+        // `webpush` or `fcm` was removed is then refused by name (NoService), never sent to APNs as if its key were a token.
+        var serviceSettings = settings.applying(app)
+        if let proxy = configuration.proxy(for: app) { serviceSettings.proxy = try SenderProxy(proxy) }
+        var webPush: WebPushSender?
+        if let web = app.webPush {
+            let signer = try VAPIDSigner(pemPath: web.vapidKey, subject: web.subject)
+            webPush = try WebPushSender(
+                signer: signer, policy: web.hostPolicy, caFile: web.caFile, declarative: web.declarative,
+                configuration: serviceSettings, logger: logger)
+        }
+        let fcm = try app.fcm.map { (fcm) throws -> FCMSender in
+            try FCMSender.forApp(fcm, in: configuration, settings: serviceSettings, logger: logger)
+        }
+        return ServiceRouter(apns: apns, webPush: webPush, fcm: fcm)
     }
 
     /// ``forApp(_:in:credentials:settings:breakerStates:logger:)`` loading the APNs credentials first.
@@ -79,5 +86,23 @@ extension ServiceRouter {
         try forApp(
             app, in: configuration, credentials: try makeCredentials(for: app), settings: settings,
             breakerStates: breakerStates, logger: logger)
+    }
+}
+
+extension FCMSender {
+    /// The FCM sender for an app's `apps.ID.fcm`: its service account (refused like every secret file; an unreadable,
+    /// non-JSON or incomplete file is a ``CredentialError`` naming it), one ``AccessTokenCache`` posting grants to
+    /// ``tokenURI(for:account:target:)``, and the FCM host of its endpoint. `settings` are used as given (apply the
+    /// app's overrides and proxy first, as ``ServiceRouter/forApp(_:in:credentials:settings:breakerStates:logger:)``
+    /// does).
+    public static func forApp(
+        _ fcm: FCMSettings, in configuration: PushConfiguration, settings: SenderConfiguration = .init(),
+        logger: Logger = Logger(label: "PushSender.FCM")
+    ) throws -> FCMSender {
+        let loaded = try FCMServiceAccount(path: fcm.serviceAccount, configurationKey: "fcm.serviceAccount")
+        let target = target(for: fcm, simulator: configuration.simulator)
+        let account = loaded.postingGrants(to: tokenURI(for: fcm, account: loaded, target: target))
+        let tokens = AccessTokenCache(serviceAccount: account, caFile: target.caFile, proxy: settings.proxy)
+        return try FCMSender(account: account, tokens: tokens, target: target, configuration: settings, logger: logger)
     }
 }

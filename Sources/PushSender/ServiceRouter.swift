@@ -1,8 +1,8 @@
 import PushCore
 import Synchronization
 
-/// One app's senders behind the one seam: routes each notification to its device's push service — ``WebPushSender``
-/// when the item carries a Web Push subscription, the APNs ``Sender`` otherwise — and combines what the engine
+/// One app's senders behind the one seam: routes each notification to its device's push service (the item's
+/// `service`) — the APNs ``Sender``, the ``WebPushSender`` or the ``FCMSender`` — and combines what the engine
 /// reads (summary, endpoint conditions, breakers) and the run boundaries. An app may have either service or both;
 /// a notification for a service the app does not have finishes at once as `.rejected`, status 0, with a reason
 /// naming the missing service.
@@ -11,22 +11,26 @@ public final class ServiceRouter: DeliverySender, Sendable {
     public let apns: Sender?
     /// The Web Push sender, if the app has Web Push.
     public let webPush: WebPushSender?
+    /// The FCM sender, if the app has FCM.
+    public let fcm: FCMSender?
     /// Counts of items finished here (no service for them).
     private let refused = Mutex(SendSummary())
 
-    /// Routes to `apns` and `webPush`; at least one should be given.
-    public init(apns: Sender?, webPush: WebPushSender?) {
+    /// Routes to `apns`, `webPush` and `fcm`; at least one should be given.
+    public init(apns: Sender?, webPush: WebPushSender?, fcm: FCMSender? = nil) {
         self.apns = apns
         self.webPush = webPush
+        self.fcm = fcm
     }
 
-    private var senders: [any DeliverySender] { [apns as (any DeliverySender)?, webPush].compactMap { $0 } }
+    private var senders: [any DeliverySender] { [apns as (any DeliverySender)?, webPush, fcm].compactMap { $0 } }
 
-    /// The APNs sender's settings when the app has APNs, else Web Push's (the engine sizes its window from it).
-    public var configuration: SenderConfiguration { apns?.configuration ?? webPush?.configuration ?? .init() }
+    /// The APNs sender's settings when the app has APNs, else Web Push's, else FCM's (the engine sizes its window from
+    /// it).
+    public var configuration: SenderConfiguration { apns?.configuration ?? webPush?.configuration ?? fcm?.configuration ?? .init() }
 
-    /// APNs' figures when the app has APNs, else Web Push's.
-    public var metrics: SenderMetrics { apns?.metrics ?? webPush?.metrics ?? SenderMetrics() }
+    /// APNs' figures when the app has APNs, else Web Push's, else FCM's.
+    public var metrics: SenderMetrics { apns?.metrics ?? webPush?.metrics ?? fcm?.metrics ?? SenderMetrics() }
 
     public var summary: SendSummary {
         var total = refused.withLock { $0 }
@@ -51,7 +55,7 @@ public final class ServiceRouter: DeliverySender, Sendable {
         let sender: (any DeliverySender)? = switch item.service {
         case .apns: apns
         case .webpush: webPush
-        case .fcm: nil
+        case .fcm: fcm
         }
         if let sender {
             sender.submit(item, onResult: onResult, onPruneReleased: onPruneReleased)

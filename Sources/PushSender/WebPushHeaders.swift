@@ -24,7 +24,7 @@ public struct WebPushHeaders: Sendable, Equatable {
     /// The headers for a notification at `nowMs`.
     public init(expiration: Int64?, priority: PushPriority, collapseId: String?, nowMs: Int64) {
         if let expiration {
-            ttl = max(0, expiration - (nowMs + 999) / 1000)
+            ttl = FCMPayload.secondsLeft(until: expiration, nowMs: nowMs)
         } else {
             ttl = Self.defaultTTL
         }

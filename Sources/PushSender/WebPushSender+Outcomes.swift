@@ -37,10 +37,7 @@ extension WebPushSender {
         }
         switch step {
         case .send(let transport, let headers):
-            job.prepared?.headers = headers
-            job.authorization = authorization
-            job.attemptStartedNs = DispatchTime.now().uptimeNanoseconds
-            transport.submit(job)
+            job.send(on: transport, headers: headers, authorization: authorization)
         case .unsent(let stop):
             finish(job, status: 0, reason: nil, kind: .unsent, stop: stop)
         }
@@ -150,12 +147,9 @@ extension WebPushSender {
                 job, origin, status: 0, reason: nil,
                 delay: reconnect.delayMs(failedAttempts: job.dropped, random: random()), counts: false, retryAfterMs: nil)
         case .dropped:
-            // The request may have been processed if its body left us (or if it timed out unanswered).
-            if response.uploadedBytes > 0 || error.isTimeout { job.possiblyDuplicated = true }
-            job.dropped += 1
-            if job.dropped >= configuration.maxDroppedAttempts {
-                finish(job, status: 0, reason: nil, kind: .deferred, error: "connection lost \(job.dropped) times: \(error.message)")
-            } else if shared.withLock({ $0.stopping }) {
+            if let deferral = job.connectionLost(error, response, maxDropped: configuration.maxDroppedAttempts) {
+                finish(job, status: 0, reason: nil, kind: .deferred, error: deferral)
+            } else if waiting.stopping {
                 // As for APNs: nothing is written again while the run stops (a resume treats it as possibly sent).
                 finish(job, status: 0, reason: nil, kind: .unsent, error: error.message, stop: stoppingStop(origin))
             } else {
@@ -165,34 +159,17 @@ extension WebPushSender {
     }
 
     /// Waits `delay` and sends again, or defers once the attempts are used up or the `Retry-After` is longer than a
-    /// send waits (`delay` nil); while the run stops it comes back unsent instead of waiting.
+    /// send waits (`delay` nil); while the run stops it comes back unsent instead of waiting (``WaitingRoom``).
     private func retryOrDefer(
         _ job: TransferJob, _ origin: String, status: Int, reason: String?, delay: Int?, counts: Bool, retryAfterMs: Int64?
     ) {
-        guard job.attempts < configuration.maxAttempts else {
-            finish(job, status: status, reason: reason, kind: .deferred)
-            return
-        }
-        guard let delay else {
-            finish(job, status: status, reason: reason, kind: .deferred,
-                   error: "\(origin) asked to retry after \((retryAfterMs ?? 0) / 1000) s (Retry-After), longer than the \(configuration.maxRetryAfterMs / 1000) s a send waits")
-            return
-        }
-        let id = ObjectIdentifier(job)
-        let stopping = shared.withLock { s -> Bool in
-            if s.stopping { return true }
-            if counts { s.summary.retried += 1 }
-            s.waiting[id] = job
-            return false
-        }
-        if stopping {
-            finish(job, status: status, reason: reason, kind: .unsent, stop: stoppingStop(origin))
-            return
-        }
-        let sleeper = sleeper
-        Task { [self] in
-            await sleeper.sleep(milliseconds: delay)
-            if shared.withLock({ $0.waiting.removeValue(forKey: id) }) != nil { dispatch(job) }
+        switch waiting.retry(
+            job, delayMs: delay, retryAfterMs: retryAfterMs, counts: counts, configuration: configuration, service: origin,
+            sleeper: sleeper, dispatch: { [unowned self] in self.dispatch($0) })
+        {
+        case .waiting: break
+        case .deferred(let error): finish(job, status: status, reason: reason, kind: .deferred, error: error)
+        case .stopping: finish(job, status: status, reason: reason, kind: .unsent, stop: stoppingStop(origin))
         }
     }
 
@@ -240,13 +217,9 @@ extension WebPushSender {
         _ job: TransferJob, status: Int, reason: String?, kind: DeliveryResult.Kind, prune: PruneDecision = .none,
         error: String? = nil, stop: EndpointStop? = nil
     ) {
-        let request = job.item.request
-        let result = DeliveryResult(
-            token: request.token, apnsId: request.apnsId, status: status, reason: reason.map(APNsReason.init(rawValue:)),
-            kind: kind, prune: prune, attempts: job.attempts, possiblyDuplicated: job.possiblyDuplicated,
-            startedAtMs: job.startedAtMs, finishedAtMs: clock.nowMs(),
-            error: error ?? (kind == .deferred || kind == .unsent ? job.lastError : (status == 0 ? reason : nil)), stop: stop,
-            service: .webpush)
+        let result = job.result(
+            status: status, reason: reason, kind: kind, prune: prune, error: error, stop: stop, service: .webpush,
+            finishedAtMs: clock.nowMs())
         shared.withLock { $0.summary.count(kind, possiblyDuplicated: job.possiblyDuplicated) }
         metrics.finished()
         job.onResult(result)

@@ -40,15 +40,13 @@ public final class WebPushSender: DeliverySender, Sendable {
     let backoff: BackoffPolicy
     let reconnect: BackoffPolicy
     let shared = Mutex(Shared())
+    /// Notifications waiting out a retry or reconnect backoff, and the run's stopping flag.
+    let waiting = WaitingRoom()
 
     /// Everything mutable, behind one lock. Callbacks never run while it is held.
     struct Shared {
         var origins: [String: Origin] = [:]
         var summary = SendSummary()
-        /// Notifications waiting out a retry or reconnect backoff.
-        var waiting: [ObjectIdentifier: TransferJob] = [:]
-        /// Set by ``abandonWaiting(_:)`` until the next ``beginRun()``.
-        var stopping = false
         /// Answers by HTTP version (as libcurl negotiated it).
         var answeredOverHTTP2 = 0
         var answeredOverHTTP1 = 0
@@ -145,14 +143,11 @@ public final class WebPushSender: DeliverySender, Sendable {
         dispatch(job)
     }
 
-    /// Sends one item and waits for its result (retries included).
-    public func send(_ item: SendItem) async -> DeliveryResult {
-        await withCheckedContinuation { (c: CheckedContinuation<DeliveryResult, Never>) in
-            submit(item) { c.resume(returning: $0) }
-        }
+    public var summary: SendSummary {
+        var summary = shared.withLock { $0.summary }
+        summary.retried += waiting.retried
+        return summary
     }
-
-    public var summary: SendSummary { shared.withLock { $0.summary } }
 
     /// Answers received over HTTP/2 and over HTTP/1.1 so far: which the push services offered (ALPN).
     public var answersByHTTPVersion: (http2: Int, http1: Int) {
@@ -175,8 +170,8 @@ public final class WebPushSender: DeliverySender, Sendable {
 
     /// Origins stopped by an outage get a fresh chance; credential stops stay (the key or subject must change).
     public func beginRun() {
+        waiting.beginRun()
         shared.withLock { s in
-            s.stopping = false
             for (origin, var o) in s.origins where o.stop?.kind == .outage {
                 o.stop = nil
                 o.unreachableSinceMs = nil
@@ -186,12 +181,7 @@ public final class WebPushSender: DeliverySender, Sendable {
     }
 
     public func abandonWaiting(_ reason: String) {
-        let jobs = shared.withLock { s -> [TransferJob] in
-            s.stopping = true
-            defer { s.waiting.removeAll() }
-            return Array(s.waiting.values)
-        }
-        for job in jobs {
+        for job in waiting.abandonAll() {
             let origin = job.item.webPush?.endpoint.origin ?? "web push"
             finish(job, status: 0, reason: nil, kind: .unsent, stop: EndpointStop(.stopping, endpoint: origin, message: reason))
         }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PushCore
+import PushSender
 import PushStore
 
 /// Options every command that reads the configuration takes (and `--log-format`, which every command takes).
@@ -39,7 +40,20 @@ struct GlobalOptions: ParsableArguments {
             throw CLIError.usage("\(path): \(error.message)")
         }
         try Self.checkSecretFiles(of: configuration)
+        try Self.checkServiceAccounts(of: configuration)
         return configuration
+    }
+
+    /// Refuses (exit 2) an FCM service-account file that is not one (not JSON, no `private_key`, `client_email` or
+    /// `project_id`, a key that is not RSA), naming the key and the file, before anything is stored or sent. A file
+    /// that does not exist is left to the sender, as for the other secret files.
+    static func checkServiceAccounts(of configuration: PushConfiguration) throws {
+        for (id, app) in configuration.apps.sorted(by: { $0.key < $1.key }) {
+            guard let fcm = app.fcm, FileManager.default.fileExists(atPath: fcm.serviceAccount) else { continue }
+            do { _ = try FCMServiceAccount(path: fcm.serviceAccount, configurationKey: "apps.\(id).fcm.serviceAccount") } catch {
+                throw CLIError.usage("apps.\(id).fcm.serviceAccount: \(error.message)")
+            }
+        }
     }
 
     /// Refuses (exit 2) a configuration whose secret files other users may read, naming the file and the chmod

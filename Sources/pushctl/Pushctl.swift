@@ -14,6 +14,7 @@ struct Pushctl: AsyncParsableCommand {
             TokensCommand.self,
             CertCommand.self,
             WebPushCommand.self,
+            FCMCommand.self,
             SimulatorCommand.self,
             SendCommand.self,
             BroadcastCommand.self,

@@ -5,10 +5,16 @@ import PushCore
 
 /// Starts the built-in simulator inside `pushctl serve` when an app's endpoint is `simulator`.
 enum SimulatorHost {
-    /// The running simulator, or nil when no app uses it.
+    /// The running simulator, or nil when no app uses it (for APNs, or for FCM with `fcm.endpoint` `simulator`). It
+    /// trusts the service account of every app whose FCM endpoint is `simulator` (docs/fcm.md): its token endpoint
+    /// grants them access tokens as Google's would.
     static func startIfNeeded(config: PushConfiguration, logger: Logger) async throws -> APNsSimulator? {
         let apps = config.apps.values.filter { $0.endpoint == .simulator }
-        guard !apps.isEmpty else { return nil }
+        let fcmAccounts = config.apps.sorted { $0.key < $1.key }.compactMap { id, app -> (String, String)? in
+            guard let fcm = app.fcm, fcm.endpoint == .simulator else { return nil }
+            return ("apps.\(id).fcm.serviceAccount", fcm.serviceAccount)
+        }
+        guard !apps.isEmpty || !fcmAccounts.isEmpty else { return nil }
         let pem: (ca: String?, certificate: String, key: String)
         do { pem = try SimulatorConfiguration.pemFiles(in: config.simulator.certificates) } catch {
             throw CLIError.usage("\(error.message) (run `make certs` or `pushctl cert make-dev --out \(config.simulator.certificates) --topic TOPIC`)")
@@ -30,6 +36,16 @@ enum SimulatorHost {
         let simulator: APNsSimulator
         do { simulator = try APNsSimulator(configuration: configuration) } catch {
             throw CLIError.usage(error.message)
+        }
+        for (key, path) in fcmAccounts {
+            // A missing file is left to the FCM sender, which says so when the app sends (as for the other secret files).
+            guard let data = FileManager.default.contents(atPath: path) else {
+                logger.warning("\(key): cannot read \(path); the simulator does not trust it")
+                continue
+            }
+            do { try simulator.trustServiceAccount(try SimulatorServiceAccount(serviceAccountJSON: Array(data), source: path)) } catch {
+                throw CLIError.usage("\(key): \(error.message)")
+            }
         }
         do {
             _ = try await simulator.start()

@@ -22,18 +22,23 @@ extension SimulatorCommand {
             made = try SimulatorServiceAccount.makeDevelopment(tokenURI: simulator.tokenURI)
             try simulator.trustServiceAccount(made.account)
         } catch { throw CLIError.usage(error.message) }
-        // O_EXCL: never over a file that appeared meanwhile; 0600 from the start, as the key is a secret.
+        try createSecretFile(file, contents: made.json)
+        return "simulator: wrote FCM service account \(made.account.clientEmail) to \(shown) (token_uri \(simulator.tokenURI))"
+    }
+
+    /// Writes a new secret file (a service account's JSON): O_EXCL, never over a file that appeared meanwhile; mode
+    /// 0600 from the start, as it holds a private key.
+    static func createSecretFile(_ file: String, contents: String) throws {
         let fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw CLIError.usage("cannot create \(file): \(String(cString: strerror(errno)))")
         }
-        let bytes = Array(made.json.utf8)
+        let bytes = Array(contents.utf8)
         let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         let closed = close(fd)
         guard written == bytes.count, closed == 0 else {
             unlink(file)
             throw CLIError.usage("cannot write \(file)")
         }
-        return "simulator: wrote FCM service account \(made.account.clientEmail) to \(shown) (token_uri \(simulator.tokenURI))"
     }
 }

@@ -90,6 +90,30 @@ import Testing
         }
     }
 
+    @Test func fcmSettingsAreDecodedWithTheirEndpointAndClearErrors() throws {
+        func app(_ fcm: String) -> String {
+            Self.example.replacingOccurrences(of: #""connections": null"#, with: #""connections": null, "fcm": "# + fcm)
+        }
+        let config = try decode(app(#"{"serviceAccount": "firebase.json", "endpoint": "simulator", "caFile": "ca.pem"}"#))
+        let fcm = try #require(try config.app("example").fcm)
+        #expect(fcm == FCMSettings(serviceAccount: "/srv/push/Config/firebase.json", endpoint: .simulator, caFile: "/srv/push/Config/ca.pem"))
+        // The service account is a secret file, checked like a .p8.
+        #expect(config.secretFiles.contains(SecretFile(key: "apps.example.fcm.serviceAccount", path: "/srv/push/Config/firebase.json")))
+        #expect(try decode(app(#"{"serviceAccount": "/a.json"}"#)).app("example").fcm == FCMSettings(serviceAccount: "/a.json"))
+        #expect(try decode(app(#"{"serviceAccount": "/a.json", "endpoint": "https://fcm.test:8443"}"#)).app("example").fcm?.endpoint
+            == .url(host: "fcm.test", port: 8443))
+        #expect(try decode(Self.example).app("example").fcm == nil)
+        for (bad, says) in [
+            (#"{"endpoint": "simulator"}"#, "apps.example.fcm.serviceAccount is required"),
+            (#"{"serviceAccount": ""}"#, "apps.example.fcm.serviceAccount is required"),
+            (#"{"serviceAccount": "a.json", "endpoint": "development"}"#, "apps.example.fcm.endpoint must be production, simulator or an https://host:port URL"),
+            (#"{"serviceAccount": "a.json", "endpoint": "http://x"}"#, "apps.example.fcm.endpoint must be production"),
+            (#"{"serviceAccount": "a.json", "key": "x"}"#, "apps.example.fcm: unknown key 'key'"),
+        ] {
+            #expect { try decode(app(bad)) } throws: { ($0 as? ConfigurationError)?.message.contains(says) == true }
+        }
+    }
+
     @Test func unknownKeysAreNamed() {
         #expect(throws: ConfigurationError("apps.example: unknown key 'topc'")) {
             try decode(#"{"apps":{"example":{"topc":"x","topic":"t","auth":{"p8":"k.p8","keyId":"K","teamId":"T"}}}}"#)

@@ -19,7 +19,7 @@ struct SimulatorHarness {
         faults: SimulatorFaults = .init(), devices: [DeviceToken: DeviceBehaviour] = [:],
         clientAuth: SimulatorConfiguration.ClientAuth = .certificate, jwtKeys: [SimulatorJWTKey] = [],
         receivedLimit: Int = 10_000, dev: DevCertificates? = nil,
-        clock: @escaping @Sendable () -> Int64 = SimulatorClock.systemMilliseconds
+        clock: @escaping @Sendable () -> Int64 = SimulatorClock.systemMilliseconds, accessTokenLifetime: Int64 = 3599
     ) async throws {
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         pki = try SimulatorPKI()
@@ -28,11 +28,12 @@ struct SimulatorHarness {
         func read(_ name: String) throws -> String { try String(contentsOfFile: dev!.path(name), encoding: .utf8) }
         let caPEM = try dev.map { _ in try read("ca.pem") } ?? pki.ca.certificatePEM
         try caPEM.write(toFile: dir + "/ca.pem", atomically: true, encoding: .utf8)
-        let config = SimulatorConfiguration(
+        var config = SimulatorConfiguration(
             caPEM: caPEM, serverCertificatePEM: try dev.map { _ in try read("server.pem") } ?? pki.server.certificatePEM,
             serverKeyPEM: try dev.map { _ in try read("server.key") } ?? pki.server.keyPEM, clientAuth: clientAuth,
             jwtKeys: jwtKeys, receivedLimit: receivedLimit, faults: faults, devices: devices, clock: clock,
             eventLoopGroup: group)
+        config.accessTokenLifetime = accessTokenLifetime
         simulator = try APNsSimulator(configuration: config)
         port = try await simulator.start()
     }

@@ -68,6 +68,7 @@ if [ -z "$NO_MAKE" ]; then
 fi
 "$BIN" cert make-dev --out "$WORK/Certificates/dev" --topic com.example.app >/dev/null
 "$BIN" webpush key new --out "$WORK/Certificates/dev/vapid.pem" >/dev/null
+"$BIN" fcm account new --out "$WORK/Certificates/dev/fcm-service-account.json" >/dev/null
 
 # /etc/pushprovider as the README has it: the configuration (the registry where the production steps put it),
 # the database password, the webhook secret, the certificate the cron alarm inspects.

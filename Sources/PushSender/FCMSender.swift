@@ -1,0 +1,165 @@
+import Foundation
+import Logging
+import PushCore
+import Synchronization
+
+/// Sends notifications to Android devices through FCM HTTP v1 behind the engine's ``DeliverySender`` seam, with the
+/// same semantics as the APNs ``Sender`` and the ``WebPushSender`` (docs/fcm.md, "The sender"):
+/// - each notification is mapped once (``FCMPayload``: Apple-only push types are not sent, `.rejected`, status 0,
+///   with its reason) into `POST /v1/projects/{project_id}/messages:send`; every attempt resends the same body;
+/// - `Authorization: Bearer` carries the one access token of the service account (``AccessTokenCache``), shared by
+///   every connection: renewed before it expires, never more than once per renewal period; a 401 `UNAUTHENTICATED`
+///   marks the token refused (``AccessTokenCache/rejected(_:)``) and resends that notification once with the renewed
+///   one; a grant the token endpoint refuses stops the app's FCM sending with its `error_description`;
+/// - answers go through ``FCMAnswerRule``: accepted; `UNREGISTERED` / `SENDER_ID_MISMATCH` / an invalid token
+///   `.tokenDead`, pruned; other 4xx `.rejected`; 429/5xx retried with ``BackoffPolicy``, no sooner than
+///   `Retry-After`, then `.deferred`; a credential failure stops FCM for the app (its notifications come back
+///   `.unsent`, naming the error);
+/// - `configuration.connections` HTTP/2 connections to the FCM host (each a ``Transport``, multiplexed up to its
+///   window), used in turn; a dropped connection resends at once (possibly duplicated when the body left); an
+///   unreachable host is retried with the reconnect backoff until the outage limit, then stops (`.unsent`).
+public final class FCMSender: DeliverySender, Sendable {
+    public let configuration: SenderConfiguration
+    public let metrics = SenderMetrics()
+    /// The service account: its `project_id` names the send URL.
+    public let account: FCMServiceAccount
+    /// The account's one access token, shared by every connection.
+    public let tokens: AccessTokenCache
+    /// The FCM host (Google's, the simulator, a URL).
+    public let target: SenderTarget
+    /// `https://host:port/v1/projects/{project_id}/messages:send`.
+    public let sendURL: String
+    let clock: SenderClock
+    let sleeper: Sleeper
+    let random: @Sendable () -> Double
+    let logger: Logger
+    let backoff: BackoffPolicy
+    let reconnect: BackoffPolicy
+    let shared = Mutex(Shared())
+    /// Notifications waiting out a retry or reconnect backoff, or a grant, and the run's stopping flag.
+    let waiting = WaitingRoom()
+
+    /// Everything mutable, behind one lock. Callbacks never run while it is held.
+    struct Shared {
+        /// The connections, made at the first send (empty when curl could not be set up: then `stop` is set).
+        var transports: [Transport]?
+        /// The next connection to use.
+        var next = 0
+        var stop: EndpointStop?
+        /// Since when FCM has been unreachable (its first failed connect or grant), nil while it answers.
+        var unreachableSinceMs: Int64?
+        var summary = SendSummary()
+        /// The header list of the current access token: every request shares it until the token changes.
+        var headers: (token: String, list: HeaderList)?
+    }
+
+    /// - Parameters:
+    ///   - account: the service account (its `project_id` names the URL).
+    ///   - tokens: its access tokens (``AccessTokenCache/init(serviceAccount:caFile:proxy:timeoutMs:now:)``).
+    ///   - target: the FCM host, e.g. ``FCMSender/productionTarget``.
+    public init(
+        account: FCMServiceAccount, tokens: AccessTokenCache, target: SenderTarget, configuration: SenderConfiguration = .init(),
+        clock: SenderClock = SystemClock(), sleeper: Sleeper = TaskSleeper(),
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }, logger: Logger = Logger(label: "PushSender.FCM")
+    ) throws(SenderError) {
+        guard CurlGlobal.initialized else { throw SenderError(.transport, "curl_global_init failed") }
+        self.account = account
+        self.tokens = tokens
+        self.target = target
+        sendURL = "\(target)/v1/projects/\(FCMServiceAccount.formEscaped(account.projectId))/messages:send"
+        self.configuration = configuration
+        self.clock = clock
+        self.sleeper = sleeper
+        self.random = random
+        self.logger = logger
+        backoff = BackoffPolicy(baseMs: configuration.backoffBaseMs, capMs: configuration.backoffCapMs)
+        reconnect = BackoffPolicy(baseMs: configuration.reconnectBaseMs, capMs: configuration.reconnectCapMs)
+    }
+
+    /// Google's FCM host.
+    public static let productionTarget = SenderTarget(host: FCMSettings.productionHost, port: 443)
+
+    /// The FCM host an app's `fcm.endpoint` names (the simulator's as for APNs, trusting `<certificates>/ca.pem`).
+    public static func target(for settings: FCMSettings, simulator: SimulatorSettings?) -> SenderTarget {
+        switch settings.endpoint {
+        case .production: SenderTarget(host: productionTarget.host, port: 443, caFile: settings.caFile)
+        case .simulator: SenderTarget.forEndpoint(.simulator, caFile: settings.caFile, simulator: simulator)
+        case .url(let host, let port): SenderTarget(host: host, port: port, caFile: settings.caFile)
+        }
+    }
+
+    /// Where an app's grants go: the account's `token_uri` in production, else the FCM host's `/token` (the simulator's
+    /// token endpoint), so a development account never posts its assertion to Google.
+    public static func tokenURI(for settings: FCMSettings, account: FCMServiceAccount, target: SenderTarget) -> String {
+        settings.endpoint == .production ? account.tokenURI : "\(target)\(FCMSettings.tokenPath)"
+    }
+
+    public func submit(
+        _ item: SendItem, onResult: @escaping @Sendable (DeliveryResult) -> Void,
+        onPruneReleased: (@Sendable (DeviceToken) -> Void)?
+    ) {
+        let job = TransferJob(item, onResult: onResult, onPruneReleased: onPruneReleased)
+        job.startedAtMs = clock.nowMs()
+        metrics.submitted()
+        guard let token = item.fcmToken else {
+            finish(job, status: 0, reason: "not an Android device: the item has no FCM registration token", kind: .rejected)
+            return
+        }
+        let request = item.request
+        switch FCMPayload.map(
+            apnsPayload: request.payload, pushType: request.pushType, priority: request.priority, expiration: request.expiration,
+            collapseId: request.collapseId, token: token, nowMs: clock.nowMs())
+        {
+        case .skip(let reason):
+            finish(job, status: 0, reason: reason, kind: .rejected)
+        case .send(let body):
+            job.prepared = PreparedRequest(url: sendURL, headers: HeaderList(), body: body)
+            dispatch(job)
+        }
+    }
+
+    public var summary: SendSummary {
+        var summary = shared.withLock { $0.summary }
+        summary.retried += waiting.retried
+        return summary
+    }
+
+    /// FCM has no BadDeviceToken storm to hold back: no pruning breaker.
+    public var breakerStates: [String: PruningBreaker.State] { [:] }
+    public var trippedEndpoints: [String] { [] }
+
+    public var endpointConditions: [EndpointCondition] {
+        shared.withLock { s in
+            guard s.transports != nil else { return [] }
+            return [EndpointCondition(
+                endpoint: target.description, reachable: s.unreachableSinceMs == nil && s.stop == nil, stopped: s.stop != nil,
+                breakerTripped: false)]
+        }
+    }
+
+    /// A stop by an outage gets a fresh chance; a credential stop stays (the service account must change).
+    public func beginRun() {
+        waiting.beginRun()
+        shared.withLock { s in
+            if s.stop?.kind == .outage {
+                s.stop = nil
+                s.unreachableSinceMs = nil
+            }
+        }
+    }
+
+    public func abandonWaiting(_ reason: String) {
+        for job in waiting.abandonAll() {
+            finish(job, status: 0, reason: nil, kind: .unsent, stop: EndpointStop(.stopping, endpoint: target.description, message: reason))
+        }
+    }
+
+    /// Nothing is held across a run (no breaker): nothing to discard.
+    @discardableResult public func endRun() -> Int { 0 }
+
+    public func shutdown() async {
+        abandonWaiting("the sender is shutting down")
+        let transports = shared.withLock { $0.transports ?? [] }
+        for transport in transports { await transport.stop() }
+    }
+}

@@ -1,0 +1,188 @@
+import APNsSimulator
+import Foundation
+import PushCore
+import PushSender
+import Synchronization
+import Testing
+
+/// The FCM sender against the real simulator over verified TLS: the mapping FCM receives, what each answer does to a
+/// token, and the one shared access token.
+@Suite(.timeLimit(.minutes(3)))
+struct FCMSenderTests {
+    /// A started simulator trusting a new development service account, and an FCM sender for it on `connections`
+    /// connections whose access-token cache judges time by `now`.
+    struct Rig {
+        let harness: SimulatorHarness
+        let sender: FCMSender
+        let account: FCMServiceAccount
+
+        init(
+            faults: SimulatorFaults = .init(), lifetime: Int64 = 3599, connections: Int = 1, maxAttempts: Int = 5,
+            simulatorClock: @escaping @Sendable () -> Int64 = SimulatorClock.systemMilliseconds,
+            now: @escaping @Sendable () -> Date = { Date() }
+        ) async throws {
+            harness = try await SimulatorHarness(faults: faults, clientAuth: .either, clock: simulatorClock, accessTokenLifetime: lifetime)
+            let (simulatorAccount, json) = try SimulatorServiceAccount.makeDevelopment(tokenURI: harness.simulator.tokenURI)
+            try harness.simulator.trustServiceAccount(simulatorAccount)
+            account = try FCMServiceAccount(json: Array(json.utf8), source: "dev.json")
+            let tokens = AccessTokenCache(serviceAccount: account, caFile: harness.caFile, now: now)
+            sender = try FCMSender(
+                account: account, tokens: tokens, target: harness.target(),
+                configuration: SenderConfiguration(connections: connections, maxAttempts: maxAttempts, backoffBaseMs: 50))
+        }
+
+        func stop() async {
+            await sender.shutdown()
+            await harness.stop()
+        }
+    }
+
+    static func item(_ fcmToken: String, payload: String = #"{"aps":{"alert":{"title":"T","body":"B"}}}"#, index: Int = 0) -> SendItem {
+        let request = NotificationRequest(
+            token: testToken(index), topic: "com.example.app", pushType: .alert, priority: .immediate, apnsId: APNsID.random(),
+            payload: Array(payload.utf8))
+        var item = SendItem(request, service: .fcm)
+        item.fcmToken = fcmToken
+        return item
+    }
+
+    @Test func anAcceptedMessageIsRecordedWithTheMapping() async throws {
+        let rig = try await Rig()
+        let token = APNsSimulator.mintFCMToken()
+        let result = await rig.sender.send(Self.item(token, payload: #"{"aps":{"alert":{"title":"Sale","body":"50% off"},"sound":"default"},"orderId":42,"channel_id":"deals"}"#))
+        await rig.stop()
+        #expect(result.kind == .accepted && result.status == 200 && result.service == .fcm)
+        let received = try #require(rig.harness.simulator.receivedFCMMessages.first)
+        #expect(received.token == token && received.projectId == rig.account.projectId)
+        #expect(received.message["notification"]?["title"]?.stringValue == "Sale")
+        #expect(received.message["data"]?["orderId"]?.stringValue == "42")
+        #expect(received.message["android"]?["priority"]?.stringValue == "HIGH")
+        #expect(received.message["android"]?["notification"]?["channel_id"]?.stringValue == "deals")
+        #expect(rig.sender.tokens.grantsRequested == 1)
+    }
+
+    @Test func theRouterSendsFCMDevicesThroughTheSenderItsConfigurationBuilds() async throws {
+        // apps.ID.fcm with endpoint "simulator": the sender posts grants to the simulator's /token (not the file's
+        // token_uri) and messages to the simulator, trusting <certificates>/ca.pem.
+        let harness = try await SimulatorHarness(clientAuth: .either)
+        let (simulatorAccount, json) = try SimulatorServiceAccount.makeDevelopment(tokenURI: "https://oauth2.googleapis.com/token")
+        try harness.simulator.trustServiceAccount(simulatorAccount)
+        let file = harness.dir + "/fcm.json"
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(json.utf8), attributes: [.posixPermissions: 0o600]))
+        let configuration = try PushConfiguration(json: Array("""
+            {"database": "r.sqlite", "simulator": {"host": "127.0.0.1", "port": \(harness.port), "certificates": "\(harness.dir)"},
+             "apps": {"example": {"topic": "com.example.app", "endpoint": "simulator", "auth": {"p8": "k.p8", "keyId": "ABC123DEFG", "teamId": "TEAM123456"},
+                                  "fcm": {"serviceAccount": "\(file)", "endpoint": "simulator"}}}}
+            """.utf8), baseDirectory: harness.dir, zones: .foundation())
+        let fcm = try #require(try configuration.app("example").fcm)
+        let sender = try FCMSender.forApp(fcm, in: configuration)
+        #expect(sender.account.tokenURI == "https://127.0.0.1:\(harness.port)/token")
+        let router = ServiceRouter(apns: nil, webPush: nil, fcm: sender)
+        let token = APNsSimulator.mintFCMToken()
+        let result = await withCheckedContinuation { (c: CheckedContinuation<DeliveryResult, Never>) in
+            router.submit(Self.item(token)) { c.resume(returning: $0) }
+        }
+        await router.shutdown()
+        await harness.stop()
+        #expect(result.kind == .accepted && result.service == .fcm, "\(result)")
+        #expect(harness.simulator.receivedFCMMessages.map(\.token) == [token])
+        #expect(router.summary.accepted == 1)
+    }
+
+    @Test func anUnregisteredTokenIsDeadAndPruned() async throws {
+        let rig = try await Rig()
+        let token = APNsSimulator.mintFCMToken()
+        rig.harness.simulator.unregisterFCMToken(token)
+        let result = await rig.sender.send(Self.item(token))
+        await rig.stop()
+        #expect(result.kind == .tokenDead && result.status == 404 && result.reason?.rawValue == "UNREGISTERED")
+        guard case .delete(let prune) = result.prune else { Issue.record("not pruned: \(result.prune)"); return }
+        #expect(prune.reason == .unregistered)
+    }
+
+    @Test func aMalformedTokenIsDeadAndPruned() async throws {
+        let rig = try await Rig()
+        let result = await rig.sender.send(Self.item("not-a-token"))
+        await rig.stop()
+        #expect(result.kind == .tokenDead && result.status == 400 && result.reason?.rawValue == "INVALID_ARGUMENT")
+        guard case .delete(let prune) = result.prune else { Issue.record("not pruned: \(result.prune)"); return }
+        #expect(prune.reason == .badDeviceToken)
+    }
+
+    @Test func aPayloadErrorIsPermanentAndNeverPrunes() async throws {
+        let rig = try await Rig()
+        // `from` is a data key FCM reserves: the message is refused, the token is fine.
+        let result = await rig.sender.send(Self.item(APNsSimulator.mintFCMToken(), payload: #"{"aps":{"alert":"Hi"},"from":"me"}"#))
+        await rig.stop()
+        #expect(result.kind == .rejected && result.status == 400 && result.reason?.rawValue == "INVALID_ARGUMENT")
+        #expect(result.prune == .none && result.error?.contains("from") == true)
+    }
+
+    @Test func appleOnlyPushTypesAreRejectedUnsent() async throws {
+        let rig = try await Rig()
+        var item = Self.item(APNsSimulator.mintFCMToken())
+        item.request.pushType = .voip
+        let result = await rig.sender.send(item)
+        await rig.stop()
+        #expect(result.kind == .rejected && result.status == 0 && result.error?.contains("FCM has no voip push") == true)
+        #expect(rig.harness.simulator.receivedFCMMessages.isEmpty && rig.sender.tokens.grantsRequested == 0)
+    }
+
+    @Test func aRefusedGrantStopsFCMNamingTheTokenEndpointsDescription() async throws {
+        let rig = try await Rig()
+        // A service account the simulator never issued: its grant is refused.
+        let (_, json) = try SimulatorServiceAccount.makeDevelopment(tokenURI: rig.harness.simulator.tokenURI)
+        let stranger = try FCMServiceAccount(json: Array(json.utf8), source: "other.json")
+        let sender = try FCMSender(
+            account: stranger, tokens: AccessTokenCache(serviceAccount: stranger, caFile: rig.harness.caFile), target: rig.harness.target())
+        let first = await sender.send(Self.item(APNsSimulator.mintFCMToken()))
+        let second = await sender.send(Self.item(APNsSimulator.mintFCMToken()))
+        await sender.shutdown()
+        await rig.stop()
+        #expect(first.kind == .unsent && first.stop?.kind == .credentials)
+        #expect(first.stop?.message.contains("refused the service account's grant") == true, "\(first.stop?.message ?? "")")
+        #expect(first.stop?.message.contains("invalid_grant") == true)
+        #expect(second.kind == .unsent && sender.summary.stops.count == 1)
+        #expect(rig.harness.simulator.receivedFCMMessages.isEmpty)
+    }
+
+    @Test func aRefusedAccessTokenIsRenewedOnceAndTheSendRetried() async throws {
+        // FCM's clock jumps two minutes ahead of the sender's: the 60 s token the cache still holds as fresh has
+        // expired at FCM, which answers 401 UNAUTHENTICATED; the sender reports the token, gets a new one and resends.
+        let offsetMs = Atomic<Int64>(0)
+        let rig = try await Rig(lifetime: 60, simulatorClock: { SimulatorClock.systemMilliseconds() + offsetMs.load(ordering: .relaxed) })
+        let first = await rig.sender.send(Self.item(APNsSimulator.mintFCMToken()))
+        offsetMs.store(120_000, ordering: .relaxed)
+        let second = await rig.sender.send(Self.item(APNsSimulator.mintFCMToken()))
+        await rig.stop()
+        #expect(first.kind == .accepted && first.attempts == 1)
+        #expect(second.kind == .accepted && second.attempts == 2, "\(second)")
+        #expect(rig.sender.tokens.grantsRequested == 2 && rig.harness.simulator.accessTokensGranted == 2)
+    }
+
+    @Test func accessTokensExpiringMidRunAreRenewedWithNoFailedSend() async throws {
+        // A 3 s token lifetime over ~7 s of sending on 4 connections.
+        let rig = try await Rig(lifetime: 3, connections: 4)
+        let started = Date()
+        var accepted = 0
+        var sent = 0
+        while Date().timeIntervalSince(started) < 7 {
+            let results = await withTaskGroup(of: DeliveryResult.self) { group in
+                for i in 0..<16 { group.addTask { await rig.sender.send(Self.item(APNsSimulator.mintFCMToken(), index: i)) } }
+                return await group.reduce(into: [DeliveryResult]()) { $0.append($1) }
+            }
+            sent += results.count
+            accepted += results.filter(\.isAccepted).count
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        let elapsed = Date().timeIntervalSince(started)
+        await rig.stop()
+        #expect(accepted == sent && sent > 0)
+        // Renewed: at least two grants; at most the first plus one per renewal period (3 s less 1/12) that passed.
+        let grants = rig.sender.tokens.grantsRequested
+        #expect(grants >= 2 && grants <= 1 + Int(elapsed / 2.75), "\(grants) grants in \(elapsed) s")
+        // A renewal started in the last round (sends went on with the still-valid token) may not have reached the
+        // simulator before it stopped.
+        #expect((grants - 1...grants).contains(rig.harness.simulator.accessTokensGranted), "the simulator's own count")
+    }
+}
