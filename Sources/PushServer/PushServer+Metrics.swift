@@ -83,28 +83,32 @@ extension PushServer {
     /// This server's senders (one per app, once it has sent), per push service: in flight, answer latency,
     /// connections, reconnects, and each endpoint's (APNs host, Web Push origin) reachability and, for APNs, its
     /// pruning breaker. APNs' figures keep their names (`pushprovider_apns_…`); Web Push's are the same figures
-    /// under `pushprovider_webpush_…`, its endpoints the push services' origins.
+    /// under `pushprovider_webpush_…`, its endpoints the push services' origins; FCM's under `pushprovider_fcm_…`, plus
+    /// the access tokens its sender asked for (`pushprovider_fcm_access_token_grants_total`).
     func senderMetrics() -> String {
         var perService: [(service: String, app: String, sender: any DeliverySender)] = []
         for (app, sender) in jobs.senders.sorted(by: { $0.key < $1.key }) {
             if let router = sender as? ServiceRouter {
                 if let apns = router.apns { perService.append(("apns", app, apns)) }
                 if let web = router.webPush { perService.append(("webpush", app, web)) }
+                if let fcm = router.fcm { perService.append(("fcm", app, fcm)) }
             } else {
                 perService.append(("apns", app, sender))
             }
         }
         guard !perService.isEmpty else { return "" }
         var text = ""
-        for service in ["apns", "webpush"] {
+        for service in ["apns", "webpush", "fcm"] {
             let senders = perService.filter { $0.service == service }
             guard !senders.isEmpty else { continue }
-            let (p, who) = ("pushprovider_\(service)", service == "apns" ? "APNs" : "the push service")
+            let p = "pushprovider_\(service)"
+            let who = switch service { case "apns": "APNs"; case "fcm": "FCM"; default: "the push service" }
             var inFlight = "# HELP \(p)_in_flight Notifications handed to \(who) (or waiting to be) without a result yet\n# TYPE \(p)_in_flight gauge\n"
             var latency = "# HELP \(p)_response_seconds Time from handing a request to the connection to \(who)'s answer\n# TYPE \(p)_response_seconds histogram\n"
             var opened = "# HELP \(p)_connections_opened_total TCP connections opened to \(who)\n# TYPE \(p)_connections_opened_total counter\n"
             var reconnects = "# HELP \(p)_reconnects_total Connections opened again after a drop, GOAWAY or outage\n# TYPE \(p)_reconnects_total counter\n"
             var up = "# HELP \(p)_endpoint_up 1 while the endpoint answers, 0 while unreachable or stopped\n# TYPE \(p)_endpoint_up gauge\n"
+            var grants = "# HELP \(p)_access_token_grants_total OAuth 2.0 access tokens requested from the token endpoint (one per renewal period, whatever the connections)\n# TYPE \(p)_access_token_grants_total counter\n"
             var breaker = "# HELP pushprovider_pruning_breaker_tripped 1 while BadDeviceToken prunes are held back for the endpoint\n# TYPE pushprovider_pruning_breaker_tripped gauge\n"
             for (_, app, sender) in senders {
                 let a = "app=\"\(MetricLabels.escape(app))\""
@@ -119,6 +123,7 @@ extension PushServer {
                 latency += "\(p)_response_seconds_count{\(a)} \(h.count)\n"
                 opened += "\(p)_connections_opened_total{\(a)} \(m.connectionsOpened)\n"
                 reconnects += "\(p)_reconnects_total{\(a)} \(m.reconnects)\n"
+                if let fcm = sender as? FCMSender { grants += "\(p)_access_token_grants_total{\(a)} \(fcm.tokens.grantsRequested)\n" }
                 for c in sender.endpointConditions {
                     let e = "\(a),endpoint=\"\(MetricLabels.escape(c.endpoint))\""
                     up += "\(p)_endpoint_up{\(e)} \(c.reachable ? 1 : 0)\n"
@@ -126,7 +131,7 @@ extension PushServer {
                 }
             }
             // The pruning breaker is APNs' (BadDeviceToken); Web Push prunes only on 404/410.
-            text += inFlight + latency + opened + reconnects + up + (service == "apns" ? breaker : "")
+            text += inFlight + latency + opened + reconnects + up + (service == "apns" ? breaker : "") + (service == "fcm" ? grants : "")
         }
         return text
     }

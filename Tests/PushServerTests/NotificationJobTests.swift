@@ -18,7 +18,7 @@ import TestSupport
         /// Activities need token-based authentication).
         /// `webPush`: the example app has Web Push too (a VAPID key, the simulator's Web Push service allowed, its CA
         /// trusted), and the simulator lets connections without a client certificate in.
-        static func make(responseDelayMs: Int = 0, secondApp: Bool = false, tokenAuth: Bool = false, webPush: Bool = false) async throws -> Setup {
+        static func make(responseDelayMs: Int = 0, secondApp: Bool = false, tokenAuth: Bool = false, webPush: Bool = false, fcm: Bool = false) async throws -> Setup {
             let dir = NSTemporaryDirectory() + "jobs-" + UUID().uuidString
             let certs = dir + "/certs"
             try DevCertificates.make(in: certs, options: .init(topic: "com.example.app"))
@@ -32,7 +32,7 @@ import TestSupport
                 : []
             let simulator = try APNsSimulator(configuration: SimulatorConfiguration(
                 host: "127.0.0.1", port: 0, caPEM: pem.ca, serverCertificatePEM: pem.certificate,
-                serverKeyPEM: pem.key, clientAuth: tokenAuth ? .token : webPush ? .either : .certificate, jwtKeys: jwtKeys,
+                serverKeyPEM: pem.key, clientAuth: tokenAuth ? .token : webPush || fcm ? .either : .certificate, jwtKeys: jwtKeys,
                 receivedLimit: 100_000, faults: faults))
             let port = try await simulator.start()
             let app = AppSettings(
@@ -47,6 +47,14 @@ import TestSupport
                 apps["example"]?.webPush = try WebPushSettings(
                     vapidKey: dir + "/vapid.pem", subject: "mailto:ops@example.com", allowedHosts: ["127.0.0.1:\(port)"],
                     caFile: certs + "/ca.pem")
+            }
+            if fcm {
+                // A development service account the simulator trusts, as `pushctl fcm account new` writes one (0600).
+                let (account, json) = try SimulatorServiceAccount.makeDevelopment(tokenURI: simulator.tokenURI)
+                try simulator.trustServiceAccount(account)
+                let path = dir + "/fcm.json"
+                #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8), attributes: [.posixPermissions: 0o600]))
+                apps["example"]?.fcm = FCMSettings(serviceAccount: path, endpoint: .simulator)
             }
             if secondApp {
                 var second = app
@@ -157,6 +165,43 @@ import TestSupport
         #expect(metrics.contains(#"pushprovider_webpush_in_flight{app="example"} 0"#))
         #expect(metrics.contains(#"pushprovider_webpush_response_seconds_count{app="example"} 5"#))
         #expect(metrics.contains(#"pushprovider_webpush_endpoint_up{app="example",endpoint="https://127.0.0.1:\#(setup.config.simulator.port)"} 1"#))
+        try await s.stop()
+        try await setup.stop()
+    }
+
+    @Test func aJobReachesAnAppsAndroidDevicesThroughFCMPrunesTheUninstalledAndMetricsShowFCMApart() async throws {
+        let setup = try await Setup.make(fcm: true)
+        let (s, registry) = try await setup.server()
+        let tokens = try setup.seed(registry, 5)
+        let android = (0..<5).map { _ in APNsSimulator.mintFCMToken() }
+        for token in android {
+            let r = try await s.request("POST", "/v1/apps/example/devices", key: "reg", contentType: "application/json",
+                                        body: #"{"service":"fcm","token":"\#(token)","locale":"en-US"}"#)
+            #expect(r.status == 201, "\(String(decoding: r.body, as: UTF8.self))")
+        }
+        setup.simulator.unregisterFCMToken(android[0])
+        let r = try await s.request("POST", "/v1/apps/example/notifications", key: "send", contentType: "application/json",
+                                    body: #"{"all":true,"title":"Hi","alert":"Hello","options":{"collapseId":"greeting"}}"#)
+        let id = try #require(r.json?["id"]?.stringValue)
+        let status = try await waitForState(s, id, ["completed", "failed"])
+        #expect(status["state"]?.stringValue == "completed")
+        #expect(status["accepted"] == .int(9), "\(status)")
+        #expect(Set(setup.simulator.received.map(\.request.token)) == Set(tokens))
+        let messages = setup.simulator.receivedFCMMessages
+        #expect(Set(messages.compactMap(\.token)) == Set(android.dropFirst()))
+        for m in messages {
+            #expect(m.message["notification"]?["title"]?.stringValue == "Hi")
+            #expect(m.message["notification"]?["body"]?.stringValue == "Hello")
+            #expect(m.message["android"]?["collapse_key"]?.stringValue == "greeting")
+        }
+        // The uninstalled app's token is gone; the others stay.
+        let left = try await registry.run { try $0.count(app: "example", channel: nil, environment: nil) }
+        #expect(left == 9)
+        let metrics = String(decoding: try await s.request("GET", "/metrics").body, as: UTF8.self)
+        #expect(metrics.contains(#"pushprovider_fcm_in_flight{app="example"} 0"#), "\(metrics)")
+        #expect(metrics.contains(#"pushprovider_fcm_response_seconds_count{app="example"} 5"#))
+        #expect(metrics.contains(#"pushprovider_fcm_access_token_grants_total{app="example"} 1"#))
+        #expect(metrics.contains(#"pushprovider_apns_response_seconds_count{app="example"} 5"#))
         try await s.stop()
         try await setup.stop()
     }
