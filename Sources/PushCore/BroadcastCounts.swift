@@ -40,7 +40,7 @@ public struct BroadcastCounts: Sendable, Equatable {
     /// ``reasonKey(kind:status:reason:)`` as an SQL expression over the named columns (SQLite and PostgreSQL
     /// alike), for migrations that count rows stored before the counters existed.
     public static func reasonKeySQL(kind: String, status: String, reason: String) -> String {
-        let known = APNsReason.known.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        let known = (APNsReason.known.map(\.rawValue) + APNsReason.otherServicesReasons.sorted()).map { "'\($0)'" }.joined(separator: ", ")
         return """
             CASE WHEN \(reason) IS NULL OR \(reason) = '' THEN \(kind) WHEN \(reason) IN (\(known)) THEN \(reason) \
             WHEN \(status) = 0 THEN '\(APNsReason.transportErrorLabel)' ELSE '\(APNsReason.unknownLabel)' END

@@ -39,4 +39,16 @@ import Testing
         }
         #expect(APNsReason.label(status: 400, reason: "InvalidPolicy") == APNsReason.unknownLabel)
     }
+
+    @Test func labelsKeepTheOtherServicesReasonsAndBoundEverythingElse() {
+        // A web device's 404 and an Android device's FCM codes are counted by name, not as `unknown`.
+        #expect(APNsReason.label(status: 404, reason: "NotFound") == "NotFound")
+        #expect(APNsReason.label(status: 429, reason: "QUOTA_EXCEEDED") == "QUOTA_EXCEEDED")
+        #expect(APNsReason.label(status: 403, reason: "SENDER_ID_MISMATCH") == "SENDER_ID_MISMATCH")
+        #expect(APNsReason.label(status: 400, reason: "The registration token is not a valid FCM registration token") == APNsReason.unknownLabel)
+        #expect(APNsReason.label(status: 0, reason: "Connection refused") == APNsReason.transportErrorLabel)
+        // The SQL form used by migrations names the same words.
+        let sql = BroadcastCounts.reasonKeySQL(kind: "k", status: "s", reason: "r")
+        #expect(sql.contains("'NotFound'") && sql.contains("'UNREGISTERED'") && sql.contains("'BadDeviceToken'"))
+    }
 }
