@@ -123,6 +123,21 @@ public struct PruningBreaker: Sendable, Equatable {
         return (.held, change)
     }
 
+    /// What `change` does to the held prunes: `.healthy` releases them all, `.tripped` discards them all (their
+    /// tokens are kept). Returns the released ones and how many were discarded.
+    public static func settle<Held>(_ change: Change?, held: inout [Held]) -> (released: [Held], discarded: Int) {
+        switch change {
+        case .tripped:
+            defer { held.removeAll() }
+            return ([], held.count)
+        case .healthy:
+            defer { held.removeAll() }
+            return (held, 0)
+        case nil:
+            return ([], 0)
+        }
+    }
+
     /// True when BadDeviceToken prunes can be applied: not tripped, enough answers, and well below both limits.
     public var isConfidentlyHealthy: Bool { !state.tripped && hasHealthyEvidence }
 

@@ -127,19 +127,8 @@ extension FCMSender {
         let suspect = tokenDead && answer.error.errorCode != FCMAnswerRule.ErrorCode.unregistered
         let (decision, change, released, discarded) = shared.withLock { s -> (PruneDecision, PruningBreaker.Change?, [TransferJob], Int) in
             let (prune, change) = s.breaker.answer(tokenDead: tokenDead, suspect: suspect)
-            var released: [TransferJob] = []
-            var discarded = 0
-            switch change {
-            case .tripped:
-                discarded = s.held.count
-                s.held.removeAll()
-                s.summary.breakerTripped.append(breakerKey)
-            case .healthy:
-                released = s.held
-                s.held.removeAll()
-            case nil:
-                break
-            }
+            let (released, discarded) = PruningBreaker.settle(change, held: &s.held)
+            if change == .tripped { s.summary.breakerTripped.append(breakerKey) }
             var decision = PruneDecision.none
             if let prune {
                 // FCM gives no timestamp: the store removes the token whatever its registration time. An invalid token

@@ -44,18 +44,7 @@ extension Sender {
             var dead: (reason: APNsReason, timestampMs: Int64?)?
             if case .tokenDead(let r, let ts) = outcome { dead = (r, ts) }
             let (prune, change) = e.breaker.answer(tokenDead: dead != nil, suspect: reason == .badDeviceToken)
-            var released: [TransferJob] = []
-            var discarded = 0
-            switch change {
-            case .tripped:
-                discarded = e.held.count
-                e.held.removeAll()
-            case .healthy:
-                released = e.held
-                e.held.removeAll()
-            case nil:
-                break
-            }
+            let (released, discarded) = PruningBreaker.settle(change, held: &e.held)
             var decision = PruneDecision.none
             if let dead, let prune {
                 // The request carries the answer's status: the store checks it against the same rule.
