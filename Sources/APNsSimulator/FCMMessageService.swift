@@ -8,7 +8,9 @@ import Synchronization
 /// project (403 `PERMISSION_DENIED`); the 429 `QUOTA_EXCEEDED` / 503 `UNAVAILABLE` faults (with `Retry-After`); the
 /// body (``FCMMessageRules``, 400 `INVALID_ARGUMENT` with a BadRequest detail naming the field); then the
 /// registration token: one outside FCM's alphabet or length is 400 `INVALID_ARGUMENT` ("The registration token is not
-/// a valid FCM registration token", field `message.token`), an unregistered one 404 `UNREGISTERED`. Accepted: 200
+/// a valid FCM registration token", field `message.token`), one registered to another Firebase project 403
+/// `PERMISSION_DENIED` with `SENDER_ID_MISMATCH` ("The authenticated sender ID is different from the sender ID for the
+/// registration token"), an unregistered one 404 `UNREGISTERED`. Accepted: 200
 /// `{"name": "projects/{project_id}/messages/{id}"}`, recorded (``APNsSimulator/receivedFCMMessages``) unless
 /// `validate_only`. Errors are Google's error object with FCM's `FcmError` detail
 /// (https://firebase.google.com/docs/cloud-messaging/error-codes).
@@ -26,6 +28,8 @@ final class FCMMessageService: Sendable {
 
     private struct State {
         var unregistered: Set<String> = []
+        /// Tokens an app registered with another project's sender ID.
+        var foreign: Set<String> = []
         var received: [ReceivedFCMMessage] = []
         var accepted = 0
     }
@@ -38,13 +42,16 @@ final class FCMMessageService: Sendable {
 
     init(
         oauth: OAuthTokenService, recorder: SimulatorRecorder, clock: @escaping @Sendable () -> Int64, receivedLimit: Int,
-        unregistered: Set<String> = []
+        unregistered: Set<String> = [], foreign: Set<String> = []
     ) {
         self.oauth = oauth
         self.recorder = recorder
         self.clock = clock
         self.limit = max(1, receivedLimit)
-        state.withLock { $0.unregistered = unregistered }
+        state.withLock {
+            $0.unregistered = unregistered
+            $0.foreign = foreign
+        }
     }
 
     /// True for the paths this service answers.
@@ -115,6 +122,9 @@ final class FCMMessageService: Sendable {
         if case .token(let registration) = valid.target {
             guard Self.isWellFormed(token: registration) else {
                 return error(400, "INVALID_ARGUMENT", FCMAnswerRule.invalidTokenMessage, code: "INVALID_ARGUMENT", fields: [FCMAnswerRule.tokenField])
+            }
+            if state.withLock({ $0.foreign.contains(registration) }) {
+                return error(403, "PERMISSION_DENIED", "SenderId mismatch", code: FCMAnswerRule.ErrorCode.senderIdMismatch)
             }
             if state.withLock({ $0.unregistered.contains(registration) }) {
                 return error(404, "NOT_FOUND", "Requested entity was not found.", code: "UNREGISTERED")

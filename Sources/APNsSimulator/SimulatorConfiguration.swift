@@ -75,6 +75,9 @@ public struct SimulatorConfiguration: Sendable {
     /// FCM registration tokens answered 404 `UNREGISTERED` from the start (the apps were uninstalled); more can be
     /// added while running (``APNsSimulator/unregisterFCMToken(_:)``). Default none.
     public var fcmUnregisteredTokens: Set<String> = []
+    /// FCM registration tokens an app registered with another Firebase project's sender ID: sends to them answer 403
+    /// `SENDER_ID_MISMATCH` (what every token answers when the service account is the wrong project's). Default none.
+    public var fcmForeignTokens: Set<String> = []
 
     /// Creates a configuration; only the server's TLS identity is required.
     public init(

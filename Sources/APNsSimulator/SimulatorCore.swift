@@ -42,7 +42,7 @@ final class SimulatorCore: Sendable {
             recorder: recorder, clock: configuration.clock)
         self.fcm = FCMMessageService(
             oauth: oauth, recorder: recorder, clock: configuration.clock, receivedLimit: configuration.receivedLimit,
-            unregistered: configuration.fcmUnregisteredTokens)
+            unregistered: configuration.fcmUnregisteredTokens, foreign: configuration.fcmForeignTokens)
         self.faultState = Mutex(configuration.faults)
         self.deviceState = Mutex(configuration.devices)
         self.hasDevices = Atomic(!configuration.devices.isEmpty)

@@ -18,7 +18,9 @@
 /// `INVALID_ARGUMENT` covers the token and the payload alike, so a token is removed only on a positive sign that
 /// the token is what FCM refused: a `google.rpc.BadRequest` field violation naming `message.token`, or the exact
 /// message Firebase's error-codes guide shows for an invalid registration token (its Example 2 carries no field
-/// violation). Removing a token is irreversible; a payload error judged permanent only fails that send.
+/// violation). Removing a token is irreversible; a payload error judged permanent only fails that send. The
+/// `SENDER_ID_MISMATCH` and invalid-token verdicts are suspect (a wrong project's service account gets them for every
+/// token): the sender applies them through a ``PruningBreaker``; `UNREGISTERED` is per-device evidence.
 ///
 /// Answers FCM gives without a documented FCM code: 401 (`UNAUTHENTICATED`: the access token was refused) and 403
 /// (`PERMISSION_DENIED`: the service account may not send for the project) are credential failures — the sender

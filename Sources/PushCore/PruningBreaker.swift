@@ -98,6 +98,46 @@ public struct PruningBreaker: Sendable, Equatable {
         return !wasHealthy && isConfidentlyHealthy ? .healthy : nil
     }
 
+    /// What to do with the token of one token-dead answer.
+    public enum Prune: Sendable, Equatable {
+        /// Delete it: per-device evidence (not a suspect answer), or a suspect one while confidently healthy.
+        case delete
+        /// Keep it: the breaker is tripped.
+        case keptByBreaker
+        /// Hold the prune until the endpoint is confidently healthy (then delete) or the breaker trips or the run
+        /// ends (then keep the token).
+        case held
+    }
+
+    /// The one prune rule every sender applies to an answer: counts it (``record(badDeviceToken:)``, `suspect` being
+    /// the answer a misconfigured endpoint would give for every token — APNs' BadDeviceToken, FCM's
+    /// SENDER_ID_MISMATCH) and, when the answer says the token is dead, decides its prune. A token-dead answer that
+    /// is not suspect is per-device evidence and always deleted. `prune` is nil when the answer is not token-dead;
+    /// `change` says whether held prunes are now released (`.healthy`) or discarded (`.tripped`).
+    public mutating func answer(tokenDead: Bool, suspect: Bool) -> (prune: Prune?, change: Change?) {
+        let change = record(badDeviceToken: suspect)
+        guard tokenDead else { return (nil, change) }
+        if !suspect { return (.delete, change) }
+        if tripped { return (.keptByBreaker, change) }
+        if isConfidentlyHealthy { return (.delete, change) }
+        return (.held, change)
+    }
+
+    /// What `change` does to the held prunes: `.healthy` releases them all, `.tripped` discards them all (their
+    /// tokens are kept). Returns the released ones and how many were discarded.
+    public static func settle<Held>(_ change: Change?, held: inout [Held]) -> (released: [Held], discarded: Int) {
+        switch change {
+        case .tripped:
+            defer { held.removeAll() }
+            return ([], held.count)
+        case .healthy:
+            defer { held.removeAll() }
+            return (held, 0)
+        case nil:
+            return ([], 0)
+        }
+    }
+
     /// True when BadDeviceToken prunes can be applied: not tripped, enough answers, and well below both limits.
     public var isConfidentlyHealthy: Bool { !state.tripped && hasHealthyEvidence }
 

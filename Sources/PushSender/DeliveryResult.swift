@@ -97,4 +97,13 @@ public enum PruneDecision: Sendable, Equatable {
     case held
     /// BadDeviceToken while the pruning breaker is tripped: the token is kept.
     case keptByBreaker
+
+    /// The decision for the breaker's `prune` of a token-dead answer whose prune would be `request`.
+    public init(_ prune: PruningBreaker.Prune, _ request: PruneRequest) {
+        switch prune {
+        case .delete: self = .delete(request)
+        case .held: self = .held
+        case .keptByBreaker: self = .keptByBreaker
+        }
+    }
 }

@@ -97,15 +97,13 @@ extension FCMSender {
             return
         }
         let reason = Self.reason(answer)
-        switch FCMAnswerRule.verdict(for: answer).kind {
+        let kind = FCMAnswerRule.verdict(for: answer).kind
+        let prune = breakerDecision(job, answer, tokenDead: kind == .tokenDead)
+        switch kind {
         case .accepted:
             finish(job, status: response.status, reason: nil, kind: .accepted)
         case .tokenDead:
-            // FCM gives no timestamp: the store removes the token whatever its registration time. An invalid token is
-            // recorded as APNs' BadDeviceToken, an unregistered or foreign one as Unregistered.
-            let invalid = answer.status == 400
-            let prune = PruneRequest(reason: invalid ? .badDeviceToken : .unregistered, status: invalid ? 400 : 410, apnsTimestampMs: nil)
-            finish(job, status: response.status, reason: reason, kind: .tokenDead, prune: .delete(prune))
+            finish(job, status: response.status, reason: reason, kind: .tokenDead, prune: prune)
         case .permanent:
             finish(job, status: response.status, reason: reason, kind: .rejected, error: answer.error.message.map { String($0.prefix(200)) })
         case .credentialFailure:
@@ -120,6 +118,35 @@ extension FCMSender {
                     limitMs: configuration.maxRetryAfterMs),
                 counts: true, retryAfterMs: answer.retryAfterMs)
         }
+    }
+
+    /// Counts one answer in the pruning breaker and decides a dead token's prune (``PruningBreaker/answer(tokenDead:suspect:)``):
+    /// `SENDER_ID_MISMATCH` and an invalid token are suspect — what every token answers when the service account is
+    /// the wrong project's — so they are held, released or kept by the breaker; `UNREGISTERED` is pruned at once.
+    private func breakerDecision(_ job: TransferJob, _ answer: FCMAnswerRule.Answer, tokenDead: Bool) -> PruneDecision {
+        let suspect = tokenDead && answer.error.errorCode != FCMAnswerRule.ErrorCode.unregistered
+        let (decision, change, released, discarded) = shared.withLock { s -> (PruneDecision, PruningBreaker.Change?, [TransferJob], Int) in
+            let (prune, change) = s.breaker.answer(tokenDead: tokenDead, suspect: suspect)
+            let (released, discarded) = PruningBreaker.settle(change, held: &s.held)
+            if change == .tripped { s.summary.breakerTripped.append(breakerKey) }
+            var decision = PruneDecision.none
+            if let prune {
+                // FCM gives no timestamp: the store removes the token whatever its registration time. An invalid token
+                // is recorded as APNs' BadDeviceToken, an unregistered or foreign one as Unregistered.
+                let invalid = answer.status == 400
+                let request = PruneRequest(reason: invalid ? .badDeviceToken : .unregistered, status: invalid ? 400 : 410, apnsTimestampMs: nil)
+                decision = PruneDecision(prune, request)
+                if prune == .held { s.held.append(job) }
+            }
+            return (decision, change, released, discarded)
+        }
+        if change == .tripped {
+            logger.critical(
+                "pruning breaker tripped: too many SENDER_ID_MISMATCH or invalid-token answers; those tokens are kept, not deleted. Check that the app's FCM service account belongs to the Firebase project its Android app registers with.",
+                metadata: ["endpoint": "\(breakerKey)", "heldPrunesDiscarded": "\(discarded)"])
+        }
+        for held in released { held.onPruneReleased?(held.item.request.token) }
+        return decision
     }
 
     private func handleTransportError(_ job: TransferJob, _ error: TransportError, _ response: TransferResponse) {

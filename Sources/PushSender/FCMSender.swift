@@ -12,12 +12,17 @@ import Synchronization
 ///   marks the token refused (``AccessTokenCache/rejected(_:)``) and resends that notification once with the renewed
 ///   one; a grant the token endpoint refuses stops the app's FCM sending with its `error_description`;
 /// - answers go through ``FCMAnswerRule``: accepted; `UNREGISTERED` / `SENDER_ID_MISMATCH` / an invalid token
-///   `.tokenDead`, pruned; other 4xx `.rejected`; 429/5xx retried with ``BackoffPolicy``, no sooner than
+///   `.tokenDead`; other 4xx `.rejected`; 429/5xx retried with ``BackoffPolicy``, no sooner than
 ///   `Retry-After`, then `.deferred`; a credential failure stops FCM for the app (its notifications come back
 ///   `.unsent`, naming the error);
 /// - `configuration.connections` HTTP/2 connections to the FCM host (each a ``Transport``, multiplexed up to its
 ///   window), used in turn; a dropped connection resends at once (possibly duplicated when the body left); an
-///   unreachable host is retried with the reconnect backoff until the outage limit, then stops (`.unsent`).
+///   unreachable host is retried with the reconnect backoff until the outage limit, then stops (`.unsent`);
+/// - a ``PruningBreaker`` (the APNs sender's, same thresholds, persisted under ``breakerKey``) decides the prunes of
+///   `SENDER_ID_MISMATCH` and invalid-token answers: a service account of the wrong Firebase project gets
+///   `SENDER_ID_MISMATCH` for every token, and one broadcast must not delete every Android device of the app. Such
+///   prunes are held until FCM is confidently healthy, kept once the breaker trips. `UNREGISTERED` is per-device
+///   evidence (APNs' 410): pruned at once.
 public final class FCMSender: DeliverySender, Sendable {
     public let configuration: SenderConfiguration
     public let metrics = SenderMetrics()
@@ -35,7 +40,7 @@ public final class FCMSender: DeliverySender, Sendable {
     let logger: Logger
     let backoff: BackoffPolicy
     let reconnect: BackoffPolicy
-    let shared = Mutex(Shared())
+    let shared: Mutex<Shared>
     /// Notifications waiting out a retry or reconnect backoff, or a grant, and the run's stopping flag.
     let waiting = WaitingRoom()
 
@@ -51,14 +56,20 @@ public final class FCMSender: DeliverySender, Sendable {
         var summary = SendSummary()
         /// The header list of the current access token: every request shares it until the token changes.
         var headers: (token: String, list: HeaderList)?
+        /// Decides the prunes of suspect answers (SENDER_ID_MISMATCH, an invalid token).
+        var breaker: PruningBreaker
+        /// Suspect results whose prune waits for the breaker to be confident (released or discarded).
+        var held: [TransferJob] = []
     }
 
     /// - Parameters:
     ///   - account: the service account (its `project_id` names the URL).
     ///   - tokens: its access tokens (``AccessTokenCache/init(serviceAccount:caFile:proxy:timeoutMs:now:)``).
     ///   - target: the FCM host, e.g. ``FCMSender/productionTarget``.
+    ///   - breakerStates: the app's persisted pruning breakers; this sender continues the one under ``breakerKey``.
     public init(
         account: FCMServiceAccount, tokens: AccessTokenCache, target: SenderTarget, configuration: SenderConfiguration = .init(),
+        breakerStates: [String: PruningBreaker.State] = [:],
         clock: SenderClock = SystemClock(), sleeper: Sleeper = TaskSleeper(),
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }, logger: Logger = Logger(label: "PushSender.FCM")
     ) throws(SenderError) {
@@ -68,6 +79,9 @@ public final class FCMSender: DeliverySender, Sendable {
         self.target = target
         sendURL = "\(target)/v1/projects/\(FCMServiceAccount.formEscaped(account.projectId))/messages:send"
         self.configuration = configuration
+        shared = Mutex(Shared(breaker: PruningBreaker(
+            consecutive: configuration.breakerConsecutive, ratio: configuration.breakerRatio,
+            minimumAnswers: configuration.breakerMinimumAnswers, state: breakerStates[sendURL] ?? .init())))
         self.clock = clock
         self.sleeper = sleeper
         self.random = random
@@ -124,16 +138,21 @@ public final class FCMSender: DeliverySender, Sendable {
         return summary
     }
 
-    /// FCM has no BadDeviceToken storm to hold back: no pruning breaker.
-    public var breakerStates: [String: PruningBreaker.State] { [:] }
-    public var trippedEndpoints: [String] { [] }
+    /// The key of this sender's pruning breaker among the app's persisted ones: the send URL (the FCM host and the
+    /// project), never an APNs endpoint's `https://host:port` even when the simulator serves both.
+    public var breakerKey: String { sendURL }
+
+    /// The pruning breaker's state under ``breakerKey``, to persist for the next run.
+    public var breakerStates: [String: PruningBreaker.State] { [breakerKey: shared.withLock { $0.breaker.state }] }
+    /// ``breakerKey`` while the breaker keeps suspect tokens.
+    public var trippedEndpoints: [String] { shared.withLock { $0.breaker.tripped } ? [breakerKey] : [] }
 
     public var endpointConditions: [EndpointCondition] {
         shared.withLock { s in
             guard s.transports != nil else { return [] }
             return [EndpointCondition(
                 endpoint: target.description, reachable: s.unreachableSinceMs == nil && s.stop == nil, stopped: s.stop != nil,
-                breakerTripped: false)]
+                breakerTripped: s.breaker.tripped)]
         }
     }
 
@@ -154,8 +173,13 @@ public final class FCMSender: DeliverySender, Sendable {
         }
     }
 
-    /// Nothing is held across a run (no breaker): nothing to discard.
-    @discardableResult public func endRun() -> Int { 0 }
+    /// Discards the prunes still held (FCM never became confidently healthy this run): those tokens are kept.
+    @discardableResult public func endRun() -> Int {
+        shared.withLock { s in
+            defer { s.held.removeAll() }
+            return s.held.count
+        }
+    }
 
     public func shutdown() async {
         abandonWaiting("the sender is shutting down")

@@ -51,7 +51,7 @@ extension ServiceRouter {
     /// configured, a ``WebPushSender`` made from
     /// `apps.ID.webpush` — its VAPID key (refused like every secret file), subject, allowed hosts, trust anchors and
     /// payload form — and, with FCM configured, an ``FCMSender`` made from `apps.ID.fcm`
-    /// (``FCMSender/forApp(_:in:settings:logger:)``), with the same engine settings and proxy. Throws as
+    /// (``FCMSender/forApp(_:in:settings:breakerStates:logger:)``, continuing its breaker from `breakerStates`), with the same engine settings and proxy. Throws as
     /// ``Sender/forApp(_:in:credentials:settings:breakerStates:logger:)``, and ``CredentialError`` for an unreadable
     /// VAPID key or service account.
     public static func forApp(
@@ -73,7 +73,7 @@ extension ServiceRouter {
                 configuration: serviceSettings, logger: logger)
         }
         let fcm = try app.fcm.map { (fcm) throws -> FCMSender in
-            try FCMSender.forApp(fcm, in: configuration, settings: serviceSettings, logger: logger)
+            try FCMSender.forApp(fcm, in: configuration, settings: serviceSettings, breakerStates: breakerStates, logger: logger)
         }
         return ServiceRouter(apns: apns, webPush: webPush, fcm: fcm)
     }
@@ -94,15 +94,16 @@ extension FCMSender {
     /// non-JSON or incomplete file is a ``CredentialError`` naming it), one ``AccessTokenCache`` posting grants to
     /// ``tokenURI(for:account:target:)``, and the FCM host of its endpoint. `settings` are used as given (apply the
     /// app's overrides and proxy first, as ``ServiceRouter/forApp(_:in:credentials:settings:breakerStates:logger:)``
-    /// does).
+    /// does); `breakerStates` (the app's persisted breakers) continues its pruning breaker (``FCMSender/breakerKey``).
     public static func forApp(
         _ fcm: FCMSettings, in configuration: PushConfiguration, settings: SenderConfiguration = .init(),
-        logger: Logger = Logger(label: "PushSender.FCM")
+        breakerStates: [String: PruningBreaker.State] = [:], logger: Logger = Logger(label: "PushSender.FCM")
     ) throws -> FCMSender {
         let loaded = try FCMServiceAccount(path: fcm.serviceAccount, configurationKey: "fcm.serviceAccount")
         let target = target(for: fcm, simulator: configuration.simulator)
         let account = loaded.postingGrants(to: tokenURI(for: fcm, account: loaded, target: target))
         let tokens = AccessTokenCache(serviceAccount: account, caFile: target.caFile, proxy: settings.proxy)
-        return try FCMSender(account: account, tokens: tokens, target: target, configuration: settings, logger: logger)
+        return try FCMSender(
+            account: account, tokens: tokens, target: target, configuration: settings, breakerStates: breakerStates, logger: logger)
     }
 }

@@ -41,33 +41,15 @@ extension Sender {
                 e.parked.removeAll()
                 e.outage = nil
             }
-            let change = e.breaker.record(badDeviceToken: reason == .badDeviceToken)
-            var released: [TransferJob] = []
-            var discarded = 0
-            switch change {
-            case .tripped:
-                discarded = e.held.count
-                e.held.removeAll()
-            case .healthy:
-                released = e.held
-                e.held.removeAll()
-            case nil:
-                break
-            }
+            var dead: (reason: APNsReason, timestampMs: Int64?)?
+            if case .tokenDead(let r, let ts) = outcome { dead = (r, ts) }
+            let (prune, change) = e.breaker.answer(tokenDead: dead != nil, suspect: reason == .badDeviceToken)
+            let (released, discarded) = PruningBreaker.settle(change, held: &e.held)
             var decision = PruneDecision.none
-            if case .tokenDead(let dead, let ts) = outcome {
+            if let dead, let prune {
                 // The request carries the answer's status: the store checks it against the same rule.
-                let request = PruneRequest(reason: dead, status: response.status, apnsTimestampMs: ts)
-                if dead != .badDeviceToken {
-                    decision = .delete(request)
-                } else if e.breaker.tripped {
-                    decision = .keptByBreaker
-                } else if e.breaker.isConfidentlyHealthy {
-                    decision = .delete(request)
-                } else {
-                    decision = .held
-                    e.held.append(job)
-                }
+                decision = PruneDecision(prune, PruneRequest(reason: dead.reason, status: response.status, apnsTimestampMs: dead.timestampMs))
+                if prune == .held { e.held.append(job) }
             }
             return (decision, change, released, discarded, reconnected)
         }

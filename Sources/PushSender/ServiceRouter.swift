@@ -38,8 +38,10 @@ public final class ServiceRouter: DeliverySender, Sendable {
         return total
     }
 
+    /// Each sender's breakers; for one key the later sender's wins: the APNs sender passes on every state it was
+    /// given (FCM's too, as loaded), while the FCM sender reports its own, current one.
     public var breakerStates: [String: PruningBreaker.State] {
-        senders.reduce(into: [:]) { states, sender in states.merge(sender.breakerStates) { a, _ in a } }
+        senders.reduce(into: [:]) { states, sender in states.merge(sender.breakerStates) { _, later in later } }
     }
 
     public var trippedEndpoints: [String] { senders.flatMap(\.trippedEndpoints).sorted() }

@@ -139,6 +139,19 @@ struct FCMMessageEndpointTests {
         #expect(lines.last?["project"]?.stringValue == "pushprovider-dev")
     }
 
+    @Test func aTokenRegisteredToAnotherProjectAnswersSenderIdMismatchAndIsNotRecorded() async throws {
+        let foreign = APNsSimulator.mintFCMToken()
+        try await Self.withToken(configure: { $0.fcmForeignTokens = [foreign] }) { fixture, client, token in
+            let mismatch = try await Self.send(client, #"{"message":{"token":"\#(foreign)","notification":{"body":"hi"}}}"#, token: token)
+            #expect(mismatch.status == 403 && mismatch.canonical == "PERMISSION_DENIED")
+            #expect(mismatch.error.errorCode == "SENDER_ID_MISMATCH")
+            #expect(mismatch.verdict == .tokenDead)
+            let other = APNsSimulator.mintFCMToken()
+            #expect(try await Self.send(client, #"{"message":{"token":"\#(other)"}}"#, token: token).status == 200)
+            #expect(fixture.simulator.receivedFCMMessages.map(\.token) == [other])
+        }
+    }
+
     @Test func anExpiredAccessTokenIsUnauthenticatedAndFaultsCarryRetryAfter() async throws {
         let clock = ManualClock(Int64(Date().timeIntervalSince1970 * 1000))
         try await Self.withToken(clock: clock, configure: { $0.accessTokenLifetime = 60 }) { fixture, client, token in

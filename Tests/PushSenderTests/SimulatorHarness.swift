@@ -19,7 +19,8 @@ struct SimulatorHarness {
         faults: SimulatorFaults = .init(), devices: [DeviceToken: DeviceBehaviour] = [:],
         clientAuth: SimulatorConfiguration.ClientAuth = .certificate, jwtKeys: [SimulatorJWTKey] = [],
         receivedLimit: Int = 10_000, dev: DevCertificates? = nil,
-        clock: @escaping @Sendable () -> Int64 = SimulatorClock.systemMilliseconds, accessTokenLifetime: Int64 = 3599
+        clock: @escaping @Sendable () -> Int64 = SimulatorClock.systemMilliseconds, accessTokenLifetime: Int64 = 3599,
+        fcmForeignTokens: Set<String> = []
     ) async throws {
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         pki = try SimulatorPKI()
@@ -34,6 +35,7 @@ struct SimulatorHarness {
             jwtKeys: jwtKeys, receivedLimit: receivedLimit, faults: faults, devices: devices, clock: clock,
             eventLoopGroup: group)
         config.accessTokenLifetime = accessTokenLifetime
+        config.fcmForeignTokens = fcmForeignTokens
         simulator = try APNsSimulator(configuration: config)
         port = try await simulator.start()
     }
