@@ -80,8 +80,14 @@ test: deps referees
 	@# An app's package depending on this repository and using only PushProviderClient: it must build the client's
 	@# module and nothing of the server (no NIO, Hummingbird, postgres-nio or Push* server module), then run.
 	SWIFT=$(SWIFT) bash Tests/client/consumer.sh
-	@# Under a private TMPDIR: fails when the tests leave their pushctl-test-* directories behind.
-	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --skip "FaultTests|BroadcastTimingTests"
+	@# Under a private TMPDIR: fails when the tests leave their pushctl-test-* directories behind. The parallel tests
+	@# run in three processes, not one: Foundation's Process.run() on Linux (Swift 6.3.1) over-reads glibc's
+	@# /proc/self/fd readdir buffer and crashes once the test process holds ~1,365 descriptors
+	@# (swift-corelibs-foundation #5472, fixed after 6.3.1); all at once peaked at 1,367 (every suite's event loops,
+	@# simulators and connections), these groups at most 1,023 together and 550 for the rest.
+	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --filter "PushServerTests" --skip "FaultTests|BroadcastTimingTests"
+	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --filter "PushProviderClientTests|PushSenderTests" --skip "FaultTests|BroadcastTimingTests"
+	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --skip "PushServerTests|PushProviderClientTests|PushSenderTests|FaultTests|BroadcastTimingTests"
 	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --filter "FaultTests|BroadcastTimingTests" --no-parallel
 	@# The HTTP API against docs/openapi.yaml: schemathesis (PyPI, installed by the script) with --checks all.
 	bash Tests/schemathesis/schemathesis.sh .build/debug/pushctl
