@@ -61,6 +61,10 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
         // outage like any other.
         if let status = proxyStatus, [401, 403, 407].contains(status) { return .refused }
         if message.contains(" alert ") { return .refused }
+        // An OpenSSL error on a connection's reads or writes ("SSL_write() error: …bad write retry" when the server
+        // vanished mid-write, as a restarted APNs does) is the connection dying, not the peer refusing us: a refusal
+        // arrives as an alert (above) or fails the handshake's verification (below).
+        if message.contains("SSL_write()") || message.contains("SSL_read()") { return sent ? .dropped : .unreachable }
         if code == Int(CURLE_SSL_CONNECT_ERROR.rawValue), message.contains("error:"), !message.contains("unexpected eof") {
             // libcurl quotes OpenSSL's error queue ("error:0A000086:SSL routines::…") when the TLS layer itself
             // failed (e.g. a server certificate that does not verify against the trust anchor); a handshake cut
