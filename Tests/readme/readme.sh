@@ -87,6 +87,9 @@ for app in c["apps"].values():
     for key in ("vapidKey", "caFile"):
         if app.get("webpush", {}).get(key):
             app["webpush"][key] = app["webpush"][key].replace("../Certificates/dev", certs)
+    for key in ("serviceAccount", "caFile"):
+        if app.get("fcm", {}).get(key):
+            app["fcm"][key] = app["fcm"][key].replace("../Certificates/dev", certs)
 json.dump(c, open(sys.argv[2], "w"), indent=2)
 EOF
 cp "$WORK/Certificates/dev/client.p12" "$WORK/Certificates/dev/client.p12.password" "$ETC/"
