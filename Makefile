@@ -75,6 +75,9 @@ test: deps referees
 	bash Tests/noasync/noasync.sh .build/debug
 	@# docs/cli.md and the man page are generated from the argument parser: fails when they are stale.
 	bash Tests/cli/reference.sh .build/debug/pushctl
+	@# Every fenced block of README.md and docs/*.md carries a readme.sh marker and every link resolves (the full
+	@# README run below reports these too, but only at the end of the run).
+	python3 Tests/readme/readme.py --lint README.md docs/*.md
 	@# DocC for PushProviderClient from the module just built, warnings as errors (`make docs`).
 	bash Tests/docc/docc.sh .build/debug
 	@# An app's package depending on this repository and using only PushProviderClient: it must build the client's

@@ -422,9 +422,23 @@ def page_world(env, path):
     return world
 
 
+def lint(files):
+    """What the full run reports only at its end, in a second: a block without a marker, a link to nowhere
+    (make test runs this first, so a page's slip fails the build in its first minute, not its last)."""
+    problems = [u for path in files for u in parse_readme(path)[1]]
+    problems = ["block without a readme.sh marker: " + u for u in problems]
+    problems += ["link to nowhere: " + b for path in files for b in broken_links(path)]
+    for p in problems:
+        print("readme.sh: " + p, file=sys.stderr)
+    print(f"readme.sh: {len(files)} files linted, {len(problems)} problems", file=sys.stderr)
+    return 1 if problems else 0
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--check":
         sys.exit(check_background(sys.argv[2], sys.argv[3], sys.argv[4]))
+    if len(sys.argv) > 1 and sys.argv[1] == "--lint":
+        sys.exit(lint(sys.argv[2:]))
     files = sys.argv[1:]
     env = json.loads(os.environ["README_ENV"])
     WebhookReceiver.record = env["WEBHOOK_RECORD"]
