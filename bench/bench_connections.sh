@@ -60,13 +60,19 @@ PY
 run() {
   local lib=$1 d=$2 row=$3 kind=$4 i=$5 c=$6 w=$7 name="$1-d$2-$3-$4-$5"
   shift 7
+  local sim0
+  sim0=$(sim_cpu_ticks)
   case $kind in
     pushctl)
+      # Per thread: the transport threads (pushctl-apns) apart from the engine's and start-up's.
+      python3 bench/threads.py "bench-$name" "$WORK/$name.threads" &
+      local sampler=$!
       "$@" /usr/bin/time -v -o "$WORK/$name.time" "$BIN" broadcast --config "$WORK/c${c}w$w.json" --app bench \
         --id "bench-$name" --alert "Benchmark digest" --json > "$WORK/$name.out" 2> "$WORK/$name.err" \
         || { tail -n 5 "$WORK/$name.err" >&2; die "$name failed"; }
       python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); n=int(sys.argv[2]);
-a=j["accepted"]; assert a == n, f"accepted {a} of {n}"; print(j["rate"])' "$WORK/$name.out" "$N" > "$WORK/$name.rate" ;;
+a=j["accepted"]; assert a == n, f"accepted {a} of {n}"; print(j["rate"])' "$WORK/$name.out" "$N" > "$WORK/$name.rate"
+      wait "$sampler" || die "$name: no thread sample" ;;
     perform|socket-action)
       local flag=
       [ "$kind" = socket-action ] && flag=--socket-action
@@ -76,6 +82,8 @@ a=j["accepted"]; assert a == n, f"accepted {a} of {n}"; print(j["rate"])' "$WORK
       sed -n 's/.*in [0-9.]* s (\([0-9]*\)\/s).*/\1/p' "$WORK/$name.out" > "$WORK/$name.rate" ;;
   esac
   cpu_of "$WORK/$name.time" > "$WORK/$name.cpu"
+  # The simulator's CPU during the run: with the client's, what one notification costs the 2 cores.
+  echo "$(( $(sim_cpu_ticks) - sim0 )) $(getconf CLK_TCK)" | awk '{print $1 / $2}' > "$WORK/$name.sim"
   echo "libcurl $lib, ${d} ms, $row, $kind, run $i: $(cat "$WORK/$name.rate")/s, CPU $(cat "$WORK/$name.cpu") s, load $(cut -d' ' -f1 /proc/loadavg)"
 }
 LIBS="sys"
@@ -115,10 +123,19 @@ def runs(lib, d, row, kind):
     for i in range(1, repeat + 1):
         name = f"{work}/{lib}-d{d}-{row}-{kind}-{i}"
         rate = float(open(name + ".rate").read())
-        out.append((rate, float(open(name + ".cpu").read()) / n * 1e6))
+        out.append((rate, float(open(name + ".cpu").read()) / n * 1e6, float(open(name + ".sim").read()) / n * 1e6))
     return out
 def med(rs): return statistics.median(r[0] for r in rs), statistics.median(r[1] for r in rs)
-rows, acc, notes = [], [], []
+def sim(rs): return statistics.median(r[2] for r in rs)
+def transport(lib, d, row):
+    """pushctl's transport threads (pushctl-apns), µs per notification, median of its runs."""
+    out = []
+    for i in range(1, repeat + 1):
+        lines = open(f"{work}/{lib}-d{d}-{row}-pushctl-{i}.threads").read().split("\n")
+        out.append(sum(float(l.split("\t")[1]) for l in lines if l.startswith("pushctl-apns")) / n * 1e6)
+    return statistics.median(out)
+cores = os.cpu_count()
+rows, acc, notes, budget = [], [], [], []
 specs = []  # (delay, row): ROWS is "0:c1w500 50:c1w500 c2w1000 …", each delay's rows after it
 for tok in E["ROWS"].split():
     if ":" in tok:
@@ -133,11 +150,18 @@ for lib in E["LIBS"].split():
         (pr, pc), (br, bc), (sr, sc) = med(p), med(b), med(s)
         cap = inflight * 1000 / d if d else None
         share = f"{pr / cap:.0%}" if cap else "—"
+        # The rate the box's cores allow when client and simulator share them: cores ÷ (client + simulator CPU
+        # per notification). At 100 ms with 2,000 in flight the round trip alone allows 20,000/s.
+        ps = sim(p)
+        allow = cores * 1e6 / (pc + ps)
+        pt = transport(lib, d, row)
+        budget.append(f"| {version[lib]} | {d} ms | {c} × {w:,} | {pc:.1f} µs | {pt:.1f} µs ({pt / sc:.2f}×) | {ps:.1f} µs | {allow:,.0f}/s | "
+                      + (f"{cap:,.0f}/s | {pr / min(cap, allow):.0%} |" if cap else f"— | {pr / allow:.0%} |"))
         rows.append(f"| {version[lib]} | {d} ms | {c} × {w:,} | {pr:,.0f}/s, {pc:.1f} µs | {br:,.0f}/s, {bc:.1f} µs | "
                     f"{sr:,.0f}/s, {sc:.1f} µs | **{pc / bc:.2f}×** | {pr / br:.2f}× | {share} |")
-        notes.append(f"- {version[lib]}, {d} ms, {c} × {w}: pushctl " + ", ".join(f"{r:,.0f}/s {u:.1f} µs" for r, u in p)
-                     + "; perform " + ", ".join(f"{r:,.0f}/s {u:.1f} µs" for r, u in b)
-                     + "; socket-action " + ", ".join(f"{r:,.0f}/s {u:.1f} µs" for r, u in s))
+        notes.append(f"- {version[lib]}, {d} ms, {c} × {w}: pushctl " + ", ".join(f"{r:,.0f}/s {u:.1f} µs" for r, u, _ in p)
+                     + "; perform " + ", ".join(f"{r:,.0f}/s {u:.1f} µs" for r, u, _ in b)
+                     + "; socket-action " + ", ".join(f"{r:,.0f}/s {u:.1f} µs" for r, u, _ in s))
         ok = lambda cond: "MET" if cond else "NOT MET"
         if d == 100 and inflight == 2000:
             acc.append(f"- {version[lib]}, 100 ms, 2,000 in flight: CPU {pc / bc:.2f}× bare libcurl (target ≤ 1.0×) — {ok(pc <= bc)}; "
@@ -157,7 +181,14 @@ CPU per notification is the client process's user + system time ÷ {n:,}; client
 
 | libcurl | delay | in flight (connections × window) | pushctl | bare libcurl, perform | bare libcurl, socket-action | pushctl CPU ÷ perform | pushctl rate ÷ perform | pushctl ÷ (in flight ÷ RTT) |
 |---|---|---|---|---|---|---|---|---|
-""" + "\n".join(rows) + """
+""" + "\n".join(rows) + f"""
+
+What the box allows: client and simulator share its {cores} cores, so no client can send faster than cores ÷ (its
+CPU per notification + the simulator's). pushctl's runs (medians):
+
+| libcurl | delay | in flight | pushctl CPU | its transport threads (÷ bare socket-action) | simulator CPU | the cores allow | the round trip allows | pushctl ÷ the lower |
+|---|---|---|---|---|---|---|---|---|
+""" + "\n".join(budget) + """
 
 Acceptance (issue 41):
 
