@@ -14,7 +14,12 @@ final class Transport: @unchecked Sendable {
 
     private let lock = NSLock()
     private var incoming: [TransferJob] = []
+    /// Guarded by `lock`: when the oldest job in `incoming` was handed in (``monotonicMs()``): its hold counts from
+    /// then, not from when the loop came round to it.
+    private var incomingSinceMs: Int64 = 0
     private var polling = false
+    /// Guarded by `lock`: the transfers on the wire when the loop last went to poll (``RefillCadence/wakesOnSubmit``).
+    private var onWire = 0
     private var stopping = false
     private var cancelled: TransportError?
     private let multi: MultiHandle
@@ -42,6 +47,7 @@ final class Transport: @unchecked Sendable {
             connectTo: target.address.map { "\(target.host):\(target.port):\($0):\(target.port)" },
             verbose: configuration.verbose, proxy: configuration.proxy, http1Only: http1Only, addressCheck: addressCheck)
         urlPrefix = target.description + "/3/device/"
+        cadence = RefillCadence(window: configuration.window, maxConcurrentStreams: configuration.maxConcurrentStreams)
         options.connections.metrics = metrics
     }
 
@@ -53,12 +59,14 @@ final class Transport: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// Queues a job; wakes the loop only when it is waiting in poll.
+    /// Queues a job; wakes the loop only when it is waiting in poll and the job is due now: few transfers are on
+    /// the wire, or a refill batch is complete (otherwise an answer or the hold deadline brings the loop round).
     func submit(_ job: TransferJob) {
         lock.lock()
+        if incoming.isEmpty { incomingSinceMs = monotonicMs() }
         incoming.append(job)
-        let wake = polling
-        polling = false
+        let wake = polling && cadence.wakesOnSubmit(handedIn: incoming.count, active: onWire)
+        if wake { polling = false }
         lock.unlock()
         if wake { multi.wakeup() }
     }
@@ -92,6 +100,8 @@ final class Transport: @unchecked Sendable {
 
     /// Jobs handed in but not yet given to libcurl (see ``admitting``).
     private var waiting = FIFO<TransferJob>()
+    /// When the oldest job in ``waiting`` was taken in (``monotonicMs()``), or nil when none waits.
+    private var waitingSinceMs: Int64?
     private var pool: [EasyHandle] = []
     private var active: [ObjectIdentifier: EasyHandle] = [:]
 
@@ -102,27 +112,39 @@ final class Transport: @unchecked Sendable {
     /// held a whole window back behind one slow first answer: BroadcasterTests' stop-while-the-window-waits.)
     private var admitting: Int { waiting.count }
 
+    /// The refill cadence (``RefillCadence``): when ``waiting`` goes to libcurl, and when a submit wakes the loop.
+    private let cadence: RefillCadence
+
+    private func admitDue(stopping: Bool) -> Bool {
+        guard let since = waitingSinceMs else { return false }
+        return cadence.admitsNow(waiting: waiting.count, active: active.count, waitedMs: monotonicMs() - since, stopping: stopping)
+    }
+
     private func loop() {
         var batch: [TransferJob] = []
         var lastUpkeepMs = SystemClock().nowMs()
         while true {
             lock.lock()
             swap(&batch, &incoming)
+            let batchSinceMs = incomingSinceMs
             let stop = stopping
             let cancelError = cancelled
             lock.unlock()
             if let cancelError {
                 for job in waiting.removeAll() { fail(job, cancelError) }
                 for job in batch { fail(job, cancelError) }
-            } else {
+            } else if !batch.isEmpty {
+                if waiting.isEmpty { waitingSinceMs = batchSinceMs }
                 waiting.append(contentsOf: batch)
             }
+            if waiting.isEmpty { waitingSinceMs = nil }
             batch.removeAll(keepingCapacity: true)
-            admit()
+            if admitDue(stopping: stop) { admit() }
             if stop && active.isEmpty && waiting.isEmpty { break }
             lock.lock()
             let idle = incoming.isEmpty && !stopping
             polling = idle
+            onWire = active.count
             lock.unlock()
             // Sleeps (when nothing was handed in meanwhile) until a socket or libcurl's timer fires, a submit wakes
             // it, or the oldest request on the wire is due.
@@ -151,9 +173,14 @@ final class Transport: @unchecked Sendable {
         waiter?.resume()
     }
 
-    /// How long the loop may sleep: until the oldest request on the wire times out, at most a second (upkeep).
+    /// How long the loop may sleep: until the oldest request on the wire times out or a waiting job's hold ends, at
+    /// most a second (upkeep).
     private func waitLimitMs() -> Int {
         var limit = active.isEmpty ? min(configuration.upkeepIntervalMs, 1000) : 1000
+        if let since = waitingSinceMs { limit = min(limit, max(0, Int(since + cadence.holdMs - monotonicMs()))) }
+        // A submit need not wake the loop with a batch's worth on the wire: a job handed in then waits at most this
+        // long for the loop to come round, even when no answer comes (a server holding its answers).
+        if !cadence.wakesOnSubmit(handedIn: 1, active: active.count) { limit = min(limit, Int(cadence.holdMs)) }
         if let (_, sentAt) = options.sent.first {
             limit = min(limit, max(0, Int(sentAt + Int64(options.requestTimeoutMs) - monotonicMs())))
         }
@@ -167,6 +194,7 @@ final class Transport: @unchecked Sendable {
     /// Hands libcurl the waiting jobs it may take (``admitting``).
     private func admit() {
         var n = admitting
+        defer { waitingSinceMs = waiting.isEmpty ? nil : monotonicMs() }
         while n > 0, let job = waiting.popFirst() {
             n -= 1
             do throws(TransportError) {
