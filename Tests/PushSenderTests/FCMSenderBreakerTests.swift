@@ -49,6 +49,17 @@ struct FCMSenderBreakerTests {
         #expect(state.tripped)
         // The key names the project's send URL: never an APNs endpoint's https://host:port.
         #expect(key == rig.sender.sendURL && key != rig.harness.target().description)
+
+        // The app's router persists what the run ends with: its APNs sender was handed every stored state (FCM's
+        // untripped one among them, as a run loads them) and passes them on, and the FCM sender's current, tripped
+        // state must win over that stale copy.
+        let apns = try Sender(
+            target: rig.harness.target(), credentials: FixedCertificate(tlsIdentity: nil),
+            breakerStates: [key: PruningBreaker.State()])
+        #expect(apns.breakerStates[key]?.tripped == false)
+        let router = ServiceRouter(apns: apns, webPush: nil, fcm: rig.sender)
+        #expect(router.breakerStates[key]?.tripped == true)
+        await apns.shutdown()
         await rig.stop()
 
         // The next run continues the persisted state: still tripped, the first foreign token is kept at once.
