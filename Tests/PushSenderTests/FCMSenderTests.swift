@@ -165,18 +165,26 @@ struct FCMSenderTests {
     }
 
     @Test func accessTokensExpiringMidRunAreRenewedWithNoFailedSend() async throws {
-        // A 3 s token lifetime over ~7 s of sending on 4 connections.
+        // A 3 s token lifetime, sending on 4 connections until three rounds have gone out after the renewal. The
+        // rounds wait on the renewal, not on a guessed duration: a loaded test process once took so long over its
+        // first grant that 7 s of sending ended before the token was due (1 grant; fresh-clone CI, 2026-11-28).
         let rig = try await Rig(lifetime: 3, connections: 4)
         let started = Date()
         var accepted = 0
         var sent = 0
-        while Date().timeIntervalSince(started) < 7 {
+        var roundsAfterRenewal = 0
+        while roundsAfterRenewal < 3 {
+            guard Date().timeIntervalSince(started) < 60 else {
+                Issue.record("no renewal within 60 s: \(rig.sender.tokens.grantsRequested) grants")
+                break
+            }
             let results = await withTaskGroup(of: DeliveryResult.self) { group in
                 for i in 0..<16 { group.addTask { await rig.sender.send(Self.item(APNsSimulator.mintFCMToken(), index: i)) } }
                 return await group.reduce(into: [DeliveryResult]()) { $0.append($1) }
             }
             sent += results.count
             accepted += results.filter(\.isAccepted).count
+            if rig.sender.tokens.grantsRequested >= 2 { roundsAfterRenewal += 1 }
             try await Task.sleep(for: .milliseconds(200))
         }
         let elapsed = Date().timeIntervalSince(started)
