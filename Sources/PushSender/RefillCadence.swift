@@ -3,9 +3,9 @@
 /// Every pass libcurl makes over a connection visits each transfer on it (7.88 calls poll(2) for each), so a loop
 /// that refilled its window one answer at a time paid as many passes as answers. Measured at 100 ms with 500 in
 /// flight: 18 poll calls per notification against 9.5 in batches; the same bare-libcurl client spent 97 µs per
-/// request refilling one at a time against 85 µs in batches of 100 (bench/RESULTS.md, "Connections over a long
-/// round trip"). So with more than ``batch`` transfers on the wire, new ones go in batches of at least ``batch``,
-/// or once the oldest has waited ``holdMs``; with fewer on the wire (a broadcast's start, a single send), at once.
+/// request refilling one at a time against 85 µs in batches of 100 (bench/RESULTS.md, "Refill cadence"). So with
+/// more than ``batch`` transfers on the wire, new ones go in batches of at least ``batch``, or once the oldest has
+/// waited ``holdMs``; with fewer on the wire (a broadcast's start, a single send), at once.
 struct RefillCadence: Sendable, Equatable {
     /// A tenth of the connection's window (at most its stream limit), at least 1.
     let batch: Int

@@ -137,9 +137,9 @@ final class Transport: @unchecked Sendable {
                 if waiting.isEmpty { waitingSinceMs = batchSinceMs }
                 waiting.append(contentsOf: batch)
             }
-            if waiting.isEmpty { waitingSinceMs = nil }
             batch.removeAll(keepingCapacity: true)
             if admitDue(stopping: stop) { admit() }
+            if waiting.isEmpty { waitingSinceMs = nil }
             if stop && active.isEmpty && waiting.isEmpty { break }
             lock.lock()
             let idle = incoming.isEmpty && !stopping
@@ -194,7 +194,6 @@ final class Transport: @unchecked Sendable {
     /// Hands libcurl the waiting jobs it may take (``admitting``).
     private func admit() {
         var n = admitting
-        defer { waitingSinceMs = waiting.isEmpty ? nil : monotonicMs() }
         while n > 0, let job = waiting.popFirst() {
             n -= 1
             do throws(TransportError) {
