@@ -168,9 +168,6 @@ enum CurlGlobal {
 final class ConnectionCounter {
     /// Sockets opened so far.
     var opened = 0
-    /// Connections the transport keeps open (one per connection it carries): sockets opened beyond them replace a
-    /// connection that was lost (a reconnect).
-    var planned = 1
     /// The sender's figures, told of each connection.
     var metrics: SenderMetrics?
 }
@@ -534,7 +531,7 @@ private let easySocketCallback: @convention(c) (UnsafeMutableRawPointer?, curl_s
     if let counter {
         let connections = Unmanaged<ConnectionCounter>.fromOpaque(counter).takeUnretainedValue()
         connections.opened += 1
-        connections.metrics?.connectionOpened(first: connections.opened <= connections.planned)
+        connections.metrics?.connectionOpened(first: connections.opened == 1)
     }
     return 0  // CURL_SOCKOPT_OK
 }

@@ -57,16 +57,14 @@ extension FCMSender {
         }
     }
 
-    /// The app's connections to FCM, on their loops (``TransportLoops``; the lock is held; threads start here).
+    /// The app's connections to FCM (the lock is held; threads start here).
     private func makeTransports(_ s: inout Shared) -> [Transport] {
         var made: [Transport] = []
-        let plan = TransportLoops(configuration)
-        for _ in 0..<plan.loops {
+        for _ in 0..<max(1, configuration.connections) {
             do {
-                let transport = try Transport(
-                    target: target, identity: nil, configuration: configuration, metrics: metrics,
-                    connections: plan.connectionsPerLoop
-                ) { [unowned self] job, response in self.handle(job, response) }
+                let transport = try Transport(target: target, identity: nil, configuration: configuration, metrics: metrics) {
+                    [unowned self] job, response in self.handle(job, response)
+                }
                 transport.start()
                 made.append(transport)
             } catch {

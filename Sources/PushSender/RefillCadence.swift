@@ -1,5 +1,4 @@
-/// When a transport hands the jobs waiting for it to libcurl: the refill cadence of one loop (its connections' windows
-/// counted together, ``TransportLoops``).
+/// When a transport hands the jobs waiting for it to libcurl: the refill cadence of one connection's loop.
 ///
 /// Every pass libcurl makes over a connection visits each transfer on it (7.88 calls poll(2) for each), so a loop
 /// that refilled its window one answer at a time paid as many passes as answers. Measured at 100 ms with 500 in
@@ -8,7 +7,7 @@
 /// more than ``batch`` transfers on the wire, new ones go in batches of at least ``batch``, or once the oldest has
 /// waited ``holdMs``; with fewer on the wire (a broadcast's start, a single send), at once.
 struct RefillCadence: Sendable, Equatable {
-    /// A tenth of the loop's window (at most its streams), at least 1.
+    /// A tenth of the connection's window (at most its stream limit), at least 1.
     let batch: Int
     /// How long a job may wait for its batch: a small part of a round trip to APNs (50–150 ms), and past the
     /// ~11 ms a batch of a 500 window takes to gather at 100 ms (4,500 answers a second), so it rarely fires.

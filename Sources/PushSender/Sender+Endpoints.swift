@@ -47,7 +47,7 @@ extension Sender {
         }
     }
 
-    /// The endpoint's state, created (with its transport threads, ``TransportLoops``) the first time it is needed.
+    /// The endpoint's state, created (with its transport thread) the first time it is needed.
     private func endpointState(_ target: SenderTarget, in s: inout Shared) -> EndpointState {
         if let e = s.endpoints[target] { return e }
         let breaker = PruningBreaker(
@@ -57,13 +57,10 @@ extension Sender {
         var stop: EndpointStop?
         var transports: [Transport] = []
         do {
-            let plan = TransportLoops(configuration)
-            for _ in 0..<plan.loops {
+            for _ in 0..<configuration.connections {
                 transports.append(
-                    try Transport(
-                        target: target, identity: identity, configuration: configuration, metrics: metrics,
-                        connections: plan.connectionsPerLoop
-                    ) { [unowned self] job, response in
+                    try Transport(target: target, identity: identity, configuration: configuration, metrics: metrics) {
+                        [unowned self] job, response in
                         self.handle(job, response, target)
                     })
             }

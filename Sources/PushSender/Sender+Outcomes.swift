@@ -3,9 +3,9 @@ import Logging
 import PushCore
 
 extension Sender {
-    /// Applies Apple's response rules to one attempt's answer. Runs on the transport thread of the loop that
-    /// carried it (an endpoint may have several, ``TransportLoops``: their answers interleave, and everything they
-    /// share is changed under the sender's lock).
+    /// Applies Apple's response rules to one attempt's answer. Runs on the transport thread of the connection
+    /// that carried it (one per connection: with several connections, answers of one endpoint interleave, and
+    /// everything they share is changed under the sender's lock).
     func handle(_ job: TransferJob, _ response: TransferResponse, _ target: SenderTarget) {
         if let error = response.error {
             handleTransportError(job, error, response, target)

@@ -2,14 +2,11 @@ import PushCore
 
 /// How the sender talks to one APNs endpoint. Every default follows Apple's guidance or a measured limit.
 public struct SenderConfiguration: Sendable {
-    /// HTTP/2 connections per endpoint (`apps.ID.connections`), carried by one libcurl loop (thread) per two
-    /// cores at most (``TransportLoops``); notifications go to the loops in turn. Default 1: on a short link one
-    /// connection and one curl thread already saturate a core. Over a long round trip one connection caps near
-    /// 1000 streams ÷ RTT, so more connections send more; the in-flight window grows with them (``inFlightLimit``).
+    /// HTTP/2 connections per endpoint (`apps.ID.connections`), each with its own curl multi handle and
+    /// thread; notifications go to them in turn. Default 1: on a short link one connection and one curl thread
+    /// already saturate a core. Over a long round trip one connection caps near 1000 streams ÷ RTT, so more
+    /// connections send more; the in-flight window grows with them (``inFlightLimit``).
     public var connections: Int
-    /// Transport loops (threads) per endpoint, overriding ``TransportLoops``'s rule of one per two cores; nil (the
-    /// default) follows the rule. Tests set it to run several loops on a small machine.
-    public var transportLoops: Int? = nil
     /// Streams per connection we allow (`CURLMOPT_MAX_CONCURRENT_STREAMS`); the server's SETTINGS still
     /// rule. Default 1000 (curl's own default of 100 would cap throughput).
     public var maxConcurrentStreams: Int

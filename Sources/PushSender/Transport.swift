@@ -3,9 +3,8 @@ import Foundation
 import PushCore
 import PushLanes
 
-/// One libcurl loop on its own thread (epoll + `curl_multi_socket_action`, ``MultiHandle``) carrying one or more of an
-/// endpoint's connections (``TransportLoops``). Callers hand jobs in with ``submit(_:)``; results come back through
-/// `onComplete` on the transport thread (keep it short: it delays every transfer).
+/// One endpoint connection's libcurl loop on its own thread (epoll + `curl_multi_socket_action`, ``MultiHandle``) (an endpoint has `connections` of them). Callers hand jobs in with ``submit(_:)``; results
+/// come back through `onComplete` on the transport thread (keep it short: it delays every transfer).
 final class Transport: @unchecked Sendable {
     let target: SenderTarget
     private let options: EasyOptions
@@ -29,22 +28,16 @@ final class Transport: @unchecked Sendable {
     private var ended = false
     private var stopWaiter: CheckedContinuation<Void, Never>?
 
-    /// `connections`: the HTTP/2 connections this loop carries, each with `configuration.window` streams at most
-    /// (libcurl fills one to that before it opens the next: `CURLOPT_PIPEWAIT`, `CURLMOPT_MAX_CONCURRENT_STREAMS`);
-    /// the loop's refill cadence counts their windows together. `maxHostConnections` > 1 lets an HTTP/1.1 origin
-    /// carry requests side by side (an HTTP/2 one still uses one connection: `CURLOPT_PIPEWAIT` waits for it to
-    /// multiplex); `http1Only` and `addressCheck` go to ``EasyOptions``.
+    /// `maxHostConnections` > 1 lets an HTTP/1.1 origin carry requests side by side (an HTTP/2 one still uses one
+    /// connection: `CURLOPT_PIPEWAIT` waits for it to multiplex); `http1Only` and `addressCheck` go to
+    /// ``EasyOptions``.
     init(
         target: SenderTarget, identity: TLSIdentity?, configuration: SenderConfiguration, metrics: SenderMetrics? = nil,
-        connections: Int = 1, maxHostConnections: Int = 1, http1Only: Bool = false, addressCheck: AddressCheck? = nil,
+        maxHostConnections: Int = 1, http1Only: Bool = false, addressCheck: AddressCheck? = nil,
         onComplete: @escaping (TransferJob, TransferResponse) -> Void
     ) throws(TransportError) {
-        let connections = max(1, connections)
-        // Several connections: each takes at most its window of streams, so the next one opens as the first fills
-        // (as they did with a loop each). One: the window bounds it already, and the server's limit rules.
-        let streams = connections > 1
-            ? min(configuration.maxConcurrentStreams, configuration.window) : configuration.maxConcurrentStreams
-        multi = try MultiHandle(maxConcurrentStreams: streams, maxHostConnections: max(connections, maxHostConnections))
+        multi = try MultiHandle(
+            maxConcurrentStreams: configuration.maxConcurrentStreams, maxHostConnections: maxHostConnections)
         self.target = target
         self.configuration = configuration
         self.onComplete = onComplete
@@ -54,9 +47,8 @@ final class Transport: @unchecked Sendable {
             connectTo: target.address.map { "\(target.host):\(target.port):\($0):\(target.port)" },
             verbose: configuration.verbose, proxy: configuration.proxy, http1Only: http1Only, addressCheck: addressCheck)
         urlPrefix = target.description + "/3/device/"
-        cadence = RefillCadence(window: configuration.window * connections, maxConcurrentStreams: streams * connections)
+        cadence = RefillCadence(window: configuration.window, maxConcurrentStreams: configuration.maxConcurrentStreams)
         options.connections.metrics = metrics
-        options.connections.planned = connections
     }
 
     /// Starts the loop thread.

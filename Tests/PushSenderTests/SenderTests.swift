@@ -54,39 +54,6 @@ struct SenderTests {
         #expect(sim.simulator.counters.connections == 4)
     }
 
-    /// Several connections on one loop (the rule on 2 cores) or two: libcurl fills each connection to its window
-    /// before it opens the next, and opening them is not counted as reconnecting.
-    @Test(arguments: [1, 2])
-    func fourConnectionsOnFewerLoopsAllOpenAndCarryTheWholeWindow(loops: Int) async throws {
-        let sim = try await SimulatorHarness(faults: SimulatorFaults(responseDelay: .milliseconds(200)))
-        var configuration = Self.fast
-        configuration.connections = 4
-        configuration.window = 50
-        configuration.transportLoops = loops
-        let sender = try makeSender(sim, configuration: configuration)
-        let box = ResultBox()
-        let requests = (0..<600).map { sim.request(testToken($0)) }
-        await sender.run(requests: requests) { box.add($0) }
-        let metrics = sender.metrics
-        await sender.shutdown()
-        await sim.stop()
-        #expect(box.results.count == 600)
-        #expect(box.results.allSatisfy { $0.kind == .accepted && $0.attempts == 1 })
-        #expect(sim.simulator.counters.connections == 4, "each connection holds 50 streams: 200 in flight need four")
-        #expect(metrics.connectionsOpened == 4 && metrics.reconnects == 0, "\(metrics.connectionsOpened) opened, \(metrics.reconnects) reconnects")
-        // The simulator holds every answer 200 ms: requests it received less than 200 ms apart were on the wire
-        // together. More than three connections' windows (150) at some point, then; all 200 on an idle box. (Not from
-        // the first request on: libcurl opens the connections one after another as each fills.)
-        let arrivals = sim.simulator.received.map(\.receivedAtMs).sorted()
-        var together = 0
-        var first = 0
-        for (i, at) in arrivals.enumerated() {
-            while arrivals[first] + 200 <= at { first += 1 }
-            together = max(together, i - first + 1)
-        }
-        #expect(together > 150, "at most \(together) requests on the wire together")
-    }
-
     @Test func applyingAnAppsConnectionsOverridesTheDefault() {
         let app = AppSettings(
             topic: "t", endpoint: .development, auth: .token(p8: "k.p8", keyId: "K", teamId: "T"), window: 100, connections: 3)
