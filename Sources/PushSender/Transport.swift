@@ -2,9 +2,14 @@ import CCurl
 import Foundation
 import PushCore
 import PushLanes
+import Synchronization
 
 /// One endpoint connection's libcurl loop on its own thread (epoll + `curl_multi_socket_action`, ``MultiHandle``) (an endpoint has `connections` of them). Callers hand jobs in with ``submit(_:)``; results
 /// come back through `onComplete` on the transport thread (keep it short: it delays every transfer).
+///
+/// `@unchecked Sendable`: what other threads touch is in ``inbox`` (a `Mutex`) or thread-safe (``MultiHandle/wakeup()``);
+/// everything else — the waiting jobs, the handles, libcurl's multi handle, the header cache — belongs to the loop
+/// thread alone.
 final class Transport: @unchecked Sendable {
     let target: SenderTarget
     private let options: EasyOptions
@@ -12,21 +17,27 @@ final class Transport: @unchecked Sendable {
     private let onComplete: (TransferJob, TransferResponse) -> Void
     private let urlPrefix: String
 
-    private let lock = NSLock()
-    private var incoming: [TransferJob] = []
-    /// Guarded by `lock`: when the oldest job in `incoming` was handed in (``monotonicMs()``): its hold counts from
-    /// then, not from when the loop came round to it.
-    private var incomingSinceMs: Int64 = 0
-    private var polling = false
-    /// Guarded by `lock`: the transfers on the wire when the loop last went to poll (``RefillCadence/wakesOnSubmit``).
-    private var onWire = 0
-    private var stopping = false
-    private var cancelled: TransportError?
+    /// What other threads and the loop share: one lock, taken by ``submit(_:)`` for every notification.
+    private struct Inbox {
+        /// Jobs handed in that the loop has not taken yet.
+        var incoming: [TransferJob] = []
+        /// When the oldest job in `incoming` was handed in (``monotonicMs()``): its hold counts from then, not from
+        /// when the loop came round to it.
+        var incomingSinceMs: Int64 = 0
+        /// The loop sleeps in poll: a submit that is due must wake it.
+        var polling = false
+        /// The transfers on the wire when the loop last went to poll (``RefillCadence/wakesOnSubmit``).
+        var onWire = 0
+        var stopping = false
+        var cancelled: TransportError?
+        /// Whether the loop thread was started; whether it has ended; who waits for that.
+        var started = false
+        var ended = false
+        var stopWaiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let inbox = Mutex(Inbox())
     private let multi: MultiHandle
-    /// Guarded by `lock`: the loop thread, once started; whether it has ended; who waits for that.
-    private var thread: Thread?
-    private var ended = false
-    private var stopWaiter: CheckedContinuation<Void, Never>?
 
     /// `maxHostConnections` > 1 lets an HTTP/1.1 origin carry requests side by side (an HTTP/2 one still uses one
     /// connection: `CURLOPT_PIPEWAIT` waits for it to multiplex); `http1Only` and `addressCheck` go to
@@ -53,29 +64,28 @@ final class Transport: @unchecked Sendable {
 
     /// Starts the loop thread.
     func start() {
-        let started = NamedThread.start("pushctl-apns") { [self] in loop() }
-        lock.lock()
-        thread = started
-        lock.unlock()
+        NamedThread.start("pushctl-apns") { [self] in loop() }
+        inbox.withLock { $0.started = true }
     }
 
     /// Queues a job; wakes the loop only when it is waiting in poll and the job is due now: few transfers are on
     /// the wire, or a refill batch is complete (otherwise an answer or the hold deadline brings the loop round).
     func submit(_ job: TransferJob) {
-        lock.lock()
-        if incoming.isEmpty { incomingSinceMs = monotonicMs() }
-        incoming.append(job)
-        let wake = polling && cadence.wakesOnSubmit(handedIn: incoming.count, active: onWire)
-        if wake { polling = false }
-        lock.unlock()
+        let wake = inbox.withLock { s in
+            if s.incoming.isEmpty { s.incomingSinceMs = monotonicMs() }
+            s.incoming.append(job)
+            let wake = s.polling && cadence.wakesOnSubmit(handedIn: s.incoming.count, active: s.onWire)
+            if wake { s.polling = false }
+            return wake
+        }
         if wake { multi.wakeup() }
     }
 
     /// Fails queued and future jobs with `error` without sending them (credentials rejected, TLS failed).
     func cancel(_ error: TransportError) {
-        lock.lock()
-        if cancelled == nil { cancelled = error }
-        lock.unlock()
+        inbox.withLock { s in
+            if s.cancelled == nil { s.cancelled = error }
+        }
         multi.wakeup()
     }
 
@@ -83,18 +93,15 @@ final class Transport: @unchecked Sendable {
     /// when it ends: no thread is parked waiting for it.
     func stop() async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            lock.lock()
-            let first = !stopping
-            stopping = true
-            // Not started, already ended, or another caller is already stopping it (it alone waits): return now.
-            guard first, thread != nil, !ended else {
-                lock.unlock()
-                c.resume()
-                return
+            let waits = inbox.withLock { s in
+                let first = !s.stopping
+                s.stopping = true
+                // Not started, already ended, or another caller is already stopping it (it alone waits): return now.
+                guard first, s.started, !s.ended else { return false }
+                s.stopWaiter = c
+                return true
             }
-            stopWaiter = c
-            lock.unlock()
-            multi.wakeup()
+            if waits { multi.wakeup() } else { c.resume() }
         }
     }
 
@@ -124,12 +131,10 @@ final class Transport: @unchecked Sendable {
         var batch: [TransferJob] = []
         var lastUpkeepMs = SystemClock().nowMs()
         while true {
-            lock.lock()
-            swap(&batch, &incoming)
-            let batchSinceMs = incomingSinceMs
-            let stop = stopping
-            let cancelError = cancelled
-            lock.unlock()
+            let (batchSinceMs, stop, cancelError) = inbox.withLock { s in
+                swap(&batch, &s.incoming)
+                return (s.incomingSinceMs, s.stopping, s.cancelled)
+            }
             if let cancelError {
                 for job in waiting.removeAll() { fail(job, cancelError) }
                 for job in batch { fail(job, cancelError) }
@@ -141,19 +146,17 @@ final class Transport: @unchecked Sendable {
             if admitDue(stopping: stop) { admit() }
             if waiting.isEmpty { waitingSinceMs = nil }
             if stop && active.isEmpty && waiting.isEmpty { break }
-            lock.lock()
-            let idle = incoming.isEmpty && !stopping
-            polling = idle
-            onWire = active.count
-            lock.unlock()
+            let onWire = active.count
+            let idle = inbox.withLock { s in
+                let idle = s.incoming.isEmpty && !s.stopping
+                s.polling = idle
+                s.onWire = onWire
+                return idle
+            }
             // Sleeps (when nothing was handed in meanwhile) until a socket or libcurl's timer fires, a submit wakes
             // it, or the oldest request on the wire is due.
             multi.wait(maxMs: idle ? waitLimitMs() : 0)
-            if idle {
-                lock.lock()
-                polling = false
-                lock.unlock()
-            }
+            if idle { inbox.withLock { $0.polling = false } }
             collectFinished()
             expireOverdue()
             if active.isEmpty, let handle = pool.last {
@@ -165,11 +168,11 @@ final class Transport: @unchecked Sendable {
             }
         }
         pool.removeAll()
-        lock.lock()
-        ended = true
-        let waiter = stopWaiter
-        stopWaiter = nil
-        lock.unlock()
+        let waiter = inbox.withLock { s in
+            s.ended = true
+            defer { s.stopWaiter = nil }
+            return s.stopWaiter
+        }
         waiter?.resume()
     }
 
