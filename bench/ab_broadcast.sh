@@ -17,13 +17,8 @@ N=${N:-60000}
 DELAYS=${DELAYS:-"100 50 0"}
 ROWS=${ROWS:-"c2w1000 c4w500"}
 REPEAT=${REPEAT:-3}
-WORK=$(mktemp -d)
-SIM_PID=
-cleanup() { [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null || true; rm -rf "$WORK"; }
-trap cleanup EXIT
-"$BIN" cert make-dev --out "$WORK/certs" --topic com.example.bench > /dev/null
-CERTS="$WORK/certs"
 . bench/lib.sh
+bench_workspace
 cc -O2 -o "$WORK/curl_ceiling" bench/curl_ceiling.c -lcurl
 python3 -c 'import os, sys
 with open(sys.argv[1], "w") as f:

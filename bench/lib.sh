@@ -1,6 +1,17 @@
 # Shared by the bench scripts (source it). The simulator functions need BIN (pushctl), WORK (a scratch dir) and CERTS (ca.pem,
 # server.pem, server.key) to be set.
 
+# Makes the scratch directory WORK (mktemp's TEMPLATE when given), removed on exit with the simulator if one still
+# runs, and development certificates in CERTS (made by BIN). Usage: bench_workspace [TEMPLATE]
+bench_workspace() {
+  WORK=$(mktemp -d ${1:+"$1"})
+  SIM_PID=
+  trap bench_cleanup EXIT
+  "$BIN" cert make-dev --out "$WORK/certs" --topic com.example.bench > /dev/null
+  CERTS="$WORK/certs"
+}
+bench_cleanup() { [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null || true; rm -rf "$WORK"; }
+
 # Starts `pushctl simulator` with the given flags on a free port; sets SIM_PID and PORT.
 start_simulator() {
   # Emptied here, not only by the background job's redirection: that one may run after the first read below,
