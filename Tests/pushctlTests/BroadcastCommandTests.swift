@@ -146,8 +146,15 @@ import Testing
 
         /// The simulator's record, one JSON object per accepted request.
         func records() throws -> [JSONValue] {
+            try recordLines().map { try JSONValue(parsing: String($0)) }
+        }
+
+        /// The record's complete lines. Tests poll it while the simulator appends: a read can land in the middle of
+        /// a write and end in half a line ("invalid JSON … unterminated string"), which the next poll reads whole.
+        private func recordLines() -> [Substring] {
             let text = (try? String(contentsOfFile: record, encoding: .utf8)) ?? ""
-            return try text.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+            guard let end = text.lastIndex(of: "\n") else { return [] }
+            return text[..<end].split(separator: "\n")
         }
 
         /// The n-th imported token (they are imported in this form).
@@ -158,10 +165,7 @@ import Testing
 
         /// Device tokens in the simulator's record, one entry per accepted request.
         func received() throws -> [String] {
-            let text = (try? String(contentsOfFile: record, encoding: .utf8)) ?? ""
-            return try text.split(separator: "\n").map { line in
-                try JSONValue(parsing: String(line))["token"]?.stringValue ?? ""
-            }
+            try recordLines().map { line in try JSONValue(parsing: String(line))["token"]?.stringValue ?? "" }
         }
 
         mutating func stop() {
