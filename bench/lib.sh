@@ -1,10 +1,10 @@
 # Shared by the bench scripts (source it). The simulator functions need BIN (pushctl), WORK (a scratch dir) and CERTS (ca.pem,
 # server.pem, server.key) to be set.
 
-# Makes the scratch directory WORK (mktemp's TEMPLATE when given), removed on exit with the simulator if one still
-# runs, and development certificates in CERTS (made by BIN). Usage: bench_workspace [TEMPLATE]
+# Makes the scratch directory WORK, removed on exit with the simulator if one still runs, and development
+# certificates in CERTS (made by BIN).
 bench_workspace() {
-  WORK=$(mktemp -d ${1:+"$1"})
+  WORK=$(mktemp -d)
   SIM_PID=
   trap bench_cleanup EXIT
   "$BIN" cert make-dev --out "$WORK/certs" --topic com.example.bench > /dev/null
