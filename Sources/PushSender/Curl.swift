@@ -463,12 +463,20 @@ final class EasyHandle {
 
     fileprivate func appendHeader(_ line: UnsafeBufferPointer<UInt8>) {
         if let v = Self.value(of: "apns-id:", in: line) {
-            // APNs echoes the request's id: keep the request's string rather than allocating a copy.
-            apnsId = requestId.utf8.elementsEqual(v) ? requestId : String(decoding: v, as: UTF8.self)
+            // APNs echoes the request's id: keep the request's string rather than allocating a copy. Compared as
+            // bytes (memcmp): the generic `utf8.elementsEqual` cost ~1,900 instructions per answer (callgrind).
+            apnsId = Self.bytesEqual(&requestId, v) ? requestId : String(decoding: v, as: UTF8.self)
         } else if let v = Self.value(of: "apns-unique-id:", in: line) {
             uniqueId = String(decoding: v, as: UTF8.self)
         } else if let v = Self.value(of: "retry-after:", in: line) {
             retryAfter = RetryAfter.parse(v)
+        }
+    }
+
+    /// Whether `string`'s UTF-8 is `bytes` (`string` is native: `withUTF8` does not copy it).
+    private static func bytesEqual(_ string: inout String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        string.withUTF8 { s in
+            s.count == bytes.count && (s.count == 0 || memcmp(s.baseAddress!, bytes.baseAddress!, s.count) == 0)
         }
     }
 
