@@ -8,16 +8,11 @@ extension APNsID {
 
     /// A version-4-shaped UUID from two FNV-1a-style hashes of `a`, a separator and `b`.
     static func hashed(_ a: String, _ b: String) -> String {
-        var first: UInt64 = 0xcbf2_9ce4_8422_2325
-        var second: UInt64 = 0x8422_2325_cbf2_9ce4
-        func mix(_ byte: UInt8) {
-            first = (first ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-            second = (second ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-            second = second &+ (second >> 29)
-        }
-        for byte in a.utf8 { mix(byte) }
-        mix(0)
-        for byte in b.utf8 { mix(byte) }
+        var h = TwoFNV()
+        h.mix(a)
+        h.mix(0)
+        h.mix(b)
+        let (first, second) = (h.first, h.second)
         // 16 bytes on the stack: a broadcast derives one id per device, so this allocates only the string.
         var bytes: (UInt64, UInt64) = (first.bigEndian, second.bigEndian)
         return withUnsafeMutableBytes(of: &bytes) { raw in
@@ -25,6 +20,26 @@ extension APNsID {
             raw[8] = (raw[8] & 0x3f) | 0x80
             return format(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: 16))
         }
+    }
+}
+
+/// The two hashes ``APNsID/hashed(_:_:)`` runs side by side. The strings are read as contiguous UTF-8 (`withUTF8`, no copy
+/// for a native string): iterating `String.utf8` cost more than the hashing, ~3,000 instructions per device of a
+/// broadcast (callgrind). The bytes hashed, and so every derived id, are unchanged: a resumed broadcast must send
+/// the ids it sent before.
+private struct TwoFNV {
+    var first: UInt64 = 0xcbf2_9ce4_8422_2325
+    var second: UInt64 = 0x8422_2325_cbf2_9ce4
+
+    @inline(__always) mutating func mix(_ byte: UInt8) {
+        first = (first ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        second = (second ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        second = second &+ (second >> 29)
+    }
+
+    mutating func mix(_ string: String) {
+        var string = string
+        string.withUTF8 { for byte in $0 { mix(byte) } }
     }
 }
 

@@ -131,6 +131,8 @@ import Testing
         let a = try DeviceToken(parsing: String(repeating: "ab", count: 32))
         #expect(APNsID.derived(broadcast: "digest-2026-11-22", token: a) == "b4c344e3-7168-4cae-8ef2-d7756a9aaf38")
         #expect(APNsID.collapseId(forJob: String(repeating: "x", count: 70)) == "5b5b7e9d-0f6a-4ac4-b929-b3498acf09cf")
+        // A broadcast id outside ASCII: its UTF-8 bytes are what is hashed.
+        #expect(APNsID.derived(broadcast: "Ünïcode-bröadcast", token: a) == "996dfa41-c017-40af-b975-dd63da37d017")
     }
 
     @Test func derivedIdsAreStableUniqueAndValid() throws {
