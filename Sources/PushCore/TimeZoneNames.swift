@@ -25,12 +25,27 @@ public struct TimeZoneNames: Sendable, Equatable {
     /// and comments).
     public init(tzdataZi text: some StringProtocol) {
         var zones: Set<String> = [], links: [String: String] = [:]
-        for line in text.split(separator: "\n") {
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            if fields.count >= 2, fields[0] == "Z" {
-                zones.insert(String(fields[1]))
-            } else if fields.count >= 3, fields[0] == "L" {
-                links[String(fields[2])] = String(fields[1])
+        // Read as bytes, and only `Z` and `L` lines are split into fields: the rule lines, most of the file, are passed
+        // over by their first bytes. Splitting every line as a String cost ~180 million instructions (callgrind), 12 ms of
+        // CPU at every start of pushctl, which reads this file whenever it loads a configuration (`pushctl jobs list`:
+        // 26.5 ms before, 13.9 ms after, perf stat -r 10).
+        var text = String(text)
+        text.withUTF8 { bytes in
+            let space = UInt8(ascii: " "), newline = UInt8(ascii: "\n")
+            var start = 0
+            while start < bytes.count {
+                let end = bytes[start...].firstIndex(of: newline) ?? bytes.count
+                var first = start
+                while first < end, bytes[first] == space { first += 1 }
+                if end - first > 2, bytes[first + 1] == space, bytes[first] == UInt8(ascii: "Z") || bytes[first] == UInt8(ascii: "L") {
+                    let fields = bytes[first..<end].split(separator: space).map { String(decoding: $0, as: UTF8.self) }
+                    if fields.count >= 2, fields[0] == "Z" {
+                        zones.insert(fields[1])
+                    } else if fields.count >= 3, fields[0] == "L" {
+                        links[fields[2]] = fields[1]
+                    }
+                }
+                start = end + 1
             }
         }
         self.init(zones: zones, links: links)

@@ -94,6 +94,32 @@ import Testing
         #expect(try InstallationRules.timeZone("Asia/Calcutta", zones: names) == "Asia/Kolkata")
         #expect(try InstallationRules.timeZone("UTC", zones: names) == "Etc/UTC")
         #expect(try InstallationRules.timeZone("Etc/UTC", zones: names) == "Etc/UTC")
+        // The parser reads every zone and link the line-by-line reading above finds, and nothing else.
+        #expect(names.zones == zones)
+        #expect(names.links.count == Set(links.map(\.name)).count)
+    }
+
+    /// Only `Z` and `L` lines name anything: a rule line, a comment, a field that merely starts with Z or L, a line
+    /// without its name, or one with the wrong field count is passed over.
+    @Test func onlyZoneAndLinkLinesOfTzdataNameZones() {
+        let text = """
+            # version test
+            R d 1916 o - Jun 14 23s 1 S
+            Z Europe/Paris 0:9:21 - LMT 1891 Mar 16
+            Zx Not/AZone 0 - X
+            L Europe/Paris Europe/Monaco
+            L Europe/Monaco Europe/Old
+            Lx Europe/Paris Not/ALink
+            L Europe/Paris
+            Z
+            Z   
+              Z Indented/Zone 1 - X
+
+            Z Last/Line 0 - Y
+            """
+        let names = TimeZoneNames(tzdataZi: text)
+        #expect(names.zones == ["Europe/Paris", "Indented/Zone", "Last/Line"])
+        #expect(names.links == ["Europe/Monaco": "Europe/Paris", "Europe/Old": "Europe/Paris"])
     }
 
     @Test func localesAreStoredInCanonicalCase() throws {
