@@ -123,6 +123,31 @@ import TestSupport
         #expect(try w.claim("o3") == nil)
     }
 
+    /// A broadcast to one environment is cut among that environment's devices only: the other environment's tokens,
+    /// interleaved with them in key order, count toward no shard.
+    @Test(arguments: Backend.allCases) func anEnvironmentsBroadcastIsCutAmongItsOwnDevices(_ backend: Backend) throws {
+        let w = try World(backend, devices: 0)
+        let tokens = (0..<30).map { testToken(100 + $0) }.sorted()
+        let requests = tokens.enumerated().map { i, token in
+            RegistrationRequest(app: "a", token: token, environment: i % 2 == 0 ? .development : .production)
+        }
+        for r in w.registry.registerBatch(requests) { _ = try r.get() }
+        try w.registry.createBroadcast(BroadcastRecord(
+            id: "dev", app: "a", payload: Array(#"{"aps":{"alert":"x"}}"#.utf8), pushType: .alert, priority: .immediate,
+            environment: .development), tokens: nil)
+        let record = try w.store.startBroadcast(id: "dev", shardSize: 5, newRound: true)
+        #expect(record.total == 15)
+        var seen: [DeviceToken] = []
+        var sizes: [Int] = []
+        for shard in try w.store.shards(id: "dev") {
+            let targets = try w.store.targets(of: record, after: shard.lo, through: shard.hi, limit: 100).map(\.token)
+            seen += targets
+            sizes.append(targets.count)
+        }
+        #expect(sizes == [5, 5, 5])
+        #expect(seen == tokens.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
+    }
+
     @Test(arguments: Backend.allCases) func shardsSplitTheKeySpaceAndEachIsClaimedByOneWorker(_ backend: Backend) throws {
         let w = try World(backend, devices: 50, shardSize: 10)
         let record = try #require(try w.store.broadcast(id: "b"))
@@ -138,10 +163,15 @@ import TestSupport
         #expect(try w.claim("o6") == nil)
         // Their targets partition the devices: every device in exactly one shard.
         var seen: [DeviceToken] = []
+        var sizes: [Int] = []
         for shard in claimed.sorted(by: { $0.index < $1.index }) {
-            seen += try w.store.targets(of: record, after: shard.lo, through: shard.hi, limit: 1000).map(\.token)
+            let targets = try w.store.targets(of: record, after: shard.lo, through: shard.hi, limit: 1000).map(\.token)
+            seen += targets
+            sizes.append(targets.count)
         }
         #expect(seen == w.tokens)
+        // Cut every shardSize-th token: shards of equal size.
+        #expect(sizes == [10, 10, 10, 10, 10])
         // Finishing all but one leaves the broadcast running; the last completes it.
         for shard in claimed.dropLast() {
             #expect(try w.store.finishShard(id: "b", index: shard.index, fence: shard.fence, end: .finished) == .running)

@@ -67,6 +67,9 @@ extension SQLiteRegistry {
     /// at most 65,535 cuts.
     static func shardCuts(of record: BroadcastRecord, total: Int, size: Int, in db: Connection) throws(StoreError) -> [String] {
         guard let size = BroadcastStart.cutEvery(total: Int64(total), shardSize: size) else { return [] }
+        if !record.needsAudienceQuery, !record.explicitTokens, record.channel == nil {
+            return try plainShardCuts(app: record.app, environment: record.environment, total: Int64(total), every: size, in: db)
+        }
         let targeted: String
         var audienceValues: [SQLValue] = []
         if record.needsAudienceQuery {
@@ -95,6 +98,35 @@ extension SQLiteRegistry {
         try bind(audienceValues, to: select, from: 7)
         var cuts: [String] = []
         while try select.step() { cuts.append(select.text(0)) }
+        return cuts
+    }
+
+    /// ``shardCuts(of:total:size:in:)`` for every device of an app (or of one environment): each cut is found from the
+    /// previous one along the `(app, token)` key, skipping `every` rows (tokens are unique per app). The numbering
+    /// query the other audiences use cost ~6,500 instructions per device on a 60,000-device broadcast (callgrind;
+    /// 34 ms against 1–4 ms for this, sqlite3 on the same registry).
+    private static func plainShardCuts(
+        app: String, environment: APNsEnvironment?, total: Int64, every size: Int64, in db: Connection
+    ) throws(StoreError) -> [String] {
+        let select = try db.statement("""
+            SELECT token FROM devices WHERE app = ?1 AND (?2 IS NULL OR environment = ?2) AND token > ?3
+            ORDER BY token LIMIT 1 OFFSET ?4
+            """)
+        defer { select.reset() }
+        var cuts: [String] = []
+        var last = ""
+        var rank = size
+        while rank < total {
+            try select.bind(1, app)
+            try select.bind(2, environment?.rawValue)
+            try select.bind(3, last)
+            try select.bind(4, size - 1)
+            guard try select.step() else { break }
+            last = select.text(0)
+            select.reset()
+            cuts.append(last)
+            rank += size
+        }
         return cuts
     }
 
