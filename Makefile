@@ -169,13 +169,15 @@ deb: release
 dist: deb
 	bash packaging/build.sh dist $(RELEASE) $(PACKAGES)
 
-## bench-deps: load generators, the third-party APNs client and a C compiler (bench/curl_ceiling.c) used by the benchmarks.
+## bench-deps: load generators, the third-party APNs client, a C compiler (bench/curl_ceiling.c) and valgrind
+## (bench/instructions.sh) used by the benchmarks.
 bench-deps: deps
 	@command -v h2load >/dev/null 2>&1 && command -v wrk >/dev/null 2>&1 && command -v sqlite3 >/dev/null 2>&1 || \
 	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nghttp2-client wrk sqlite3 >/dev/null; }
 	@python3 -c 'import aioapns' 2>/dev/null || python3 -m pip install -q aioapns
 	@[ -x /usr/bin/time ] || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
 	@command -v cc >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >/dev/null; }
+	@command -v valgrind >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null; }
 
 ## bench: release-build benchmarks; each bench/bench_*.sh replaces its section of bench/RESULTS.md.
 bench: release bench-deps

@@ -19,10 +19,8 @@ ROWS=${ROWS:-"c2w1000 c4w500"}
 REPEAT=${REPEAT:-3}
 . bench/lib.sh
 bench_workspace
-cc -O2 -o "$WORK/curl_ceiling" bench/curl_ceiling.c -lcurl
-python3 -c 'import os, sys
-with open(sys.argv[1], "w") as f:
-    for _ in range(int(sys.argv[2])): f.write(os.urandom(32).hex() + "\n")' "$WORK/tokens.txt" "$N"
+build_curl_ceiling
+random_tokens "$WORK/tokens.txt" "$N"
 
 config() {  # config ROW: c<connections>w<window>
   local c=${1#c}; c=${c%w*}

@@ -12,6 +12,16 @@ bench_workspace() {
 }
 bench_cleanup() { [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null || true; rm -rf "$WORK"; }
 
+# Writes N random 32-byte APNs tokens, one hex line each, to FILE. Usage: random_tokens FILE N
+random_tokens() {
+  python3 -c 'import os, sys
+with open(sys.argv[1], "w") as f:
+    for _ in range(int(sys.argv[2])): f.write(os.urandom(32).hex() + "\n")' "$1" "$2"
+}
+
+# Builds bench/curl_ceiling.c (bare libcurl) as WORK/curl_ceiling.
+build_curl_ceiling() { cc -O2 -o "$WORK/curl_ceiling" bench/curl_ceiling.c -lcurl; }
+
 # Starts `pushctl simulator` with the given flags on a free port; sets SIM_PID and PORT.
 start_simulator() {
   # Emptied here, not only by the background job's redirection: that one may run after the first read below,
