@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Synchronization
 
 /// Token-mode credentials: an ES256 JWT signed with a .p8 key, as APNs expects (`{"alg":"ES256","kid":keyId}`,
 /// `{"iss":teamId,"iat":now}`).
@@ -15,7 +16,7 @@ import Foundation
 ///
 /// Create one instance per key and share it between all senders: the limits are per instance.
 /// Thread-safe; the clock is injected.
-public final class TokenCredentials: CredentialProvider, @unchecked Sendable {
+public final class TokenCredentials: CredentialProvider, Sendable {
     /// Age after which the cached token is replaced: 50 minutes.
     public static let refreshAge: TimeInterval = 50 * 60
     /// Minimum time between two tokens of the same key: 20 minutes.
@@ -25,14 +26,19 @@ public final class TokenCredentials: CredentialProvider, @unchecked Sendable {
     public let keyId: String
     /// The team id (`iss`).
     public let teamId: String
-    private let key: P256.Signing.PrivateKey
+    /// Immutable and used only inside `state.withLock` (swift-crypto's key types are not marked Sendable on Linux).
+    private nonisolated(unsafe) let key: P256.Signing.PrivateKey
     private let now: @Sendable () -> Date
 
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var current: (header: String, issuedAt: Date)?
-    private var refreshRequested = false
-    private var generated = 0
+    /// The cached token and what decides its replacement; signing a new one happens under the same lock, so
+    /// concurrent callers get one new token, not one each.
+    private struct State {
+        var current: (header: String, issuedAt: Date)?
+        var refreshRequested = false
+        var generated = 0
+    }
+
+    private let state = Mutex(State())
 
     /// Creates credentials from the PEM text of a .p8 (PKCS#8 `BEGIN PRIVATE KEY`, P-256).
     public init(p8PEM: String, keyId: String, teamId: String, now: @escaping @Sendable () -> Date = { Date() })
@@ -71,38 +77,34 @@ public final class TokenCredentials: CredentialProvider, @unchecked Sendable {
     public var tlsIdentity: TLSIdentity? { nil }
 
     /// How many tokens this instance has signed (for logs, health and tests).
-    public var tokensGenerated: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return generated
-    }
+    public var tokensGenerated: Int { state.withLock { $0.generated } }
 
     /// `bearer <JWT>`: the cached token, or a new one when it is due (see the type's rules).
     public func authorizationHeader() throws -> String? {
-        lock.lock()
-        defer { lock.unlock() }
-        let time = now()
-        if let current {
-            // A clock that went backwards counts as age 0: keep the token.
-            let age = max(0, time.timeIntervalSince(current.issuedAt))
-            let due = age >= Self.refreshAge || (refreshRequested && age >= Self.minimumRegenerationAge)
-            if !due { return current.header }
+        try state.withLock { (s) throws(CredentialError) -> String in
+            let time = now()
+            if let current = s.current {
+                // A clock that went backwards counts as age 0: keep the token.
+                let age = max(0, time.timeIntervalSince(current.issuedAt))
+                let due = age >= Self.refreshAge || (s.refreshRequested && age >= Self.minimumRegenerationAge)
+                if !due { return current.header }
+            }
+            let header = "bearer " + (try makeJWT(issuedAt: time))
+            s.current = (header, time)
+            s.refreshRequested = false
+            s.generated += 1
+            return header
         }
-        let header = "bearer " + (try makeJWT(issuedAt: time))
-        current = (header, time)
-        refreshRequested = false
-        generated += 1
-        return header
     }
 
     /// APNs answered 403 ExpiredProviderToken for `header`: refresh on the next call if `header` is the current
     /// token and at least 20 minutes old; otherwise keep it (see the type's rules).
     public func providerTokenExpired(_ header: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let current, current.header == header else { return }
-        if now().timeIntervalSince(current.issuedAt) >= Self.minimumRegenerationAge {
-            refreshRequested = true
+        state.withLock { s in
+            guard let current = s.current, current.header == header else { return }
+            if now().timeIntervalSince(current.issuedAt) >= Self.minimumRegenerationAge {
+                s.refreshRequested = true
+            }
         }
     }
 
