@@ -55,8 +55,8 @@ extension Sender {
         }
         let (decision, change, released, discarded, reconnected) = shared.withLock {
             s -> (PruneDecision, PruningBreaker.Change?, [TransferJob], Int, [TransferJob]) in
-            guard s.endpoints[target] != nil else { return (.none, nil, [], 0, []) }
-            let recorded = record(&s.endpoints[target]!)
+            guard let index = s.endpoints.index(forKey: target) else { return (.none, nil, [], 0, []) }
+            let recorded = record(&s.endpoints.values[index])
             if recorded.1 == .tripped { s.summary.breakerTripped.append(target.description) }
             return recorded
         }
