@@ -63,8 +63,9 @@ extension SQLiteRegistry {
         }
     }
 
-    /// Every `size`-th targeted token in key order (the last token of each shard but the last), in one scan;
-    /// at most 65,535 cuts.
+    /// Every `size`-th targeted token in key order (the last token of each shard but the last); at most 65,535 cuts.
+    /// An app's (or an environment's) devices are cut along their key (``plainShardCuts``); the other audiences are
+    /// numbered in one scan.
     static func shardCuts(of record: BroadcastRecord, total: Int, size: Int, in db: Connection) throws(StoreError) -> [String] {
         guard let size = BroadcastStart.cutEvery(total: Int64(total), shardSize: size) else { return [] }
         if !record.needsAudienceQuery, !record.explicitTokens, record.channel == nil {
@@ -76,13 +77,12 @@ extension SQLiteRegistry {
             (targeted, audienceValues) = targetedTokens(of: record, firstIndex: 7)
         } else if record.explicitTokens {
             targeted = "SELECT token FROM broadcast_tokens WHERE broadcast_id = ?1"
-        } else if record.channel != nil {
+        } else {
+            // A channel's devices (every other case returned above).
             targeted = """
                 SELECT c.token AS token FROM device_channels c JOIN devices d ON d.id = c.device_id
                 WHERE c.app = ?2 AND c.channel = ?3 AND (?4 IS NULL OR d.environment = ?4)
                 """
-        } else {
-            targeted = "SELECT token FROM devices WHERE app = ?2 AND (?4 IS NULL OR environment = ?4)"
         }
         let select = try db.statement("""
             SELECT token FROM (SELECT token, row_number() OVER (ORDER BY token) AS rn FROM (\(targeted)))
