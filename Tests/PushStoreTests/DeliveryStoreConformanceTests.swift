@@ -148,6 +148,30 @@ import TestSupport
         #expect(seen == tokens.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
     }
 
+    /// A channel's broadcast is cut among the channel's devices: the app's other devices count toward no shard.
+    @Test(arguments: Backend.allCases) func aChannelsBroadcastIsCutAmongItsOwnDevices(_ backend: Backend) throws {
+        let w = try World(backend, devices: 0)
+        let tokens = (0..<30).map { testToken(200 + $0) }.sorted()
+        let requests = tokens.enumerated().map { i, token in
+            RegistrationRequest(app: "a", token: token, channels: i % 3 == 0 ? ["sports"] : ["news"], environment: .production)
+        }
+        for r in w.registry.registerBatch(requests) { _ = try r.get() }
+        try w.registry.createBroadcast(BroadcastRecord(
+            id: "news", app: "a", payload: Array(#"{"aps":{"alert":"x"}}"#.utf8), pushType: .alert, priority: .immediate,
+            channel: "news"), tokens: nil)
+        let record = try w.store.startBroadcast(id: "news", shardSize: 5, newRound: true)
+        #expect(record.total == 20)
+        var seen: [DeviceToken] = []
+        var sizes: [Int] = []
+        for shard in try w.store.shards(id: "news") {
+            let targets = try w.store.targets(of: record, after: shard.lo, through: shard.hi, limit: 100).map(\.token)
+            seen += targets
+            sizes.append(targets.count)
+        }
+        #expect(sizes == [5, 5, 5, 5])
+        #expect(seen == tokens.enumerated().filter { $0.offset % 3 != 0 }.map(\.element))
+    }
+
     @Test(arguments: Backend.allCases) func shardsSplitTheKeySpaceAndEachIsClaimedByOneWorker(_ backend: Backend) throws {
         let w = try World(backend, devices: 50, shardSize: 10)
         let record = try #require(try w.store.broadcast(id: "b"))
