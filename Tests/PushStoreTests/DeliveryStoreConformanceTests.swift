@@ -29,6 +29,24 @@ import TestSupport
             _ = try store.startBroadcast(id: "b", shardSize: shardSize, newRound: true)
         }
 
+        /// Registers `requests`, starts `record` in shards of 5 (expecting `total` targeted devices) and returns each
+        /// shard's target count and all targets in shard order.
+        func cutBroadcast(
+            _ requests: [RegistrationRequest], _ record: BroadcastRecord, total: Int
+        ) throws -> (sizes: [Int], targets: [DeviceToken]) {
+            for r in registry.registerBatch(requests) { _ = try r.get() }
+            try registry.createBroadcast(record, tokens: nil)
+            let started = try store.startBroadcast(id: record.id, shardSize: 5, newRound: true)
+            #expect(started.total == total)
+            var sizes: [Int] = [], all: [DeviceToken] = []
+            for shard in try store.shards(id: record.id) {
+                let targets = try store.targets(of: started, after: shard.lo, through: shard.hi, limit: 100).map(\.token)
+                all += targets
+                sizes.append(targets.count)
+            }
+            return (sizes, all)
+        }
+
         func claim(_ owner: String = "o1", ttlMs: Int64 = 30_000) throws -> BroadcastShard? {
             try store.claimShard(broadcastId: "b", apps: nil, owner: owner, ttlMs: ttlMs, ownerIsDead: { _ in false })
         }
@@ -131,19 +149,9 @@ import TestSupport
         let requests = tokens.enumerated().map { i, token in
             RegistrationRequest(app: "a", token: token, environment: i % 2 == 0 ? .development : .production)
         }
-        for r in w.registry.registerBatch(requests) { _ = try r.get() }
-        try w.registry.createBroadcast(BroadcastRecord(
+        let (sizes, seen) = try w.cutBroadcast(requests, BroadcastRecord(
             id: "dev", app: "a", payload: Array(#"{"aps":{"alert":"x"}}"#.utf8), pushType: .alert, priority: .immediate,
-            environment: .development), tokens: nil)
-        let record = try w.store.startBroadcast(id: "dev", shardSize: 5, newRound: true)
-        #expect(record.total == 15)
-        var seen: [DeviceToken] = []
-        var sizes: [Int] = []
-        for shard in try w.store.shards(id: "dev") {
-            let targets = try w.store.targets(of: record, after: shard.lo, through: shard.hi, limit: 100).map(\.token)
-            seen += targets
-            sizes.append(targets.count)
-        }
+            environment: .development), total: 15)
         #expect(sizes == [5, 5, 5])
         #expect(seen == tokens.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
     }
@@ -155,19 +163,9 @@ import TestSupport
         let requests = tokens.enumerated().map { i, token in
             RegistrationRequest(app: "a", token: token, channels: i % 3 == 0 ? ["sports"] : ["news"], environment: .production)
         }
-        for r in w.registry.registerBatch(requests) { _ = try r.get() }
-        try w.registry.createBroadcast(BroadcastRecord(
+        let (sizes, seen) = try w.cutBroadcast(requests, BroadcastRecord(
             id: "news", app: "a", payload: Array(#"{"aps":{"alert":"x"}}"#.utf8), pushType: .alert, priority: .immediate,
-            channel: "news"), tokens: nil)
-        let record = try w.store.startBroadcast(id: "news", shardSize: 5, newRound: true)
-        #expect(record.total == 20)
-        var seen: [DeviceToken] = []
-        var sizes: [Int] = []
-        for shard in try w.store.shards(id: "news") {
-            let targets = try w.store.targets(of: record, after: shard.lo, through: shard.hi, limit: 100).map(\.token)
-            seen += targets
-            sizes.append(targets.count)
-        }
+            channel: "news"), total: 20)
         #expect(sizes == [5, 5, 5, 5])
         #expect(seen == tokens.enumerated().filter { $0.offset % 3 != 0 }.map(\.element))
     }
