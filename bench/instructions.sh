@@ -8,7 +8,8 @@
 # N (default 60000) devices on SQLite; WINDOW (default 500). With two builds both are counted against the same
 # registry. Runs take ~3 min each (callgrind is ~50× slower). valgrind cannot read the DWARF of a Swift binary
 # ("Possibly corrupted debuginfo file"): each build is counted from a copy with its debug sections stripped (its
-# symbols stay). Prints a Markdown table; writes nothing into bench/RESULTS.md.
+# symbols stay). Prints a Markdown table; writes nothing into bench/RESULTS.md. KEEP=DIR keeps the callgrind
+# outputs (cg.pushctl-1, cg.curl, ...) in DIR, for callgrind_annotate by function.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: bench/instructions.sh PUSHCTL [PUSHCTL2]" >&2; exit 2; }
@@ -58,6 +59,7 @@ done
 count curl "$WORK/curl_ceiling" --socket-action "https://localhost:$PORT" "$CERTS" "$N" "$WINDOW" $(( WINDOW / 5 )) \
   instructions-curl 1
 stop_simulator
+[ -z "${KEEP:-}" ] || { mkdir -p "$KEEP"; cp "$WORK"/cg.* "$KEEP"/; }
 python3 - "$WORK/counts" "$N" "${BUILDS[@]}" <<'PY'
 import collections, os, sys
 n, builds = int(sys.argv[2]), sys.argv[3:]
