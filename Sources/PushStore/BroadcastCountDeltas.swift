@@ -38,13 +38,15 @@ struct BroadcastCountDeltas: Equatable {
             settled += accepted.count
         }
         var after = before
-        for o in batch.outcomes {
-            let hex = o.token.hex
+        // By index, reading the fields used: `for o in` copied each outcome (its strings retained and released).
+        for i in batch.outcomes.indices {
+            let hex = batch.outcomes[i].token.hex
             if let old = after[hex] { remove(old) }
-            if o.kind == .accepted {
+            if batch.outcomes[i].kind == .accepted {
                 after[hex] = nil
                 continue
             }
+            let o = batch.outcomes[i]
             let row = OutcomeRow(
                 kind: o.kind, status: o.status, reason: o.reason, attempts: o.attempts,
                 possiblyDuplicated: o.possiblyDuplicated, pruned: o.kind == .tokenDead && pruned.contains(o.token))
@@ -94,14 +96,15 @@ extension OutcomeBatch {
     var tokensToLookUp: [String] {
         guard job != nil else { return [] }
         var tokens = Set<String>()
-        for o in outcomes where o.kind != .accepted || o.mayHaveRow { tokens.insert(o.token.hex) }
+        for i in outcomes.indices where outcomes[i].kind != .accepted || outcomes[i].mayHaveRow { tokens.insert(outcomes[i].token.hex) }
         for t in releasedPrunes { tokens.insert(t.hex) }
         return tokens.sorted()
     }
 
     /// The outcomes that leave a row, the last one per token (a token answered twice in a batch keeps its last).
+    /// This and the other per-outcome scans of a commit go by index: iterating the outcomes copied each one.
     var rowOutcomes: [DeliveryOutcome] {
-        guard job != nil, outcomes.contains(where: { $0.kind != .accepted }) else { return [] }
+        guard job != nil, outcomes.indices.contains(where: { outcomes[$0].kind != .accepted }) else { return [] }
         var last: [DeviceToken: Int] = [:]
         for (i, o) in outcomes.enumerated() { last[o.token] = i }
         return outcomes.enumerated().filter { last[$0.element.token] == $0.offset && $0.element.kind != .accepted }.map(\.element)
@@ -109,7 +112,8 @@ extension OutcomeBatch {
 
     /// The accepted outcomes whose row (if any) goes: the last outcome of their token is accepted and it may have one.
     var rowsRemoved: [DeviceToken] {
-        guard job != nil, outcomes.contains(where: { $0.kind == .accepted && $0.mayHaveRow }) else { return [] }
+        guard job != nil, outcomes.indices.contains(where: { outcomes[$0].kind == .accepted && outcomes[$0].mayHaveRow })
+        else { return [] }
         var last: [DeviceToken: DeliveryOutcome] = [:]
         for o in outcomes { last[o.token] = o }
         return outcomes.filter { $0.kind == .accepted && $0.mayHaveRow && last[$0.token] == $0 }.map(\.token)

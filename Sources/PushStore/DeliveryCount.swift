@@ -40,7 +40,9 @@ public struct DeliveryCount: Sendable, Equatable {
     /// Every outcome of `app` but the pending ones (nothing was answered) summed by counter key: what the delivery
     /// counters count, whatever the delivery log keeps.
     static func tally(app: String, _ outcomes: [DeliveryOutcome]) -> Tally {
-        tally(outcomes.lazy.filter { $0.kind != .pending }.map { (app, $0.status, $0.reason, $0.attempts) })
+        tally(outcomes.indices.lazy.filter { outcomes[$0].kind != .pending }.map {
+            (app, outcomes[$0].status, outcomes[$0].reason, outcomes[$0].attempts)
+        })
     }
 
     private static func tally<S: Sequence>(_ items: S) -> Tally where S.Element == (String, Int, String?, Int) {

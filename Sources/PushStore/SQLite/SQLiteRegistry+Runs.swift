@@ -159,10 +159,11 @@ extension SQLiteRegistry {
         let now = nowMs()
         return try write { (db) throws(StoreError) -> CommitReceipt in
             var receipt = CommitReceipt()
-            for o in batch.outcomes {
-                guard let prune = o.prune, o.kind == .tokenDead, PruneGate.prunes(prune) else { continue }
-                let outcome = try Self.prune(app: batch.app, token: o.token, prune, now: now, in: db)
-                if outcome == .deleted { receipt.pruned.insert(o.token) }
+            for i in batch.outcomes.indices {
+                guard batch.outcomes[i].kind == .tokenDead, let prune = batch.outcomes[i].prune, PruneGate.prunes(prune) else { continue }
+                let token = batch.outcomes[i].token
+                let outcome = try Self.prune(app: batch.app, token: token, prune, now: now, in: db)
+                if outcome == .deleted { receipt.pruned.insert(token) }
             }
             for token in batch.releasedPrunes {
                 let outcome = try Self.prune(app: batch.app, token: token, PruneRequest(reason: .badDeviceToken), now: now, in: db)
@@ -179,7 +180,8 @@ extension SQLiteRegistry {
             var deliveries: [DeliveryRecord] = []
             var accepted: [DeviceToken] = []
             var lastAcceptedMs: Int64 = 0
-            for o in batch.outcomes where batch.logs(o.kind) {
+            for i in batch.outcomes.indices where batch.logs(batch.outcomes[i].kind) {
+                let o = batch.outcomes[i]
                 if let record = o.logRecord(app: batch.app, broadcastId: batch.job?.id) { deliveries.append(record) }
                 if o.kind == .accepted {
                     accepted.append(o.token)
