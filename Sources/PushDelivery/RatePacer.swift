@@ -26,16 +26,23 @@ final class RatePacer {
         self.sleeper = sleeper
     }
 
-    /// Returns when the next device may be sent.
-    func admit() async throws(DeliveryStoreError) {
+    /// Admits the next device if it needs no look at the store (reserved already, or the broadcast had no rate):
+    /// the feed tries this before the `async` ``admit()``, whose call costs a task frame per device.
+    func tryAdmit() -> Bool {
         if granted > 0 {
             granted -= 1
-            return
+            return true
         }
         if unpaced > 0 {
             unpaced -= 1
-            return
+            return true
         }
+        return false
+    }
+
+    /// Returns when the next device may be sent.
+    func admit() async throws(DeliveryStoreError) {
+        if tryAdmit() { return }
         let (id, count) = (id, chunk)
         let reservation = try await access.run("reserving notifications under the broadcast's rate") { store throws(DeliveryStoreError) in
             try store.reserveSends(id: id, count: count)

@@ -75,7 +75,7 @@ final class TargetFeed {
             try await loadPage()
         }
         // The broadcast's rate (`--rate`), shared with every process working on it.
-        try await pacer.admit()
+        if !pacer.tryAdmit() { try await pacer.admit() }
         let next = page[index]
         let hex = next.target.token.hex
         if hex > markedThrough, let pending = markWrite {

@@ -40,6 +40,11 @@ package final class BatchWindow: Sendable {
         }
     }
 
+    /// Takes one slot if the window has one, without suspending: the delivery engine's loop tries this first, as
+    /// calling the `async` ``acquire()`` costs a task frame and an executor check per device even when it does
+    /// not wait.
+    package func tryAcquire() -> Bool { tryTake() }
+
     private func tryTake() -> Bool {
         state.withLock { s in
             guard s.inFlight < limit || s.open else { return false }
@@ -56,16 +61,12 @@ package final class BatchWindow: Sendable {
         guard count > 0 else { return }
         let (wake, drained) = state.withLock { s -> (CheckedContinuation<Void, Never>?, CheckedContinuation<Void, Never>?) in
             s.inFlight -= count
+            // The counts first: a waiting producer is copied out only when it is woken (a release per device found
+            // it waiting, and copied it, most of the time).
             var wake: CheckedContinuation<Void, Never>?
-            if let p = s.producer, s.inFlight <= resumeBelow {
-                wake = p
-                s.producer = nil
-            }
+            if s.inFlight <= resumeBelow, s.producer != nil { swap(&wake, &s.producer) }
             var drained: CheckedContinuation<Void, Never>?
-            if s.inFlight == 0, let d = s.drainer {
-                drained = d
-                s.drainer = nil
-            }
+            if s.inFlight == 0, s.drainer != nil { swap(&drained, &s.drainer) }
             return (wake, drained)
         }
         wake?.resume()

@@ -31,8 +31,13 @@ public struct SendItem: Sendable {
 
     /// The item for `request` to the device `target`: its environment, service and service address (subscription
     /// or FCM token) as the registry gave them.
+    /// Set field by field: delegating to the other initializer and then setting `fcmToken` copied the whole item
+    /// twice per device of a broadcast (callgrind).
     public init(_ request: NotificationRequest, target: DeliveryTarget) {
-        self.init(request, environment: target.environment, webPush: target.webPush, service: target.service)
+        self.request = request
+        environment = target.environment
+        webPush = target.webPush
         fcmToken = target.fcmToken
+        service = target.service
     }
 }
