@@ -6,12 +6,38 @@ extension APNsID {
         hashed(broadcast, token.hex)
     }
 
+    /// ``derived(broadcast:token:)`` for the devices of one broadcast: the broadcast id's part of the hashes is
+    /// taken once, not once per device.
+    public struct Derivation: Sendable {
+        private let start: TwoFNV
+
+        /// The derivation of broadcast `broadcast`'s ids.
+        public init(broadcast: String) {
+            var h = TwoFNV()
+            h.mix(broadcast)
+            h.mix(0)
+            start = h
+        }
+
+        /// The id of `token` in this broadcast: exactly ``APNsID/derived(broadcast:token:)``.
+        public func id(for token: DeviceToken) -> String {
+            var h = start
+            h.mix(token.hex)
+            return APNsID.uuid(h)
+        }
+    }
+
     /// A version-4-shaped UUID from two FNV-1a-style hashes of `a`, a separator and `b`.
     static func hashed(_ a: String, _ b: String) -> String {
         var h = TwoFNV()
         h.mix(a)
         h.mix(0)
         h.mix(b)
+        return uuid(h)
+    }
+
+    /// The UUID form of the hashes `h`.
+    fileprivate static func uuid(_ h: TwoFNV) -> String {
         let (first, second) = (h.first, h.second)
         // 16 bytes on the stack: a broadcast derives one id per device, so this allocates only the string.
         var bytes: (UInt64, UInt64) = (first.bigEndian, second.bigEndian)
@@ -27,7 +53,7 @@ extension APNsID {
 /// for a native string): iterating `String.utf8` cost more than the hashing, ~3,000 instructions per device of a
 /// broadcast (callgrind). The bytes hashed, and so every derived id, are unchanged: a resumed broadcast must send
 /// the ids it sent before.
-private struct TwoFNV {
+fileprivate struct TwoFNV: Sendable {
     var first: UInt64 = 0xcbf2_9ce4_8422_2325
     var second: UInt64 = 0x8422_2325_cbf2_9ce4
 

@@ -67,12 +67,6 @@ public struct BroadcastRecord: Sendable, Equatable {
         self.finishedMs = finishedMs
     }
 
-    /// The payload a device of `locale` gets: its locale's variant (per-locale text), else the job's payload.
-    public func payload(forLocale locale: String?) -> [UInt8] {
-        guard let targeting else { return payload }
-        return targeting.payload(forLocale: locale, fallback: payload)
-    }
-
     /// True when its devices are picked by the store's audience query (an audience, a wave, or per-locale text,
     /// which needs each device's locale).
     public var needsAudienceQuery: Bool { !explicitTokens && !(targeting?.isEmpty ?? true) }

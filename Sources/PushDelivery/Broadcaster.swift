@@ -262,8 +262,7 @@ public final class Broadcaster: Sendable {
         let feed = TargetFeed(
             pass: pass, record: record, shard: shard, access: access, batchSize: configuration.batchSize,
             markStep: Self.markStep(for: sender.configuration.inFlightLimit), sleeper: sleeper)
-        let topic = bundleTopic(record.pushType)
-        let collapseId = record.effectiveCollapseId
+        let requests = BroadcastRequests(record, topic: bundleTopic(record.pushType))
         var count = 0
         await DeliveryPump(sender: sender, inFlight: inFlight, ahead: ahead, committer: committer, stop: stop).run {
             () throws(DeliveryStoreError) -> DeliveryPump.Step? in
@@ -271,12 +270,9 @@ public final class Broadcaster: Sendable {
             let token = next.target.token
             count += 1
             let seq = tracker?.dispatch(token, hasRow: next.hasRow) ?? count
-            let request = NotificationRequest(
-                token: token, topic: topic, pushType: record.pushType, priority: record.priority,
-                expiration: record.expiration, collapseId: collapseId,
-                apnsId: APNsID.derived(broadcast: record.id, token: token), payload: record.payload(forLocale: next.target.locale))
             return DeliveryPump.Step(
-                item: SendItem(request, target: next.target), seq: seq, maybeSentBefore: next.maybeSentBefore)
+                item: SendItem(requests.request(to: token, locale: next.target.locale), target: next.target), seq: seq,
+                maybeSentBefore: next.maybeSentBefore)
         }
         // Held BadDeviceToken prunes belong to this pass's committer: the breaker released them by now or never will.
         claim.discard(sender.endRun())

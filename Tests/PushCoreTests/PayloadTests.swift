@@ -135,6 +135,19 @@ import Testing
         #expect(APNsID.derived(broadcast: "Ünïcode-bröadcast", token: a) == "996dfa41-c017-40af-b975-dd63da37d017")
     }
 
+    /// The engine derives a broadcast's ids through ``APNsID/Derivation`` (the broadcast id hashed once): the same
+    /// published values, for every token.
+    @Test func aBroadcastsDerivationGivesTheDerivedIds() throws {
+        let a = try DeviceToken(parsing: String(repeating: "ab", count: 32))
+        #expect(APNsID.Derivation(broadcast: "digest-2026-11-22").id(for: a) == "b4c344e3-7168-4cae-8ef2-d7756a9aaf38")
+        #expect(APNsID.Derivation(broadcast: "Ünïcode-bröadcast").id(for: a) == "996dfa41-c017-40af-b975-dd63da37d017")
+        let derivation = APNsID.Derivation(broadcast: "b-7")
+        for i in 0..<50 {
+            let token = try DeviceToken(bytes: (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i) })
+            #expect(derivation.id(for: token) == APNsID.derived(broadcast: "b-7", token: token))
+        }
+    }
+
     @Test func derivedIdsAreStableUniqueAndValid() throws {
         let a = try DeviceToken(parsing: String(repeating: "ab", count: 32))
         let b = try DeviceToken(parsing: String(repeating: "ab", count: 31) + "ac")
