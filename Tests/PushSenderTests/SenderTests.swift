@@ -35,6 +35,26 @@ struct SenderTests {
         #expect(sim.simulator.received.map(\.request.apnsId) == [request.apnsId])
     }
 
+    /// A handle writes each request's URL and apns-id into lines of its own, reused from request to request: a token
+    /// of every accepted length reaches its own path, a short one after a long one included (a line that grew, or
+    /// kept the end of the longer token, would send another token or a malformed one: BadDeviceToken).
+    @Test func tokensOfEveryAcceptedLengthReachTheirPathThroughOneHandle() async throws {
+        let sim = try await SimulatorHarness()
+        var configuration = Self.fast
+        configuration.window = 1
+        let sender = try makeSender(sim, configuration: configuration)
+        let tokens = try [8, 100, 32, 8, 64].enumerated().map { i, count in
+            try DeviceToken(bytes: (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ i) })
+        }
+        var results: [DeliveryResult] = []
+        for token in tokens { results.append(await sender.send(sim.request(token))) }
+        await sender.shutdown()
+        await sim.stop()
+        #expect(results.map(\.kind) == Array(repeating: .accepted, count: tokens.count))
+        #expect(sim.simulator.received.map(\.request.token) == tokens)
+        #expect(sim.simulator.received.map(\.request.apnsId) == results.map(\.apnsId))
+    }
+
     @Test func fourConnectionsEachCarryNotificationsAndWidenTheWindow() async throws {
         let sim = try await SimulatorHarness(faults: SimulatorFaults(responseDelay: .milliseconds(20)))
         var configuration = Self.fast
