@@ -17,7 +17,7 @@ trap cleanup EXIT
 CERTS=${SIM_CERTS:-Certificates/dev}
 if [ ! -f "$CERTS/client.key" ]; then
   CERTS="$WORK/certs"
-  if "$BIN" --help | grep -q ' cert '; then
+  if grep -q ' cert ' <<<"$("$BIN" --help)"; then
     "$BIN" cert make-dev --out "$CERTS" --topic com.example.app >/dev/null
   else
     mkdir -p "$CERTS" && cd "$CERTS"

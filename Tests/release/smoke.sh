@@ -10,15 +10,17 @@ cleanup() { [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null || true; rm -rf "$W
 trap cleanup EXIT
 fail() { echo "release smoke: $*" >&2; exit 1; }
 
-"$BIN" --help | grep -q "self-hosted Apple Push Notification provider" || fail "--help does not describe pushctl"
+# Outputs are read whole, then searched: `cmd | grep -q` fails under pipefail when grep stops before cmd is done.
+HELP=$("$BIN" --help)
+grep -q "self-hosted Apple Push Notification provider" <<<"$HELP" || fail "--help does not describe pushctl"
 "$BIN" cert make-dev --out "$WORK/certs" --topic com.example.smoke > /dev/null
 CERTS="$WORK/certs"
 . "$(dirname "$0")/../../bench/lib.sh"
 start_simulator --client-auth certificate --record "$WORK/record.jsonl"
 simulator_config "$WORK/pushctl.json" registry.sqlite com.example.smoke smoke
 python3 -c 'import os; print("\n".join(os.urandom(32).hex() for _ in range(300)))' > "$WORK/tokens.txt"
-"$BIN" tokens import --config "$WORK/pushctl.json" --app smoke "$WORK/tokens.txt" | grep -q "imported 300 tokens" \
-  || fail "tokens import did not report 300 tokens"
+IMPORTED=$("$BIN" tokens import --config "$WORK/pushctl.json" --app smoke "$WORK/tokens.txt") || fail "tokens import exited $?"
+grep -q "imported 300 tokens" <<<"$IMPORTED" || fail "tokens import did not report 300 tokens: $IMPORTED"
 TOKEN=$(head -n 1 "$WORK/tokens.txt")
 "$BIN" send --config "$WORK/pushctl.json" --app smoke --token "$TOKEN" --alert "Smoke" > "$WORK/send.out" \
   || fail "send exited $? ($(cat "$WORK/send.out"))"
