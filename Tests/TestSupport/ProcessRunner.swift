@@ -100,18 +100,3 @@ public enum ProcessRunner {
             stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
     }
 }
-
-extension Process {
-    /// Returns once the process has exited, waiting on a GCD thread: `waitUntilExit()` in an async test holds one of
-    /// the cooperative pool's threads (two on a 2-core box) for as long as the child runs, and two such waits at once
-    /// stall every other test of the run (a `jobs cancel` landed after its broadcast had finished, CI 2026-11-28).
-    public func exited() async {
-        nonisolated(unsafe) let process = self
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                process.waitUntilExit()
-                c.resume()
-            }
-        }
-    }
-}

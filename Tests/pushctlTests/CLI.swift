@@ -77,8 +77,6 @@ extension CLI {
         func interrupt() { process.interrupt() }
         func terminate() { process.terminate() }
         func waitUntilExit() { process.waitUntilExit() }
-        /// ``Foundation/Process/exited()``: the wait for async tests, off the cooperative pool.
-        func exited() async { await process.exited() }
     }
 
     /// Starts `pushctl args…` in the background with its output in files under a new temporary directory.

@@ -65,9 +65,8 @@ import TestSupport
     }
 
     @Test func serveSendsWithTheRenewedCertificateAfterSIGHUPAndTheSendInFlightDuringTheReloadCompletes() async throws {
-        // Every answer of the simulator waits 6 s: a send is in flight for that long once the simulator has it, the
-        // window in which the reload must land (3 s was too short once in a loaded parallel run, CI 2026-11-28).
-        var w = try await World.make(tokens: 0, delayMs: 6000)
+        // Every answer of the simulator waits 3 s: a send is in flight for that long once the simulator has it.
+        var w = try await World.make(tokens: 0, delayMs: 3000)
         defer { w.stop() }
         let certs = w.dir.appendingPathComponent("certs").path
         let key = try await ReloadCommandTests.newKey(config: w.config)
@@ -115,7 +114,7 @@ import TestSupport
         // The certificate is renewed on disk: nothing changes until the reload (the app's sender is long-lived).
         let certificateB = try Self.renew(certs: certs)
         #expect(certificateB != certificateA)
-        // A send the simulator holds (its answer 6 s away; the simulator records a notification when it answers)
+        // A send the simulator holds (its answer 3 s away; the simulator records a notification when it answers)
         // when the server reloads.
         try await send("during", token: 2)
         try await waitUntil("job during running") { try await job("during")?["state"]?.stringValue == "running" }
