@@ -184,9 +184,7 @@ import Testing
     @Test func aSecondRunOfTheSameIdSharesTheShardsAndTakesOverWhenTheFirstIsInterrupted() async throws {
         var w = try await World.make(tokens: 1500, delayMs: 200, shardSize: 100)
         defer { w.stop() }
-        // 100 a second: the first run alone needs 15 s for the 1,500, the time the second has to start and claim a
-        // shard. At 200 (7.5 s) a loaded parallel run twice saw the first finish alone (exit 0, one worker).
-        let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "slow", "--alert", "a", "--rate", "100"]
+        let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "slow", "--alert", "a", "--rate", "200"]
         let first = try CLI.start(args)
         try await waitUntil(deadline: .seconds(60), "the first run sending") { try !w.received().isEmpty || !first.isRunning }
         // A second run of the same id (an overlapping cron run, or a second host) claims other shards…
