@@ -11,7 +11,7 @@ trap cleanup EXIT
 fail() { echo "release smoke: $*" >&2; exit 1; }
 
 # Outputs are read whole, then searched: `cmd | grep -q` fails under pipefail when grep stops before cmd is done.
-HELP=$("$BIN" --help)
+HELP=$("$BIN" --help) || fail "--help exited $?"
 grep -q "self-hosted Apple Push Notification provider" <<<"$HELP" || fail "--help does not describe pushctl"
 "$BIN" cert make-dev --out "$WORK/certs" --topic com.example.smoke > /dev/null
 CERTS="$WORK/certs"
