@@ -2,6 +2,7 @@ import APNsSimulator
 import Foundation
 import PushCore
 import PushSender
+import TestSupport
 import Testing
 
 /// The simulator's FCM HTTP v1 endpoint over real HTTP/2 + TLS: an access token from its own token endpoint sends a
@@ -28,7 +29,7 @@ struct FCMMessageEndpointTests {
             if let clock { $0.clock = { clock.now } }
             configure(&$0)
         }) { fixture in
-            let (account, json) = try SimulatorServiceAccount.makeDevelopment(tokenURI: fixture.simulator.tokenURI)
+            let (account, json) = try await offThePool { try SimulatorServiceAccount.makeDevelopment(tokenURI: fixture.simulator.tokenURI) }
             try fixture.simulator.trustServiceAccount(account)
             let sender = try FCMServiceAccount(json: Array(json.utf8), source: "dev.json")
             let issued = Date(timeIntervalSince1970: Double(clock?.now ?? Int64(Date().timeIntervalSince1970 * 1000)) / 1000)

@@ -3,6 +3,7 @@ import _CryptoExtras
 import Foundation
 import PushCore
 import PushSender
+import TestSupport
 import Testing
 
 /// The simulator's OAuth token endpoint (`POST /token`), over real HTTP/2 + TLS: an assertion PushSender signs for a
@@ -15,7 +16,7 @@ struct OAuthTokenEndpointTests {
         lifetime: Int64 = 3599, _ body: (SimulatorFixture, _ json: String) async throws -> Void
     ) async throws {
         try await SimulatorFixture.run(.either, configure: { $0.accessTokenLifetime = lifetime }) { fixture in
-            let (account, json) = try SimulatorServiceAccount.makeDevelopment(tokenURI: fixture.simulator.tokenURI)
+            let (account, json) = try await offThePool { try SimulatorServiceAccount.makeDevelopment(tokenURI: fixture.simulator.tokenURI) }
             try fixture.simulator.trustServiceAccount(account)
             try await body(fixture, json)
         }
@@ -41,7 +42,7 @@ struct OAuthTokenEndpointTests {
     @Test func anAssertionOfTheIssuedAccountIsGrantedATokenThatExpires() async throws {
         let clock = ManualClock(Int64(Date().timeIntervalSince1970 * 1000))
         try await SimulatorFixture.run(.either, configure: { $0.accessTokenLifetime = 60; $0.clock = { clock.now } }) { fixture in
-            let (account, json) = try SimulatorServiceAccount.makeDevelopment(tokenURI: fixture.simulator.tokenURI)
+            let (account, json) = try await offThePool { try SimulatorServiceAccount.makeDevelopment(tokenURI: fixture.simulator.tokenURI) }
             try fixture.simulator.trustServiceAccount(account)
             let sender = try FCMServiceAccount(json: Array(json.utf8), source: "dev.json")
             #expect(sender.tokenURI == "https://127.0.0.1:\(fixture.port)/token")
@@ -66,7 +67,7 @@ struct OAuthTokenEndpointTests {
                 try FCMServiceAccount(json: Array(file.utf8), source: "x").grantRequestBody(issuedAt: issuedAt)
             }
             // Another key under the same client_email and key id.
-            let (_, otherJSON) = try SimulatorServiceAccount.makeDevelopment(tokenURI: fixture.simulator.tokenURI)
+            let (_, otherJSON) = try await offThePool { try SimulatorServiceAccount.makeDevelopment(tokenURI: fixture.simulator.tokenURI) }
             let otherKey = try JSONSerialization.jsonObject(with: Data(otherJSON.utf8)) as? [String: Any]
             let forged = try Self.edited(json, "private_key", try #require(otherKey?["private_key"] as? String))
             let cases: [(String, String, Int, String, String)] = [

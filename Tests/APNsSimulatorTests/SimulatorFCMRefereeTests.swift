@@ -15,10 +15,10 @@ struct SimulatorFCMRefereeTests {
         try await SimulatorFixture.run(.either) { fixture in
             let simulator = fixture.simulator
             let directory = try TemporaryDirectories.make("fcm-google-auth")
-            let (account, json) = try SimulatorServiceAccount.makeDevelopment(tokenURI: simulator.tokenURI)
+            let (account, json) = try await offThePool { try SimulatorServiceAccount.makeDevelopment(tokenURI: simulator.tokenURI) }
             try simulator.trustServiceAccount(account)
             // The same account (email, key id) with a key the simulator never issued.
-            let (_, otherJSON) = try SimulatorServiceAccount.makeDevelopment(tokenURI: simulator.tokenURI)
+            let (_, otherJSON) = try await offThePool { try SimulatorServiceAccount.makeDevelopment(tokenURI: simulator.tokenURI) }
             var forged = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
             let other = try #require(try JSONSerialization.jsonObject(with: Data(otherJSON.utf8)) as? [String: Any])
             forged["private_key"] = other["private_key"]

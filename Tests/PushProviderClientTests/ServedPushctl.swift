@@ -70,7 +70,7 @@ final class ServedPushctl: @unchecked Sendable {
             let secretPath = dir.appendingPathComponent("user.secret").path
             try (server.userSecret + "\n").write(toFile: secretPath, atomically: true, encoding: .utf8)
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secretPath)
-            let database = backend == .sqlite ? "registry.sqlite" : try PostgresTestServer.shared().makeDatabase("client")
+            let database = backend == .sqlite ? "registry.sqlite" : try await PostgresTestServer.shared().makeDatabase("client")
             try """
                 {"database": "\(database)",
                  "server": {"host": "127.0.0.1", "port": 0, "admin": {"host": "127.0.0.1", "port": 0}},

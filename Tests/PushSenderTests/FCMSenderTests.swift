@@ -4,6 +4,7 @@ import PushCore
 import PushSender
 import Synchronization
 import Testing
+import func TestSupport.offThePool
 
 /// The FCM sender against the real simulator over verified TLS: the mapping FCM receives, what each answer does to a
 /// token, and the one shared access token.
@@ -24,7 +25,8 @@ struct FCMSenderTests {
         ) async throws {
             harness = try await SimulatorHarness(
                 faults: faults, clientAuth: .either, clock: simulatorClock, accessTokenLifetime: lifetime, fcmForeignTokens: fcmForeignTokens)
-            let (simulatorAccount, json) = try SimulatorServiceAccount.makeDevelopment(tokenURI: harness.simulator.tokenURI)
+            let tokenURI = harness.simulator.tokenURI
+            let (simulatorAccount, json) = try await offThePool { try SimulatorServiceAccount.makeDevelopment(tokenURI: tokenURI) }
             try harness.simulator.trustServiceAccount(simulatorAccount)
             account = try FCMServiceAccount(json: Array(json.utf8), source: "dev.json")
             let tokens = AccessTokenCache(serviceAccount: account, caFile: harness.caFile, now: now)
@@ -67,7 +69,7 @@ struct FCMSenderTests {
         // apps.ID.fcm with endpoint "simulator": the sender posts grants to the simulator's /token (not the file's
         // token_uri) and messages to the simulator, trusting <certificates>/ca.pem.
         let harness = try await SimulatorHarness(clientAuth: .either)
-        let (simulatorAccount, json) = try SimulatorServiceAccount.makeDevelopment(tokenURI: "https://oauth2.googleapis.com/token")
+        let (simulatorAccount, json) = try await offThePool { try SimulatorServiceAccount.makeDevelopment(tokenURI: "https://oauth2.googleapis.com/token") }
         try harness.simulator.trustServiceAccount(simulatorAccount)
         let file = harness.dir + "/fcm.json"
         #expect(FileManager.default.createFile(atPath: file, contents: Data(json.utf8), attributes: [.posixPermissions: 0o600]))
@@ -135,7 +137,7 @@ struct FCMSenderTests {
     @Test func aRefusedGrantStopsFCMNamingTheTokenEndpointsDescription() async throws {
         let rig = try await Rig()
         // A service account the simulator never issued: its grant is refused.
-        let (_, json) = try SimulatorServiceAccount.makeDevelopment(tokenURI: rig.harness.simulator.tokenURI)
+        let (_, json) = try await offThePool { try SimulatorServiceAccount.makeDevelopment(tokenURI: rig.harness.simulator.tokenURI) }
         let stranger = try FCMServiceAccount(json: Array(json.utf8), source: "other.json")
         let sender = try FCMSender(
             account: stranger, tokens: AccessTokenCache(serviceAccount: stranger, caFile: rig.harness.caFile), target: rig.harness.target())

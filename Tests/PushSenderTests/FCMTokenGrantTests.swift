@@ -35,7 +35,7 @@ struct FCMTokenGrantTests {
         let simulator = try APNsSimulator(configuration: configuration)
         _ = try await simulator.start()
         do {
-            let (account, json) = try SimulatorServiceAccount.makeDevelopment(tokenURI: simulator.tokenURI)
+            let (account, json) = try await offThePool { try SimulatorServiceAccount.makeDevelopment(tokenURI: simulator.tokenURI) }
             if trusted { try simulator.trustServiceAccount(account) }
             let directory = try TemporaryDirectories.make("fcm-grant")
             let caFile = directory + "/ca.pem"

@@ -94,7 +94,7 @@ import TestSupport
         case .sqlite:
             store = try SQLiteRegistry(path: config.database, nowMs: { clock.now })
         case .postgres:
-            config.database = try PostgresTestServer.shared().makeDatabase("audience")
+            config.database = try await PostgresTestServer.shared().makeDatabase("audience")
             store = try PostgresRegistry(url: PostgresURL(parsing: config.database), password: nil, connections: 4, nowMs: { clock.now })
         }
         var jobSettings = JobRunner.Settings()

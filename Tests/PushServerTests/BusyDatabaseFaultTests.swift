@@ -46,7 +46,7 @@ import Testing
     @Test func aPostgreSQLServerStoppedForFiveSecondsGetsA503OrItsAnswerAndHealthzStaysFast() async throws {
         let pg = try PostgresTestServer.startPrivate()
         defer { pg.destroy() }
-        let url = try PostgresURL(parsing: try pg.makeDatabase("busy"))
+        let url = try PostgresURL(parsing: try await pg.makeDatabase("busy"))
         let registry = try PostgresRegistry(url: url, password: nil, connections: 4)
         let s = try await TestServer.start(store: registry)
         let existing = try await Self.registerDeletable(s)

@@ -50,7 +50,7 @@ import TestSupport
             }
             if fcm {
                 // A development service account the simulator trusts, as `pushctl fcm account new` writes one (0600).
-                let (account, json) = try SimulatorServiceAccount.makeDevelopment(tokenURI: simulator.tokenURI)
+                let (account, json) = try await offThePool { try SimulatorServiceAccount.makeDevelopment(tokenURI: simulator.tokenURI) }
                 try simulator.trustServiceAccount(account)
                 let path = dir + "/fcm.json"
                 #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8), attributes: [.posixPermissions: 0o600]))

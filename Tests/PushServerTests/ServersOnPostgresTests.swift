@@ -15,7 +15,7 @@ import Testing
     static func token(_ i: Int) -> String { String(format: "%064x", 0xabc000 + i) }
 
     @Test func twoServersOnOneDatabaseRegisterConcurrentlyAndSeeTheSameDevices() async throws {
-        let url = try PostgresURL(parsing: try PostgresTestServer.shared().makeDatabase("serve"))
+        let url = try PostgresURL(parsing: try await PostgresTestServer.shared().makeDatabase("serve"))
         let a = try await TestServer.start(store: try PostgresRegistry(url: url, password: nil, connections: 4))
         let b = try await TestServer.start(store: try PostgresRegistry(url: url, password: nil, connections: 4))
         defer { Task { try? await a.stop(); try? await b.stop() } }
@@ -62,7 +62,7 @@ import Testing
         // the first server stops.
         let setup = try await NotificationJobTests.Setup.make(responseDelayMs: 200)
         var config = setup.config
-        config.database = try PostgresTestServer.shared().makeDatabase("adopt")
+        config.database = try await PostgresTestServer.shared().makeDatabase("adopt")
         let url = try PostgresURL(parsing: config.database)
         func server(adoptEvery seconds: Double) async throws -> (TestServer, PostgresRegistry) {
             let registry = try PostgresRegistry(url: url, password: nil, connections: 4)

@@ -21,8 +21,16 @@ public final class PostgresTestServer: Sendable {
     nonisolated(unsafe) private static var started: PostgresTestServer?
     private static let lock = NSLock()
 
-    /// The process's server, started on first use.
-    public static func shared() throws -> PostgresTestServer {
+    /// The process's server, started on first use (`initdb` and `pg_ctl start`: seconds), off the cooperative pool.
+    public static func shared() async throws -> PostgresTestServer {
+        try await offThePool { try sharedBlocking() }
+    }
+
+    /// ``shared()`` for synchronous code.
+    @available(*, noasync, message: "blocks the calling thread: use the async shared()")
+    public static func shared() throws -> PostgresTestServer { try sharedBlocking() }
+
+    private static func sharedBlocking() throws -> PostgresTestServer {
         lock.lock()
         defer { lock.unlock() }
         if let started { return started }
@@ -40,17 +48,35 @@ public final class PostgresTestServer: Sendable {
     }
 
     /// A new empty database named after `label`, as a `postgres://` URL (no password: the test cluster
-    /// trusts loopback connections).
-    public func makeDatabase(_ label: String = "t") throws -> String {
+    /// trusts loopback connections). `CREATE DATABASE` through `psql` takes up to seconds on a busy box: it waits
+    /// off the cooperative pool.
+    public func makeDatabase(_ label: String = "t") async throws -> String {
+        try await offThePool { [self] in try makeDatabaseBlocking(label) }
+    }
+
+    /// ``makeDatabase(_:)`` for synchronous code.
+    @available(*, noasync, message: "blocks the calling thread: use the async makeDatabase(_:)")
+    public func makeDatabase(_ label: String = "t") throws -> String { try makeDatabaseBlocking(label) }
+
+    private func makeDatabaseBlocking(_ label: String) throws -> String {
         let safe = label.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(20)
         let name = "pp_\(safe)_\(UUID().uuidString.prefix(8).lowercased())"
-        try psql("CREATE DATABASE \(name)")
+        try psqlBlocking("CREATE DATABASE \(name)", database: "postgres")
         return "postgres://\(user)@\(host):\(port)/\(name)"
     }
 
-    /// Runs one SQL command through `psql` against `database` (default `postgres`).
+    /// Runs one SQL command through `psql` against `database` (default `postgres`), off the cooperative pool.
     @discardableResult
-    public func psql(_ sql: String, database: String = "postgres") throws -> String {
+    public func psql(_ sql: String, database: String = "postgres") async throws -> String {
+        try await offThePool { [self] in try psqlBlocking(sql, database: database) }
+    }
+
+    /// ``psql(_:database:)`` for synchronous code.
+    @available(*, noasync, message: "blocks the calling thread: use the async psql(_:database:)")
+    @discardableResult
+    public func psql(_ sql: String, database: String = "postgres") throws -> String { try psqlBlocking(sql, database: database) }
+
+    private func psqlBlocking(_ sql: String, database: String) throws -> String {
         try Self.run(
             Self.which("psql") ?? "/usr/bin/psql",
             ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", host, "-p", "\(port)", "-U", user, "-d", database, "-c", sql])

@@ -36,19 +36,14 @@ public struct ProcessTimeout: Error, CustomStringConvertible {
 /// Runs a program to completion, one way for every test target: output to files (a chatty child never blocks
 /// on a full pipe), stdin from a string or nothing, killed past its time limit.
 public enum ProcessRunner {
-    /// Runs `executable args…` and waits for it on a GCD thread, not the caller's: Swift Testing runs suites in
-    /// parallel on the cooperative pool (one thread per core), and a test blocked in a wait there starves
-    /// timing-sensitive tests. `environment` replaces the test process's environment when given.
+    /// Runs `executable args…` and waits for it off the cooperative pool (``offThePool(_:)``). `environment` replaces
+    /// the test process's environment when given.
     public static func run(
         _ executable: URL, _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil,
         cwd: URL? = nil, timeout: TimeInterval = 60
     ) async throws -> ProcessOutcome {
-        try await withCheckedThrowingContinuation { (c: CheckedContinuation<ProcessOutcome, Error>) in
-            DispatchQueue.global().async {
-                c.resume(with: Result {
-                    try runBlocking(executable, arguments, stdin: stdin, environment: environment, cwd: cwd, timeout: timeout)
-                })
-            }
+        try await offThePool {
+            try runBlocking(executable, arguments, stdin: stdin, environment: environment, cwd: cwd, timeout: timeout)
         }
     }
 

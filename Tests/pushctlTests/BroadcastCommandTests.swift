@@ -84,7 +84,7 @@ import Testing
                 var world = World(dir: dir, config: config, database: database, record: record, simulatorArgs: args, port: port)
                 guard startSimulator else { return world }
                 do {
-                    try world.startSimulator()
+                    try await world.startSimulator()
                     if fcm != nil { try writeConfig(port: port) }
                     return world
                 } catch is PortTaken where attempt < 5 {
@@ -108,7 +108,7 @@ import Testing
 
         /// Starts the simulator process (again), with its usual arguments plus `extra`, and waits until that process
         /// says it listens on `port` (a listener on the port alone could be another test's).
-        mutating func startSimulator(_ extra: [String] = []) throws {
+        mutating func startSimulator(_ extra: [String] = []) async throws {
             let log = dir.appendingPathComponent("simulator-\(UUID().uuidString).log")
             FileManager.default.createFile(atPath: log.path, contents: nil)
             let output = try FileHandle(forWritingTo: log)
@@ -124,7 +124,7 @@ import Testing
                     simulator = nil
                     throw PortTaken(description: "the simulator ended without listening: " + ((try? String(contentsOf: log, encoding: .utf8)) ?? ""))
                 }
-                Thread.sleep(forTimeInterval: 0.02)
+                try await Task.sleep(for: .milliseconds(20))
             }
             throw Failure("the simulator did not listen on port \(port) within 60 s")
         }
@@ -163,6 +163,13 @@ import Testing
             return "cd" + String(repeating: "0", count: 62 - d.count) + d
         }
 
+        /// How many requests the simulator accepted so far: the record's complete lines, not parsed — tests poll this
+        /// every 20 ms, and parsing 1,500 JSON lines each time (debug build) kept a cooperative thread busy.
+        func receivedCount() -> Int {
+            let text = (try? String(contentsOfFile: record, encoding: .utf8)) ?? ""
+            return text.utf8.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+        }
+
         /// Device tokens in the simulator's record, one entry per accepted request.
         func received() throws -> [String] {
             try recordLines().map { line in try JSONValue(parsing: String(line))["token"]?.stringValue ?? "" }
@@ -186,15 +193,15 @@ import Testing
         defer { w.stop() }
         let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "slow", "--alert", "a", "--rate", "200"]
         let first = try CLI.start(args)
-        try await waitUntil(deadline: .seconds(60), "the first run sending") { try !w.received().isEmpty || !first.isRunning }
+        try await waitUntil(deadline: .seconds(60), "the first run sending") { w.receivedCount() > 0 || !first.isRunning }
         // A second run of the same id (an overlapping cron run, or a second host) claims other shards…
         let second = try CLI.startCapturing(args + ["--json"])
-        try await waitUntil(deadline: .seconds(60), "400 received") { try w.received().count >= 400 || !first.isRunning }
+        try await waitUntil(deadline: .seconds(60), "400 received") { w.receivedCount() >= 400 || !first.isRunning }
         first.interrupt()  // SIGINT: drain, give the shard back, exit 130
-        first.waitUntilExit()
+        await first.exited()
         #expect(first.terminationStatus == 130)
         // …and finishes what the first gave back.
-        second.waitUntilExit()
+        await second.exited()
         #expect(second.terminationStatus == 0, "\(second.stderrText)")
         let summary = try JSONValue(parsing: second.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(summary["state"]?.stringValue == "completed" && summary["accepted"] == .int(1500))
@@ -216,13 +223,13 @@ import Testing
         #expect(started.stderr.contains("300 devices in 3 shards"))
         #expect(try w.received().isEmpty)
         let worker = try CLI.startCapturing(["worker", "--config", w.config, "--concurrency", "2"])
-        try await waitUntil(deadline: .seconds(60), "300 received") { try w.received().count >= 300 || !worker.isRunning }
+        try await waitUntil(deadline: .seconds(60), "300 received") { w.receivedCount() >= 300 || !worker.isRunning }
         let registry = try w.openRegistry()
         try await waitUntil(deadline: .seconds(60), "broadcast later completed") {
             try await registry.run({ try $0.broadcast(id: "later") })?.state == .completed
         }
         worker.terminate()  // SIGTERM: drain and exit 0
-        worker.waitUntilExit()
+        await worker.exited()
         #expect(worker.terminationStatus == 0, "\(worker.stderrText)")
         #expect(worker.stderrText.contains("worker stopped: 3 shards finished"))
         #expect(try await registry.run { try $0.broadcast(id: "later") }?.state == .completed)

@@ -12,7 +12,7 @@ import Testing
 
     @Test(arguments: ["sqlite", "postgres"])
     func killMinus9ThenResumeSendsAtMostTwiceTheWindowAgainAllCarryingTheCollapseId(_ backend: String) async throws {
-        let database = backend == "postgres" ? try PostgresTestServer.shared().makeDatabase("kill") : "registry.sqlite"
+        let database = backend == "postgres" ? try await PostgresTestServer.shared().makeDatabase("kill") : "registry.sqlite"
         var w = try await World.make(tokens: 5000, database: database)
         defer { w.stop() }
         // --rate paces the run, so the kill lands while most devices are still to come.
@@ -27,7 +27,7 @@ import Testing
         }
         #expect(first.isRunning, "the broadcast ended (status \(first.isRunning ? -1 : first.terminationStatus)) before it could be killed")
         kill(first.processIdentifier, SIGKILL)
-        first.waitUntilExit()
+        await first.exited()
         let beforeKill = try w.received()
 
         // The same cron line again: it takes over the dead run's lease and resumes.
@@ -94,7 +94,7 @@ import Testing
     /// the window of them, and every count is exact.
     @Test(arguments: ["sqlite", "postgres"])
     func killMinus9DuringA429StormResendsOnlyPastTheCheckpointOnceWithExactCounts(_ backend: String) async throws {
-        let database = backend == "postgres" ? try PostgresTestServer.shared().makeDatabase("storm") : "registry.sqlite"
+        let database = backend == "postgres" ? try await PostgresTestServer.shared().makeDatabase("storm") : "registry.sqlite"
         let storm = (0..<5000).filter { $0 % 5 == 0 }.map(World.token)
         let devices = "[" + storm.map { #"{"token": "\#($0)", "state": "tooManyRequests"}"# }.joined(separator: ",") + "]"
         var w = try await World.make(tokens: 5000, devices: devices, database: database)
@@ -109,7 +109,7 @@ import Testing
         }
         #expect(first.isRunning, "the broadcast ended before it could be killed")
         kill(first.processIdentifier, SIGKILL)
-        first.waitUntilExit()
+        await first.exited()
         let left = try LeftBehind(registry, id: "storm")
         let before = try w.received()
         // The checkpoint went past devices still in backoff (held), and the mark stays within the ahead window (twice
@@ -145,7 +145,7 @@ import Testing
     /// held) possibly twice, and the counts are exact.
     @Test(arguments: ["sqlite", "postgres"])
     func killMinus9DuringAnAPNsOutageResendsOnlyPastTheCheckpointOnceWithExactCounts(_ backend: String) async throws {
-        let database = backend == "postgres" ? try PostgresTestServer.shared().makeDatabase("outagekill") : "registry.sqlite"
+        let database = backend == "postgres" ? try await PostgresTestServer.shared().makeDatabase("outagekill") : "registry.sqlite"
         var w = try await World.make(tokens: 5000, database: database)
         defer { w.stop() }
         let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "dark", "--alert", "Digest", "--json", "--rate", "1000"]
@@ -160,10 +160,10 @@ import Testing
         try await Task.sleep(for: .milliseconds(1500))  // the outage's length: the behaviour under test
         #expect(first.isRunning, "the broadcast ended during the outage")
         kill(first.processIdentifier, SIGKILL)
-        first.waitUntilExit()
+        await first.exited()
         let left = try LeftBehind(registry, id: "dark")
         let countsAtKill = try await registry.run { try $0.broadcastCounts(id: "dark") }
-        try w.startSimulator()
+        try await w.startSimulator()
         let second = try await CLI.run(args, timeout: 240)
         #expect(second.status == 0, "\(second.stderr)")
         let summary = try JSONValue(parsing: second.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
@@ -194,7 +194,7 @@ import Testing
         let registry = try SQLiteRegistry(path: w.dir.appendingPathComponent("registry.sqlite").path)
         #expect(try await registry.run { try $0.broadcast(id: "outage") }?.state == .interrupted)
         #expect(try await registry.run { try $0.broadcastCounts(id: "outage") }.done == 0)  // nothing final, nothing deferred
-        try w.startSimulator()
+        try await w.startSimulator()
         let second = try await CLI.run(args, timeout: 180)
         #expect(second.status == 0, "\(second.stderr)")
         let summary = try JSONValue(parsing: second.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
@@ -210,7 +210,7 @@ import Testing
         // The simulator plays production while the certificate is a development one: 403 BadCertificateEnvironment.
         var w = try await World.make(tokens: 5000, startSimulator: false)
         defer { w.stop() }
-        try w.startSimulator(["--environment", "production"])
+        try await w.startSimulator(["--environment", "production"])
         let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "creds", "--alert", "a", "--json"]
         let first = try await CLI.run(args, timeout: 60)
         #expect(first.status == 3, "\(first.stderr)")
@@ -221,7 +221,7 @@ import Testing
         #expect(try await registry.run { try $0.broadcastCounts(id: "creds") }.done == 0)
         // Fixed (here: APNs and certificate agree on the environment): the same command completes.
         w.stopSimulator()
-        try w.startSimulator()
+        try await w.startSimulator()
         let second = try await CLI.run(args, timeout: 180)
         #expect(second.status == 0, "\(second.stderr)")
         let summary = try JSONValue(parsing: second.stdout.trimmingCharacters(in: .whitespacesAndNewlines))

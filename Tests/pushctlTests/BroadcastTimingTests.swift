@@ -34,7 +34,7 @@ import func TestSupport.waitUntil
         #expect((5.4...6.6).contains(aloneSeconds), "alone: \(aloneSeconds) s")
 
         let workers = try (0..<2).map { _ in try CLI.startCapturing(["worker", "--config", w.config]) }
-        defer { for worker in workers where worker.isRunning { worker.terminate(); worker.waitUntilExit() } }
+        defer { for worker in workers where worker.isRunning { worker.stop() } }
         let (shared, sharedSeconds) = try await broadcast("shared")
         #expect(shared.status == 0, "\(shared.stderr)")
         // The rate is the broadcast's: three processes together keep to 500/s.
@@ -50,8 +50,8 @@ import func TestSupport.waitUntil
         defer { w.stop() }
         let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "digest", "--alert", "a", "--rate", "300"]
         let first = try CLI.startCapturing(args)
-        defer { if first.isRunning { first.terminate(); first.waitUntilExit() } }
-        try await waitUntil(deadline: .seconds(60), "300 received") { try w.received().count >= 300 || !first.isRunning }
+        defer { if first.isRunning { first.stop() } }
+        try await waitUntil(deadline: .seconds(60), "300 received") { w.receivedCount() >= 300 || !first.isRunning }
         let second = try await CLI.run(args + ["--json"])
         let holder = "\(ProcessInfo.processInfo.hostName):\(first.process.processIdentifier)"
         #expect(second.status == 0, "\(second.stderr)")
@@ -63,7 +63,7 @@ import func TestSupport.waitUntil
         #expect(done.count >= 2 && done.last == 3000 && done.first! < 3000, "\(lines)")
         let summary = try JSONValue(parsing: second.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(summary["state"]?.stringValue == "completed" && summary["sentThisRun"] == .int(0) && summary["accepted"] == .int(3000))
-        first.waitUntilExit()
+        await first.exited()
         #expect(first.terminationStatus == 0, "\(first.stderrText)")
         #expect(try w.received().count == 3000)
     }
@@ -73,9 +73,9 @@ import func TestSupport.waitUntil
         defer { w.stop() }
         let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "resumed", "--alert", "a"]
         let first = try CLI.startCapturing(args + ["--rate", "200"])
-        try await waitUntil(deadline: .seconds(60), "300 received") { try w.received().count >= 300 || !first.isRunning }
+        try await waitUntil(deadline: .seconds(60), "300 received") { w.receivedCount() >= 300 || !first.isRunning }
         first.interrupt()
-        first.waitUntilExit()
+        await first.exited()
         #expect(first.terminationStatus == 130)
         let second = try await CLI.run(args + ["--json"])
         #expect(second.status == 0, "\(second.stderr)")

@@ -76,7 +76,16 @@ extension CLI {
         var stderrText: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
         func interrupt() { process.interrupt() }
         func terminate() { process.terminate() }
+        @available(*, noasync, message: "blocks a cooperative thread while the process runs: use exited()")
         func waitUntilExit() { process.waitUntilExit() }
+        /// SIGTERM, then the wait for its exit, blocking: for `defer`, where nothing can be awaited (a terminated
+        /// pushctl exits within a second; a test waits for a process's own end with ``exited()``).
+        func stop() {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        /// Returns once the process has exited (``Foundation/Process/exited()``: no thread held meanwhile).
+        func exited() async { await process.exited() }
     }
 
     /// Starts `pushctl args…` in the background with its output in files under a new temporary directory.
@@ -92,15 +101,15 @@ extension CLI {
         return Background(process: process, stdoutPath: outPath, stderrPath: errPath)
     }
 
-    /// Waits until something accepts TCP connections on 127.0.0.1:`port`.
-    static func waitForPort(_ port: Int, seconds: Double = 60) throws {
+    /// Waits until something accepts TCP connections on 127.0.0.1:`port`, trying every 50 ms between sleeps.
+    static func waitForPort(_ port: Int, seconds: Double = 60) async throws {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if let fd = connectLoopback(port: port) {
                 close(fd)
                 return
             }
-            usleep(50_000)
+            try await Task.sleep(for: .milliseconds(50))
         }
         throw ProcessTimeout(command: ["waitForPort", String(port)], seconds: seconds)
     }

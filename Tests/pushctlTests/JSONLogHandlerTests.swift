@@ -41,8 +41,8 @@ import TestSupport
             ["serve", "--config", w.config, "--port", String(port), "--admin-port", String(port), "--log-format", "json"],
             environment: ["LOG_LEVEL": "debug", "PUSHCTL_LOG_FORMAT": "text"])  // the flag wins
         defer { if serve.isRunning { serve.terminate() } }
-        try CLI.waitForPort(port)
-        try CLI.waitForPort(w.port)
+        try await CLI.waitForPort(port)
+        try await CLI.waitForPort(w.port)
         // The banner prints the development send key on stdout, once the API listens (a moment after the port opens).
         try await waitUntil(deadline: .seconds(60), "serve's banner") {
             !serve.isRunning || serve.stdoutText.contains("Send it a notification")
@@ -60,7 +60,7 @@ import TestSupport
         }
         #expect(try await http("DELETE", "\(base)/v1/apps/example/devices/\(token)", key: key) == 204)
         serve.terminate()
-        serve.waitUntilExit()
+        await serve.exited()
 
         let stderr = serve.stderrText
         let lines = try jsonLines(stderr)

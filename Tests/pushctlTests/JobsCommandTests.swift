@@ -31,13 +31,13 @@ import TestSupport
         #expect(job["id"]?.stringValue == "digest" && job["state"]?.stringValue == "pending" && job["at"]?.stringValue == at)
         // A worker is running, but nothing goes out before the time.
         let worker = try CLI.startCapturing(["worker", "--config", w.config])
-        try await waitUntil(deadline: .seconds(60), "40 received") { try w.received().count >= 40 || !worker.isRunning }
+        try await waitUntil(deadline: .seconds(60), "40 received") { w.receivedCount() >= 40 || !worker.isRunning }
         let registry = try w.openRegistry()
         try await waitUntil(deadline: .seconds(60), "job digest completed") {
             try await registry.run({ try $0.broadcast(id: "digest") })?.state == .completed
         }
         worker.terminate()
-        worker.waitUntilExit()
+        await worker.exited()
         #expect(worker.terminationStatus == 0, "\(worker.stderrText)")
         #expect(worker.stderrText.contains("started scheduled job digest"))
         // The simulator stamps each notification as it receives it (same machine, same clock).
@@ -68,7 +68,7 @@ import TestSupport
         let worker = try CLI.startCapturing(["worker", "--config", w.config])
         try await waitUntil(deadline: .seconds(60), "the control send arrived") { try w.received().contains(World.token(2)) || !worker.isRunning }
         worker.terminate()
-        worker.waitUntilExit()
+        await worker.exited()
         #expect(try w.received() == [World.token(2)], "the cancelled send went out")
         let list = try await CLI.run(["jobs", "list", "--config", w.config, "--app", "example", "--state", "cancelled"])
         #expect(list.status == 0)
@@ -86,13 +86,13 @@ import TestSupport
         // 100/s: 15 s for the whole broadcast, so a `jobs cancel` process that starts slowly on a loaded machine (a CI
         // run's parallel phase once took more than the 5 s that 300/s left it) still lands while devices remain.
         let run = try CLI.startCapturing(["broadcast", "--config", w.config, "--app", "example", "--id", "oops", "--alert", "a", "--rate", "100"])
-        try await waitUntil(deadline: .seconds(60), "100 received") { try w.received().count >= 100 || !run.isRunning }
+        try await waitUntil(deadline: .seconds(60), "100 received") { w.receivedCount() >= 100 || !run.isRunning }
         let cancel = try await CLI.run(["jobs", "cancel", "oops", "--config", w.config, "--app", "example"])
         #expect(cancel.status == 0, "\(cancel.stderr)")
-        run.waitUntilExit()
+        await run.exited()
         #expect(run.terminationStatus == 1)
         #expect(run.stderrText.contains("broadcast oops was cancelled"))
-        let sent = try w.received().count
+        let sent = w.receivedCount()
         #expect(sent < 1500)
         // A window in which a cancelled broadcast would (wrongly) go on sending: that nothing arrives is the test.
         try await Task.sleep(for: .milliseconds(500))

@@ -53,14 +53,14 @@ import TestSupport
         }
         #expect(left == 1, "\(command): \(process.stderrText)")
         process.terminate()
-        process.waitUntilExit()
+        await process.exited()
         #expect(process.stderrText.contains("delivery history trimmed"), "\(process.stderrText)")
         #expect(process.stderrText.contains("deliveries=1"), "\(process.stderrText)")
     }
 
     /// A webhook receiver as a backend might run it: Python's http.server, recording each POST (headers and
     /// body) as one JSON line, answering 200; over TLS with `tls` (certificate and key PEM files).
-    static func startReceiver(record: String, port: Int, tls: (certificate: String, key: String)? = nil) throws -> Process {
+    static func startReceiver(record: String, port: Int, tls: (certificate: String, key: String)? = nil) async throws -> Process {
         let script = """
             import http.server, json, ssl, sys
             class H(http.server.BaseHTTPRequestHandler):
@@ -85,7 +85,7 @@ import TestSupport
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        try CLI.waitForPort(port)
+        try await CLI.waitForPort(port)
         return process
     }
 
@@ -110,7 +110,7 @@ import TestSupport
         try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: w.config))
         let sent = try await CLI.run(["send", "--config", w.config, "--app", "example", "--token", dead, "--alert", "x"])
         #expect(sent.status == 1 && sent.stdout.contains("pruned"), "\(sent.stdout) \(sent.stderr)")
-        let receiver = try Self.startReceiver(record: record, port: port)
+        let receiver = try await Self.startReceiver(record: record, port: port)
         defer { kill(receiver.processIdentifier, SIGKILL) }
         let run = try await CLI.run(["maintenance", "--config", w.config])
         #expect(run.status == 0, "\(run.stderr)")
@@ -155,7 +155,7 @@ import TestSupport
         #expect(sent.status == 1 && sent.stdout.contains("pruned"), "\(sent.stdout) \(sent.stderr)")
         // The receiver's certificate is the development CA's (`cert make-dev`: 127.0.0.1 among its names).
         let certs = w.dir.appendingPathComponent("certs").path
-        let receiver = try Self.startReceiver(record: record, port: port, tls: (certs + "/server.pem", certs + "/server.key"))
+        let receiver = try await Self.startReceiver(record: record, port: port, tls: (certs + "/server.pem", certs + "/server.key"))
         defer { kill(receiver.processIdentifier, SIGKILL) }
         // Without the CA the receiver does not verify: nothing is posted, the event waits.
         let unverified = try await CLI.run(["maintenance", "--config", w.config])

@@ -35,7 +35,7 @@ import Testing
     @Test func theConfiguredProxyCarriesTheNotificationInACONNECTTunnelEvenForNoProxyHosts() async throws {
         var w = try await World.make(tokens: 1)
         defer { w.stop() }
-        let proxy = try Tinyproxy.start(in: w.dir, connectPort: w.port)
+        let proxy = try await Tinyproxy.start(in: w.dir, connectPort: w.port)
         defer { proxy.stop() }
         try writeConfig(w, top: #""proxy": "\#(proxy.url)","#)
         // NO_PROXY does not override a proxy the configuration names.
@@ -48,7 +48,7 @@ import Testing
     @Test func anAppsProxyOverridesTheGlobalOne() async throws {
         var w = try await World.make(tokens: 1)
         defer { w.stop() }
-        let proxy = try Tinyproxy.start(in: w.dir, connectPort: w.port)
+        let proxy = try await Tinyproxy.start(in: w.dir, connectPort: w.port)
         defer { proxy.stop() }
         let nothing = try BroadcastCommandTests.freePort()  // nobody listens there
         try writeConfig(w, top: #""proxy": "http://127.0.0.1:\#(nothing)","#, app: #""proxy": "\#(proxy.url)","#)
@@ -62,7 +62,7 @@ import Testing
         var w = try await World.make(tokens: 1)
         defer { w.stop() }
         let secret = "pr0xy-s3cret-\(UInt32.random(in: 0...UInt32.max))"
-        let proxy = try Tinyproxy.start(in: w.dir, connectPort: w.port, basicAuth: ("pushuser", secret))
+        let proxy = try await Tinyproxy.start(in: w.dir, connectPort: w.port, basicAuth: ("pushuser", secret))
         defer { proxy.stop() }
 
         try writeConfig(w, top: #""proxy": "\#(proxy.url)","#)
@@ -94,7 +94,7 @@ import Testing
     @Test func httpsProxyFromTheEnvironmentIsUsedWhenTheConfigNamesNone() async throws {
         var w = try await World.make(tokens: 1)
         defer { w.stop() }
-        let proxy = try Tinyproxy.start(in: w.dir, connectPort: w.port)
+        let proxy = try await Tinyproxy.start(in: w.dir, connectPort: w.port)
         defer { proxy.stop() }
         let r = try await send(w, environment: ["HTTPS_PROXY": proxy.url])
         #expect(r.status == 0, "\(r.stderr)")
@@ -105,7 +105,7 @@ import Testing
     @Test func noProxyFromTheEnvironmentBypassesTheEnvironmentsProxy() async throws {
         var w = try await World.make(tokens: 1)
         defer { w.stop() }
-        let proxy = try Tinyproxy.start(in: w.dir, connectPort: w.port)
+        let proxy = try await Tinyproxy.start(in: w.dir, connectPort: w.port)
         defer { proxy.stop() }
         let r = try await send(w, environment: ["HTTPS_PROXY": proxy.url, "NO_PROXY": "127.0.0.1"])
         #expect(r.status == 0, "\(r.stderr)")
@@ -119,7 +119,7 @@ import Testing
         let other = w.dir.appendingPathComponent("other").path
         let made = try await CLI.run(["cert", "make-dev", "--out", other, "--topic", "com.example.app"])
         #expect(made.status == 0, "\(made.stderr)")
-        let proxy = try Tinyproxy.start(in: w.dir, connectPort: w.port)
+        let proxy = try await Tinyproxy.start(in: w.dir, connectPort: w.port)
         defer { proxy.stop() }
         // Trusting another CA than the one that signed the simulator's certificate: the tunnel opens, TLS fails.
         try writeConfig(w, top: #""proxy": "\#(proxy.url)","#, app: #""caFile": "other/ca.pem","#)

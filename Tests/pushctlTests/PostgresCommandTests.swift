@@ -10,7 +10,7 @@ import Testing
     typealias World = BroadcastCommandTests.World
 
     @Test func aBroadcastOnPostgreSQLReachesEveryDeviceOnceAndTheSameIdAgainSendsNothing() async throws {
-        let database = try PostgresTestServer.shared().makeDatabase("cli")
+        let database = try await PostgresTestServer.shared().makeDatabase("cli")
         var w = try await World.make(tokens: 1200, database: database)
         defer { w.stop() }
         let count = try await CLI.run(["tokens", "count", "--config", w.config, "--app", "example"])

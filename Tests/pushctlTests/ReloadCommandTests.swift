@@ -59,7 +59,7 @@ import TestSupport
         let port = try BroadcastCommandTests.freePort()
         try Self.writeServeConfig(config, port: port, sendKeys: [old.hash])
         let serve = try CLI.startCapturing(["serve", "--config", config])
-        defer { if serve.isRunning { serve.terminate(); serve.waitUntilExit() } }
+        defer { if serve.isRunning { serve.stop() } }
         try await waitUntil(deadline: .seconds(60), "serve listening") {
             !serve.isRunning || serve.stdoutText.contains("PushProvider is listening")
         }
@@ -121,7 +121,7 @@ import TestSupport
         #expect(otherOnly != full)
         try otherOnly.write(toFile: workerConfig, atomically: true, encoding: .utf8)
         let worker = try CLI.startCapturing(["worker", "--config", workerConfig])
-        defer { if worker.isRunning { worker.terminate(); worker.waitUntilExit() } }
+        defer { if worker.isRunning { worker.stop() } }
         try await Self.waitForLog(worker, "started")
 
         try "not json".write(toFile: workerConfig, atomically: true, encoding: .utf8)
@@ -132,10 +132,10 @@ import TestSupport
         try full.write(toFile: workerConfig, atomically: true, encoding: .utf8)
         kill(worker.process.processIdentifier, SIGHUP)
         try await Self.waitForLog(worker, "configuration reloaded from")
-        try? await waitUntil(deadline: .seconds(60), "150 notifications received") { try w.received().count >= 150 || !worker.isRunning }
+        try? await waitUntil(deadline: .seconds(60), "150 notifications received") { w.receivedCount() >= 150 || !worker.isRunning }
         #expect(try w.received().count == 150, "\(worker.stderrText)")
         worker.terminate()
-        worker.waitUntilExit()
+        await worker.exited()
         #expect(worker.terminationStatus == 0, "\(worker.stderrText)")
         #expect(worker.stderrText.contains("worker stopped: 2 shards finished"), "\(worker.stderrText)")
     }

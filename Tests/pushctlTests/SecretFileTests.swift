@@ -32,7 +32,7 @@ import Testing
     ]
 
     /// A directory with the configuration and `secret` at `mode` (the other files at 0600).
-    static func world(_ kind: Kind, mode: Int) throws -> (config: String, secret: String, dir: URL) {
+    static func world(_ kind: Kind, mode: Int) async throws -> (config: String, secret: String, dir: URL) {
         let dir = try CLI.temporaryDirectory()
         for (name, permissions) in [("client.p12", 0o600), ("secret", mode)] {
             let path = dir.appendingPathComponent(name).path
@@ -41,7 +41,7 @@ import Testing
             try FileManager.default.setAttributes([.posixPermissions: permissions], ofItemAtPath: path)
         }
         var top = kind.top
-        if top.contains("$DB") { top = top.replacingOccurrences(of: "$DB", with: try PostgresTestServer.shared().makeDatabase("secrets")) }
+        if top.contains("$DB") { top = top.replacingOccurrences(of: "$DB", with: try await PostgresTestServer.shared().makeDatabase("secrets")) }
         let config = dir.appendingPathComponent("pushctl.json").path
         try #"{\#(top) "apps": {"example": {"topic": "com.example.app", "endpoint": "production", \#(kind.app)}}}"#
             .write(toFile: config, atomically: true, encoding: .utf8)
@@ -50,7 +50,7 @@ import Testing
 
     @Test(arguments: kinds, [0o644, 0o604, 0o606, 0o641])
     func aSecretFileOthersCanReachIsRefusedNamingTheFileAndTheFix(_ kind: Kind, mode: Int) async throws {
-        let w = try Self.world(kind, mode: mode)
+        let w = try await Self.world(kind, mode: mode)
         defer { try? FileManager.default.removeItem(at: w.dir) }
         let result = try await CLI.run(["tokens", "count", "--config", w.config, "--app", "example"])
         #expect(result.status == 2, "\(kind) \(String(mode, radix: 8)): \(result.stderr)")
@@ -64,7 +64,7 @@ import Testing
 
     @Test(arguments: kinds, [0o600, 0o640, 0o400, 0o660])
     func aSecretFileOnlyItsOwnerAndGroupCanReadIsAccepted(_ kind: Kind, mode: Int) async throws {
-        let w = try Self.world(kind, mode: mode)
+        let w = try await Self.world(kind, mode: mode)
         defer { try? FileManager.default.removeItem(at: w.dir) }
         let result = try await CLI.run(["tokens", "count", "--config", w.config, "--app", "example"])
         #expect(result.status == 0, "\(kind) \(String(mode, radix: 8)): \(result.stderr)")
@@ -73,7 +73,7 @@ import Testing
 
     @Test func serveRefusesItTooSoTheUnitDoesNotRestart() async throws {
         // Exit 2 is RestartPreventExitStatus in the shipped units: a configuration error stops the service.
-        let w = try Self.world(Self.kinds[0], mode: 0o644)
+        let w = try await Self.world(Self.kinds[0], mode: 0o644)
         defer { try? FileManager.default.removeItem(at: w.dir) }
         let result = try await CLI.run(["serve", "--config", w.config, "--port", "0", "--admin-port", "0"], timeout: 30)
         #expect(result.status == 2)

@@ -107,9 +107,9 @@ import TestSupport
                                         "--at", JobsCommandTests.rfc3339(secondsFromNow: 1), "--id", "greeting"] + tokens)
         #expect(stored.status == 0 && stored.stdout == "greeting\n", "\(stored.stderr)")
         let worker = try CLI.startCapturing(["worker", "--config", w.config])
-        try await waitUntil(deadline: .seconds(60), "the scheduled send arrived") { try w.received().count >= 6 || !worker.isRunning }
+        try await waitUntil(deadline: .seconds(60), "the scheduled send arrived") { w.receivedCount() >= 6 || !worker.isRunning }
         worker.terminate()
-        worker.waitUntilExit()
+        await worker.exited()
         w.stopSimulator()
         #expect(try BroadcastCommandTests.alertsByToken(w) == [
             World.token(0): ["|Guten Morgen"], World.token(1): ["|Guten Morgen"], World.token(2): ["|Bom dia"],

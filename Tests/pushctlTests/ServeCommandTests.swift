@@ -44,11 +44,19 @@ import TestSupport
     @Test func serveTakesCertificateAndTokenAppsSideBySideSoLiveActivitiesWorkUnderIt() async throws {
         var w = try await World.make(tokens: 1, startSimulator: false)
         defer { w.stop() }
-        let config = try Self.sideBySideConfig(in: w, simulatorPort: w.port)
-        let httpPort = try BroadcastCommandTests.freePort()
-        let (serve, keys) = try await Self.startServe(config: config, port: httpPort, extra: ["--admin-port", "0"])
-        defer { if serve.isRunning { serve.terminate(); serve.waitUntilExit() } }
-        let key = try #require(keys["example-live"], "\(serve.stdoutText)\(serve.stderrText)")
+        // The clients below reach serve's simulator and API on ports in the configuration, chosen free beforehand:
+        // another test's process can take one first (tests run in parallel); then serve exits, and this takes others.
+        var config = "", httpPort = 0
+        var serve: CLI.Background?, keys: [String: String] = [:]
+        for attempt in 1...5 {
+            config = try Self.sideBySideConfig(in: w, simulatorPort: attempt == 1 ? w.port : try BroadcastCommandTests.freePort())
+            httpPort = try BroadcastCommandTests.freePort()
+            (serve, keys) = try await Self.startServe(config: config, port: httpPort, extra: ["--admin-port", "0"])
+            guard let started = serve, !started.isRunning, started.stderrText.contains("Address already in use") else { break }
+        }
+        let served = try #require(serve)
+        defer { if served.isRunning { served.stop() } }
+        let key = try #require(keys["example-live"], "\(served.stdoutText)\(served.stderrText)")
 
         // A Live Activity start to a push-to-start token, through the built-in simulator (token authentication).
         let token = String(repeating: "a1", count: 32)
@@ -89,11 +97,11 @@ import TestSupport
         #expect(try Self.bannerPort(banner, after: "APNs simulator: https://127.0.0.1:") != 0)
         #expect(try await Self.status(of: "http://127.0.0.1:\(oneListener)/metrics") == 200, "the admin routes are on it")
         serve.terminate()
-        serve.waitUntilExit()
+        await serve.exited()
 
         // Two listeners (the admin one on another loopback address), both on port 0: each named with its own port.
         (serve, _) = try await Self.startServe(config: config, port: 0, extra: ["--admin-host", "127.0.0.2", "--admin-port", "0"])
-        defer { if serve.isRunning { serve.terminate(); serve.waitUntilExit() } }
+        defer { if serve.isRunning { serve.stop() } }
         banner = serve.stdoutText
         let api = try Self.bannerPort(banner, after: "PushProvider is listening on http://127.0.0.1:")
         let admin = try Self.bannerPort(banner, after: "(API), admin on http://127.0.0.2:")

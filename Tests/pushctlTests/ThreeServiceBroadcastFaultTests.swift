@@ -24,7 +24,7 @@ import TestSupport
     func aTenThousandDeviceBroadcastAcrossAPNsWebPushAndFCMKilledAndResumedReachesEveryLiveDeviceOnceWithinTheBoundAndPrunesEachServicesDead(
         _ backend: String
     ) async throws {
-        let database = backend == "postgres" ? try PostgresTestServer.shared().makeDatabase("threeservices") : "registry.sqlite"
+        let database = backend == "postgres" ? try await PostgresTestServer.shared().makeDatabase("threeservices") : "registry.sqlite"
         // 3,400 iPhones, 3,300 browsers, 3,300 Android phones; every 20th of each is dead (5% per service).
         let apnsCount = 3400, webCount = 3300, fcmCount = 3300
         let deadAPNs = stride(from: 0, to: apnsCount, by: 20).map(World.token)
@@ -62,7 +62,7 @@ import TestSupport
         }
         #expect(first.isRunning, "the broadcast ended before it could be killed")
         kill(first.processIdentifier, SIGKILL)
-        first.waitUntilExit()
+        await first.exited()
 
         let second = try await CLI.run(args, timeout: 400)
         #expect(second.status == 0, "\(second.stderr)")

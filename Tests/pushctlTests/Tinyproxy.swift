@@ -29,7 +29,7 @@ struct Tinyproxy {
 
     /// Starts tinyproxy in `dir`, allowing CONNECT to `connectPort` only; `basicAuth` makes it demand those
     /// credentials (407 otherwise).
-    static func start(in dir: URL, connectPort: Int, basicAuth: (user: String, password: String)? = nil) throws -> Tinyproxy {
+    static func start(in dir: URL, connectPort: Int, basicAuth: (user: String, password: String)? = nil) async throws -> Tinyproxy {
         let binary = try binary()
         let port = try BroadcastCommandTests.freePort()
         let conf = dir.appendingPathComponent("tinyproxy-\(port).conf").path
@@ -46,7 +46,7 @@ struct Tinyproxy {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        do { try CLI.waitForPort(port, seconds: 10) } catch {
+        do { try await CLI.waitForPort(port, seconds: 10) } catch {
             kill(process.processIdentifier, SIGKILL)
             throw error
         }

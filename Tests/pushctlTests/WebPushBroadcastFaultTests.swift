@@ -64,7 +64,7 @@ import TestSupport
 
     @Test(arguments: ["sqlite", "postgres"])
     func aTenThousandSubscriptionBroadcastKilledAndResumedReachesEveryLiveOneWithinTheBoundAndPrunesTheExpired(_ backend: String) async throws {
-        let database = backend == "postgres" ? try PostgresTestServer.shared().makeDatabase("webpush") : "registry.sqlite"
+        let database = backend == "postgres" ? try await PostgresTestServer.shared().makeDatabase("webpush") : "registry.sqlite"
         var w = try await World.make(
             tokens: 0, simulatorArgs: ["--fraction-429", "0.025", "--fraction-503", "0.025"], database: database, webPush: true)
         defer { w.stop() }
@@ -85,7 +85,7 @@ import TestSupport
         }
         #expect(first.isRunning, "the broadcast ended before it could be killed")
         kill(first.processIdentifier, SIGKILL)
-        first.waitUntilExit()
+        await first.exited()
 
         let second = try await CLI.run(args, timeout: 300)
         #expect(second.status == 0, "\(second.stderr)")
