@@ -1,6 +1,7 @@
 import APNsSimulator
 import Crypto
 import Foundation
+import NIOPosix
 import PushCore
 
 /// A running simulator with its PKI; `run` stops it whatever the test does.
@@ -37,10 +38,13 @@ struct SimulatorFixture: Sendable {
         }
     }
 
-    /// Connects with the default client certificate in certificate mode, none otherwise.
+    /// Connects with the default client certificate in certificate mode, none otherwise, on the simulator's event
+    /// loop group when it has its own (``SimulatorConfiguration/eventLoopGroup``), else NIO's shared one.
     func connect(identity: SimulatorPKI.Identity? = nil, alpn: [String] = ["h2"]) async throws -> H2TestClient {
         let id = identity ?? (simulator.configuration.clientAuth == .certificate ? client : nil)
-        return try await H2TestClient.connect(port: port, caPEM: pki.ca.certificatePEM, identity: id, alpn: alpn)
+        return try await H2TestClient.connect(
+            port: port, caPEM: pki.ca.certificatePEM, identity: id, alpn: alpn,
+            group: simulator.configuration.eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton)
     }
 }
 
