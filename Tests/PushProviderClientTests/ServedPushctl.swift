@@ -150,7 +150,7 @@ final class ServedPushctl: @unchecked Sendable {
             if held == nil && exited { break }
             if held == nil { usleep(1_000) }
         }
-        running.waitUntilExit()
+        running.stop()
         lock.withLock { hold = held }
         // Once the process has gone, the port is free: a hold that still fails means another socket has it.
         if holdingThePort && port != 0 && held == nil { throw ServeFailure("could not hold port \(port) after pushctl serve stopped") }

@@ -45,8 +45,7 @@ import TestSupport
         }
 
         func stop() {
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
+            process.stop()
         }
     }
 

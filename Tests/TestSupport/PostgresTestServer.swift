@@ -61,7 +61,7 @@ public final class PostgresTestServer: Sendable {
     private func makeDatabaseBlocking(_ label: String) throws -> String {
         let safe = label.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(20)
         let name = "pp_\(safe)_\(UUID().uuidString.prefix(8).lowercased())"
-        try psqlBlocking("CREATE DATABASE \(name)", database: "postgres")
+        _ = try psqlBlocking("CREATE DATABASE \(name)", database: "postgres")
         return "postgres://\(user)@\(host):\(port)/\(name)"
     }
 

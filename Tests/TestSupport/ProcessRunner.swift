@@ -82,8 +82,7 @@ public enum ProcessRunner {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(5_000) }
         if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
+            process.stop()
             throw ProcessTimeout(command: [executable.lastPathComponent] + arguments, seconds: timeout)
         }
         process.waitUntilExit()

@@ -139,8 +139,7 @@ import Testing
 
         /// Stops the simulator process.
         mutating func stopSimulator() {
-            simulator?.terminate()
-            simulator?.waitUntilExit()
+            simulator?.stop()
             simulator = nil
         }
 

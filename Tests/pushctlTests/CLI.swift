@@ -78,12 +78,9 @@ extension CLI {
         func terminate() { process.terminate() }
         @available(*, noasync, message: "blocks a cooperative thread while the process runs: use exited()")
         func waitUntilExit() { process.waitUntilExit() }
-        /// SIGTERM, then the wait for its exit, blocking: for `defer`, where nothing can be awaited (a terminated
-        /// pushctl exits within a second; a test waits for a process's own end with ``exited()``).
-        func stop() {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        /// SIGTERM, a bounded wait, SIGKILL (``Foundation/Process/stop(within:)``): for `defer`, where nothing can be
+        /// awaited; a test waits for a process's own end with ``exited()``.
+        func stop() { process.stop() }
         /// Returns once the process has exited (``Foundation/Process/exited()``: no thread held meanwhile).
         func exited() async { await process.exited() }
     }

@@ -65,6 +65,6 @@ struct Tinyproxy {
     /// them, so terminate() would leave it running. Its log is written line by line, nothing is lost.
     func stop() {
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.stop(within: 5)  // only waits: a SIGKILLed process ends, but Foundation may not notice (see stop(within:))
     }
 }
