@@ -34,7 +34,7 @@ import func TestSupport.waitUntil
         #expect((5.4...6.6).contains(aloneSeconds), "alone: \(aloneSeconds) s")
 
         let workers = try (0..<2).map { _ in try CLI.startCapturing(["worker", "--config", w.config]) }
-        defer { for worker in workers where worker.isRunning { worker.stop() } }
+        defer { for worker in workers { worker.stop() } }
         let (shared, sharedSeconds) = try await broadcast("shared")
         #expect(shared.status == 0, "\(shared.stderr)")
         // The rate is the broadcast's: three processes together keep to 500/s.
@@ -50,7 +50,7 @@ import func TestSupport.waitUntil
         defer { w.stop() }
         let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "digest", "--alert", "a", "--rate", "300"]
         let first = try CLI.startCapturing(args)
-        defer { if first.isRunning { first.stop() } }
+        defer { first.stop() }
         try await waitUntil(deadline: .seconds(60), "300 received") { w.receivedCount() >= 300 || !first.isRunning }
         let second = try await CLI.run(args + ["--json"])
         let holder = "\(ProcessInfo.processInfo.hostName):\(first.process.processIdentifier)"

@@ -86,7 +86,7 @@ import TestSupport
         let certificateA = try Self.fingerprint(certs + "/client.pem")
 
         let serve = try CLI.startCapturing(["serve", "--config", config])
-        defer { if serve.isRunning { serve.stop() } }
+        defer { serve.stop() }
         try await waitUntil(deadline: .seconds(60), "serve listening") {
             serve.stdoutText.contains("PushProvider is listening") || !serve.isRunning
         }

@@ -59,7 +59,7 @@ import TestSupport
         let port = try BroadcastCommandTests.freePort()
         try Self.writeServeConfig(config, port: port, sendKeys: [old.hash])
         let serve = try CLI.startCapturing(["serve", "--config", config])
-        defer { if serve.isRunning { serve.stop() } }
+        defer { serve.stop() }
         try await waitUntil(deadline: .seconds(60), "serve listening") {
             !serve.isRunning || serve.stdoutText.contains("PushProvider is listening")
         }
@@ -121,7 +121,7 @@ import TestSupport
         #expect(otherOnly != full)
         try otherOnly.write(toFile: workerConfig, atomically: true, encoding: .utf8)
         let worker = try CLI.startCapturing(["worker", "--config", workerConfig])
-        defer { if worker.isRunning { worker.stop() } }
+        defer { worker.stop() }
         try await Self.waitForLog(worker, "started")
 
         try "not json".write(toFile: workerConfig, atomically: true, encoding: .utf8)

@@ -55,7 +55,7 @@ import TestSupport
             guard let started = serve, !started.isRunning, started.stderrText.contains("Address already in use") else { break }
         }
         let served = try #require(serve)
-        defer { if served.isRunning { served.stop() } }
+        defer { served.stop() }
         let key = try #require(keys["example-live"], "\(served.stdoutText)\(served.stderrText)")
 
         // A Live Activity start to a push-to-start token, through the built-in simulator (token authentication).
@@ -101,7 +101,7 @@ import TestSupport
 
         // Two listeners (the admin one on another loopback address), both on port 0: each named with its own port.
         (serve, _) = try await Self.startServe(config: config, port: 0, extra: ["--admin-host", "127.0.0.2", "--admin-port", "0"])
-        defer { if serve.isRunning { serve.stop() } }
+        defer { serve.stop() }
         banner = serve.stdoutText
         let api = try Self.bannerPort(banner, after: "PushProvider is listening on http://127.0.0.1:")
         let admin = try Self.bannerPort(banner, after: "(API), admin on http://127.0.0.2:")
