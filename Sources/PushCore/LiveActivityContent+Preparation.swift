@@ -88,8 +88,8 @@ extension LiveActivityContent {
             throw Self.field("relevance-score", "aps.relevance-score must be a finite number")
         }
         for (key, value) in [("timestamp", timestamp ?? nowSeconds), ("stale-date", staleDate), ("dismissal-date", dismissalDate)] {
-            if let value, value < 0 {
-                throw Self.field(key, "aps.\(key) must be epoch seconds ≥ 0 (got \(value))")
+            if let value, !Timestamp.epochSeconds.contains(value) {
+                throw Self.field(key, "aps.\(key) must be epoch seconds from 0 to \(Timestamp.epochSeconds.upperBound) (got \(value))")
             }
         }
         try validateAlert()

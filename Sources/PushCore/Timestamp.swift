@@ -10,13 +10,19 @@ public enum Timestamp {
         public var description: String { message }
     }
 
+    /// Epoch seconds the CLI and the HTTP API take (`at`, `expiration`, a Live Activity's `timestamp`, `stale-date`
+    /// and `dismissal-date`): at most 11 digits, as docs/openapi.yaml says (`maximum: 99999999999`, the year 5138).
+    /// One bound for all of them, so a number the description refuses is refused everywhere, and `at` in
+    /// milliseconds never overflows.
+    public static let epochSeconds: ClosedRange<Int64> = 0...99_999_999_999
+
     /// Milliseconds since 1970 from RFC 3339 (a `Z` or `±HH:MM` offset is required; `T`, `t` or a space between
     /// date and time; fraction digits kept to the millisecond) or from epoch seconds (digits only).
     public static func parse(_ text: String) throws(ParseError) -> Int64 {
         let bytes = Array(text.utf8)
         guard !bytes.isEmpty else { throw ParseError(message: "empty time; give RFC 3339 (2026-11-24T08:00:00Z) or epoch seconds") }
         if bytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
-            guard bytes.count <= 11, let seconds = Int64(text) else { throw ParseError(message: "epoch seconds out of range: \(text)") }
+            guard bytes.count <= 11, let seconds = Int64(text), epochSeconds.contains(seconds) else { throw ParseError(message: "epoch seconds out of range: \(text)") }
             return seconds * 1000
         }
         return try parseRFC3339(bytes, text: text, allowSpace: true)

@@ -94,7 +94,7 @@ struct LiveActivityBody {
         }
         var expiration: Int64?
         if let value = json["expiration"] {
-            guard let e = value.intValue, (0...99_999_999_999).contains(e) else {
+            guard let e = value.intValue, Timestamp.epochSeconds.contains(e) else {
                 throw APIError.badRequest("expiration", "'expiration' must be epoch seconds (0 = deliver once)")
             }
             expiration = e

@@ -152,7 +152,7 @@ struct NotificationBody {
                 }
                 options.priority = p
             case "expiration":
-                guard let e = v.intValue, (0...99_999_999_999).contains(e) else {
+                guard let e = v.intValue, Timestamp.epochSeconds.contains(e) else {
                     throw APIError.badRequest("options", "options.expiration must be epoch seconds (0 = deliver once)")
                 }
                 options.expiration = e

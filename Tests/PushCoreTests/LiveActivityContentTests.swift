@@ -107,6 +107,8 @@ import Testing
             .payload("""
             {"aps":{"content-state":{"score":[2,1]},"timestamp":1700000000,"event":"end","dismissal-date":1663177260}}
             """, .immediate)),
+        Case("end with the largest epoch seconds the description allows", #"{"event":"end","timestamp":5,"dismissal-date":99999999999}"#,
+            .payload(#"{"aps":{"timestamp":5,"event":"end","dismissal-date":99999999999}}"#, .immediate)),
         Case("end without content-state (Apple recommends the final state, ActivityKit does not require it)",
             #"{"event":"end","timestamp":5}"#,
             .payload(#"{"aps":{"timestamp":5,"event":"end"}}"#, .immediate)),
@@ -227,11 +229,18 @@ import Testing
         Case("relevance-score infinite", content: LiveActivityContent(event: .update, contentState: .object([]), relevanceScore: .infinity),
             .error(invalid("aps.relevance-score"), "aps.relevance-score must be a finite number")),
         Case("negative timestamp", #"{"event":"update","content-state":{},"timestamp":-1}"#,
-            .error(invalid("aps.timestamp"), "aps.timestamp must be epoch seconds ≥ 0 (got -1)")),
+            .error(invalid("aps.timestamp"), "aps.timestamp must be epoch seconds from 0 to 99999999999 (got -1)")),
         Case("negative stale-date", #"{"event":"update","content-state":{},"stale-date":-5}"#,
-            .error(invalid("aps.stale-date"), "aps.stale-date must be epoch seconds ≥ 0")),
+            .error(invalid("aps.stale-date"), "aps.stale-date must be epoch seconds from 0 to 99999999999")),
         Case("negative dismissal-date", #"{"event":"end","dismissal-date":-5}"#,
-            .error(invalid("aps.dismissal-date"), "aps.dismissal-date must be epoch seconds ≥ 0")),
+            .error(invalid("aps.dismissal-date"), "aps.dismissal-date must be epoch seconds from 0 to 99999999999 (got -5)")),
+        // docs/openapi.yaml's maximum (found by schemathesis: the server accepted 100000000000).
+        Case("dismissal-date of 12 digits", #"{"event":"end","dismissal-date":100000000000}"#,
+            .error(invalid("aps.dismissal-date"), "aps.dismissal-date must be epoch seconds from 0 to 99999999999 (got 100000000000)")),
+        Case("stale-date of 12 digits", #"{"event":"update","content-state":{},"stale-date":100000000000}"#,
+            .error(invalid("aps.stale-date"), "from 0 to 99999999999")),
+        Case("timestamp of 12 digits", #"{"event":"update","content-state":{},"timestamp":100000000000}"#,
+            .error(invalid("aps.timestamp"), "from 0 to 99999999999")),
         // Headers and reserved keys.
         Case("priority 1", #"{"event":"update","content-state":{}}"#, priority: .low,
             .error(.priorityNotAllowed, "priority 1 is not allowed for Live Activity pushes")),

@@ -157,6 +157,10 @@ import TestSupport
             ("/v1/apps/example/live-activities/activities/a1/update", #"{"content":{"content-state":{},"dismissal-date":5}}"#, "invalid_content"),
             ("/v1/apps/example/live-activities/activities/a1/update", #"{"content":{"content-state":{}},"priority":1}"#, "invalid_priority"),
             ("/v1/apps/example/live-activities/activities/a1/end", #"{"content":{"attributes":{}}}"#, "invalid_content"),
+            // Above docs/openapi.yaml's maximum (schemathesis found it accepted; a stored job would have been created).
+            ("/v1/apps/example/live-activities/activities/a1/end", #"{"content":{"dismissal-date":100000000000}}"#, "invalid_content"),
+            ("/v1/apps/example/live-activities/activities/a1/end", #"{"content":{},"expiration":100000000000}"#, "invalid_expiration"),
+            ("/v1/apps/example/live-activities/activities/a1/end", #"{"content":{},"at":100000000000}"#, "invalid_at"),
             ("/v1/apps/example/broadcast-channels", #"{"storagePolicy":"forever"}"#, "invalid_storagePolicy"),
             ("/v1/apps/example/broadcast-channels/abcd/notifications", #"{"content":{"event":"start","content-state":{}}}"#, "invalid_content"),
         ]
