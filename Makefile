@@ -96,7 +96,8 @@ test: deps referees
 	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --filter "PushStoreTests|PushCoreTests" --skip "FaultTests|BroadcastTimingTests"
 	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --skip "PushServerTests|PushProviderClientTests|PushSenderTests|PushStoreTests|PushCoreTests|FaultTests|BroadcastTimingTests"
 	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --filter "FaultTests|BroadcastTimingTests" --no-parallel
-	@# The HTTP API against docs/openapi.yaml: schemathesis (PyPI, installed by the script) with --checks all.
+	@# The HTTP API against docs/openapi.yaml: schemathesis (PyPI, installed by the script) with --checks all, a fixed
+	@# seed and two changing ones in two lanes at once (it generates its cases on one core).
 	bash Tests/schemathesis/schemathesis.sh .build/debug/pushctl
 	@# The web console in headless chromium over WebDriver (Selenium from PyPI, the system chromedriver); fails
 	@# when chromium cannot be installed.
