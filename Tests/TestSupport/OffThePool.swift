@@ -16,11 +16,10 @@ public func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) 
 extension Process {
     /// Returns once Foundation has seen the process exit (its status is then readable), checking every 20 ms between
     /// sleeps: ``waitUntilExit()`` blocks its thread for as long as the child runs (see ``offThePool(_:)`` for why an
-    /// async test must not). A cancelled wait (the test's time limit) returns at once.
-    public func exited() async {
-        while isRunning {
-            do { try await Task.sleep(for: .milliseconds(20)) } catch { return }
-        }
+    /// async test must not). A cancelled wait (the test's time limit) throws `CancellationError`: returning would let
+    /// the caller read `terminationStatus` of a running process, which traps.
+    public func exited() async throws {
+        while isRunning { try await Task.sleep(for: .milliseconds(20)) }
     }
 
     /// SIGTERM, then at most `seconds` for the process to end, then SIGKILL: blocking, for `defer` (where nothing can

@@ -197,10 +197,10 @@ import Testing
         let second = try CLI.startCapturing(args + ["--json"])
         try await waitUntil(deadline: .seconds(60), "400 received") { w.receivedCount() >= 400 || !first.isRunning }
         first.interrupt()  // SIGINT: drain, give the shard back, exit 130
-        await first.exited()
+        try await first.exited()
         #expect(first.terminationStatus == 130)
         // …and finishes what the first gave back.
-        await second.exited()
+        try await second.exited()
         #expect(second.terminationStatus == 0, "\(second.stderrText)")
         let summary = try JSONValue(parsing: second.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(summary["state"]?.stringValue == "completed" && summary["accepted"] == .int(1500))
@@ -228,7 +228,7 @@ import Testing
             try await registry.run({ try $0.broadcast(id: "later") })?.state == .completed
         }
         worker.terminate()  // SIGTERM: drain and exit 0
-        await worker.exited()
+        try await worker.exited()
         #expect(worker.terminationStatus == 0, "\(worker.stderrText)")
         #expect(worker.stderrText.contains("worker stopped: 3 shards finished"))
         #expect(try await registry.run { try $0.broadcast(id: "later") }?.state == .completed)

@@ -27,7 +27,7 @@ import Testing
         }
         #expect(first.isRunning, "the broadcast ended (status \(first.isRunning ? -1 : first.terminationStatus)) before it could be killed")
         kill(first.processIdentifier, SIGKILL)
-        await first.exited()
+        try await first.exited()
         let beforeKill = try w.received()
 
         // The same cron line again: it takes over the dead run's lease and resumes.
@@ -109,7 +109,7 @@ import Testing
         }
         #expect(first.isRunning, "the broadcast ended before it could be killed")
         kill(first.processIdentifier, SIGKILL)
-        await first.exited()
+        try await first.exited()
         let left = try LeftBehind(registry, id: "storm")
         let before = try w.received()
         // The checkpoint went past devices still in backoff (held), and the mark stays within the ahead window (twice
@@ -160,7 +160,7 @@ import Testing
         try await Task.sleep(for: .milliseconds(1500))  // the outage's length: the behaviour under test
         #expect(first.isRunning, "the broadcast ended during the outage")
         kill(first.processIdentifier, SIGKILL)
-        await first.exited()
+        try await first.exited()
         let left = try LeftBehind(registry, id: "dark")
         let countsAtKill = try await registry.run { try $0.broadcastCounts(id: "dark") }
         try await w.startSimulator()

@@ -63,7 +63,7 @@ import func TestSupport.waitUntil
         #expect(done.count >= 2 && done.last == 3000 && done.first! < 3000, "\(lines)")
         let summary = try JSONValue(parsing: second.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(summary["state"]?.stringValue == "completed" && summary["sentThisRun"] == .int(0) && summary["accepted"] == .int(3000))
-        await first.exited()
+        try await first.exited()
         #expect(first.terminationStatus == 0, "\(first.stderrText)")
         #expect(try w.received().count == 3000)
     }
@@ -75,7 +75,7 @@ import func TestSupport.waitUntil
         let first = try CLI.startCapturing(args + ["--rate", "200"])
         try await waitUntil(deadline: .seconds(60), "300 received") { w.receivedCount() >= 300 || !first.isRunning }
         first.interrupt()
-        await first.exited()
+        try await first.exited()
         #expect(first.terminationStatus == 130)
         let second = try await CLI.run(args + ["--json"])
         #expect(second.status == 0, "\(second.stderr)")

@@ -82,7 +82,7 @@ extension CLI {
         /// awaited; a test waits for a process's own end with ``exited()``.
         func stop() { process.stop() }
         /// Returns once the process has exited (``Foundation/Process/exited()``: no thread held meanwhile).
-        func exited() async { await process.exited() }
+        func exited() async throws { try await process.exited() }
     }
 
     /// Starts `pushctl args…` in the background with its output in files under a new temporary directory.

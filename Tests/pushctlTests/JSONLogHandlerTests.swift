@@ -60,7 +60,7 @@ import TestSupport
         }
         #expect(try await http("DELETE", "\(base)/v1/apps/example/devices/\(token)", key: key) == 204)
         serve.terminate()
-        await serve.exited()
+        try await serve.exited()
 
         let stderr = serve.stderrText
         let lines = try jsonLines(stderr)

@@ -37,7 +37,7 @@ import TestSupport
             try await registry.run({ try $0.broadcast(id: "digest") })?.state == .completed
         }
         worker.terminate()
-        await worker.exited()
+        try await worker.exited()
         #expect(worker.terminationStatus == 0, "\(worker.stderrText)")
         #expect(worker.stderrText.contains("started scheduled job digest"))
         // The simulator stamps each notification as it receives it (same machine, same clock).
@@ -68,7 +68,7 @@ import TestSupport
         let worker = try CLI.startCapturing(["worker", "--config", w.config])
         try await waitUntil(deadline: .seconds(60), "the control send arrived") { try w.received().contains(World.token(2)) || !worker.isRunning }
         worker.terminate()
-        await worker.exited()
+        try await worker.exited()
         #expect(try w.received() == [World.token(2)], "the cancelled send went out")
         let list = try await CLI.run(["jobs", "list", "--config", w.config, "--app", "example", "--state", "cancelled"])
         #expect(list.status == 0)
@@ -89,7 +89,7 @@ import TestSupport
         try await waitUntil(deadline: .seconds(60), "100 received") { w.receivedCount() >= 100 || !run.isRunning }
         let cancel = try await CLI.run(["jobs", "cancel", "oops", "--config", w.config, "--app", "example"])
         #expect(cancel.status == 0, "\(cancel.stderr)")
-        await run.exited()
+        try await run.exited()
         #expect(run.terminationStatus == 1)
         #expect(run.stderrText.contains("broadcast oops was cancelled"))
         let sent = w.receivedCount()

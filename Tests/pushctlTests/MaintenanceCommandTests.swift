@@ -53,7 +53,7 @@ import TestSupport
         }
         #expect(left == 1, "\(command): \(process.stderrText)")
         process.terminate()
-        await process.exited()
+        try await process.exited()
         #expect(process.stderrText.contains("delivery history trimmed"), "\(process.stderrText)")
         #expect(process.stderrText.contains("deliveries=1"), "\(process.stderrText)")
     }

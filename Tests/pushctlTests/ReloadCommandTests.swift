@@ -135,7 +135,7 @@ import TestSupport
         try? await waitUntil(deadline: .seconds(60), "150 notifications received") { w.receivedCount() >= 150 || !worker.isRunning }
         #expect(try w.received().count == 150, "\(worker.stderrText)")
         worker.terminate()
-        await worker.exited()
+        try await worker.exited()
         #expect(worker.terminationStatus == 0, "\(worker.stderrText)")
         #expect(worker.stderrText.contains("worker stopped: 2 shards finished"), "\(worker.stderrText)")
     }

@@ -109,7 +109,7 @@ import TestSupport
         let worker = try CLI.startCapturing(["worker", "--config", w.config])
         try await waitUntil(deadline: .seconds(60), "the scheduled send arrived") { w.receivedCount() >= 6 || !worker.isRunning }
         worker.terminate()
-        await worker.exited()
+        try await worker.exited()
         w.stopSimulator()
         #expect(try BroadcastCommandTests.alertsByToken(w) == [
             World.token(0): ["|Guten Morgen"], World.token(1): ["|Guten Morgen"], World.token(2): ["|Bom dia"],

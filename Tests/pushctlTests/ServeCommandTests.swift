@@ -97,7 +97,7 @@ import TestSupport
         #expect(try Self.bannerPort(banner, after: "APNs simulator: https://127.0.0.1:") != 0)
         #expect(try await Self.status(of: "http://127.0.0.1:\(oneListener)/metrics") == 200, "the admin routes are on it")
         serve.terminate()
-        await serve.exited()
+        try await serve.exited()
 
         // Two listeners (the admin one on another loopback address), both on port 0: each named with its own port.
         (serve, _) = try await Self.startServe(config: config, port: 0, extra: ["--admin-host", "127.0.0.2", "--admin-port", "0"])

@@ -62,7 +62,7 @@ import TestSupport
         }
         #expect(first.isRunning, "the broadcast ended before it could be killed")
         kill(first.processIdentifier, SIGKILL)
-        await first.exited()
+        try await first.exited()
 
         let second = try await CLI.run(args, timeout: 400)
         #expect(second.status == 0, "\(second.stderr)")
