@@ -24,7 +24,9 @@ enum JobFields {
     static func atMs(_ json: JSONValue) throws(APIError) -> Int64? {
         guard let at = json["at"] else { return nil }
         if let seconds = at.intValue {
-            guard Timestamp.epochSeconds.contains(seconds) else { throw APIError.badRequest("at", "'at' must be epoch seconds ≥ 0 or an RFC 3339 time") }
+            guard Timestamp.epochSeconds.contains(seconds) else {
+                throw APIError.badRequest("at", "'at' must be epoch seconds from 0 to \(Timestamp.epochSeconds.upperBound) or an RFC 3339 time")
+            }
             return seconds * 1000
         } else if let text = at.stringValue {
             do { return try Timestamp.parseRFC3339(text) } catch { throw APIError.badRequest("at", error.message) }

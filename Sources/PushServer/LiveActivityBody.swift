@@ -95,7 +95,7 @@ struct LiveActivityBody {
         var expiration: Int64?
         if let value = json["expiration"] {
             guard let e = value.intValue, Timestamp.epochSeconds.contains(e) else {
-                throw APIError.badRequest("expiration", "'expiration' must be epoch seconds (0 = deliver once)")
+                throw APIError.badRequest("expiration", "'expiration' must be epoch seconds from 0 to \(Timestamp.epochSeconds.upperBound) (0 = deliver once)")
             }
             expiration = e
         }

@@ -153,7 +153,7 @@ struct NotificationBody {
                 options.priority = p
             case "expiration":
                 guard let e = v.intValue, Timestamp.epochSeconds.contains(e) else {
-                    throw APIError.badRequest("options", "options.expiration must be epoch seconds (0 = deliver once)")
+                    throw APIError.badRequest("options", "options.expiration must be epoch seconds from 0 to \(Timestamp.epochSeconds.upperBound) (0 = deliver once)")
                 }
                 options.expiration = e
             case "collapseId":

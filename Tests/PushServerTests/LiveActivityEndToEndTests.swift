@@ -168,6 +168,9 @@ import TestSupport
             let key = path.contains("tokens") ? "reg" : "send"
             let r = try await post(s, path, key: key, body)
             #expect(r.status == 400 && r.errorCode == code, "\(path) \(body): \(r.status) \(String(decoding: r.body, as: UTF8.self))")
+            if body.contains("100000000000") {
+                #expect(String(decoding: r.body, as: UTF8.self).contains("99999999999"), "\(path) \(body): the message names the bound")
+            }
         }
         #expect(try blocking { try registry.allLiveActivityTokens(LiveActivityTokenQuery(app: "example", kind: .pushToStart)) }.isEmpty)
         #expect(try blocking { try registry.allLiveActivityTokens(LiveActivityTokenQuery(app: "example", kind: .update)) }.isEmpty)
