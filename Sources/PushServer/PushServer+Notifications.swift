@@ -164,11 +164,7 @@ extension PushServer {
             states = [state]
             if state == .interrupted { states.append(.failed) }
         }
-        var limit = 50
-        if let text = request.uri.queryParameters.get("limit") {
-            guard let n = Int(text), (1...500).contains(n) else { throw APIError.badRequest("limit", "limit must be 1-500") }
-            limit = n
-        }
+        let limit = try QueryLimit.parse(request, default: 50, maximum: 500)
         // Every state is read: a local-time job's state is its waves' together, so its waves are folded first.
         let records = try await registry.run { try $0.broadcasts(app: app, states: BroadcastState.allCases) }
         let items: [JSONValue] = Self.jobSummaries(records, states: states).reversed().prefix(limit).map { .object($0) }

@@ -39,11 +39,7 @@ extension PushServer {
         _ = try authorize(request, app: app, need: .send)
         let user = user.removingPercentEncodingIfNeeded
         if let problem = UserAuth.userProblem(user) { throw APIError.badRequest("user", problem) }
-        var limit = 100
-        if let text = request.uri.queryParameters.get("limit") {
-            guard let n = Int(text), (1...1000).contains(n) else { throw APIError.badRequest("limit", "limit must be 1-1000") }
-            limit = n
-        }
+        let limit = try QueryLimit.parse(request, default: 100, maximum: 1000)
         var after = ""
         if let cursor = request.uri.queryParameters.get("cursor") {
             guard (try? DeviceToken(parsing: cursor)) != nil else { throw APIError.badRequest("cursor", "cursor must be a nextCursor this route returned") }
