@@ -68,6 +68,11 @@ struct LiveActivityBody {
                 }
                 if value == .null { throw APIError.badRequest("content", "content.alert.\(key) must not be null; leave it out") }
             }
+            // The critical-alert dictionary too: the core's parser reads a null critical or volume as left out (the
+            // CLI's --content), the description allows no null there.
+            if let soundPairs = alert["sound"]?.objectPairs, let null = soundPairs.first(where: { $0.1 == .null }) {
+                throw APIError.badRequest("content", "content.alert.sound.\(null.0) must not be null; leave it out")
+            }
         }
         if let routeEvent {
             if let given = contentValue["event"], given != .string(routeEvent.rawValue) {

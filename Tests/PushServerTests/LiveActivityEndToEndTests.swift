@@ -161,6 +161,11 @@ import TestSupport
             ("/v1/apps/example/live-activities/activities/a1/end", #"{"content":{"dismissal-date":100000000000}}"#, "invalid_content"),
             ("/v1/apps/example/live-activities/activities/a1/end", #"{"content":{},"expiration":100000000000}"#, "invalid_expiration"),
             ("/v1/apps/example/live-activities/activities/a1/end", #"{"content":{},"at":100000000000}"#, "invalid_at"),
+            // A null inside the critical-alert sound (schemathesis found it accepted).
+            ("/v1/apps/example/live-activities/activities/a1/end",
+             #"{"content":{"alert":{"title":"t","body":"b","sound":{"critical":false,"name":"","volume":null}}}}"#, "invalid_content"),
+            ("/v1/apps/example/live-activities/activities/a1/update",
+             #"{"content":{"content-state":{},"alert":{"title":"t","body":"b","sound":{"critical":null,"name":"a"}}}}"#, "invalid_content"),
             ("/v1/apps/example/broadcast-channels", #"{"storagePolicy":"forever"}"#, "invalid_storagePolicy"),
             ("/v1/apps/example/broadcast-channels/abcd/notifications", #"{"content":{"event":"start","content-state":{}}}"#, "invalid_content"),
         ]
