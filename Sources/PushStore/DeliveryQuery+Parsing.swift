@@ -36,10 +36,7 @@ extension DeliveryQuery {
             query.kind = kind
         }
         if let limit {
-            guard let n = Int(limit), (1...maxLimit).contains(n) else {
-                throw fail("limit", "must be a whole number from 1 to \(maxLimit), not '\(limit.prefix(20))'")
-            }
-            query.limit = n
+            do { query.limit = try ListLimit.parse(limit, maximum: maxLimit) } catch { throw fail("limit", error.message) }
         }
         if let cursor {
             guard let position = DeliveryCursor(encoded: cursor) else {
