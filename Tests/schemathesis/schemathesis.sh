@@ -50,9 +50,9 @@ cd "$WORK"
 KEY=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 HASH=$(printf %s "$KEY" | sha256sum | cut -d' ' -f1)
 # start_server DIR: a `pushctl serve` with a registry, listeners and simulator of its own in DIR (the certificates
-# are shared); sets SERVER_PID and ADMIN_PORT once its admin listener answers /healthz.
+# are shared); sets ADMIN_PORT once its admin listener answers /healthz.
 start_server() {
-  local dir=$1 port simport
+  local dir=$1 port simport pid
   mkdir -p "$dir"
   port=$(free_port); ADMIN_PORT=$(free_port); simport=$(free_port)
   cat > "$dir/pushctl.json" <<JSON
@@ -63,11 +63,11 @@ start_server() {
    "auth": {"p8": "$WORK/certs/AuthKey_DEVKEY1234.p8", "keyId": "DEVKEY1234", "teamId": "DEVTEAM123"}, "sendKeys": ["sha256:$HASH"]}}}
 JSON
   "$PUSHCTL" serve --config "$dir/pushctl.json" > "$dir/serve.log" 2>&1 &
-  SERVER_PID=$!
-  SERVERS+=("$SERVER_PID")
+  pid=$!
+  SERVERS+=("$pid")
   for _ in $(seq 1 100); do
     curl -sf "http://127.0.0.1:$ADMIN_PORT/healthz" >/dev/null 2>&1 && return 0
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$dir/serve.log"; echo "schemathesis: pushctl serve did not start" >&2; exit 1; }
+    kill -0 "$pid" 2>/dev/null || { cat "$dir/serve.log"; echo "schemathesis: pushctl serve did not start" >&2; exit 1; }
     sleep 0.2
   done
   cat "$dir/serve.log"; echo "schemathesis: pushctl serve did not answer /healthz within 20 s" >&2; exit 1
