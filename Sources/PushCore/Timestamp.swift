@@ -16,16 +16,18 @@ public enum Timestamp {
     /// milliseconds never overflows.
     public static let epochSeconds: ClosedRange<Int64> = 0...99_999_999_999
 
-    /// Milliseconds since 1970 from RFC 3339 (a `Z` or `±HH:MM` offset is required; `T`, `t` or a space between
-    /// date and time; fraction digits kept to the millisecond) or from epoch seconds (digits only).
-    public static func parse(_ text: String) throws(ParseError) -> Int64 {
+    /// Milliseconds since 1970 from RFC 3339 (a `Z` or `±HH:MM` offset is required; `T`, `t` or, with `allowSpace`,
+    /// a space between date and time; fraction digits kept to the millisecond) or from epoch seconds (digits only,
+    /// at most 11: ``epochSeconds``). `allowSpace: false` is RFC 3339's `date-time` exactly, as an HTTP parameter
+    /// described with `format: date-time` takes it (the delivery history's `since`).
+    public static func parse(_ text: String, allowSpace: Bool = true) throws(ParseError) -> Int64 {
         let bytes = Array(text.utf8)
         guard !bytes.isEmpty else { throw ParseError(message: "empty time; give RFC 3339 (2026-11-24T08:00:00Z) or epoch seconds") }
         if bytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
             guard bytes.count <= 11, let seconds = Int64(text) else { throw ParseError(message: "epoch seconds out of range: \(text)") }
             return seconds * 1000
         }
-        return try parseRFC3339(bytes, text: text, allowSpace: true)
+        return try parseRFC3339(bytes, text: text, allowSpace: allowSpace)
     }
 
     /// Milliseconds since 1970 from RFC 3339's `date-time` exactly (`T` or `t` between date and time, a `Z` or

@@ -23,8 +23,7 @@ extension DeliveryQuery {
             query.broadcastId = broadcast
         }
         if let since {
-            let epoch = !since.isEmpty && since.utf8.count <= 11 && since.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
-            guard let ms = epoch ? Int64(since).map({ $0 * 1000 }) : try? Timestamp.parseRFC3339(since) else {
+            guard let ms = try? Timestamp.parse(since, allowSpace: false) else {
                 throw fail("since", "must be an RFC 3339 time (2026-11-24T08:00:00Z) or seconds since 1970, not '\(since.prefix(40))'")
             }
             query.sinceMs = ms

@@ -35,6 +35,15 @@ import Testing
         #expect(throws: Timestamp.ParseError.self) { try Timestamp.parseRFC3339("2026-12-01 08:00:00Z") }
     }
 
+    /// The delivery history's `since` (`format: date-time` or 1-11 digits in docs/openapi.yaml): epoch seconds or
+    /// RFC 3339's `date-time` exactly, through the same parser as `--at`.
+    @Test func theQueryFormTakesEpochSecondsAndDateTimeButNoSpace() throws {
+        #expect(try Timestamp.parse("1796112000", allowSpace: false) == 1_796_112_000_000)
+        #expect(try Timestamp.parse("2026-12-01T09:00:00+01:00", allowSpace: false) == 1_796_112_000_000)
+        #expect(throws: Timestamp.ParseError.self) { try Timestamp.parse("2026-12-01 08:00:00Z", allowSpace: false) }
+        #expect(throws: Timestamp.ParseError.self) { try Timestamp.parse("123456789012", allowSpace: false) }
+    }
+
     @Test func aMissingZoneIsNamedInTheError() {
         #expect { try Timestamp.parse("2026-12-01T08:00:00") } throws: {
             ($0 as? Timestamp.ParseError)?.message.contains("no time zone") == true

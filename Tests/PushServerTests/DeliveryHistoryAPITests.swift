@@ -83,7 +83,8 @@ import Testing
     @Test func badParametersAre400NamingTheParameterAndOnlySendKeysMayRead() async throws {
         let s = try await TestServer.start()
         for (query, code) in [
-            ("since=yesterday", "invalid_since"), ("status=lost", "invalid_status"), ("limit=0", "invalid_limit"),
+            ("since=yesterday", "invalid_since"), ("since=2026-11-24%2008:00:00Z", "invalid_since"),
+            ("since=123456789012", "invalid_since"), ("status=lost", "invalid_status"), ("limit=0", "invalid_limit"),
             ("limit=1001", "invalid_limit"), ("limit=ten", "invalid_limit"), ("cursor=abc", "invalid_cursor"),
             ("token=zz", "invalid_token"),
         ] {
