@@ -13,10 +13,10 @@ extension Sender {
             case parked(scheduleProbe: Bool)
         }
         // Every notification passes here: the endpoint's state is changed in place (no copy of it, one lookup).
-        func step(_ e: inout EndpointState, stopping: Bool) -> Step {
+        func step(_ e: inout EndpointState) -> Step {
             if let stop = e.stop { return .unsent(stop) }
             if let outage = e.outage, outage.probe !== job {
-                if stopping { return .unsent(stoppingStop(target)) }
+                if waiting.stopping { return .unsent(stoppingStop(target)) }
                 return .parked(scheduleProbe: park(job, in: &e))
             }
             guard !e.transports.isEmpty else { return .unsent(stoppingStop(target)) }
@@ -31,8 +31,7 @@ extension Sender {
                 _ = endpointState(target, in: &s)
                 index = s.endpoints.index(forKey: target)
             }
-            let stopping = s.stopping
-            return step(&s.endpoints.values[index!], stopping: stopping)
+            return step(&s.endpoints.values[index!])
         }
         switch step {
         case .send(let transport):
@@ -146,7 +145,7 @@ extension Sender {
                 s.endpoints[target] = e
                 return .stopped(jobs, stop)
             }
-            if s.stopping {
+            if waiting.stopping {
                 s.endpoints[target] = e
                 return .unsent(stoppingStop(target))
             }

@@ -115,19 +115,16 @@ extension Sender {
         case .unreachable:
             endpointUnreachable(job, target, error.message)
         case .dropped:
-            // The request may have been processed if its body left us (or if it timed out unanswered).
-            if response.uploadedBytes > 0 || error.isTimeout { job.possiblyDuplicated = true }
             job.lastError = error.message
             if isProbe(job, target) {
                 // The probe connected but lost its connection: the endpoint is not back yet.
+                if response.uploadedBytes > 0 || error.isTimeout { job.possiblyDuplicated = true }
                 endpointUnreachable(job, target, error.message)
                 return
             }
-            job.dropped += 1
-            if job.dropped >= configuration.maxDroppedAttempts {
-                finish(job, status: 0, reason: nil, kind: .deferred,
-                       error: "connection lost \(job.dropped) times: \(error.message)")
-            } else if shared.withLock({ $0.stopping }) {
+            if let deferral = job.connectionLost(error, response, maxDropped: configuration.maxDroppedAttempts) {
+                finish(job, status: 0, reason: nil, kind: .deferred, error: deferral)
+            } else if waiting.stopping {
                 // The run is stopping: nothing is written to APNs again. A request written now could reach APNs
                 // after this process has gone — a host that lost its link delivers what its kernel still holds
                 // when the link comes back — and after another worker took the shard over and sent it too. It
@@ -144,34 +141,17 @@ extension Sender {
     /// or defers the notification once its attempts are used up, or when the `Retry-After` is longer than
     /// ``SenderConfiguration/maxRetryAfterMs``. While the run is stopping it comes back unsent instead of waiting.
     func retryOrDefer(_ job: TransferJob, status: Int, reason: APNsReason?, error: String?, retryAfterMs: Int64? = nil) {
-        guard job.attempts < configuration.maxAttempts else {
-            finish(job, status: status, reason: reason, kind: .deferred, error: error)
-            return
-        }
-        guard let delay = backoff.delayMs(
+        let delay = backoff.delayMs(
             failedAttempts: job.attempts, random: random(), retryAfterMs: retryAfterMs, limitMs: configuration.maxRetryAfterMs)
-        else {
-            finish(job, status: status, reason: reason, kind: .deferred,
-                   error: "APNs asked to retry after \((retryAfterMs ?? 0) / 1000) s (Retry-After), longer than the \(configuration.maxRetryAfterMs / 1000) s a send waits")
-            return
-        }
-        let id = ObjectIdentifier(job)
-        let stopping = shared.withLock { s -> Bool in
-            if s.stopping { return true }
-            s.summary.retried += 1
-            s.waiting[id] = job
-            return false
-        }
-        if stopping {
+        switch waiting.retry(
+            job, delayMs: delay, retryAfterMs: retryAfterMs, counts: true, configuration: configuration, service: "APNs",
+            sleeper: sleeper, dispatch: { self.dispatch($0) })
+        {
+        case .waiting: break
+        case .deferred(let deferral): finish(job, status: status, reason: reason, kind: .deferred, error: deferral ?? error)
+        case .stopping:
             finish(job, status: status, reason: reason, kind: .unsent,
                    stop: EndpointStop(.stopping, endpoint: target(for: job.item.environment).description, message: "the run is stopping"))
-            return
-        }
-        let sleeper = sleeper
-        Task { [self] in
-            await sleeper.sleep(milliseconds: delay)
-            // Still waiting? (``abandonWaiting(_:)`` may have finished it meanwhile.)
-            if shared.withLock({ $0.waiting.removeValue(forKey: id) }) != nil { dispatch(job) }
         }
     }
 

@@ -31,15 +31,15 @@ public final class Sender: Sendable {
     private let primary: SenderTarget
     private let byEnvironment: [APNsEnvironment: SenderTarget]
     let shared: Mutex<Shared>
+    /// Notifications waiting out a retry backoff, and the run's stopping flag (``abandonWaiting(_:)`` sets it): the
+    /// retry rule the Web Push and FCM senders use too. Notifications parked for an unreachable endpoint stay in its
+    /// ``EndpointState`` (a probe releases them); ``Shared``'s lock may take this one's, never the other way round.
+    let waiting = WaitingRoom()
 
     /// Everything mutable, behind one lock. Callbacks never run while it is held.
     struct Shared {
         var endpoints: [SenderTarget: EndpointState] = [:]
         var summary = SendSummary()
-        /// Notifications waiting out a retry backoff.
-        var waiting: [ObjectIdentifier: TransferJob] = [:]
-        /// Set by ``abandonWaiting()``: no new waits (parking, backoff) until the next ``beginRun()``.
-        var stopping = false
         /// Breaker state persisted by earlier runs, by endpoint URL (used when an endpoint is first needed).
         var storedBreakers: [String: PruningBreaker.State]
     }
@@ -138,13 +138,17 @@ public final class Sender: Sendable {
     }
 
     /// Counts so far (over the sender's lifetime).
-    public var summary: SendSummary { shared.withLock { $0.summary } }
+    public var summary: SendSummary {
+        var summary = shared.withLock { $0.summary }
+        summary.retried += waiting.retried
+        return summary
+    }
 
     /// Prepares for a new run on a long-lived sender: endpoints stopped by an outage get a fresh chance (one
     /// probe first), and waiting is allowed again. Credential stops stay: the credentials must change.
     public func beginRun() {
+        waiting.beginRun()
         shared.withLock { s in
-            s.stopping = false
             for (target, var e) in s.endpoints where e.stop?.kind == .outage {
                 e.stop = nil
                 s.endpoints[target] = e
@@ -156,16 +160,16 @@ public final class Sender: Sendable {
     /// at once as ``DeliveryResult/Kind/unsent`` instead of waiting; requests on the wire still finish.
     public func abandonWaiting(_ reason: String) {
         let stop = EndpointStop(.stopping, endpoint: primary.description, message: reason)
-        let jobs = shared.withLock { s -> [TransferJob] in
-            s.stopping = true
-            var jobs = Array(s.waiting.values)
-            s.waiting.removeAll()
+        // Stopping first, then the parked ones: an endpoint reads the flag under ``Shared``'s lock before it parks, so
+        // whatever it parks after this took its jobs is still drained below.
+        let jobs = waiting.abandonAll() + shared.withLock { s -> [TransferJob] in
+            var parked: [TransferJob] = []
             for (target, var e) in s.endpoints where !e.parked.isEmpty {
-                jobs += e.parked
+                parked += e.parked
                 e.parked.removeAll()
                 s.endpoints[target] = e
             }
-            return jobs
+            return parked
         }
         for job in jobs { finish(job, status: 0, reason: nil, kind: .unsent, stop: stop) }
     }

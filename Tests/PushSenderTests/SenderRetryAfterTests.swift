@@ -1,6 +1,7 @@
 import APNsSimulator
 import Foundation
 import PushCore
+import Synchronization
 import Testing
 @testable import PushSender
 
@@ -58,6 +59,33 @@ struct SenderRetryAfterTests {
         #expect(result.kind == .deferred && result.status == 429 && result.attempts == 1)
         #expect(result.error?.contains("Retry-After") == true)
         #expect(delays.isEmpty && requests == 1)
+    }
+
+    /// The retry rule the APNs sender shares with the others (``WaitingRoom``): a notification waiting out its
+    /// backoff comes back unsent, naming the stop, as soon as the run stops, is not sent again, and counts as retried.
+    @Test func aRetryWaitingOutItsBackoffComesBackUnsentWhenTheRunStops() async throws {
+        let token = testToken(23)
+        let sim = try await SimulatorHarness(devices: [token: .tooManyRequests])
+        let senderBox = Mutex<Sender?>(nil)
+        // The run stops while the retry waits: the sleeper is called once the 429 has come back.
+        let sleeper = RecordingSleeper { _ in senderBox.withLock { $0 }?.abandonWaiting("the run is stopping") }
+        let sender = try Sender(
+            target: sim.target(), credentials: FixedCertificate(tlsIdentity: sim.clientIdentity()),
+            configuration: SenderConfiguration(requestTimeoutMs: 10_000, maxAttempts: 4), sleeper: sleeper, random: { 0.5 })
+        senderBox.withLock { $0 = sender }
+        let result = await sender.send(sim.request(token))
+        let summary = sender.summary
+        sender.beginRun()
+        let again = await sender.send(sim.request(testToken(24)))
+        await sender.shutdown()
+        let requests = sim.simulator.counters.requests
+        await sim.stop()
+        #expect(result.kind == .unsent && result.stop?.kind == .stopping && result.attempts == 1)
+        #expect(sleeper.delays == [500])
+        #expect(summary.retried == 1)
+        // A new run sends again.
+        #expect(again.kind == .accepted)
+        #expect(requests == 2)
     }
 
     @Test func aServiceUnavailableWithRetryAfterIsRetriedAfterItThenAccepted() async throws {

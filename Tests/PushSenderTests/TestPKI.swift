@@ -1,5 +1,6 @@
 import Foundation
 import PushSender
+import Synchronization
 
 /// A throw-away PKI made with the `openssl` CLI in a temp dir: CA, server certificate for
 /// localhost/127.0.0.1, a client certificate (valid and expired), and a second CA nobody trusts.
@@ -62,28 +63,23 @@ struct FixedCertificate: CredentialProvider {
 
 /// A sleeper that records requested delays and returns at once; `onSleep` gets the call number (1-based),
 /// so a test can change the server between attempts deterministically.
-final class RecordingSleeper: Sleeper, @unchecked Sendable {
-    private let lock = NSLock()
-    private var storage: [Int] = []
+final class RecordingSleeper: Sleeper, Sendable {
+    private let storage = Mutex<[Int]>([])
     private let onSleep: (@Sendable (Int) -> Void)?
     init(onSleep: (@Sendable (Int) -> Void)? = nil) { self.onSleep = onSleep }
-    var delays: [Int] { lock.lock(); defer { lock.unlock() }; return storage }
+    var delays: [Int] { storage.withLock { $0 } }
     func sleep(milliseconds: Int) async {
-        let call = append(milliseconds)
+        let call = storage.withLock { s in
+            s.append(milliseconds)
+            return s.count
+        }
         onSleep?(call)
-    }
-    private func append(_ ms: Int) -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        storage.append(ms)
-        return storage.count
     }
 }
 
 /// Collects results from the batch API (called on the transport thread).
-final class ResultBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var storage: [DeliveryResult] = []
-    var results: [DeliveryResult] { lock.lock(); defer { lock.unlock() }; return storage }
-    func add(_ r: DeliveryResult) { lock.lock(); storage.append(r); lock.unlock() }
+final class ResultBox: Sendable {
+    private let storage = Mutex<[DeliveryResult]>([])
+    var results: [DeliveryResult] { storage.withLock { $0 } }
+    func add(_ r: DeliveryResult) { storage.withLock { $0.append(r) } }
 }
