@@ -107,6 +107,14 @@ public final class AccessTokenCache: Sendable {
         }
     }
 
+    /// Whether `token` has lived half its lifetime by this cache's clock. A 401 for such a token is an expiry race (it
+    /// expired on the wire, or the service's clock runs ahead of ours) and is worth a renewal whatever came before; a
+    /// 401 for a younger one, after a renewal, is a refusal of the credentials. It takes half a lifetime for a token to
+    /// get there, so this can never make renewals spin.
+    public func isHalfSpent(_ token: Token) -> Bool {
+        now() >= token.receivedAt.addingTimeInterval(token.expiresAt.timeIntervalSince(token.receivedAt) / 2)
+    }
+
     /// FCM refused `value` (401 UNAUTHENTICATED): renew once, if it is still the current token. Callers then
     /// ask ``token()`` again.
     public func rejected(_ value: String) {

@@ -7,7 +7,7 @@ extension FCMSender {
     /// unsent when FCM has stopped for this app. Without a fresh token it waits for the one grant in flight.
     func dispatch(_ job: TransferJob) {
         if let token = tokens.freshToken() {
-            send(job, token: token.value)
+            send(job, token: token)
             return
         }
         guard waiting.park(job) else {
@@ -17,7 +17,7 @@ extension FCMSender {
         Task { [self] in
             do {
                 let token = try await tokens.token()
-                if waiting.release(job) { send(job, token: token.value) }
+                if waiting.release(job) { send(job, token: token) }
             } catch let error as CredentialError {
                 guard waiting.release(job) else { return }
                 let stop = stopFCM(.credentials, "FCM access token for \(account.clientEmail): \(error.message)")
@@ -32,7 +32,9 @@ extension FCMSender {
     }
 
     /// Hands `job` to a connection with `Authorization: Bearer token`.
-    private func send(_ job: TransferJob, token: String) {
+    private func send(_ job: TransferJob, token accessToken: AccessTokenCache.Token) {
+        job.accessToken = accessToken
+        let token = accessToken.value
         enum Step {
             case send(Transport, HeaderList)
             case unsent(EndpointStop)
@@ -89,8 +91,12 @@ extension FCMSender {
         job.attempts += 1
         let answer = FCMAnswerRule.Answer(
             status: response.status, body: response.body, retryAfterMs: response.retryAfter?.delayMs(nowMs: clock.nowMs()))
-        // A refused access token (expired early, revoked): renew once and resend this notification with the new one.
-        if answer.status == 401, answer.error.errorCode == nil, !job.refreshedProviderToken, let token = job.authorization {
+        // A refused access token (expired early, revoked): renew and resend this notification with the new one — once,
+        // or again whenever the refused token was half spent (an expiry race, not a refusal: ``AccessTokenCache/isHalfSpent(_:)``).
+        // A job that waited out a retry can meet an expiring token a second time; that must not stop FCM for the app.
+        if answer.status == 401, answer.error.errorCode == nil, let token = job.authorization,
+            !job.refreshedProviderToken || job.accessToken.map(tokens.isHalfSpent) == true
+        {
             job.refreshedProviderToken = true
             tokens.rejected(token)
             dispatch(job)

@@ -17,6 +17,8 @@ final class TransferJob: @unchecked Sendable {
     var refreshedProviderToken = false
     /// The `authorization` header of the current attempt (token mode).
     var authorization: String?
+    /// The OAuth access token the current attempt carries (FCM): its age decides what a 401 means.
+    var accessToken: AccessTokenCache.Token?
     /// The last transport error, for a deferred result.
     var lastError: String?
     /// A request prepared by its sender (Web Push: the subscription's URL, its headers, the encrypted body); nil

@@ -21,7 +21,7 @@ struct FCMSenderTests {
             faults: SimulatorFaults = .init(), lifetime: Int64 = 3599, connections: Int = 1, maxAttempts: Int = 5,
             simulatorClock: @escaping @Sendable () -> Int64 = SimulatorClock.systemMilliseconds,
             now: @escaping @Sendable () -> Date = { Date() }, configuration: SenderConfiguration? = nil,
-            fcmForeignTokens: Set<String> = []
+            fcmForeignTokens: Set<String> = [], sleeper: Sleeper = TaskSleeper()
         ) async throws {
             harness = try await SimulatorHarness(
                 faults: faults, clientAuth: .either, clock: simulatorClock, accessTokenLifetime: lifetime, fcmForeignTokens: fcmForeignTokens)
@@ -32,7 +32,8 @@ struct FCMSenderTests {
             let tokens = AccessTokenCache(serviceAccount: account, caFile: harness.caFile, now: now)
             sender = try FCMSender(
                 account: account, tokens: tokens, target: harness.target(),
-                configuration: configuration ?? SenderConfiguration(connections: connections, maxAttempts: maxAttempts, backoffBaseMs: 50))
+                configuration: configuration ?? SenderConfiguration(connections: connections, maxAttempts: maxAttempts, backoffBaseMs: 50),
+                sleeper: sleeper)
         }
 
         func stop() async {
@@ -164,6 +165,54 @@ struct FCMSenderTests {
         #expect(first.kind == .accepted && first.attempts == 1)
         #expect(second.kind == .accepted && second.attempts == 2, "\(second)")
         #expect(rig.sender.tokens.grantsRequested == 2 && rig.harness.simulator.accessTokensGranted == 2)
+    }
+
+    /// A notification that waits out a retry can meet an expiring token a second time (CI, 2026-11-29: 6 s tokens,
+    /// 429s, one job refused twice stopped FCM for the whole app and interrupted the broadcast). A 401 for a token
+    /// that has lived half its lifetime is an expiry race, renewed again; only a young token refused after a
+    /// renewal is a refusal of the credentials (next test).
+    @Test func aTokenThatExpiresAgainWhileARetryWaitsIsRenewedAgainNotAStopOfFCM() async throws {
+        let simulatorOffsetMs = Atomic<Int64>(0)
+        let cacheOffsetMs = Atomic<Int64>(0)
+        let simulatorBox = Mutex<APNsSimulator?>(nil)
+        // Every attempt meets a 429 until the second wait; each wait moves FCM's clock two minutes on (the token the
+        // job carries expires there), and the second one also ages the cache's view of the token past half its life
+        // (still before its renewal time, so the retry carries it).
+        let sleeper = RecordingSleeper { call in
+            simulatorOffsetMs.add(120_000, ordering: .relaxed)
+            if call == 2 {
+                cacheOffsetMs.store(30_000, ordering: .relaxed)
+                simulatorBox.withLock { $0 }?.faults = SimulatorFaults()
+            }
+        }
+        let rig = try await Rig(
+            faults: SimulatorFaults(tooManyRequestsFraction: 1), lifetime: 60, maxAttempts: 10,
+            simulatorClock: { SimulatorClock.systemMilliseconds() + simulatorOffsetMs.load(ordering: .relaxed) },
+            now: { Date().addingTimeInterval(Double(cacheOffsetMs.load(ordering: .relaxed)) / 1000) }, sleeper: sleeper)
+        simulatorBox.withLock { $0 = rig.harness.simulator }
+        let result = await rig.sender.send(Self.item(APNsSimulator.mintFCMToken()))
+        let stops = rig.sender.summary.stops
+        await rig.stop()
+        // 429 (T1), 401 (T1 expired at FCM), 429 (T2), 401 (T2 expired again, half spent), 200 (T3).
+        #expect(result.kind == .accepted && result.attempts == 5, "\(result)")
+        #expect(stops.isEmpty, "\(stops)")
+        #expect(sleeper.delays.count == 2)
+        #expect(rig.sender.tokens.grantsRequested == 3)
+    }
+
+    /// FCM refuses every token it grants (its clock runs a minute past each one's life before it is used): a young
+    /// token refused right after a renewal is the credentials' refusal, and stops FCM for the app after one renewal,
+    /// not one grant per send.
+    @Test func aYoungTokenRefusedAfterARenewalStopsFCMForTheApp() async throws {
+        let simulatorMs = Atomic<Int64>(SimulatorClock.systemMilliseconds())
+        let rig = try await Rig(lifetime: 60, simulatorClock: { simulatorMs.add(61_000, ordering: .relaxed).newValue })
+        let first = await rig.sender.send(Self.item(APNsSimulator.mintFCMToken()))
+        let second = await rig.sender.send(Self.item(APNsSimulator.mintFCMToken()))
+        await rig.stop()
+        #expect(first.kind == .unsent && first.status == 401 && first.stop?.kind == .credentials, "\(first)")
+        #expect(first.attempts == 2)
+        #expect(second.kind == .unsent && second.stop?.kind == .credentials)
+        #expect(rig.sender.tokens.grantsRequested == 2)
     }
 
     @Test func accessTokensExpiringMidRunAreRenewedWithNoFailedSend() async throws {
