@@ -188,42 +188,19 @@ public final class PostgresTestServer: Sendable {
         return Int(UInt16(bigEndian: addr.sin_port))
     }
 
-    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later; Debian 12 has 2.36), which Swift's Glibc
-    /// module does not import.
-    nonisolated(unsafe) private static let addCloseFrom: @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32 = {
-        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
-            fatalError("posix_spawn_file_actions_addclosefrom_np not found: glibc 2.34 or later is needed")
-        }
-        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
-    }()
-
     @discardableResult
     static func run(_ tool: String, _ args: [String]) throws -> String {
         // posix_spawn + waitpid rather than Foundation's Process (whose child reaping hung here with the
         // server pg_ctl leaves behind); output goes to a file, not a pipe the server would inherit and hold.
         let path = NSTemporaryDirectory() + "pushprovider-run-\(UUID().uuidString)"
         defer { unlink(path) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        // Nothing else of this process goes with it: the server pg_ctl leaves behind would hold whatever it
-        // inherited for the whole run — among it the socket ends Foundation's Process watches to see other children
-        // exit, so a test waiting for one of those (started by another test at the same moment) hung for good.
-        guard Self.addCloseFrom(&actions, 3) == 0 else { throw TestServerError("posix_spawn_file_actions_addclosefrom_np failed") }
-        let argv = ([tool] + args).map { strdup($0) } + [nil]
-        defer { for p in argv { free(p) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, tool, &actions, nil, argv, environ)
-        guard rc == 0 else { throw TestServerError("cannot start \(tool): error \(rc)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        // Nothing else of this process goes with it (``Spawn``): the server pg_ctl leaves behind would hold whatever
+        // it inherited for the whole run — among it the socket ends Foundation's Process watches to see other
+        // children exit, so a test waiting for one of those (started by another test at the same moment) hung for good.
+        let pid = try Spawn.start(tool, args, stdoutPath: path, stderrPath: path)
+        let status = Spawn.wait(pid)
         let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-        let exited = (status & 0x7f) == 0
-        let code = (status >> 8) & 0xff
-        guard exited && code == 0 else {
+        guard status == 0 else {
             throw TestServerError("\((tool as NSString).lastPathComponent) \(args.joined(separator: " ")) failed: \(text)")
         }
         return text

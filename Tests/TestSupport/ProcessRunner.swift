@@ -55,41 +55,62 @@ public enum ProcessRunner {
     ) throws -> ProcessOutcome {
         let scratch = NSTemporaryDirectory() + "pushprovider-proc-\(UUID().uuidString)"
         let (outPath, errPath) = (scratch + ".out", scratch + ".err")
-        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         defer {
             try? FileManager.default.removeItem(atPath: outPath)
             try? FileManager.default.removeItem(atPath: errPath)
         }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        if let cwd { process.currentDirectoryURL = cwd }
-        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
-        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-        process.standardOutput = out
-        process.standardError = err
-        let input = Pipe()
-        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
-        try process.run()
+        // Started with ``Spawn``, not Foundation's Process: a run another test's child holds open can neither hang nor
+        // look unfinished (see there).
+        var input = Spawn.Input.none
+        // stdin is a socket pair made close-on-exec in one step (no child another thread starts meanwhile inherits
+        // our end and keeps the child from seeing its input end), written with MSG_NOSIGNAL (no SIGPIPE).
+        var pipeEnds: [Int32] = [-1, -1]
+        if stdin != nil {
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pipeEnds) == 0 else {
+                throw SpawnError("socketpair failed: errno \(errno)")
+            }
+            input = .descriptor(pipeEnds[0])
+        }
+        let pid: pid_t
+        do {
+            pid = try Spawn.start(
+                executable.path, arguments, input: input, stdoutPath: outPath, stderrPath: errPath, environment: environment,
+                cwd: cwd?.path)
+        } catch {
+            if stdin != nil { close(pipeEnds[0]); close(pipeEnds[1]) }
+            throw error
+        }
         if let stdin {
-            // A process may exit before reading all of its input (a refused configuration exits 2 at once): its
-            // status and stderr say why, so a closed pipe is not the test's error (the legacy write(_:) traps on it).
-            try? input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8))
-            try? input.fileHandleForWriting.close()
+            close(pipeEnds[0])
+            // A process may exit before reading all of its input (a refused configuration exits 2 at once): its status
+            // and stderr say why, so a closed socket (EPIPE) is not the test's error.
+            Array(stdin.utf8).withUnsafeBytes { bytes in
+                var offset = 0
+                while offset < bytes.count {
+                    let n = send(pipeEnds[1], bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+                    if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { break }
+                }
+            }
+            close(pipeEnds[1])
         }
         let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(5_000) }
-        if process.isRunning {
-            process.stop()
+        var status = Spawn.poll(pid)
+        while status == nil && Date() < deadline {
+            usleep(5_000)
+            status = Spawn.poll(pid)
+        }
+        guard let status else {
+            // SIGTERM, a few seconds to end, SIGKILL; reaped either way.
+            kill(pid, SIGTERM)
+            let killBy = Date().addingTimeInterval(5)
+            while Spawn.poll(pid) == nil {
+                if Date() > killBy { kill(pid, SIGKILL); _ = Spawn.wait(pid); break }
+                usleep(20_000)
+            }
             throw ProcessTimeout(command: [executable.lastPathComponent] + arguments, seconds: timeout)
         }
-        process.waitUntilExit()
-        try out.close()
-        try err.close()
         return ProcessOutcome(
-            status: process.terminationStatus,
+            status: status,
             stdout: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
             stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
     }
