@@ -9,8 +9,9 @@ import Synchronization
 ///   with its reason) into `POST /v1/projects/{project_id}/messages:send`; every attempt resends the same body;
 /// - `Authorization: Bearer` carries the one access token of the service account (``AccessTokenCache``), shared by
 ///   every connection: renewed before it expires, never more than once per renewal period; a 401 `UNAUTHENTICATED`
-///   marks the token refused (``AccessTokenCache/rejected(_:)``) and resends that notification once with the renewed
-///   one; a grant the token endpoint refuses stops the app's FCM sending with its `error_description`;
+///   marks the token refused (``AccessTokenCache/rejected(_:)``) and resends that notification with the renewed one;
+///   refused again, it is a credential failure unless the refused token was half spent (an expiry race,
+///   ``AccessTokenCache/isHalfSpent(_:)``); a grant the token endpoint refuses stops the app's FCM sending with its `error_description`;
 /// - answers go through ``FCMAnswerRule``: accepted; `UNREGISTERED` / `SENDER_ID_MISMATCH` / an invalid token
 ///   `.tokenDead`; other 4xx `.rejected`; 429/5xx retried with ``BackoffPolicy``, no sooner than
 ///   `Retry-After`, then `.deferred`; a credential failure stops FCM for the app (its notifications come back

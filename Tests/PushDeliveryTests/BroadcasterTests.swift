@@ -133,7 +133,7 @@ import TestSupport
         // One dead token registered again after APNs' 410 timestamp: the store keeps it, and it is not counted.
         let reRegistered = try #require(dead.min())
         try f.create(id: "prune-1")
-        try await f.registry.run { [registry = f.registry] _ in try registry.register(app: "example", token: reRegistered, environment: .development) }
+        _ = try await f.registry.run { [registry = f.registry] _ in try registry.register(app: "example", token: reRegistered, environment: .development) }
         f.simulator.unregister(reRegistered, timestampMs: 1)
         let report = try await f.run("prune-1")
         #expect(report.record.state == .completed)
