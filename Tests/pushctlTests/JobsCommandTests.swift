@@ -16,7 +16,9 @@ import TestSupport
     @Test func aBroadcastWithAtIsStoredAndAWorkerSendsItOnlyOnceItsTimeComes() async throws {
         var w = try await World.make(tokens: 40)
         defer { w.stop() }
-        let at = Self.rfc3339(secondsFromNow: 4)
+        // 15 s ahead: the command must store it before its time for stderr to name it ("at …", not "now (its time has
+        // passed)"), and in a fresh-clone CI run's parallel phase `broadcast --at` once took more than 4 s to get there.
+        let at = Self.rfc3339(secondsFromNow: 15)
         let atMs = try Timestamp.parse(at)
         let stored = try await CLI.run(["broadcast", "--config", w.config, "--app", "example", "--id", "digest", "--alert", "Morning", "--at", at])
         #expect(stored.status == 0, "\(stored.stderr)")
