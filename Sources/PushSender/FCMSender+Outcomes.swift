@@ -94,11 +94,11 @@ extension FCMSender {
         // A refused access token (expired early, revoked): renew and resend this notification with the new one — once,
         // or again whenever the refused token was half spent (an expiry race, not a refusal: ``AccessTokenCache/isHalfSpent(_:)``).
         // A job that waited out a retry can meet an expiring token a second time; that must not stop FCM for the app.
-        if answer.status == 401, answer.error.errorCode == nil, let token = job.authorization,
-            !job.refreshedProviderToken || job.accessToken.map(tokens.isHalfSpent) == true
+        if answer.status == 401, answer.error.errorCode == nil, let token = job.accessToken,
+            !job.refreshedProviderToken || tokens.isHalfSpent(token)
         {
             job.refreshedProviderToken = true
-            tokens.rejected(token)
+            tokens.rejected(token.value)
             dispatch(job)
             return
         }

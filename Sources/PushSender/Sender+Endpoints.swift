@@ -87,7 +87,8 @@ extension Sender {
         return true
     }
 
-    private func stoppingStop(_ target: SenderTarget) -> EndpointStop {
+    /// The stop an endpoint's notification carries when it comes back unsent because the run is stopping.
+    func stoppingStop(_ target: SenderTarget) -> EndpointStop {
         EndpointStop(.stopping, endpoint: target.description, message: "the run is stopping")
     }
 

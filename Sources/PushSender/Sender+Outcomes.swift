@@ -118,7 +118,7 @@ extension Sender {
             job.lastError = error.message
             if isProbe(job, target) {
                 // The probe connected but lost its connection: the endpoint is not back yet.
-                if response.uploadedBytes > 0 || error.isTimeout { job.possiblyDuplicated = true }
+                job.lostOnTheWire(error, response)
                 endpointUnreachable(job, target, error.message)
                 return
             }
@@ -130,7 +130,7 @@ extension Sender {
                 // when the link comes back — and after another worker took the shard over and sent it too. It
                 // comes back unsent (a resume treats it as possibly sent).
                 finish(job, status: 0, reason: nil, kind: .unsent, error: error.message,
-                       stop: EndpointStop(.stopping, endpoint: target.description, message: "the run is stopping"))
+                       stop: stoppingStop(target))
             } else {
                 dispatch(job)  // at once, on a new connection if this one died
             }
@@ -151,7 +151,7 @@ extension Sender {
         case .deferred(let deferral): finish(job, status: status, reason: reason, kind: .deferred, error: deferral ?? error)
         case .stopping:
             finish(job, status: status, reason: reason, kind: .unsent,
-                   stop: EndpointStop(.stopping, endpoint: target(for: job.item.environment).description, message: "the run is stopping"))
+                   stop: stoppingStop(target(for: job.item.environment)))
         }
     }
 

@@ -4,9 +4,9 @@ import Synchronization
 
 /// The notifications a sender holds back between attempts — waiting out a retry backoff (every sender: ``Sender``,
 /// ``WebPushSender``, ``FCMSender``), a reconnect backoff or an access-token grant (the latter two) — and the run's
-/// stopping flag, with the one retry rule they share: a notification is retried after its backoff unless its attempts are used up or the
-/// service's `Retry-After` is longer than a send waits (then it is deferred), and while the run stops it comes back
-/// unsent instead of waiting. Callbacks never run while the lock is held.
+/// stopping flag, with the one retry rule they share: a notification is retried after its backoff unless its attempts
+/// are used up or the service's `Retry-After` is longer than a send waits (then it is deferred), and while the run
+/// stops it comes back unsent instead of waiting. Callbacks never run while the lock is held.
 final class WaitingRoom: Sendable {
     private struct State {
         var waiting: [ObjectIdentifier: TransferJob] = [:]
@@ -91,11 +91,16 @@ extension TransferJob {
         transport.submit(self)
     }
 
+    /// Its request may have been processed if its body left us, or if it timed out unanswered: flagged possibly duplicated.
+    func lostOnTheWire(_ error: TransportError, _ response: TransferResponse) {
+        if response.uploadedBytes > 0 || error.isTimeout { possiblyDuplicated = true }
+    }
+
     /// Its connection was lost with the request on it: it may have been processed if its body left us (or if it timed
     /// out unanswered). Returns the deferral's error once it has been lost `maxDropped` times, else nil (resend it,
     /// unless the run is stopping).
     func connectionLost(_ error: TransportError, _ response: TransferResponse, maxDropped: Int) -> String? {
-        if response.uploadedBytes > 0 || error.isTimeout { possiblyDuplicated = true }
+        lostOnTheWire(error, response)
         dropped += 1
         return dropped >= maxDropped ? "connection lost \(dropped) times: \(error.message)" : nil
     }
