@@ -189,6 +189,13 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         // connection: closing would destroy the answers still in flight. Protocol errors are answered by
         // NIOHTTP2Handler (GOAWAY); TLS and I/O errors close the connection.
         if error is NIOHTTP2Errors.StreamError || error is NIOHTTP2Errors.RaisedGoawayLastStreamID { return }
+        // Frames of a stream above our GOAWAY's last-stream-id (a client's DATA or WINDOW_UPDATE sent before it read
+        // the GOAWAY) are ignored (RFC 9113 §6.8), not a reason to close: NIO reports them as NoSuchStream.
+        if let noSuchStream = error as? NIOHTTP2Errors.NoSuchStream, let last = goAwayLastStream,
+            noSuchStream.streamID > last
+        {
+            return
+        }
         context.close(promise: nil)
     }
 

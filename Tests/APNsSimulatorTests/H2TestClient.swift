@@ -139,6 +139,28 @@ final class H2TestClient: @unchecked Sendable {
         return future
     }
 
+    /// Writes a request's HEADERS only and flushes, leaving the stream open until ``finish(_:body:)``; returns its id
+    /// and the future answer.
+    func open(_ request: Request) async throws -> (HTTP2StreamID, EventLoopFuture<Response>) {
+        try await channel.eventLoop.submit { () -> (HTTP2StreamID, EventLoopFuture<Response>) in
+            let id = HTTP2StreamID(self.nextStreamID)
+            self.nextStreamID += 2
+            let future = self.collector.expect(id, eventLoop: self.channel.eventLoop)
+            var headers = HPACKHeaders([
+                (":method", request.method), (":scheme", "https"), (":authority", "localhost"), (":path", request.path),
+            ])
+            for (name, value) in request.headers { headers.add(name: name, value: value) }
+            self.channel.writeAndFlush(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers))), promise: nil)
+            return (id, future)
+        }.get()
+    }
+
+    /// Sends the body of a stream ``open(_:)`` left open, ending it.
+    func finish(_ id: HTTP2StreamID, body: [UInt8]) {
+        let buffer = channel.allocator.buffer(bytes: body)
+        channel.writeAndFlush(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer), endStream: true))), promise: nil)
+    }
+
     /// Sends RST_STREAM for a stream (as curl does after every body-less response).
     func reset(_ id: HTTP2StreamID, code: HTTP2ErrorCode = .cancel) {
         channel.writeAndFlush(HTTP2Frame(streamID: id, payload: .rstStream(code)), promise: nil)

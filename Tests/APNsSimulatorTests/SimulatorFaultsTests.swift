@@ -39,6 +39,32 @@ struct SimulatorFaultsTests {
         }
     }
 
+    /// RFC 9113 §6.8: after a GOAWAY the server ignores frames of streams above its last-stream-id. It closed the
+    /// connection on their DATA instead (NIO reports it as NoSuchStream), which destroyed a stream below the
+    /// last-stream-id still waiting for its body: libcurl 7.88 saw "stream 1 was not closed cleanly" and the sender
+    /// flagged a request APNs never processed.
+    @Test func framesOfAStreamAboveTheGoAwayAreIgnoredAndAnOpenStreamBelowItIsStillAnswered() async throws {
+        try await SimulatorFixture.run(.none, configure: { $0.faults.goAwayAfterStreams = 2 }) { f in
+            let client = try await f.connect()
+            // Stream 1: its HEADERS now, its body later. Stream 3 is the second stream: the GOAWAY names it.
+            let pending = notification(token: hexToken(1))
+            let (first, answer) = try await client.open(pending)
+            // Streams 3 and 5 in one write, before the client can see the GOAWAY: stream 5 is above the last-stream-id,
+            // so its HEADERS and DATA are discarded, unprocessed, and it gets no answer.
+            await #expect(throws: (any Error).self) {
+                _ = try await client.sendBatch(
+                    [notification(token: hexToken(3)), notification(token: hexToken(5))], timeout: .seconds(1))
+            }
+            client.finish(first, body: pending.body)
+            let late = try await client.withTimeout(.seconds(10)) { answer }
+            #expect(late.status == 200)
+            let goAways = try await client.goAways
+            #expect(goAways.map(\.lastStreamID) == [HTTP2StreamID(3)])
+            #expect(f.simulator.counters.accepted == 2)
+            await client.close()
+        }
+    }
+
     @Test func aRejectionDropsTheStreamLimitUntilTheNextSuccess() async throws {
         try await SimulatorFixture.run(.none, configure: { $0.faults.dropStreamLimitAfterRejection = true }) { f in
             let client = try await f.connect()
