@@ -22,7 +22,8 @@ public struct SenderConfiguration: Sendable {
     /// The connect timeout a connection uses: ``connectTimeoutMs``, cut to the outage limit (at least 1 s), so
     /// one attempt at an endpoint that never answers cannot outlast the limit the run was given.
     public var connectAttemptTimeoutMs: Int { min(connectTimeoutMs, max(1000, outageLimitMs)) }
-    /// Whole-request timeout (`CURLOPT_TIMEOUT_MS`), so a silent server cannot hang a send. Default 30 s.
+    /// How long a request may go unanswered once it is on a connection (counted by the transport from libcurl's
+    /// pre-request callback, not `CURLOPT_TIMEOUT_MS`), so a silent server cannot hang a send. Default 30 s.
     public var requestTimeoutMs: Int
     /// APNs answers per notification before it is deferred: the first answer plus retries after 429, 500,
     /// 503 and the like. Default 5. Connection failures do not count.

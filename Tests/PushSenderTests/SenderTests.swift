@@ -206,7 +206,17 @@ struct SenderTests {
         #expect(Set(sim.simulator.received.map(\.request.apnsId)).isSuperset(of: requests.map(\.apnsId)))
         #expect(sim.simulator.counters.goAways >= 1)
         // Streams above the GOAWAY's last-stream-id were never processed: resent, not flagged, not counted.
-        #expect(results.allSatisfy { !$0.possiblyDuplicated && $0.attempts == 1 })
+        let resent = results.filter { $0.possiblyDuplicated || $0.attempts != 1 }
+        let why = "\(resent.count) resent: \(resent.prefix(3).map { "attempts \($0.attempts) possiblyDuplicated \($0.possiblyDuplicated)" }); simulator: \(sim.simulator.counters.requests) requests, \(sim.simulator.counters.goAways) GOAWAYs; libcurl \(LinkedLibraries.curl)"
+        if LinkedLibraries.curl.hasPrefix("7.") {
+            // libcurl 7.88's own resend of a refused stream can stall on the new connection: HEADERS go out, the body
+            // never does, and the request times out unanswered (docs/sending.md, "libcurl versions"). The sender then
+            // resends it flagged possibly duplicated, as it must for a timeout, without using an attempt; APNs never
+            // saw its body, so nothing is processed twice (the count below).
+            #expect(resent.allSatisfy { $0.possiblyDuplicated && $0.attempts == 1 }, "\(why)")
+        } else {
+            #expect(resent.isEmpty, "\(why)")
+        }
         #expect(sim.simulator.counters.requests == 2000)
     }
 
