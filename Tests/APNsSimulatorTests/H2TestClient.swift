@@ -122,15 +122,8 @@ final class H2TestClient: @unchecked Sendable {
 
     /// Writes the frames of one request without flushing; returns the future answer.
     private func write(_ request: Request, flush: Bool) -> EventLoopFuture<Response> {
-        let id = HTTP2StreamID(nextStreamID)
-        nextStreamID += 2
-        let future = collector.expect(id, eventLoop: channel.eventLoop)
-        var headers = HPACKHeaders([
-            (":method", request.method), (":scheme", "https"), (":authority", "localhost"), (":path", request.path),
-        ])
-        for (name, value) in request.headers { headers.add(name: name, value: value) }
         let empty = request.body.isEmpty
-        channel.write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers, endStream: empty))), promise: nil)
+        let (id, future) = writeHeaders(request, endStream: empty)
         if !empty {
             let buffer = channel.allocator.buffer(bytes: request.body)
             channel.write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer), endStream: true))), promise: nil)
@@ -143,16 +136,24 @@ final class H2TestClient: @unchecked Sendable {
     /// and the future answer.
     func open(_ request: Request) async throws -> (HTTP2StreamID, EventLoopFuture<Response>) {
         try await channel.eventLoop.submit { () -> (HTTP2StreamID, EventLoopFuture<Response>) in
-            let id = HTTP2StreamID(self.nextStreamID)
-            self.nextStreamID += 2
-            let future = self.collector.expect(id, eventLoop: self.channel.eventLoop)
-            var headers = HPACKHeaders([
-                (":method", request.method), (":scheme", "https"), (":authority", "localhost"), (":path", request.path),
-            ])
-            for (name, value) in request.headers { headers.add(name: name, value: value) }
-            self.channel.writeAndFlush(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers))), promise: nil)
-            return (id, future)
+            let opened = self.writeHeaders(request, endStream: false)
+            self.channel.flush()
+            return opened
         }.get()
+    }
+
+    /// On the event loop: the HEADERS frame of a new stream for `request`, written without flushing; returns the
+    /// stream's id and its future answer.
+    private func writeHeaders(_ request: Request, endStream: Bool) -> (HTTP2StreamID, EventLoopFuture<Response>) {
+        let id = HTTP2StreamID(nextStreamID)
+        nextStreamID += 2
+        let future = collector.expect(id, eventLoop: channel.eventLoop)
+        var headers = HPACKHeaders([
+            (":method", request.method), (":scheme", "https"), (":authority", "localhost"), (":path", request.path),
+        ])
+        for (name, value) in request.headers { headers.add(name: name, value: value) }
+        channel.write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers, endStream: endStream))), promise: nil)
+        return (id, future)
     }
 
     /// Sends the body of a stream ``open(_:)`` left open, ending it.
