@@ -1,7 +1,6 @@
 import APNsSimulator
 import Foundation
 import PushCore
-import Synchronization
 import Testing
 import TestSupport
 
@@ -28,7 +27,7 @@ struct SimulatorCommandTests {
             "simulator", "--config", dir + "/pushctl.json", "--port", "0", "--devices", dir + "/devices.json",
             "--record", dir + "/record.jsonl",
         ])
-        defer { if child.process.isRunning { child.process.interrupt() } }
+        defer { child.process.stop() }
         let listening = await child.wait(seconds: 15) { child.stdout.contains("listening on") }
         #expect(listening, "stdout: \(child.stdout) stderr: \(child.stderr)")
         let line = try #require(child.stdout.split(separator: "\n").first { $0.contains("listening on") })
@@ -44,8 +43,7 @@ struct SimulatorCommandTests {
         #expect(try JSONValue(parsing: gone.body) == JSONValue(parsing: #"{"reason":"Unregistered","timestamp":1700000000000}"#))
 
         child.process.terminate()  // SIGTERM
-        let exited = await child.wait(seconds: 15) { !child.process.isRunning }
-        // terminationStatus of a running Process traps: read it only once it has exited.
+        let exited = await child.process.exited(within: 15)
         try #require(exited, "pushctl simulator did not exit within 15 s of SIGTERM")
         #expect(child.process.terminationStatus == 0)
         #expect(child.stdout.contains("simulator: 2 requests, 1 accepted"), "\(child.stdout)")
@@ -73,29 +71,26 @@ struct SimulatorCommandTests {
     }
 }
 
-/// A child process whose output is collected as it arrives.
+/// `pushctl args…` in the background, its stdout and stderr in files read as they grow.
 final class Child: Sendable {
-    let process = Process()
-    private let output = TextBuffer()
-    private let errors = TextBuffer()
+    let process: ChildProcess
+    private let outPath: String
+    private let errPath: String
 
     init(_ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: SimulatorCommandTests.pushctl)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        out.fileHandleForReading.readabilityHandler = { [output] h in
-            output.append(String(decoding: h.availableData, as: UTF8.self))
-        }
-        err.fileHandleForReading.readabilityHandler = { [errors] h in
-            errors.append(String(decoding: h.availableData, as: UTF8.self))
-        }
-        try process.run()
+        let base = NSTemporaryDirectory() + "simcli-child-\(UUID().uuidString)"
+        (outPath, errPath) = (base + ".out", base + ".err")
+        process = try ChildProcess(SimulatorCommandTests.pushctl, arguments, stdoutPath: outPath, stderrPath: errPath)
     }
 
-    var stdout: String { output.value }
-    var stderr: String { errors.value }
+    deinit {
+        process.stop()
+        try? FileManager.default.removeItem(atPath: outPath)
+        try? FileManager.default.removeItem(atPath: errPath)
+    }
+
+    var stdout: String { (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "" }
+    var stderr: String { (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "" }
 
     /// Polls until `predicate` holds or the deadline passes.
     func wait(seconds: Double, until predicate: () -> Bool) async -> Bool {
@@ -106,11 +101,4 @@ final class Child: Sendable {
         }
         return predicate()
     }
-}
-
-/// Text appended from a pipe's handler thread and read from the test.
-final class TextBuffer: Sendable {
-    private let text = Mutex("")
-    func append(_ more: String) { text.withLock { $0 += more } }
-    var value: String { text.withLock { $0 } }
 }

@@ -25,7 +25,7 @@ struct SimulatorServiceAccountCommandTests {
                 "simulator", "--certificates", dir + "/certs", "--port", "0", "--client-auth", "either",
                 "--fcm-service-account", file, "--access-token-lifetime", "120",
             ])
-            defer { if child.process.isRunning { child.process.interrupt() } }
+            defer { child.process.stop() }
             let listening = await child.wait(seconds: 30) { child.stdout.contains("listening on") }
             try #require(listening, "stdout: \(child.stdout) stderr: \(child.stderr)")
             #expect(child.stdout.contains(run == 0 ? "wrote FCM service account" : "FCM service account pushprovider-dev@"), "\(child.stdout)")
@@ -52,7 +52,7 @@ struct SimulatorServiceAccountCommandTests {
             #expect(body["expires_in"]?.intValue == 120)
 
             child.process.terminate()
-            #expect(await child.wait(seconds: 15) { !child.process.isRunning })
+            #expect(await child.process.exited(within: 15))
         }
         #expect(keys[0] == keys[1], "the second run reuses the file")
     }

@@ -29,7 +29,7 @@ final class ServedPushctl: @unchecked Sendable {
     private let lock = NSLock()
     /// One URLSession for the tests' own requests (look-ups with the send key).
     private static let http = URLSessionTransport()
-    private var process: Process?
+    private var process: ChildProcess?
     private var boundPort = 0
     private var hold: PortHold?
 
@@ -93,21 +93,15 @@ final class ServedPushctl: @unchecked Sendable {
     /// ``stop()`` left held (the server binds it beside the holding socket; the hold is let go once it listens).
     func start() async throws {
         let (again, held) = lock.withLock { (boundPort, hold) }
-        let process = Process()
-        process.executableURL = BuiltPushctl.url
-        process.arguments = ["serve", "--config", configPath] + (again == 0 ? [] : ["--port", "\(again)", "--admin-port", "\(again)"])
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "PUSHCTL_CONFIG")
-        process.environment = environment
         let log = dir.appendingPathComponent("serve.log")
-        if !FileManager.default.fileExists(atPath: log.path) { _ = FileManager.default.createFile(atPath: log.path, contents: nil) }
-        let handle = try FileHandle(forWritingTo: log)
-        let offset = handle.seekToEndOfFile()
-        process.standardOutput = handle
-        process.standardError = handle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        try? handle.close()
+        // Appended to: what an earlier start printed stays, and this start's banner is read from here on.
+        let offset = ((try? FileManager.default.attributesOfItem(atPath: log.path))?[.size] as? NSNumber)?.intValue ?? 0
+        let process = try ChildProcess(
+            BuiltPushctl.path,
+            ["serve", "--config", configPath] + (again == 0 ? [] : ["--port", "\(again)", "--admin-port", "\(again)"]),
+            stdoutPath: log.path, stderrPath: log.path, environment: environment)
         lock.withLock { self.process = process }
         let banner = "PushProvider is listening on http://127.0.0.1:"
         let deadline = Date().addingTimeInterval(60)
@@ -137,7 +131,7 @@ final class ServedPushctl: @unchecked Sendable {
     }
 
     private func stopBlocking(holdingThePort: Bool) throws {
-        let (running, port) = lock.withLock { () -> (Process?, Int) in
+        let (running, port) = lock.withLock { () -> (ChildProcess?, Int) in
             defer { process = nil }
             return (process, boundPort)
         }

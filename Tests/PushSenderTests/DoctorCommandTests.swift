@@ -9,24 +9,18 @@ import TestSupport
 @Suite(.timeLimit(.minutes(2))) struct DoctorCommandTests {
     /// A `pushctl simulator` on a free port with the dev PKI in `certificates`, stopped by ``stop()``.
     struct Simulator {
-        let process: Process
+        let process: ChildProcess
         let port: Int
 
         init(certificates: String, extra: [String] = []) throws {
             let binary = try #require(CredentialFixture.pushctlPath, "build pushctl first (swift build)")
             let dir = try CredentialFixture.temporaryDirectory("doctor-simulator")
             let out = dir + "/stdout"
-            _ = FileManager.default.createFile(atPath: out, contents: nil)
-            process = Process()
-            process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = ["simulator", "--port", "0", "--certificates", certificates, "--client-auth", "either"] + extra
-            process.currentDirectoryURL = URL(fileURLWithPath: dir)  // no Config/pushctl.json here: the defaults
             var environment = ProcessInfo.processInfo.environment
             environment.removeValue(forKey: "PUSHCTL_CONFIG")
-            process.environment = environment
-            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            process = try ChildProcess(
+                binary, ["simulator", "--port", "0", "--certificates", certificates, "--client-auth", "either"] + extra,
+                stdoutPath: out, environment: environment, cwd: dir)  // no Config/pushctl.json in dir: the defaults
             let deadline = Date().addingTimeInterval(30)
             var port: Int?
             while Date() < deadline, process.isRunning, port == nil {
@@ -38,7 +32,7 @@ import TestSupport
                 }
             }
             guard let port else {
-                if process.isRunning { process.terminate() }
+                process.kill()
                 throw TestPKIError(message: "the simulator did not start")
             }
             self.port = port

@@ -32,12 +32,8 @@ struct TestPKI {
             openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 30 -extfile ext.cnf -extensions cli -out client.pem 2>/dev/null
             openssl x509 -req -in client.csr -CA other-ca.pem -CAkey other-ca.key -CAcreateserial -days 30 -extfile ext.cnf -extensions cli -out stranger.pem 2>/dev/null
             """
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/sh")
-        p.arguments = ["-c", script]
-        try p.run()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw TestPKIError(message: "openssl failed in \(dir)") }
+        let made = try runProcess("/bin/sh", ["-c", script], timeout: 60)
+        guard made.status == 0 else { throw TestPKIError(message: "openssl failed in \(dir): \(made.stderr)") }
     }
 
     func text(_ name: String) -> String { (try? String(contentsOfFile: dir + "/" + name, encoding: .utf8)) ?? "" }

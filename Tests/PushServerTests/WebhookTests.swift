@@ -109,19 +109,11 @@ import TestSupport
     }
 
     /// HMAC-SHA256 by OpenSSL's command line, independent of the code under test.
-    static func opensslHMAC(key: String, message: [UInt8]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = ["dgst", "-sha256", "-hmac", key, "-r"]
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        input.fileHandleForWriting.write(Data(message))
-        try input.fileHandleForWriting.close()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return String(text.prefix { $0 != " " })
+    static func opensslHMAC(key: String, message: [UInt8]) async throws -> String {
+        let text = try #require(String(validating: message, as: UTF8.self), "the signed message is not UTF-8")
+        let run = try await ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/openssl"), ["dgst", "-sha256", "-hmac", key, "-r"], stdin: text)
+        try #require(run.status == 0, "openssl dgst: \(run.stderr)")
+        return String(run.stdout.prefix { $0 != " " })
     }
 
     @Test func prunedTokensAndFinalFailuresArriveSignedAndTheOutboxEmpties() async throws {
@@ -149,7 +141,7 @@ import TestSupport
         for request in w.receiver.received {
             let timestamp = try #require(request.headers["x-pushprovider-timestamp"])
             let signature = try #require(request.headers["x-pushprovider-signature"])
-            let expected = try Self.opensslHMAC(key: Self.secret, message: Array("\(timestamp).".utf8) + request.body)
+            let expected = try await Self.opensslHMAC(key: Self.secret, message: Array("\(timestamp).".utf8) + request.body)
             #expect(signature == "sha256=" + expected)
             #expect(abs((Int64(timestamp) ?? 0) - Int64(Date().timeIntervalSince1970)) < 60)
             #expect(request.headers["content-type"] == "application/json")

@@ -39,7 +39,7 @@ import TestSupport
             }
             #expect(streamed <= 2 * perProcess + inProcess)
             let token = testToken(passes, salt: 99)
-            try await registry.run { _ in try registry.register(app: "example", token: token) }
+            _ = try await registry.run { _ in try registry.register(app: "example", token: token) }
             inProcess += 1
             passes += 1
         }
@@ -67,17 +67,15 @@ import TestSupport
             ["tokens", "import", "--app", "example", "--batch-size", "\(batch)", file], config: config)
         // Watch and kill from a thread of its own: on the cooperative pool, under a loaded full test run, the
         // watcher was not scheduled again until the import had finished.
-        nonisolated(unsafe) let watched = process
         let killedWhileRunning = try await withCheckedThrowingContinuation { (c: CheckedContinuation<Bool, Error>) in
             Thread.detachNewThread {
-                let process = watched
                 do {
                     let deadline = Date().addingTimeInterval(30)
                     while try registry.count(app: "example") < 2 * batch, process.process.isRunning, Date() < deadline {
                         usleep(2000)
                     }
                     let running = process.process.isRunning
-                    kill(process.process.processIdentifier, SIGKILL)
+                    process.process.send(SIGKILL)
                     c.resume(returning: running)
                 } catch {
                     c.resume(throwing: error)

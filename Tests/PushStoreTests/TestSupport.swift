@@ -46,50 +46,26 @@ func writeConfig(in directory: String) -> (config: String, database: String) {
 typealias RunResult = ProcessOutcome
 
 /// A pushctl running in the background with its output going to files (the tests that must act while it runs).
-final class PushctlProcess {
-    let process = Process()
+final class PushctlProcess: Sendable {
+    let process: ChildProcess
     private let outPath: String
     private let errPath: String
 
-    init(_ arguments: [String], config: String, stdin: String? = nil) throws {
+    init(_ arguments: [String], config: String) throws {
         let dir = makeTempDirectory()
         outPath = dir + "/out"
         errPath = dir + "/err"
-        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-        process.executableURL = BuiltPushctl.url
-        process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["PUSHCTL_CONFIG"] = config
-        process.environment = environment
-        process.standardOutput = FileHandle(forWritingAtPath: outPath)
-        process.standardError = FileHandle(forWritingAtPath: errPath)
-        if let stdin {
-            let pipe = Pipe()
-            process.standardInput = pipe
-            try process.run()
-            pipe.fileHandleForWriting.write(Data(stdin.utf8))
-            try pipe.fileHandleForWriting.close()
-        } else {
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-        }
+        process = try ChildProcess(BuiltPushctl.path, arguments, stdoutPath: outPath, stderrPath: errPath, environment: environment)
     }
 
-    /// Waits up to `timeout` seconds (then kills the process and reports status -1). Polls with
-    /// `Task.sleep`, not `usleep`: suites run in parallel on the cooperative pool (one thread per core), and
-    /// a blocked thread there starves timing-sensitive tests in other suites.
+    /// Waits up to `timeout` seconds (then kills the process and reports status -1). Polls between sleeps, not
+    /// `usleep`: suites run in parallel on the cooperative pool (one thread per core), and a blocked thread there
+    /// starves timing-sensitive tests in other suites.
     func wait(timeout: Double = 30) async -> RunResult {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { try? await Task.sleep(for: .milliseconds(5)) }
-        var status: Int32 = -1
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        } else {
-            process.waitUntilExit()
-            status = process.terminationStatus
-        }
+        let status: Int32 = await process.exited(within: timeout) ? process.terminationStatus : -1
+        process.kill()
         let out = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
         let err = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
         return RunResult(status: status, stdout: out, stderr: err)

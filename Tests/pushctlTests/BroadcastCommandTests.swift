@@ -13,7 +13,7 @@ import Testing
         let record: String
         let simulatorArgs: [String]
         let port: Int
-        var simulator: Process?
+        var simulator: ChildProcess?
 
         static func make(
             tokens: Int, delayMs: Int = 0, simulatorArgs: [String] = [], devices: String? = nil, startSimulator: Bool = true,
@@ -110,11 +110,7 @@ import Testing
         /// says it listens on `port` (a listener on the port alone could be another test's).
         mutating func startSimulator(_ extra: [String] = []) async throws {
             let log = dir.appendingPathComponent("simulator-\(UUID().uuidString).log")
-            FileManager.default.createFile(atPath: log.path, contents: nil)
-            let output = try FileHandle(forWritingTo: log)
-            defer { try? output.close() }
-            let process = CLI.makeProcess(simulatorArgs + extra, stdout: output, stderr: output)
-            try process.run()
+            let process = try CLI.spawn(simulatorArgs + extra, stdoutPath: log.path, stderrPath: log.path)
             simulator = process
             let ready = "listening on https://127.0.0.1:\(port) "
             let deadline = Date().addingTimeInterval(60)

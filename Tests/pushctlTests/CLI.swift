@@ -42,46 +42,37 @@ struct CLI {
 
 extension CLI {
     /// Starts `pushctl args…` in the background (output discarded).
-    static func start(_ args: [String]) throws -> Process {
-        let process = makeProcess(args, stdout: FileHandle.nullDevice, stderr: FileHandle.nullDevice)
-        try process.run()
-        return process
+    static func start(_ args: [String]) throws -> ChildProcess {
+        try spawn(args)
     }
 
-    /// `pushctl args…` ready to run (from the package root unless `cwd` is given), without a `PUSHCTL_CONFIG`
-    /// from the test's environment.
-    static func makeProcess(
-        _ args: [String], stdout: Any, stderr: Any, stdin: Any = FileHandle.nullDevice, environment: [String: String] = [:],
-        unset: Set<String> = [], cwd: URL? = nil
-    ) -> Process {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = args
-        process.environment = Self.environment(environment, unset: unset)
-        process.currentDirectoryURL = cwd ?? packageRoot
-        process.standardOutput = stdout
-        process.standardError = stderr
-        process.standardInput = stdin
-        return process
+    /// Starts `pushctl args…` (from the package root unless `cwd` is given, without a `PUSHCTL_CONFIG` from the test's
+    /// environment) with stdout and stderr appended to the files at those paths.
+    static func spawn(
+        _ args: [String], stdoutPath: String = "/dev/null", stderrPath: String = "/dev/null",
+        environment: [String: String] = [:], unset: Set<String> = [], cwd: URL? = nil
+    ) throws -> ChildProcess {
+        try ChildProcess(
+            binary.path, args, stdoutPath: stdoutPath, stderrPath: stderrPath,
+            environment: Self.environment(environment, unset: unset), cwd: (cwd ?? packageRoot).path)
     }
 
     /// A `pushctl` started in the background whose output goes to files.
     struct Background {
-        let process: Process
+        let process: ChildProcess
         let stdoutPath: String
         let stderrPath: String
         var isRunning: Bool { process.isRunning }
+        /// Its exit status; -1 while it runs.
         var terminationStatus: Int32 { process.terminationStatus }
         var stdoutText: String { (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "" }
         var stderrText: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
         func interrupt() { process.interrupt() }
         func terminate() { process.terminate() }
-        @available(*, noasync, message: "blocks a cooperative thread while the process runs: use exited()")
-        func waitUntilExit() { process.waitUntilExit() }
-        /// SIGTERM, a bounded wait, SIGKILL (``Foundation/Process/stop(within:)``): for `defer`, where nothing can be
+        /// SIGTERM, a bounded wait, SIGKILL (``ChildProcess/stop(within:)``): for `defer`, where nothing can be
         /// awaited; a test waits for a process's own end with ``exited()``.
         func stop() { process.stop() }
-        /// Returns once the process has exited (``Foundation/Process/exited()``: no thread held meanwhile).
+        /// Returns once the process has exited (``ChildProcess/exited()``: no thread held meanwhile).
         func exited() async throws { try await process.exited() }
     }
 
@@ -89,12 +80,7 @@ extension CLI {
     static func startCapturing(_ args: [String], environment: [String: String] = [:]) throws -> Background {
         let dir = try temporaryDirectory()
         let (outPath, errPath) = (dir.appendingPathComponent("stdout").path, dir.appendingPathComponent("stderr").path)
-        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-        let process = makeProcess(
-            args, stdout: try FileHandle(forWritingTo: URL(fileURLWithPath: outPath)),
-            stderr: try FileHandle(forWritingTo: URL(fileURLWithPath: errPath)), environment: environment)
-        try process.run()
+        let process = try spawn(args, stdoutPath: outPath, stderrPath: errPath, environment: environment)
         return Background(process: process, stdoutPath: outPath, stderrPath: errPath)
     }
 

@@ -60,7 +60,7 @@ import TestSupport
 
     /// A webhook receiver as a backend might run it: Python's http.server, recording each POST (headers and
     /// body) as one JSON line, answering 200; over TLS with `tls` (certificate and key PEM files).
-    static func startReceiver(record: String, port: Int, tls: (certificate: String, key: String)? = nil) async throws -> Process {
+    static func startReceiver(record: String, port: Int, tls: (certificate: String, key: String)? = nil) async throws -> ChildProcess {
         let script = """
             import http.server, json, ssl, sys
             class H(http.server.BaseHTTPRequestHandler):
@@ -77,15 +77,13 @@ import TestSupport
                 server.socket = context.wrap_socket(server.socket, server_side=True)
             server.serve_forever()
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, String(port), record] + (tls.map { [$0.certificate, $0.key] } ?? [])
-        // Not the test's pipes (an orphan holding them would keep `swift test` waiting), and stopped with
-        // SIGKILL: children inherit the test process's blocked SIGTERM.
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        try await CLI.waitForPort(port)
+        // Output to /dev/null, not the test's pipes (an orphan holding them would keep `swift test` waiting).
+        let process = try ChildProcess(
+            "/usr/bin/env", ["python3", "-c", script, String(port), record] + (tls.map { [$0.certificate, $0.key] } ?? []))
+        do { try await CLI.waitForPort(port) } catch {
+            process.kill()
+            throw error
+        }
         return process
     }
 
@@ -111,7 +109,7 @@ import TestSupport
         let sent = try await CLI.run(["send", "--config", w.config, "--app", "example", "--token", dead, "--alert", "x"])
         #expect(sent.status == 1 && sent.stdout.contains("pruned"), "\(sent.stdout) \(sent.stderr)")
         let receiver = try await Self.startReceiver(record: record, port: port)
-        defer { kill(receiver.processIdentifier, SIGKILL) }
+        defer { receiver.kill() }
         let run = try await CLI.run(["maintenance", "--config", w.config])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("webhook of example: 1 events delivered, 0 waiting"), "\(run.stdout)")
@@ -156,7 +154,7 @@ import TestSupport
         // The receiver's certificate is the development CA's (`cert make-dev`: 127.0.0.1 among its names).
         let certs = w.dir.appendingPathComponent("certs").path
         let receiver = try await Self.startReceiver(record: record, port: port, tls: (certs + "/server.pem", certs + "/server.key"))
-        defer { kill(receiver.processIdentifier, SIGKILL) }
+        defer { receiver.kill() }
         // Without the CA the receiver does not verify: nothing is posted, the event waits.
         let unverified = try await CLI.run(["maintenance", "--config", w.config])
         #expect(unverified.stdout.contains("webhook of example: 0 events delivered, 1 waiting"), "\(unverified.stdout) \(unverified.stderr)")

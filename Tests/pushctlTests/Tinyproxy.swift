@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 
 /// A real HTTP proxy for the tests: Debian's `tinyproxy`, started in the foreground on a free loopback port with a
 /// private configuration, logging every CONNECT to a file the test reads. `make deps` installs it.
 struct Tinyproxy {
-    let process: Process
+    let process: ChildProcess
     /// The proxy's port on 127.0.0.1.
     let port: Int
     let logPath: String
@@ -40,14 +41,9 @@ struct Tinyproxy {
         ]
         if let basicAuth { lines.append("BasicAuth \(basicAuth.user) \(basicAuth.password)") }
         try (lines.joined(separator: "\n") + "\n").write(toFile: conf, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["-d", "-c", conf]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess(binary, ["-d", "-c", conf])
         do { try await CLI.waitForPort(port, seconds: 10) } catch {
-            kill(process.processIdentifier, SIGKILL)
+            process.kill()
             throw error
         }
         return Tinyproxy(process: process, port: port, logPath: log)
@@ -61,10 +57,8 @@ struct Tinyproxy {
         log.split(separator: "\n").map(String.init).filter { $0.contains("CONNECT 127.0.0.1:\(port) ") }
     }
 
-    /// SIGKILL: tinyproxy inherits the test process's blocked signals (SIGTERM among them) and never unblocks
-    /// them, so terminate() would leave it running. Its log is written line by line, nothing is lost.
+    /// SIGTERM, then SIGKILL after 5 s; its log is written line by line, nothing is lost.
     func stop() {
-        kill(process.processIdentifier, SIGKILL)
-        process.stop(within: 5)  // only waits: a SIGKILLed process ends, but Foundation may not notice (see stop(within:))
+        process.stop(within: 5)
     }
 }

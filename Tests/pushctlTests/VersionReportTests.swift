@@ -1,20 +1,15 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `pushctl --version` (VersionReport) through the binary: the product version, which docs/openapi.yaml's
 /// `info.version` repeats; the commit the build came from; and the libcurl, OpenSSL and SQLite it runs with.
 @Suite(.timeLimit(.minutes(3))) struct VersionReportTests {
     /// `pkg-config --modversion NAME`: the system library's version, found independently of the binary.
-    static func systemVersion(_ name: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["pkg-config", "--modversion", name]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    static func systemVersion(_ name: String) async throws -> String {
+        let run = try await ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["pkg-config", "--modversion", name])
+        guard run.status == 0 else { throw BroadcastCommandTests.Failure("pkg-config --modversion \(name): \(run.stderr)") }
+        return run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     @Test func versionPrintsTheVersionTheCommitAndTheLibrariesItRunsWith() async throws {
@@ -40,11 +35,12 @@ import Testing
         }
 
         // The libraries, as the system has them (pkg-config reads the same Debian packages' .pc files).
-        let curl = try Self.systemVersion("libcurl")
+        let curl = try await Self.systemVersion("libcurl")
         #expect(lines[2].hasPrefix("libcurl \(curl) ("), "\(lines[2]) vs \(curl)")
         #expect(lines[2].contains("OpenSSL/") && lines[2].contains("nghttp2/"), "\(lines[2])")
-        #expect(lines[3].hasPrefix("OpenSSL \(try Self.systemVersion("openssl")) "), "\(lines[3])")
-        #expect(lines[4] == "SQLite \(try Self.systemVersion("sqlite3"))")
+        let openssl = try await Self.systemVersion("openssl"), sqlite = try await Self.systemVersion("sqlite3")
+        #expect(lines[3].hasPrefix("OpenSSL \(openssl) "), "\(lines[3])")
+        #expect(lines[4] == "SQLite \(sqlite)")
     }
 
     @Test func helpListsTheVersionFlagAndPushctlAloneStillPrintsHelp() async throws {
