@@ -19,8 +19,8 @@ import Testing
 
     /// The eight requests' own connections, all at once (URLSession's shared one allows 6 per host), and the
     /// probes' own, so no probe waits for a connection behind a request the database holds up.
-    nonisolated(unsafe) static let requestSession = URLSession.ephemeral(connectionsPerHost: 16)
-    nonisolated(unsafe) static let probeSession = URLSession.ephemeral(connectionsPerHost: 2)
+    static let requestSession = URLSession.ephemeral(connectionsPerHost: 16)
+    static let probeSession = URLSession.ephemeral(connectionsPerHost: 2)
 
     @Test func aSQLiteFileWriteLockedForTenSecondsGetsA503OrItsAnswerAndHealthzStaysFast() async throws {
         let s = try await TestServer.start()
@@ -138,7 +138,8 @@ import Testing
             if r.status == 503 {
                 #expect(r.headers["retry-after"] == "\(2)", "503 without Retry-After: \(a.kind)")
                 #expect(["database_busy", "database_unavailable"].contains(r.errorCode ?? ""), "503 body: \(String(decoding: r.body, as: UTF8.self))")
-                #expect((r.json?["error"]?["message"]?.stringValue ?? "").contains("database"))
+                let message = r.json?["error"]?["message"]?.stringValue ?? ""
+                #expect(message.contains("database"), "\(message)")
             }
             switch a.kind {
             case .job(let id):
