@@ -84,10 +84,12 @@ test: deps referees
 	@# module and nothing of the server (no NIO, Hummingbird, postgres-nio or Push* server module), then run.
 	SWIFT=$(SWIFT) bash Tests/client/consumer.sh
 	@# Under a private TMPDIR: fails when the tests leave their pushctl-test-* directories behind. The parallel tests
-	@# run in three processes, not one: Foundation's Process.run() on Linux (Swift 6.3.1) over-reads glibc's
-	@# /proc/self/fd readdir buffer and crashes once the test process holds ~1,365 descriptors
+	@# run in four processes, not one. First because Foundation's Process.run() on Linux (Swift 6.3.1) over-reads
+	@# glibc's /proc/self/fd readdir buffer and crashes once the test process holds ~1,365 descriptors
 	@# (swift-corelibs-foundation #5472, fixed after 6.3.1); all at once peaked at 1,367 (every suite's event loops,
-	@# simulators and connections), these groups at most 1,023 together and 550 for the rest. The store's suites run
+	@# simulators and connections), these groups at most 1,023 together and 550 for the rest. The tests no longer
+	@# start children with Process (Tests/TestSupport: ChildProcess and ProcessRunner, both on posix_spawn), but the
+	@# groups stay as they were measured. The store's suites run
 	@# apart from the CLI and simulator suites: their tests are synchronous (the blocking store API) and hold a thread
 	@# of the cooperative pool (two here) for each PostgreSQL round trip, which starved the tests that time a child
 	@# process or answer within milliseconds (two processes took 40 + 71 s against 112 s together, 2026-11-29).
