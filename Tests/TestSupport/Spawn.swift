@@ -68,7 +68,7 @@ public enum Spawn {
         posix_spawnattr_setsigmask(&attributes, &none)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let program = deathSignal == nil ? executable : deathSignal!
+        let program = deathSignal ?? executable
         let prefix = deathSignal == nil ? [] : ["--pdeathsig", "KILL", "--"]
         let argv = ([program] + prefix + [executable] + arguments).map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
