@@ -84,7 +84,6 @@ final class Child: Sendable {
     }
 
     deinit {
-        process.stop()
         try? FileManager.default.removeItem(atPath: outPath)
         try? FileManager.default.removeItem(atPath: errPath)
     }

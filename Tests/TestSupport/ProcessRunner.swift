@@ -59,8 +59,8 @@ public enum ProcessRunner {
             try? FileManager.default.removeItem(atPath: outPath)
             try? FileManager.default.removeItem(atPath: errPath)
         }
-        // Started with ``Spawn``, not Foundation's Process: a run another test's child holds open can neither hang nor
-        // look unfinished (see there).
+        // Started as a ``ChildProcess``, not with Foundation's Process: a run another test's child holds open can
+        // neither hang nor look unfinished (see ``Spawn``).
         var input = Spawn.Input.none
         // stdin is a socket pair made close-on-exec in one step (no child another thread starts meanwhile inherits
         // our end and keeps the child from seeing its input end), written with MSG_NOSIGNAL (no SIGPIPE).
@@ -71,9 +71,9 @@ public enum ProcessRunner {
             }
             input = .descriptor(pipeEnds[0])
         }
-        let pid: pid_t
+        let child: ChildProcess
         do {
-            pid = try Spawn.start(
+            child = try ChildProcess(
                 executable.path, arguments, input: input, stdoutPath: outPath, stderrPath: errPath, environment: environment,
                 cwd: cwd?.path)
         } catch {
@@ -94,19 +94,13 @@ public enum ProcessRunner {
             close(pipeEnds[1])
         }
         let deadline = Date().addingTimeInterval(timeout)
-        var status = Spawn.poll(pid)
+        var status = child.status
         while status == nil && Date() < deadline {
             usleep(5_000)
-            status = Spawn.poll(pid)
+            status = child.status
         }
         guard let status else {
-            // SIGTERM, a few seconds to end, SIGKILL; reaped either way.
-            kill(pid, SIGTERM)
-            let killBy = Date().addingTimeInterval(5)
-            while Spawn.poll(pid) == nil {
-                if Date() > killBy { kill(pid, SIGKILL); _ = Spawn.wait(pid); break }
-                usleep(20_000)
-            }
+            child.stop(within: 5)  // SIGTERM, a few seconds to end, SIGKILL; reaped either way
             throw ProcessTimeout(command: [executable.lastPathComponent] + arguments, seconds: timeout)
         }
         return ProcessOutcome(
