@@ -19,24 +19,28 @@ PKGPKGS := dpkg-dev lintian systemd adduser
 export PUSHPROVIDER_COMMIT := $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || c=$$c-dirty; } && echo $$c)
 PACKAGES := .build/packages
 
-.PHONY: deps build release test run install-local certs deb dist bench bench-deps clean cli-reference docs referees
+.PHONY: deps deps-build deps-test build build-tests release test run install-local certs deb dist bench bench-deps clean cli-reference docs referees
 
 ## deps: the system libraries (libcurl, OpenSSL, SQLite), PostgreSQL, tinyproxy and chromium (for the tests);
-## installs them with apt-get when run as root.
-deps:
-	@if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libcurl openssl sqlite3 && command -v openssl >/dev/null 2>&1 \
-	    && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v psql >/dev/null 2>&1 \
-	    && command -v tinyproxy >/dev/null 2>&1 && [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] \
-	    && command -v dpkg-shlibdeps >/dev/null 2>&1 && command -v lintian >/dev/null 2>&1 \
-	    && command -v systemd-analyze >/dev/null 2>&1 && command -v adduser >/dev/null 2>&1 \
-	    && [ -f /usr/share/zoneinfo/tzdata.zi ]; then \
-	  echo "deps: libcurl, openssl, sqlite3, tzdata, postgresql, tinyproxy, chromium and the packaging tools found"; \
+## installs them with apt-get when run as root. deps-build installs only what the compile needs (make test installs
+## the rest, deps-test, while it compiles).
+deps: deps-build deps-test
+deps-build:
+	@$(call APT,libcurl openssl sqlite3 pkg-config,$(SYSLIBS),pkg-config --exists libcurl openssl sqlite3 && command -v openssl)
+deps-test:
+	@$(call APT,tzdata postgresql tinyproxy chromium and the packaging tools,$(TZPKGS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS) $(PKGPKGS),\
+	  ls /usr/lib/postgresql/*/bin/initdb && command -v psql && command -v tinyproxy && [ -x /usr/bin/chromium ] \
+	  && [ -x /usr/bin/chromedriver ] && command -v dpkg-shlibdeps && command -v lintian && command -v systemd-analyze \
+	  && command -v adduser && [ -f /usr/share/zoneinfo/tzdata.zi ])
+# $(call APT,WHAT,PACKAGES,CHECK): nothing when CHECK passes; else apt-get install PACKAGES as root, or the command.
+APT = if { $(3); } >/dev/null 2>&1; then echo "deps: $(1) found"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  echo "deps: installing $(SYSLIBS) $(TZPKGS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS) $(PKGPKGS)"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSLIBS) $(TZPKGS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS) $(PKGPKGS) >/dev/null; \
+	  echo "deps: installing $(2)"; \
+	  { [ -n "$$(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' -mmin -60 2>/dev/null | head -1)" ] || apt-get update -qq; } \
+	  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) >/dev/null; \
 	else \
 	  echo "deps: missing system packages; install them with:"; \
-	  echo "  sudo apt-get install -y $(SYSLIBS) $(TZPKGS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS) $(PKGPKGS)"; \
+	  echo "  sudo apt-get install -y $(2)"; \
 	  exit 1; \
 	fi
 
@@ -48,83 +52,50 @@ deps:
 referees:
 	bash Tests/referees/install.sh
 
-## build: debug build of everything (used by the tests).
+## build: debug build of everything, tests included (a developer's quick loop: `swift test --filter Suite` after it).
 build: deps
 	$(SWIFT) build --build-tests
+
+## build-tests: the one compile `make test` makes: every module and the tests, optimised, with testing enabled on
+## this package's own modules, and pushctl linked from those objects as `make release` links it (docs/testing.md,
+## "One compile"). The tests then run with `swift test -c release --skip-build`.
+build-tests: deps
+	$(TESTABLE) $(SWIFT) build $(RELEASE_FLAGS) --build-tests
+	python3 packaging/link-static.py .build/release
 
 ## release: optimised build of pushctl (used by run and bench). The Swift runtime and Foundation are linked
 ## statically: a process starts without resolving a dozen Swift libraries and maps only the pages it uses
 ## (cold `pushctl send` and peak RSS; see bench/RESULTS.md). libcurl, OpenSSL and SQLite stay the system's.
 ## --no-export-dynamic undoes the static stdlib's -export-dynamic: pushctl loads no plugins, and 48,000 exported
 ## Swift symbols cost every start a 4 MB symbol table and the runtime's dladdr a scan of it.
-RELEASE_FLAGS := -c release --static-swift-stdlib -Xlinker --no-export-dynamic
+## Both are link flags that packaging/link-static.py adds to SwiftPM's own link of pushctl: `--static-swift-stdlib`
+## would also compile every module against a resource directory that has no Testing module, and so force a second
+## compile for the tests. PUSHPROVIDER_TESTABLE=1 (Package.swift) compiles this package's modules with
+## -enable-testing, in this build as in the tests', so `make release` and `make test` share one compile; what that
+## costs the product is measured in docs/testing.md ("One compile").
+RELEASE_FLAGS := -c release
+TESTABLE := PUSHPROVIDER_TESTABLE=1
 release: deps
-	$(SWIFT) build $(RELEASE_FLAGS) --product pushctl
+	$(TESTABLE) $(SWIFT) build $(RELEASE_FLAGS) --product pushctl
+	python3 packaging/link-static.py .build/release
+## The release binary as a file: `make run` builds it when a source or the manifest is newer, and otherwise runs it
+## as it is (relinking a binary that other processes may be running, as the README test's `make run` did while the
+## multi-host test ran beside it, is not a step to take for nothing).
+$(RELEASE): $(shell find Sources Package.swift -type f 2>/dev/null)
+	@$(MAKE) --no-print-directory release
 
-## test: the whole test suite, an app's package using only the client library (Tests/client/consumer.sh), the API fuzzed against its OpenAPI description (schemathesis), then the release build (Swift 6 reports some concurrency errors only there), a smoke test of the release binary and the README's examples (Tests/readme/readme.sh).
-## The fault suites (5,000-device broadcasts under APNs and database faults, suites named *FaultTests) and the
-## timed broadcast tests (BroadcastTimingTests: --rate, joining, progress) run after the others, one test at a
-## time, so their load does not starve the timing-sensitive tests and theirs is measured on a quiet machine; then the
-## sender's suites again on libcurl 8; then the multi-host test (network namespaces: a database host, an APNs
-## host, three workers, one killed); then the package, built from the same release binary, installed and removed.
-## Every process a step starts inherits PUSHPROVIDER_TEST_RUN: the last step fails if one still runs.
-test: export PUSHPROVIDER_TEST_RUN := $(shell date +%s%N)
-test: deps referees
-	$(SWIFT) build --build-tests
-	@# The blocking store API is noasync: fixtures that call it from async code must fail to compile.
-	bash Tests/noasync/noasync.sh .build/debug
-	@# docs/cli.md and the man page are generated from the argument parser: fails when they are stale.
-	bash Tests/cli/reference.sh .build/debug/pushctl
-	@# Every fenced block of README.md and docs/*.md carries a readme.sh marker and every link resolves (the full
-	@# README run below reports these too, but only at the end of the run).
-	python3 Tests/readme/readme.py --lint README.md docs/*.md
-	@# DocC for PushProviderClient from the module just built, warnings as errors (`make docs`).
-	bash Tests/docc/docc.sh .build/debug
-	@# An app's package depending on this repository and using only PushProviderClient: it must build the client's
-	@# module and nothing of the server (no NIO, Hummingbird, postgres-nio or Push* server module), then run.
-	SWIFT=$(SWIFT) bash Tests/client/consumer.sh
-	@# Under a private TMPDIR: fails when the tests leave their pushctl-test-* directories behind. The parallel tests
-	@# run in four processes, not one. First because Foundation's Process.run() on Linux (Swift 6.3.1) over-reads
-	@# glibc's /proc/self/fd readdir buffer and crashes once the test process holds ~1,365 descriptors
-	@# (swift-corelibs-foundation #5472, fixed after 6.3.1); all at once peaked at 1,367 (every suite's event loops,
-	@# simulators and connections), these groups at most 1,023 together and 550 for the rest. The tests no longer
-	@# start children with Process (Tests/TestSupport: ChildProcess and ProcessRunner, both on posix_spawn), but the
-	@# groups stay as they were measured. The store's suites run
-	@# apart from the CLI and simulator suites: their tests are synchronous (the blocking store API) and hold a thread
-	@# of the cooperative pool (two here) for each PostgreSQL round trip, which starved the tests that time a child
-	@# process or answer within milliseconds (two processes took 40 + 71 s against 112 s together, 2026-11-29).
-	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --filter "PushServerTests" --skip "FaultTests|BroadcastTimingTests"
-	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --filter "PushProviderClientTests|PushSenderTests" --skip "FaultTests|BroadcastTimingTests"
-	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --filter "PushStoreTests|PushCoreTests" --skip "FaultTests|BroadcastTimingTests"
-	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --skip "PushServerTests|PushProviderClientTests|PushSenderTests|PushStoreTests|PushCoreTests|FaultTests|BroadcastTimingTests"
-	bash Tests/leftovers/leftovers.sh $(SWIFT) test --skip-build --filter "FaultTests|BroadcastTimingTests" --no-parallel
-	@# The HTTP API against docs/openapi.yaml: schemathesis (PyPI, installed by the script) with --checks all, a fixed
-	@# seed and two changing ones in two lanes at once (it generates its cases on one core).
-	bash Tests/schemathesis/schemathesis.sh .build/debug/pushctl
-	@# The web console in headless chromium over WebDriver (Selenium from PyPI, the system chromedriver); fails
-	@# when chromium cannot be installed.
-	bash Tests/console/console.sh .build/debug/pushctl
-	@# The sender's transport suites and pushctl send/broadcast again, on libcurl >= 8.5 (the runs above use the
-	@# system's, Debian 12: 7.88): CURL8_DIR, else .build/curl8, else Debian's bookworm-backports libcurl4 fetched
-	@# there privately; used through LD_LIBRARY_PATH, never installed. Fails when it cannot get one.
-	SWIFT=$(SWIFT) bash Tests/curl8/curl8.sh
-	bash Tests/multihost/multihost.sh .build/debug/pushctl
-	@# Every target in release mode, linked as `make release` links pushctl (one build, not a second one with other
-	@# flags); then that binary (static Swift runtime, its own linker flags) sends and broadcasts through the simulator.
-	$(SWIFT) build $(RELEASE_FLAGS)
-	bash Tests/release/smoke.sh $(RELEASE)
-	@# README as tests: the runnable blocks of README.md and of every docs/*.md page, each file in a fresh checkout
-	@# against its own `make run` (this release binary), with a private PostgreSQL, tinyproxy and a webhook
-	@# receiver; each block's documented status and output are checked.
-	bash Tests/readme/readme.sh $(RELEASE)
-	@# The systemd units (systemd-analyze security, each <= 3.0), then the Debian package made from the release
-	@# binary just built (no second build): lintian, dpkg -i, the installed pushctl serving as the pushprovider
-	@# user, dpkg --remove, dpkg --purge; the machine is left as it was found. Then the tarball (make dist).
-	bash Tests/package/units.sh
-	bash Tests/package/deb.sh $(RELEASE)
-	bash Tests/package/dist.sh $(RELEASE)
-	@# Last: no process a step of this run started may still be running (PUSHPROVIDER_TEST_RUN marks them).
-	bash Tests/leftovers/processes.sh
+## test: everything, stage by stage (Tests/stages.sh): what needs no build (docs lint, every shell and Python script
+## parsing), the system packages, the one compile (build-tests, with the PyPI referees, schemathesis, selenium and
+## libcurl 8 fetched beside it), the CLI reference, the noasync fixtures, DocC and an app's package using only the
+## client library, the unit suites in four test processes, the fault and timing suites one test at a time, the API
+## fuzzed against its OpenAPI description (schemathesis), the console in chromium, the sender on libcurl 8, several
+## hosts in network namespaces, the release binary's smoke test, README and docs/*.md as tests, the systemd units,
+## the Debian package and the tarball made from the same binary, and last that no process of the run is left.
+## It stops at the first failing stage and prints every stage's wall and CPU time at its end, also when it failed
+## (.build/stages.txt keeps the table). Budget: 35 minutes on a quiet 2-core machine (docs/testing.md).
+## STAGES="unit-server serial" make test runs only the named stages (after the build, unless BUILD_SKIP=1).
+test:
+	SWIFT=$(SWIFT) bash Tests/stages.sh
 
 ## certs: development PKI in Certificates/dev (CA, simulator server certificate, client .p12) if missing, and the
 ## development VAPID key (Web Push) and FCM service account (fcm-service-account.json) beside it.
@@ -149,7 +120,7 @@ docs:
 
 ## run: the whole product on this machine: registry + HTTP API + built-in APNs simulator (one release build: the
 ## certificates are made here, not by a second make that would build again).
-run: release
+run: $(RELEASE)
 	@if $(RELEASE) --help | grep -q ' serve '; then \
 	  { $(MAKE_DEV_CERTS); } && $(PATH_HINT) && $(RELEASE) serve --config $(CONFIG); \
 	else \

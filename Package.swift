@@ -13,6 +13,18 @@ let buildCommit: String = {
     return valid ? text : "unknown"
 }()
 
+/// Testing enabled on this package's own modules (`-enable-testing`, which `@testable import` needs) when
+/// `$PUSHPROVIDER_TESTABLE` is 1. The Makefile sets it for every build it makes — the tests' and `make release`'s —
+/// so one optimised compile serves both: the tests run in release mode against the very objects `pushctl` is linked
+/// from (docs/testing.md, "One compile", measures what it costs the product). Never set for an app that depends on
+/// this package for PushProviderClient: SwiftPM refuses unsafe flags in a dependency, and the app needs none.
+let testable = Context.environment["PUSHPROVIDER_TESTABLE"] == "1"
+let ownSettings: [SwiftSetting] = testable ? [.unsafeFlags(["-enable-testing"])] : []
+/// The test targets themselves are not optimised in that build (`-Onone` after SwiftPM's `-O`): they are never part
+/// of the product, what they test is the optimised modules, and optimising ~60,000 lines of test code took minutes
+/// of every CI run's compile.
+let testSettings: [SwiftSetting] = testable ? [.unsafeFlags(["-Onone"])] : []
+
 let package = Package(
     name: "PushProvider",
     platforms: [.macOS(.v14), .iOS(.v15)],
@@ -36,7 +48,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // Without the ConfigurationSupport trait (on by default): nothing here reads swift-configuration, and it is a
+        // module the one compile would build for nothing.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
@@ -44,16 +58,16 @@ let package = Package(
     ],
     targets: [
         // Pure core: tokens, payloads, requests, APNs reasons, configuration. No I/O, no C.
-        .target(name: "PushCore"),
+        .target(name: "PushCore", swiftSettings: ownSettings),
 
         // The process's ways to run blocking work off Swift's cooperative pool: bounded lanes of threads for short
         // blocking calls (the store's, credentials, channel management), the end of a dedicated thread awaited
         // without parking one, and thread names the OS shows. Foundation only.
-        .target(name: "PushLanes"),
+        .target(name: "PushLanes", swiftSettings: ownSettings),
 
         // The app-side client library: Foundation only (FoundationNetworking on Linux), no dependency at all, so an
         // app that adds it compiles none of the server's modules (Tests/client/consumer.sh checks a consumer's build).
-        .target(name: "PushProviderClient"),
+        .target(name: "PushProviderClient", swiftSettings: ownSettings),
 
         // The commit the binary was built from (`pushctl --version`); see `buildCommit` above.
         .target(name: "CBuildInfo", cSettings: [.define("PUSHPROVIDER_COMMIT", to: "\"\(buildCommit)\"")]),
@@ -84,7 +98,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 // SHA-256: a Web Push device's key (DeviceKey).
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]),
+            ],
+            swiftSettings: ownSettings),
 
         // HTTP/2 to APNs over libcurl's multi interface; .p12 (OpenSSL) and .p8 credentials.
         .target(
@@ -95,7 +110,8 @@ let package = Package(
                 // RSA PKCS#1 v1.5 (RS256) for FCM's OAuth 2.0 service-account assertion.
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-            ]),
+            ],
+            swiftSettings: ownSettings),
 
         // The delivery engine: broadcasts, send jobs, leases, checkpoints, outcome commits. Storage only through
         // PushCore's DeliveryStore protocol.
@@ -104,7 +120,8 @@ let package = Package(
             dependencies: [
                 "PushCore", "PushLanes", "PushSender",
                 .product(name: "Logging", package: "swift-log"),
-            ]),
+            ],
+            swiftSettings: ownSettings),
 
         // A strict APNs simulator: HTTP/2 over TLS with client-certificate or JWT auth and faults.
         .target(
@@ -121,7 +138,8 @@ let package = Package(
                 // RS256 (RSA PKCS#1 v1.5) for the OAuth token endpoint's service-account assertions.
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-            ]),
+            ],
+            swiftSettings: ownSettings),
 
         // The HTTP API: token registration, send jobs, health and metrics.
         .target(
@@ -137,7 +155,8 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            ]),
+            ],
+            swiftSettings: ownSettings),
 
         // The command-line tool: argument parsing and wiring only.
         .executableTarget(
@@ -147,22 +166,24 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]),
+            ],
+            swiftSettings: ownSettings),
 
-        .testTarget(name: "PushCoreTests", dependencies: ["PushCore"]),
+        .testTarget(name: "PushCoreTests", dependencies: ["PushCore"], swiftSettings: testSettings),
         // Test support, one target for every test target: the built pushctl and how to run a program
         // (BuiltPushctl, ProcessRunner), test tokens, and a real PostgreSQL server started once per test process
         // (PostgresTestServer).
-        .target(name: "TestSupport", dependencies: ["PushCore"], path: "Tests/TestSupport"),
-        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "TestSupport"]),
-        .testTarget(name: "APNsSimulatorTests", dependencies: ["APNsSimulator", "PushSender", "PushCore", "TestSupport"]),
-        .testTarget(name: "PushSenderTests", dependencies: ["PushSender", "PushLanes", "APNsSimulator", "PushCore", "TestSupport"]),
+        .target(name: "TestSupport", dependencies: ["PushCore"], path: "Tests/TestSupport", swiftSettings: testSettings),
+        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "TestSupport"], swiftSettings: testSettings),
+        .testTarget(name: "APNsSimulatorTests", dependencies: ["APNsSimulator", "PushSender", "PushCore", "TestSupport"], swiftSettings: testSettings),
+        .testTarget(name: "PushSenderTests", dependencies: ["PushSender", "PushLanes", "APNsSimulator", "PushCore", "TestSupport"], swiftSettings: testSettings),
         .testTarget(
             name: "PushDeliveryTests",
             dependencies: [
                 "PushDelivery", "PushSender", "PushStore", "APNsSimulator", "PushCore", "CSQLite", "TestSupport",
                 .product(name: "NIOPosix", package: "swift-nio"),
-            ]),
+            ],
+            swiftSettings: testSettings),
         .testTarget(
             name: "PushServerTests",
             dependencies: [
@@ -171,8 +192,9 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]),
-        .testTarget(name: "pushctlTests", dependencies: ["PushCore", "PushStore", "TestSupport"]),
+            ],
+            swiftSettings: testSettings),
+        .testTarget(name: "pushctlTests", dependencies: ["PushCore", "PushStore", "TestSupport"], swiftSettings: testSettings),
         // The client against a real `pushctl serve` (SQLite and PostgreSQL) over sockets.
         // Hummingbird only for a test's front server (ThrottlingFront); an app's build never sees a test target.
         .testTarget(
@@ -182,6 +204,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
-            ]),
+            ],
+            swiftSettings: testSettings),
     ]
 )
