@@ -4,11 +4,15 @@
 # --record` process.
 # Fails (never skips) when chromium, chromedriver or selenium cannot be had. Screenshots: .build/console-screenshots/.
 # Usage: Tests/console/console.sh [path/to/pushctl]   (run by `make test`)
+#        Tests/console/console.sh --install-only        (only installs chromium and selenium: make test does that
+#                                                         while it compiles)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-PUSHCTL=${1:-$ROOT/.build/debug/pushctl}
+INSTALL_ONLY=
+[ "${1:-}" != --install-only ] || INSTALL_ONLY=1
+PUSHCTL=${1:-$ROOT/.build/release/pushctl}
 case "$PUSHCTL" in /*) ;; *) PUSHCTL="$PWD/$PUSHCTL" ;; esac
-[ -x "$PUSHCTL" ] || { echo "console: no pushctl at $PUSHCTL (build first)" >&2; exit 1; }
+[ -n "$INSTALL_ONLY" ] || [ -x "$PUSHCTL" ] || { echo "console: no pushctl at $PUSHCTL (build first)" >&2; exit 1; }
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 CHROMEDRIVER=${CHROMEDRIVER:-/usr/bin/chromedriver}
 
@@ -32,6 +36,7 @@ if ! python3 -c 'import selenium' >/dev/null 2>&1; then
     exit 1
   }
 fi
+if [ -n "$INSTALL_ONLY" ]; then echo "console: chromium, chromedriver and selenium are installed"; exit 0; fi
 
 WORK=$(mktemp -d /tmp/pushprovider-console.XXXXXX)
 SERVER= SIMULATOR=

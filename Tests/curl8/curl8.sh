@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The sender's transport suites on libcurl >= 8.5, next to `make test`'s run on the system's libcurl (Debian 12: 7.88).
-# Run from the package root after `swift build --build-tests` (make test does both); builds nothing.
+# Run from the package root after the build (make test does both); builds nothing.
+#   bash Tests/curl8/curl8.sh [BUILD_DIR]   the build's directory: .build/release (make test's one compile), default
+#   bash Tests/curl8/curl8.sh --fetch-only  only gets libcurl 8 (make test does that while it compiles)
 #
 # libcurl 8 (Tests/curl8/lib.sh): $CURL8_DIR if set, else .build/curl8/usr/lib/ARCH, else, as root with apt-get,
 # Debian's bookworm-backports libcurl4 fetched and unpacked there with a private apt configuration. The system's
@@ -18,11 +20,22 @@ SWIFT=${SWIFT:-swift}
 START=$SECONDS
 die() { echo "curl8: FAILED: $*" >&2; exit 1; }
 [ -f Package.swift ] || die "run it from the package root (no Package.swift in $PWD)"
-XCTEST=$PWD/.build/debug/PushProviderPackageTests.xctest
-PUSHCTL=$PWD/.build/debug/pushctl
-for f in "$XCTEST" "$PUSHCTL"; do
-  [ -x "$f" ] || die "$f is missing: build first (swift build --build-tests, or make test)"
-done
+FETCH_ONLY=
+BUILD_DIR=$PWD/.build/release
+case "${1:-}" in
+  --fetch-only) FETCH_ONLY=1 ;;
+  "") ;;
+  *) BUILD_DIR=$(cd "$1" && pwd) ;;
+esac
+# The configuration `swift test` runs (debug or release), read off the build directory's name.
+CONFIGURATION=$(basename "$BUILD_DIR")
+XCTEST=$BUILD_DIR/PushProviderPackageTests.xctest
+PUSHCTL=$BUILD_DIR/pushctl
+if [ -z "$FETCH_ONLY" ]; then
+  for f in "$XCTEST" "$PUSHCTL"; do
+    [ -x "$f" ] || die "$f is missing: build first (make build-tests, or make test)"
+  done
+fi
 WORK=$(mktemp -d)
 TEST_PID=
 TAIL_PID=
@@ -37,6 +50,7 @@ trap cleanup EXIT
 rc=0
 curl8_find "$WORK" || rc=$?
 [ "$rc" -eq 0 ] || die "no libcurl >= $CURL8_MIN: $CURL8_WHY"
+if [ -n "$FETCH_ONLY" ]; then echo "curl8: libcurl 8 at $CURL8"; exit 0; fi
 curl8_check "$WORK" || die "$CURL8_WHY"
 curl_loaded "" "$WORK" || die "the system's libcurl: $CURL8_WHY"
 echo "curl8: system libcurl $CURL_LOADED_VERSION ($CURL_LOADED_PATH); testing with libcurl $CURL8_VERSION from $CURL8"
@@ -56,7 +70,7 @@ MEMORY_SUITE=PushSenderTests.SenderMemoryTests
 regex() { local s out=; for s in "$@"; do out="${out:+$out|}${s//./\\.}/"; done; echo "^($out)"; }
 FILTER=$(regex $SUITES)
 MEMORY_FILTER=$(regex $MEMORY_SUITE)
-"$SWIFT" test list --skip-build > "$WORK/list" 2> "$WORK/list.err" || die "swift test list: $(tail -n 1 "$WORK/list.err")"
+"$SWIFT" test list -c "$CONFIGURATION" --skip-build > "$WORK/list" 2> "$WORK/list.err" || die "swift test list: $(tail -n 1 "$WORK/list.err")"
 for s in $SUITES $MEMORY_SUITE; do
   grep -q "^${s//./\\.}/" "$WORK/list" || die "no tests of $s in 'swift test list' (renamed?)"
 done
@@ -76,7 +90,7 @@ run() {
   local name=$1 filter=$2 p lib exe
   shift 2
   : > "$WORK/$name.log"
-  env "$@" LD_LIBRARY_PATH="$CURL8" "$SWIFT" test --skip-build --filter "$filter" > "$WORK/$name.log" 2>&1 &
+  env "$@" LD_LIBRARY_PATH="$CURL8" "$SWIFT" test -c "$CONFIGURATION" --skip-build --filter "$filter" > "$WORK/$name.log" 2>&1 &
   TEST_PID=$!
   tail -n +1 -f --pid="$TEST_PID" "$WORK/$name.log" &
   TAIL_PID=$!

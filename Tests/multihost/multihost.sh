@@ -23,7 +23,7 @@ chmod 755 "$WORK"
 NETNS=0
 HOSTS=(db apns w1 w2 w3)
 PIDS=()
-say() { echo "multihost: $*"; }
+say() { echo "multihost: [${SECONDS} s] $*"; }  # seconds since the start: where the stage's time goes
 fail() { say "FAIL: $*"; for h in w1 w2 w3; do [ -f "$WORK/$h.log" ] && { echo "--- $h.log"; tail -20 "$WORK/$h.log"; }; done; exit 1; }
 
 on() { # on HOST cmd... : run as that host (its namespace, its host name)
