@@ -50,6 +50,10 @@ public final class BlockingLane: Sendable {
         return nowNs &- queuedNs > UInt64(maxQueueWaitMs) * 1_000_000
     }
 
+    /// How many calls wait for a thread right now (queued, not yet started): what a caller that must know a call
+    /// is queued — a test of the queue-wait limit, a health probe — reads instead of guessing with a sleep.
+    public var waitingCalls: Int { queue.waiting }
+
     /// Runs `body` on one of the lane's threads and returns its result; nil when it could not start in time or
     /// the queue was full (and then it did not run). A call is never abandoned once started.
     public func perform<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T? {
@@ -112,6 +116,13 @@ public final class BlockingLane: Sendable {
             condition.unlock()
             if spawn { NamedThread.start(name) { self.work() } }
             return true
+        }
+
+        /// Calls queued and not yet taken by a thread.
+        var waiting: Int {
+            condition.lock()
+            defer { condition.unlock() }
+            return jobs.count
         }
 
         func stop() {

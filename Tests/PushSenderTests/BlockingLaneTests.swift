@@ -2,6 +2,7 @@ import Foundation
 import PushLanes
 import Synchronization
 import Testing
+import TestSupport
 
 /// The lane for short blocking calls, and awaiting a dedicated thread's end.
 @Suite(.timeLimit(.minutes(3)))
@@ -46,7 +47,10 @@ struct BlockingLaneTests {
         let blocker = Task { await lane.perform { started.signal(); while !release.hasEnded { usleep(1000) }; return 1 } }
         await started.wait()
         let late = Task { await lane.perform { ran.add(1, ordering: .relaxed); return 2 } }
-        try await Task.sleep(for: .milliseconds(300))  // the time the late call waits: the subject of the test
+        // Queued first (an event: on a busy box the task may not start for a while), then kept waiting well past
+        // the 50 ms limit: the time the late call waits is the subject of the test.
+        try await waitUntil("the late call is queued") { lane.waitingCalls == 1 }
+        try await Task.sleep(for: .milliseconds(300))
         release.signal()
         #expect(await late.value == nil)
         #expect(await blocker.value == 1)
