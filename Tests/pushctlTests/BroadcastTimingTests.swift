@@ -31,18 +31,28 @@ import func TestSupport.waitUntil
         }
         let (alone, aloneSeconds) = try await broadcast("alone")
         #expect(alone.status == 0, "\(alone.stderr)")
-        #expect((5.4...6.6).contains(aloneSeconds), "alone: \(aloneSeconds) s")
+        // Never faster than the rate: the process's whole run (a busy box only makes it longer).
+        #expect(aloneSeconds >= 5.4, "alone: \(aloneSeconds) s")
 
         let workers = try (0..<2).map { _ in try CLI.startCapturing(["worker", "--config", w.config]) }
         defer { for worker in workers { worker.stop() } }
         let (shared, sharedSeconds) = try await broadcast("shared")
         #expect(shared.status == 0, "\(shared.stderr)")
         // The rate is the broadcast's: three processes together keep to 500/s.
-        #expect((5.4...6.6).contains(sharedSeconds), "with two workers: \(sharedSeconds) s")
+        #expect(sharedSeconds >= 5.4, "with two workers: \(sharedSeconds) s")
         let summary = try JSONValue(parsing: shared.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(summary["accepted"] == .int(3000))
         #expect(summary["workers"]?.objectPairs?.count == 3, "\(shared.stdout)")
         #expect(try w.received().count == 6000)
+        // And not slower than it either: from the first notification APNs received to the last, each broadcast took
+        // no more than its 6 s. Measured at the simulator, so the processes' start-up (which a busy box stretches,
+        // and which the rate does not govern) is not counted; the sender itself keeps 500/s with room to spare.
+        let times = try w.records().compactMap { $0["receivedAt"]?.intValue }
+        #expect(times.count == 6000)
+        for (name, part) in [("alone", times.prefix(3000)), ("with two workers", times.suffix(3000))] {
+            let span = Double((part.max() ?? 0) - (part.min() ?? 0)) / 1000
+            #expect(span <= 6.6, "\(name): the notifications reached APNs over \(span) s")
+        }
     }
 
     @Test func aSecondRunWhileTheFirstHoldsTheOnlyShardJoinsItShowingLiveProgressAndWhomItWaitsFor() async throws {
