@@ -11,12 +11,25 @@ import func TestSupport.waitUntil
 /// under the test's control: nothing goes out before the time, it goes out once the clock reaches it, and a
 /// cancelled job never does.
 @Suite(.timeLimit(.minutes(3))) struct ScheduledJobTests {
-    /// A clock the test moves by hand (ms since 1970).
+    /// A clock the test moves by hand (ms since 1970), counting how often it is read.
     final class ManualClock: Sendable {
         let ms: Atomic<Int64>
+        let readCount = Atomic<Int>(0)
         init(_ start: Int64) { ms = Atomic(start) }
-        var now: Int64 { ms.load(ordering: .relaxed) }
+        var now: Int64 {
+            readCount.add(1, ordering: .relaxed)
+            return ms.load(ordering: .relaxed)
+        }
+        var reads: Int { readCount.load(ordering: .relaxed) }
         func advance(seconds: Int64) { ms.add(seconds * 1000, ordering: .relaxed) }
+    }
+
+    /// Waits until the server has read the store's clock `times` more times. While no request is made, what reads it
+    /// is the job runner's schedule check (every 50 ms here): a window of that many checks however slow the machine,
+    /// instead of a fixed time in which a loaded machine may run none.
+    static func scheduleChecks(_ times: Int, on clock: ManualClock) async throws {
+        let from = clock.reads
+        try await waitUntil("\(times) schedule checks read the clock") { clock.reads >= from + times }
     }
 
     typealias Setup = NotificationJobTests.Setup
@@ -55,8 +68,8 @@ import func TestSupport.waitUntil
         #expect(r.json?["at"]?.stringValue == "2026-12-01T09:00:00Z")
         // Real time passes (many schedule checks), the store's clock does not reach the time: nothing is sent.
         clock.advance(seconds: 3599)
-        // A window for the scheduler to (wrongly) start it: that nothing is sent during it is what is tested.
-        try await Task.sleep(for: .milliseconds(600))
+        // Schedule checks in which the scheduler could (wrongly) start it: that nothing is sent is what is tested.
+        try await Self.scheduleChecks(5, on: clock)
         #expect(setup.simulator.received.isEmpty)
         #expect(try await status(s, "digest")["state"]?.stringValue == "pending")
         // /metrics shows the waiting job's progress (nothing done).
@@ -65,12 +78,12 @@ import func TestSupport.waitUntil
         // The same request again is idempotent and does not start it early.
         let again = try await post(s, #"{"id":"digest","all":true,"alert":"Morning","at":"2026-12-01T10:00:00+01:00"}"#)
         #expect(again.status == 202 && again.json?["state"]?.stringValue == "pending")
-        try await Task.sleep(for: .milliseconds(300))
+        try await Self.scheduleChecks(5, on: clock)
         #expect(setup.simulator.received.isEmpty)
         // A restart keeps it (it is stored), and still does not send it early.
         try await s.stop()
         (s, registry) = try await Self.server(setup, clock: clock)
-        try await Task.sleep(for: .milliseconds(300))
+        try await Self.scheduleChecks(5, on: clock)
         #expect(setup.simulator.received.isEmpty)
         // Its time comes: the new server sends it to every device.
         clock.advance(seconds: 1)
@@ -108,8 +121,8 @@ import func TestSupport.waitUntil
         #expect(try await s.request("DELETE", "/v1/apps/example/notifications/promo", key: "reg").status == 403)
         // Its time passes: nothing is sent, and it is listed as cancelled.
         clock.advance(seconds: 3600)
-        // A window in which a cancelled job would (wrongly) start: that nothing is sent is what is tested.
-        try await Task.sleep(for: .milliseconds(600))
+        // Schedule checks in which a cancelled job would (wrongly) start: that nothing is sent is what is tested.
+        try await Self.scheduleChecks(5, on: clock)
         #expect(setup.simulator.received.isEmpty)
         let list = try await s.request("GET", "/v1/apps/example/notifications?state=cancelled", key: "send")
         #expect(list.status == 200)
@@ -139,13 +152,14 @@ import func TestSupport.waitUntil
         // out.
         var settled = setup.simulator.received.count
         var stableSince = Date()
-        while Date() < deadline, Date().timeIntervalSince(stableSince) < 1.5 {
-            try await Task.sleep(for: .milliseconds(100))
+        try await waitUntil(deadline: .seconds(deadline.timeIntervalSinceNow), every: .milliseconds(100), "no request for 1.5 s") {
             let now = setup.simulator.received.count
             if now != settled { (settled, stableSince) = (now, Date()) }
+            return Date().timeIntervalSince(stableSince) >= 1.5
         }
-        // The behaviour under test is that nothing happens: another 1.5 s window in which no request goes out.
-        try await Task.sleep(for: .milliseconds(1500))
+        // The behaviour under test is that nothing happens: after those 1.5 s without a request, another window
+        // (over twice the simulator's 200 ms answer delay) in which no request goes out.
+        try await Task.sleep(for: .milliseconds(500))
         #expect(setup.simulator.received.count == settled)
         #expect(settled <= before + 500, "more than the in-flight window went out after the cancel was acknowledged")
         let gone = try await s.request("GET", "/v1/apps/example/notifications/big", key: "send")
