@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP2
 import PushCore
 import Testing
+import func TestSupport.waitUntil
 
 /// Every fault, observed from the client side.
 @Suite(.timeLimit(.minutes(3)))
@@ -162,10 +163,7 @@ struct SimulatorFaultsTests {
             }
             #expect(ContinuousClock.now - start >= .seconds(3))
             // The accept is counted on the server's event loop, which may lag the client's timeout under load.
-            let deadline = ContinuousClock.now + .seconds(10)
-            while f.simulator.counters.connections < 1 && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            try await waitUntil(deadline: .seconds(10), "the simulator counted the connection") { f.simulator.counters.connections >= 1 }
             #expect(f.simulator.counters.connections == 1)
             f.simulator.faults.blackHole = false
             let client = try await f.connect()

@@ -100,13 +100,14 @@ import TestSupport
         // them): any request the simulator counts past the first 20 was written after the stop.
         let sender = try f.makeSender(window: 20, requestTimeoutMs: 8000)
         let simulator = f.simulator
-        let signal = Task {
-            // Once the window is on the wire (the simulator holds its 20 requests unanswered).
-            for _ in 0..<600 where simulator.counters.requests < 20 { try? await Task.sleep(for: .milliseconds(50)) }
+        let signal = Task { () -> Bool in
+            // Once the window is on the wire (the simulator holds its 20 requests unanswered); false if it never was.
+            let held = (try? await waitUntil("the simulator holds the window's 20 requests") { simulator.counters.requests >= 20 }) != nil
             stop.raise(signal: SIGTERM)
+            return held
         }
         let report = try await f.run("cut", sender: sender, stop: stop)
-        _ = await signal.value
+        #expect(await signal.value, "the window never reached the simulator")
         #expect(report.record.state == .interrupted)
         #expect(report.signal == SIGTERM)
         #expect(f.simulator.counters.requests == 20)

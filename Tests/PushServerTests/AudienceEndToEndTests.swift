@@ -54,14 +54,15 @@ import TestSupport
 
         /// Waits until every wave of job `id` due by the store's clock has completed (or the job is `state`).
         func settle(_ id: String, _ done: (JSONValue) -> Bool) async throws -> JSONValue {
-            let deadline = Date().addingTimeInterval(60)
             var last = JSONValue.null
-            while Date() < deadline {
-                last = try await status(id)
-                if done(last) { return last }
-                try await Task.sleep(for: .milliseconds(50))
+            do {
+                try await waitUntil(deadline: .seconds(60), every: .milliseconds(50), "job \(id) settled") {
+                    last = try await status(id)
+                    return done(last)
+                }
+            } catch is WaitTimedOut {
+                Issue.record("job \(id) did not settle: \(last.encodedString)")
             }
-            Issue.record("job \(id) did not settle: \(last.encodedString)")
             return last
         }
 

@@ -84,18 +84,16 @@ import Testing
             "POST", "/v1/apps/example/notifications", key: "send", contentType: "application/json",
             body: #"{"id":"adopt-1","all":true,"alert":"Hello"}"#)
         #expect(posted.status == 202)
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, setup.simulator.received.count < 600 { try await Task.sleep(for: .milliseconds(20)) }
+        try await waitUntil(deadline: .seconds(60), "600 notifications received") { setup.simulator.received.count >= 600 }
         // The first server goes away mid-job (a deploy): it stops the job at a checkpoint and releases the lease.
         try await a.stop()
         let atStop = setup.simulator.received.count
         #expect(atStop < tokens.count, "the job finished before the first server stopped")
         // The second one adopts it and finishes it.
         var state = ""
-        while Date() < deadline.addingTimeInterval(60) {
+        try await waitUntil(deadline: .seconds(60), every: .milliseconds(100), "adopt-1 completed") {
             state = try await registry.run { [registry = registry] _ in try registry.broadcast(id: "adopt-1") }?.state.rawValue ?? ""
-            if state == "completed" { break }
-            try await Task.sleep(for: .milliseconds(100))
+            return state == "completed"
         }
         #expect(state == "completed")
         var copies: [DeviceToken: Int] = [:]
