@@ -93,11 +93,6 @@ final class Child: Sendable {
 
     /// Polls until `predicate` holds or the deadline passes.
     func wait(seconds: Double, until predicate: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if predicate() { return true }
-            try? await Task.sleep(for: .milliseconds(25))
-        }
-        return predicate()
+        (try? await waitUntil(deadline: .seconds(seconds), every: .milliseconds(25), "the child's condition") { predicate() }) != nil
     }
 }

@@ -104,22 +104,26 @@ final class ServedPushctl: @unchecked Sendable {
             stdoutPath: log.path, stderrPath: log.path, environment: environment)
         lock.withLock { self.process = process }
         let banner = "PushProvider is listening on http://127.0.0.1:"
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
-            let printed = (try? Data(contentsOf: log)).map { String(decoding: $0.dropFirst(Int(offset)), as: UTF8.self) } ?? ""
-            if let at = printed.range(of: banner), let port = Int(printed[at.upperBound...].prefix { $0.isNumber }), port != 0 {
-                guard again == 0 || port == again else { throw ServeFailure("pushctl serve came back on port \(port), not \(again)") }
-                lock.withLock {
-                    boundPort = port
-                    hold = nil
-                }
-                held?.release()
-                return
-            }
-            guard process.isRunning else { throw ServeFailure("pushctl serve exited: \(printed)") }
-            try await Task.sleep(nanoseconds: 20_000_000)
+        var printed = ""
+        func printedPort() -> Int? {
+            guard let at = printed.range(of: banner), let port = Int(printed[at.upperBound...].prefix { $0.isNumber }), port != 0 else { return nil }
+            return port
         }
-        throw ServeFailure("pushctl serve printed no banner within 60 s: \(self.log)")
+        do {
+            try await waitUntil(deadline: .seconds(60), "pushctl serve prints its banner, or exits") {
+                printed = (try? Data(contentsOf: log)).map { String(decoding: $0.dropFirst(Int(offset)), as: UTF8.self) } ?? ""
+                return printedPort() != nil || !process.isRunning
+            }
+        } catch is WaitTimedOut {
+            throw ServeFailure("pushctl serve printed no banner within 60 s: \(self.log)")
+        }
+        guard let port = printedPort() else { throw ServeFailure("pushctl serve exited: \(printed)") }
+        guard again == 0 || port == again else { throw ServeFailure("pushctl serve came back on port \(port), not \(again)") }
+        lock.withLock {
+            boundPort = port
+            hold = nil
+        }
+        held?.release()
     }
 
     /// Stops the server (SIGTERM) and holds its port from the moment its listener closes (the server may still be

@@ -113,16 +113,17 @@ import Testing
             let process = try CLI.spawn(simulatorArgs + extra, stdoutPath: log.path, stderrPath: log.path)
             simulator = process
             let ready = "listening on https://127.0.0.1:\(port) "
-            let deadline = Date().addingTimeInterval(60)
-            while Date() < deadline {
-                if let text = try? String(contentsOf: log, encoding: .utf8), text.contains(ready) { return }
-                guard process.isRunning else {
-                    simulator = nil
-                    throw PortTaken(description: "the simulator ended without listening: " + ((try? String(contentsOf: log, encoding: .utf8)) ?? ""))
+            func listens() -> Bool { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains(ready) }
+            do {
+                try await waitUntil(deadline: .seconds(60), "the simulator says it listens on port \(port), or ends") {
+                    listens() || !process.isRunning
                 }
-                try await Task.sleep(for: .milliseconds(20))
+            } catch is WaitTimedOut {
+                throw Failure("the simulator did not listen on port \(port) within 60 s")
             }
-            throw Failure("the simulator did not listen on port \(port) within 60 s")
+            if listens() { return }
+            simulator = nil
+            throw PortTaken(description: "the simulator ended without listening: " + ((try? String(contentsOf: log, encoding: .utf8)) ?? ""))
         }
 
         /// The registry the config names (SQLite file or PostgreSQL database), opened by the test.

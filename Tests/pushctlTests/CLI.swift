@@ -84,17 +84,17 @@ extension CLI {
         return Background(process: process, stdoutPath: outPath, stderrPath: errPath)
     }
 
-    /// Waits until something accepts TCP connections on 127.0.0.1:`port`, trying every 50 ms between sleeps.
+    /// Waits until something accepts TCP connections on 127.0.0.1:`port`, trying every 50 ms.
     static func waitForPort(_ port: Int, seconds: Double = 60) async throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if let fd = connectLoopback(port: port) {
+        do {
+            try await waitUntil(deadline: .seconds(seconds), every: .milliseconds(50), "127.0.0.1:\(port) accepts") {
+                guard let fd = connectLoopback(port: port) else { return false }
                 close(fd)
-                return
+                return true
             }
-            try await Task.sleep(for: .milliseconds(50))
+        } catch is WaitTimedOut {
+            throw ProcessTimeout(command: ["waitForPort", String(port)], seconds: seconds)
         }
-        throw ProcessTimeout(command: ["waitForPort", String(port)], seconds: seconds)
     }
 
     /// A TCP socket connected to 127.0.0.1:`port`, or nil when nothing accepts there.
