@@ -41,10 +41,11 @@ struct BlockingLaneTests {
         let lane = BlockingLane(name: "test-lane", threads: 1, maxQueueWaitMs: 50)
         let ran = Atomic<Int>(0)
         let started = ThreadEnd()
-        let release = ThreadEnd()
+        let release = DispatchSemaphore(value: 0)
         // The blocker has the only thread before the late call is made (an event, not a head start), and holds it
-        // well past the queue-wait limit; the late call, judged when the thread is free, is refused unrun.
-        let blocker = Task { await lane.perform { started.signal(); while !release.hasEnded { usleep(1000) }; return 1 } }
+        // past the queue-wait limit after the late call is made (an event too); the late call, judged when the
+        // thread is free, is refused unrun.
+        let blocker = Task { await lane.perform { started.signal(); release.wait(); return 1 } }
         await started.wait()
         let late = Task { await lane.perform { ran.add(1, ordering: .relaxed); return 2 } }
         // Queued first (an event: on a busy box the task may not start for a while), then kept waiting well past
@@ -60,8 +61,8 @@ struct BlockingLaneTests {
     @Test func aFullQueueRefusesMoreCalls() async throws {
         let lane = BlockingLane(name: "test-lane", threads: 1, maxQueued: 1)
         let started = ThreadEnd()
-        let release = ThreadEnd()
-        let first = Task { await lane.perform { started.signal(); while !release.hasEnded { usleep(1000) }; return -1 } }
+        let release = DispatchSemaphore(value: 0)
+        let first = Task { await lane.perform { started.signal(); release.wait(); return -1 } }
         await started.wait()
         // The only thread is busy: one of five calls may wait, the other four are refused at once (and only then
         // is the thread released, so a lane that queued them all would never answer).
@@ -88,6 +89,7 @@ struct BlockingLaneTests {
         let end = ThreadEnd()
         #expect(!end.hasEnded)
         let thread = NamedThread.start("test-end") {
+            // The thread's work, so that it usually ends while the test awaits it (not a wait for an event).
             Thread.sleep(forTimeInterval: 0.05)
             end.signal()
         }
