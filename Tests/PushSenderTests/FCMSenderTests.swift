@@ -236,6 +236,8 @@ struct FCMSenderTests {
             sent += results.count
             accepted += results.filter(\.isAccepted).count
             if rig.sender.tokens.grantsRequested >= 2 { roundsAfterRenewal += 1 }
+            // The sending's pace across the token's lifetime (the loop waits on the renewal above), not a wait for
+            // an event.
             try await Task.sleep(for: .milliseconds(200))
         }
         let elapsed = Date().timeIntervalSince(started)

@@ -28,6 +28,8 @@ struct SenderOutageTests {
         let box = ResultBox()
         let simulator = sim.simulator
         let reviver = Task {
+            // The outage's length, not a wait for an event: long enough for the reconnect backoff to reach its
+            // 400 ms cap and probe at it, which is what the sender must ride out.
             try? await Task.sleep(for: .milliseconds(1500))
             try? await simulator.resume()
         }

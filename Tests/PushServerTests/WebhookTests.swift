@@ -179,8 +179,9 @@ import TestSupport
         #expect(Set(events.values.compactMap { $0["token"]?.stringValue }) == Set(w.dead.map(\.hex)))
         // The retries waited longer each time (100, 200, 400 ms …): far fewer requests than idle polls.
         let attempts = w.receiver.received.count
-        // A window in which an idle dispatcher would (wrongly) post: that nothing is posted is the test.
-        try await Task.sleep(for: .milliseconds(500))
+        // A window in which an idle dispatcher would (wrongly) post: that nothing is posted is the test. It stays a
+        // fixed wait (an idle poll leaves nothing to observe); 250 ms is five of its 50 ms idle polls.
+        try await Task.sleep(for: .milliseconds(250))
         #expect(w.receiver.received.count == attempts, "nothing is posted once the outbox is empty")
         try await w.stop()
     }

@@ -97,7 +97,8 @@ import TestSupport
         let sent = w.receivedCount()
         #expect(sent < 1500)
         // A window in which a cancelled broadcast would (wrongly) go on sending: that nothing arrives is the test.
-        try await Task.sleep(for: .milliseconds(500))
+        // The process has exited, so it stays short: three times the simulator's 100 ms answer delay.
+        try await Task.sleep(for: .milliseconds(300))
         #expect(try w.received().count == sent)
         #expect(try await w.openRegistry().run { try $0.broadcast(id: "oops") }?.state == .cancelled)
         // Running the same command again does not resume it.
