@@ -9,7 +9,7 @@ import TestSupport
 /// `tokens import --service fcm`; `pushctl broadcast` sends each through its service's sender, the simulator
 /// answers as APNs, a Web Push service and FCM (with its OAuth token endpoint), with 429/503 faults on all three.
 /// Run with the fault suites, one at a time.
-@Suite(.serialized, .timeLimit(.minutes(8))) struct ThreeServiceBroadcastFaultTests {
+@Suite(.serialized, .timeLimit(.minutes(4))) struct ThreeServiceBroadcastFaultTests {
     typealias World = BroadcastCommandTests.World
 
     /// A registration token in FCM's shape (`<22>:APA91b<134>`, base64url), random: what an Android app's

@@ -7,7 +7,7 @@ import TestSupport
 /// Web Push through the whole product, real processes: subscriptions minted by the simulator's Web Push service (as
 /// a browser's push service mints them), registered in the registry, sent by `pushctl broadcast` through the engine
 /// and the Web Push sender, decrypted and recorded by the simulator. Run with the fault suites, one at a time.
-@Suite(.serialized, .timeLimit(.minutes(6))) struct WebPushBroadcastFaultTests {
+@Suite(.serialized, .timeLimit(.minutes(4))) struct WebPushBroadcastFaultTests {
     typealias World = BroadcastCommandTests.World
 
     /// One minted subscription and whether the simulator was told it expired.
