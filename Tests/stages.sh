@@ -45,16 +45,16 @@ for line in lines[:2]:
 print(f"{total:.1f}")
 PY
 }
-record() { # NAME START END STATUS CPU
-  printf '%s %s %s %s\n' "$1" "$(python3 -c "print(f'{$3 - $2:.1f}')")" "$5" "$4" >> "$TABLE"
+record() { # NAME START END STATUS CPU (one line each, fields split by |: a name may hold a space)
+  printf '%s|%s|%s|%s\n' "$1" "$(python3 -c "print(f'{$3 - $2:.1f}')")" "$5" "$4" >> "$TABLE"
 }
 print_table() {
   local end total
   end=$(date +%s.%N)
   total=$(python3 -c "print(f'{$end - $RUN_START:.1f}')")
   {
-    echo "make test: stage times (wall, CPU of the stage's processes; stages marked ∥ ran beside the next ones)"
-    while read -r name wall cpu status; do
+    echo "make test: stage times (wall, CPU of the stage's processes; a stage marked ∥ ran beside the ones after it, its wall until it was joined)"
+    while IFS='|' read -r name wall cpu status; do
       printf '  %-34s %9s  cpu %9s  %s\n' "$name" "$(fmt "$wall")" "$(fmt "$cpu")" "$status"
     done < "$TABLE"
     printf '  %-34s %9s\n' "total" "$(fmt "$total")"
