@@ -53,7 +53,7 @@ print_table() {
   end=$(date +%s.%N)
   total=$(python3 -c "print(f'{$end - $RUN_START:.1f}')")
   {
-    echo "make test: stage times (wall, CPU of the stage's processes; a stage marked ∥ ran beside the ones after it, its wall until it was joined)"
+    echo "make test: stage times (wall, CPU of the stage's processes; a stage marked (beside) ran beside the ones after it, its wall until it was joined)"
     while IFS='|' read -r name wall cpu status; do
       printf '  %-34s %9s  cpu %9s  %s\n' "$name" "$(fmt "$wall")" "$(fmt "$cpu")" "$status"
     done < "$TABLE"
@@ -73,20 +73,26 @@ wanted() { [ "$ONLY" = "  " ] || [[ "$ONLY" == *" $1 "* ]]; }
 
 # stage NAME COMMAND...: runs COMMAND in the foreground, timed; the run ends when it fails.
 stage() {
-  local name=$1 start status cpu
+  local name=$1 start status
   shift
   wanted "$name" || return 0
   echo "==> stage $name: $*"
   start=$(date +%s.%N)
   ( "$@"; rc=$?; times > "$LOGS/$name.times"; exit $rc )
   status=$?
-  cpu=$(cpu_of "$LOGS/$name.times")
-  if [ "$status" -eq 0 ]; then
-    record "$name" "$start" "$(date +%s.%N)" ok "$cpu"
+  ended "$name" "$name" "$start" "$status"
+}
+
+# ended NAME LABEL START STATUS: records the stage's line of the table; a failed stage ends the run.
+ended() {
+  local cpu
+  cpu=$(cpu_of "$LOGS/$1.times")
+  if [ "$4" -eq 0 ]; then
+    record "$2" "$3" "$(date +%s.%N)" ok "$cpu"
   else
-    record "$name" "$start" "$(date +%s.%N)" "FAILED (exit $status)" "$cpu"
-    echo "==> stage $name FAILED (exit $status)" >&2
-    exit "$status"
+    record "$2" "$3" "$(date +%s.%N)" "FAILED (exit $4)" "$cpu"
+    echo "==> stage $1 FAILED (exit $4)" >&2
+    exit "$4"
   fi
 }
 
@@ -106,20 +112,13 @@ beside() {
 }
 # joined NAME: waits for a `beside` stage, prints its output, and ends the run when it failed.
 joined() {
-  local name=$1 status=0 cpu
+  local name=$1 status=0
   [ -n "${BG_PID[$name]:-}" ] || return 0
   wait "${BG_PID[$name]}" || status=$?
   echo "==> stage $name (ran beside): output"
   cat "$LOGS/$name.log"
-  cpu=$(cpu_of "$LOGS/$name.times")
-  if [ "$status" -eq 0 ]; then
-    record "$name ∥" "${BG_START[$name]}" "$(date +%s.%N)" ok "$cpu"
-  else
-    record "$name ∥" "${BG_START[$name]}" "$(date +%s.%N)" "FAILED (exit $status)" "$cpu"
-    echo "==> stage $name FAILED (exit $status)" >&2
-    exit "$status"
-  fi
   unset "BG_PID[$name]"
+  ended "$name" "$name (beside)" "${BG_START[$name]}" "$status"
 }
 
 # ---- 1. What needs no build: a mistake here ends the run in seconds.
