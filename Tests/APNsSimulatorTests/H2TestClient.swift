@@ -91,16 +91,6 @@ final class H2TestClient: @unchecked Sendable {
         try await sendBursts([requests], timeout: timeout)
     }
 
-    /// Writes all requests in one flush and returns their future answers at once, without waiting for any (a test
-    /// that expects some of them never to be answered awaits the ones it needs).
-    func writeBatch(_ requests: [Request]) async throws -> [EventLoopFuture<Response>] {
-        try await channel.eventLoop.submit { () -> [EventLoopFuture<Response>] in
-            let futures = requests.map { self.write($0, flush: false) }
-            self.channel.flush()
-            return futures
-        }.get()
-    }
-
     /// Writes each burst with its own flush, in order, without waiting in between; returns every answer.
     func sendBursts(_ bursts: [[Request]], timeout: TimeAmount = .seconds(30)) async throws -> [Response] {
         let futures = try await channel.eventLoop.submit { () -> [EventLoopFuture<Response>] in
