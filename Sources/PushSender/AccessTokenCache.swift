@@ -59,6 +59,8 @@ public final class AccessTokenCache: Sendable {
         var current: Token?
         var renewing: Task<Token, any Error>?
         var grants = 0
+        /// Grants that threw (refused, or no answer: a timeout), every one counted in `grants` too.
+        var failedGrants = 0
         /// Consecutive failed grants, the last one's error and when the next may start.
         var failures = 0
         var lastFailure: (any Error)?
@@ -75,8 +77,14 @@ public final class AccessTokenCache: Sendable {
         self.grant = grant
     }
 
-    /// How many grants this cache has asked for (for health, metrics and tests).
+    /// How many grants this cache has asked for (for health, metrics and tests), failed ones included: one per renewal
+    /// period and per ``rejected(_:)`` renewal, plus ``grantsFailed`` (each failure is asked again after
+    /// ``retryPolicy``'s delay).
     public var grantsRequested: Int { state.withLock { $0.grants } }
+
+    /// How many of ``grantsRequested`` failed: the token endpoint refused, or did not answer in time (a libcurl
+    /// timeout on a starved machine). Requested minus failed is the number of tokens this cache got.
+    public var grantsFailed: Int { state.withLock { $0.failedGrants } }
 
     /// The cached token while it is before its renewal time, else nil (then ask ``token()``, which renews): a send
     /// path's fast way in, with no task or suspension.
@@ -157,6 +165,7 @@ public final class AccessTokenCache: Sendable {
                 state.lastFailure = nil
                 state.retryAt = nil
             case .failure(let error):
+                state.failedGrants += 1
                 state.failures += 1
                 state.lastFailure = error
                 let delayMs = Self.retryPolicy.delayMs(failedAttempts: state.failures, random: Double.random(in: 0..<1))

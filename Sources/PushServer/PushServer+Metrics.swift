@@ -84,7 +84,8 @@ extension PushServer {
     /// connections, reconnects, and each endpoint's (APNs host, Web Push origin) reachability and, for APNs, its
     /// pruning breaker. APNs' figures keep their names (`pushprovider_apns_…`); Web Push's are the same figures
     /// under `pushprovider_webpush_…`, its endpoints the push services' origins; FCM's under `pushprovider_fcm_…`, plus
-    /// the access tokens its sender asked for (`pushprovider_fcm_access_token_grants_total`).
+    /// the access tokens its sender asked for (`pushprovider_fcm_access_token_grants_total`) and how many of those requests
+    /// failed (`pushprovider_fcm_access_token_grant_failures_total`).
     func senderMetrics() -> String {
         var perService: [(service: String, app: String, sender: any DeliverySender)] = []
         for (app, sender) in jobs.senders.sorted(by: { $0.key < $1.key }) {
@@ -108,7 +109,8 @@ extension PushServer {
             var opened = "# HELP \(p)_connections_opened_total TCP connections opened to \(who)\n# TYPE \(p)_connections_opened_total counter\n"
             var reconnects = "# HELP \(p)_reconnects_total Connections opened again after a drop, GOAWAY or outage\n# TYPE \(p)_reconnects_total counter\n"
             var up = "# HELP \(p)_endpoint_up 1 while the endpoint answers, 0 while unreachable or stopped\n# TYPE \(p)_endpoint_up gauge\n"
-            var grants = "# HELP \(p)_access_token_grants_total OAuth 2.0 access tokens requested from the token endpoint (one per renewal period, whatever the connections)\n# TYPE \(p)_access_token_grants_total counter\n"
+            var grants = "# HELP \(p)_access_token_grants_total OAuth 2.0 access tokens requested from the token endpoint (one per renewal period, whatever the connections, plus the failed ones: each is retried after its backoff)\n# TYPE \(p)_access_token_grants_total counter\n"
+            var grantFailures = "# HELP \(p)_access_token_grant_failures_total Access token requests that failed: refused, or no answer in time\n# TYPE \(p)_access_token_grant_failures_total counter\n"
             var breaker = "# HELP pushprovider_pruning_breaker_tripped 1 while BadDeviceToken prunes are held back for the endpoint\n# TYPE pushprovider_pruning_breaker_tripped gauge\n"
             for (_, app, sender) in senders {
                 let a = "app=\"\(MetricLabels.escape(app))\""
@@ -123,7 +125,10 @@ extension PushServer {
                 latency += "\(p)_response_seconds_count{\(a)} \(h.count)\n"
                 opened += "\(p)_connections_opened_total{\(a)} \(m.connectionsOpened)\n"
                 reconnects += "\(p)_reconnects_total{\(a)} \(m.reconnects)\n"
-                if let fcm = sender as? FCMSender { grants += "\(p)_access_token_grants_total{\(a)} \(fcm.tokens.grantsRequested)\n" }
+                if let fcm = sender as? FCMSender {
+                    grants += "\(p)_access_token_grants_total{\(a)} \(fcm.tokens.grantsRequested)\n"
+                    grantFailures += "\(p)_access_token_grant_failures_total{\(a)} \(fcm.tokens.grantsFailed)\n"
+                }
                 for c in sender.endpointConditions {
                     let e = "\(a),endpoint=\"\(MetricLabels.escape(c.endpoint))\""
                     up += "\(p)_endpoint_up{\(e)} \(c.reachable ? 1 : 0)\n"
@@ -131,7 +136,7 @@ extension PushServer {
                 }
             }
             // The pruning breaker is APNs' (BadDeviceToken); Web Push prunes only on 404/410.
-            text += inFlight + latency + opened + reconnects + up + (service == "apns" ? breaker : "") + (service == "fcm" ? grants : "")
+            text += inFlight + latency + opened + reconnects + up + (service == "apns" ? breaker : "") + (service == "fcm" ? grants + grantFailures : "")
         }
         return text
     }

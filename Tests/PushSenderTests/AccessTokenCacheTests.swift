@@ -106,6 +106,7 @@ import Testing
         clock.advance(1.2)
         #expect(try await cache.token().value == "ok")
         #expect(cache.grantsRequested == 3)
+        #expect(cache.grantsFailed == 2, "requested minus failed: the one token granted")
     }
 
     /// The token endpoint's answer: a grant, or a credential failure naming its error_description.

@@ -167,6 +167,47 @@ struct FCMSenderTests {
         #expect(rig.sender.tokens.grantsRequested == 2 && rig.harness.simulator.accessTokensGranted == 2)
     }
 
+    /// Moves a clock by every delay the sender waits, at once.
+    struct AdvancingSleeper: Sleeper {
+        let clock: FCMTokenGrantTests.Clock
+        func sleep(milliseconds: Int) async {
+            clock.advance(seconds: Double(milliseconds) / 1000)
+            await Task.yield()
+        }
+    }
+
+    /// A grant the token endpoint does not answer in time (libcurl's timeout: a loaded test process's simulator once
+    /// took over 10 s) is no credential failure: the sends wait as for an unreachable host, and the grant is asked
+    /// again once the cache's backoff has passed by its clock, which the sender's waits move here. Both requests count,
+    /// the first as failed: requested minus failed is the one token granted and sent with.
+    @Test func aGrantThatTimesOutIsAskedAgainAfterTheBackoffAndCountedAsFailed() async throws {
+        let rig = try await Rig()
+        let clock = FCMTokenGrantTests.Clock()
+        let asked = Atomic(0)
+        let account = rig.account, caFile = rig.harness.caFile
+        let tokens = AccessTokenCache(now: { clock.date }) {
+            if asked.add(1, ordering: .sequentiallyConsistent).newValue == 1 {
+                throw TransportError(code: 28, message: "Operation timed out after 10000 milliseconds with 0 bytes received")
+            }
+            return try await AccessTokenCache.requestGrant(account: account, issuedAt: Date(), caFile: caFile)
+        }
+        let sender = try FCMSender(account: account, tokens: tokens, target: rig.harness.target(), sleeper: AdvancingSleeper(clock: clock))
+        let results = await withTaskGroup(of: DeliveryResult.self) { group in
+            for i in 0..<5 { group.addTask { await sender.send(Self.item(APNsSimulator.mintFCMToken(), index: i)) } }
+            return await group.reduce(into: [DeliveryResult]()) { $0.append($1) }
+        }
+        let stops = sender.summary.stops
+        await sender.shutdown()
+        await rig.stop()
+        #expect(results.count == 5 && results.allSatisfy(\.isAccepted), "\(results)")
+        #expect(stops.isEmpty, "\(stops)")
+        // The real grant that follows may time out too on a loaded machine: then it counts as one more failure.
+        #expect(tokens.grantsRequested == asked.load(ordering: .sequentiallyConsistent))
+        #expect(tokens.grantsFailed >= 1 && tokens.grantsRequested - tokens.grantsFailed == 1,
+                "\(tokens.grantsRequested) grants, \(tokens.grantsFailed) failed")
+        #expect(rig.harness.simulator.accessTokensGranted >= 1 && rig.harness.simulator.fcmMessagesAccepted == 5)
+    }
+
     /// A notification that waits out a retry can meet an expiring token a second time (CI, 2026-11-29: 6 s tokens,
     /// 429s, one job refused twice stopped FCM for the whole app and interrupted the broadcast). A 401 for a token
     /// that has lived half its lifetime is an expiry race, renewed again; only a young token refused after a
