@@ -200,7 +200,20 @@ import TestSupport
         let metrics = String(decoding: try await s.request("GET", "/metrics").body, as: UTF8.self)
         #expect(metrics.contains(#"pushprovider_fcm_in_flight{app="example"} 0"#), "\(metrics)")
         #expect(metrics.contains(#"pushprovider_fcm_response_seconds_count{app="example"} 5"#))
-        #expect(metrics.contains(#"pushprovider_fcm_access_token_grants_total{app="example"} 1"#))
+        // One access token was granted and sent with, but the grant requests are not always one: on a busy box the
+        // simulator (its TLS on the test process's shared event loops) may not answer a grant within libcurl's 10 s,
+        // and that timed-out grant is rightly retried, after the cache's backoff, as an unreachable token endpoint
+        // (docs/fcm.md, "Access tokens"). The product's bound is one grant that succeeds, and every other request is
+        // a failed one, counted as such; the simulator granted at least that one and never more than was asked.
+        func value(_ series: String) -> Int? {
+            metrics.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Int($0.dropFirst(series.count + 1)) }
+        }
+        let grants = try #require(value(#"pushprovider_fcm_access_token_grants_total{app="example"}"#), "\(metrics)")
+        let failedGrants = try #require(value(#"pushprovider_fcm_access_token_grant_failures_total{app="example"}"#), "\(metrics)")
+        #expect(grants >= 1 && grants - failedGrants == 1, "\(grants) grants requested, \(failedGrants) of them failed")
+        let granted = setup.simulator.accessTokensGranted
+        #expect(granted >= 1 && granted <= grants, "the simulator granted \(granted)")
+        #expect(setup.simulator.accessTokenRequestsRefused == 0)
         #expect(metrics.contains(#"pushprovider_apns_response_seconds_count{app="example"} 5"#))
         try await s.stop()
         try await setup.stop()
