@@ -60,10 +60,11 @@ print_table() {
     printf '  %-34s %9s\n' "total" "$(fmt "$total")"
   } | tee .build/stages.txt
 }
-KIDS=()
+declare -A BG_PID BG_START
 on_exit() {
   local pid
-  for pid in "${KIDS[@]}"; do kill -- -"$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true; done
+  # Stages still running beside: a failed run stops them (each its own process group).
+  for pid in "${BG_PID[@]}"; do kill -- -"$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true; done
   print_table
   rm -rf "$LOGS"
 }
@@ -97,7 +98,6 @@ ended() {
 }
 
 # beside NAME COMMAND...: starts COMMAND in the background (its own process group), its output kept until `joined`.
-declare -A BG_PID BG_START
 beside() {
   local name=$1
   shift
@@ -108,7 +108,6 @@ beside() {
   ( "$@"; rc=$?; times > "$LOGS/$name.times"; exit $rc ) > "$LOGS/$name.log" 2>&1 &
   BG_PID[$name]=$!
   set +m
-  KIDS+=("$!")
 }
 # joined NAME: waits for a `beside` stage, prints its output, and ends the run when it failed.
 joined() {
