@@ -4,7 +4,7 @@ import NIOHTTP2
 import PushCore
 import Testing
 
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(2)))
 struct APNsSimulatorTests {
     @Test func acceptsANotificationAndRecordsEveryField() async throws {
         try await SimulatorFixture.run { f in

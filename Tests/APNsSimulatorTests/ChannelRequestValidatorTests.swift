@@ -4,7 +4,7 @@ import PushCore
 import Testing
 
 /// Broadcast channels (channel management and `/4/broadcasts`), every rule over real HTTP/2 + TLS.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(2)))
 struct ChannelRequestValidatorTests {
     static let bundle = SimulatorFixture.topic
     static let channels = "/1/apps/\(bundle)/channels"

@@ -3,7 +3,7 @@ import PushCore
 import Testing
 
 /// Certificate authentication: chain, environment OIDs, subject UID and Apple's topics extension.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(2)))
 struct ClientIdentityTests {
     @Test func rejectsAClientWithoutACertificateDuringTheHandshake() async throws {
         try await SimulatorFixture.run { f in

@@ -3,7 +3,7 @@ import PushCore
 import Testing
 
 /// Scripted device state: unregistered, bad, other-environment, throttled, failing and topic-bound tokens.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(2)))
 struct DeviceBehaviourTests {
     @Test func eachDeviceStateGetsApplesAnswer() async throws {
         let now: Int64 = 1_750_000_000_123

@@ -8,7 +8,7 @@ import Testing
 /// The simulator's FCM HTTP v1 endpoint over real HTTP/2 + TLS: an access token from its own token endpoint sends a
 /// valid message (recorded); each rule FCM enforces is refused with FCM's status, canonical code, FcmError code and
 /// the field at fault; and PushCore's FCMAnswerRule reads each answer as the verdict the issue wants.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(2)))
 struct FCMMessageEndpointTests {
     struct Answer {
         var status: Int?

@@ -9,7 +9,7 @@ import Testing
 /// The simulator's OAuth token endpoint (`POST /token`), over real HTTP/2 + TLS: an assertion PushSender signs for a
 /// service account the simulator issued is granted a token that the simulator remembers until it expires; each way
 /// Google refuses an assertion is refused with Google's error and description.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(2)))
 struct OAuthTokenEndpointTests {
     /// A started simulator trusting a fresh development service account, and that account's file contents.
     static func withAccount(

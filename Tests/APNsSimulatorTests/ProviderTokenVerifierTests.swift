@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 /// Token authentication: ES256 provider tokens checked by key id, team id, signature and age.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(2)))
 struct ProviderTokenVerifierTests {
     static let keyId = "ABC123DEFG"
     static let teamId = "TEAM123456"

@@ -8,7 +8,7 @@ import Testing
 /// Read pacing (`SimulatorConfiguration.readPacing`) only changes when the simulator reads, never what it
 /// answers: every request of a streaming client, of a client that waits for each answer and of a connection
 /// closed while a read is held back is served as without pacing.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(2)))
 struct ReadPacingTests {
     /// A simulator pacing reads by `readPacing`, and its clients, on an event loop of their own: on NIO's shared
     /// loops (two threads here) the other suites' servers and TLS handshakes ran between an answer and the next read,

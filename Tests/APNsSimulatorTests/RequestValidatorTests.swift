@@ -3,7 +3,7 @@ import PushCore
 import Testing
 
 /// Every request rule, triggered over real HTTP/2 + TLS by a crafted request.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(2)))
 struct RequestValidatorTests {
     struct Case {
         var name: String
@@ -233,7 +233,7 @@ struct RequestValidatorTests {
 }
 
 /// HTTP/2 header-block rules (RFC 9113 §8.2–8.3): a malformed block resets the stream, as any HTTP/2 server does.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(2)))
 struct MalformedHeaderTests {
     @Test func malformedHeaderBlocksResetTheStream() async throws {
         try await SimulatorFixture.run(.none) { f in

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// `pushctl simulator`, run as the built binary.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(2)))
 struct SimulatorCommandTests {
     /// `.build/debug/pushctl`, next to the test bundle (fallback: the package's own .build).
     static var pushctl: String { BuiltPushctl.path }

@@ -9,7 +9,7 @@ import Testing
 /// an FCM access token by the simulator's token endpoint over a real TLS socket, and refused when its assertion is
 /// signed by another key or names another audience. Tests/fcm/sim_google_auth.py is the client; `make referees`
 /// installs it. Fails (never skips) when google-auth is missing.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(2)))
 struct SimulatorFCMRefereeTests {
     @Test func googleAuthIsGrantedATokenAndRefusedWithAnotherKeyOrAudience() async throws {
         try await SimulatorFixture.run(.either) { fixture in

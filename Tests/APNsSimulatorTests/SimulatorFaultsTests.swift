@@ -6,7 +6,7 @@ import Testing
 import func TestSupport.waitUntil
 
 /// Every fault, observed from the client side.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(2)))
 struct SimulatorFaultsTests {
     @Test func goAwayAfterNStreamsNamesTheLastProcessedStream() async throws {
         try await SimulatorFixture.run(.none, configure: { $0.faults.goAwayAfterStreams = 3 }) { f in

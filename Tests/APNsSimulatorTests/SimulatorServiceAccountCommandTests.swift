@@ -8,7 +8,7 @@ import TestSupport
 /// `pushctl simulator --fcm-service-account FILE`, run as the built binary: it writes a development service account
 /// (mode 0600, Google's format, token_uri = its own /token) that PushSender loads and the endpoint grants tokens to;
 /// run again on the same file it trusts that account instead of making another.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(2)))
 struct SimulatorServiceAccountCommandTests {
     @Test func writesAnAccountOnceAndGrantsItsAssertionsOnEveryRun() async throws {
         let dir = try TemporaryDirectories.make("simcli-fcm")

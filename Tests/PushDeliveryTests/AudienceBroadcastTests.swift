@@ -10,7 +10,7 @@ import TestSupport
 /// An audience broadcast is a broadcast whose pages are filtered: sharded over the matching devices only, resumed
 /// after a stop without sending twice, each device getting its locale's payload — and an accepted device still
 /// writes nothing of its own.
-@Suite(.timeLimit(.minutes(3))) struct AudienceBroadcastTests {
+@Suite(.timeLimit(.minutes(2))) struct AudienceBroadcastTests {
     @Test func anAudienceBroadcastIsShardedResumedAndSpeaksEachDevicesLanguage() async throws {
         let f = try await BroadcastFixture.start()
         let tokens = BroadcastFixture.tokens(2000, prefix: "dd")

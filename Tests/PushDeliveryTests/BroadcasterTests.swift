@@ -7,7 +7,7 @@ import PushStore
 import Testing
 import TestSupport
 
-@Suite(.timeLimit(.minutes(3))) struct BroadcasterTests {
+@Suite(.timeLimit(.minutes(2))) struct BroadcasterTests {
     @Test func sendsOnceToEveryDeviceWithTheDefaultCollapseIdAndCompletes() async throws {
         let f = try await BroadcastFixture.start()
         let tokens = try f.seed(1200)

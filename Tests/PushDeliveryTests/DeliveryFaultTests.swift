@@ -12,7 +12,7 @@ import TestSupport
 /// scenario asserts that every live device was accepted at least once, that only the unregistered tokens
 /// were pruned, that devices sent twice stay within the window, and the run's state; and prints one
 /// `FAULT …` line with what it measured (lost, duplicates, duration).
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(1)))
 struct DeliveryFaultTests {
     static let devices = 5000
     static let window = 500

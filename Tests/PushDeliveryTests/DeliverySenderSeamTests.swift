@@ -10,7 +10,7 @@ import TestSupport
 /// The engine through its seam alone: a broadcast driven by a scripted ``DeliverySender`` (no TLS, no
 /// simulator) keeps every promise the engine makes whatever service is behind it — each device handed over once
 /// per pass, outcomes and prunes committed, counts exact, and a second run sending only the deferred devices.
-@Suite(.timeLimit(.minutes(3))) struct DeliverySenderSeamTests {
+@Suite(.timeLimit(.minutes(2))) struct DeliverySenderSeamTests {
     /// Answers each item from a script on a thread of its own, as a transport does, and remembers what it got.
     final class ScriptedSender: DeliverySender {
         let configuration = SenderConfiguration(window: 64)

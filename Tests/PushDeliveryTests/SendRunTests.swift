@@ -6,7 +6,7 @@ import PushStore
 import Synchronization
 import Testing
 
-@Suite(.timeLimit(.minutes(3))) struct SendRunTests {
+@Suite(.timeLimit(.minutes(2))) struct SendRunTests {
     /// Once every notification has been handed to the sender, waiting for more results to fill a batch only
     /// delays the end: the last outcomes are committed as they arrive. With a commit interval of a minute, a
     /// send to three devices would otherwise take that minute.

@@ -9,7 +9,7 @@ import Testing
 /// low): every request but one waits for the stream, which takes a round trip per notification, so this suite
 /// has a time limit of its own (3 minutes: it takes 20 s in make test's release build, 2026-12-01). Run serially with
 /// the other fault suites (its name ends in FaultTests).
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct StreamLimitFaultTests {
     /// APNs starts a connection at a low stream limit: under a server that allows one stream at a time, transfers
     /// wait for the stream (in the transport or in libcurl) and a waiting transfer is neither timed out nor a

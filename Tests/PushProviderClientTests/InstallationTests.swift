@@ -5,7 +5,7 @@ import TestSupport
 
 /// ``Installation`` against a real `pushctl serve` over sockets, on SQLite and on PostgreSQL: what an app's calls
 /// leave on the server, checked through the server's own API with a send key.
-@Suite(.timeLimit(.minutes(3))) struct InstallationTests {
+@Suite(.timeLimit(.minutes(2))) struct InstallationTests {
     typealias Backend = ServedPushctl.Backend
 
     /// A distinct test token, as hex (TestSupport's tokens, in a family of their own).

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// The lane for short blocking calls, and awaiting a dedicated thread's end.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(1)))
 struct BlockingLaneTests {
     /// Counts calls running at once and the most seen.
     final class Gauge: Sendable {

@@ -6,7 +6,7 @@ import Testing
 
 /// `ChannelClient` against the real simulator over TLS: channel management, broadcasts, every channel
 /// error, token mode, retries.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(1)))
 struct ChannelClientTests {
     static let update = #"{"aps":{"event":"update","timestamp":1700000000,"content-state":{"score":"2-1"}}}"#
 

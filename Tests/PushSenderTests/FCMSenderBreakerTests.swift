@@ -8,7 +8,7 @@ import Testing
 /// The FCM sender's pruning breaker against the real simulator: a service account of the wrong Firebase project gets
 /// SENDER_ID_MISMATCH for every token and must prune none of them, while a few foreign tokens among healthy answers
 /// are pruned once FCM has proven healthy.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(1)))
 struct FCMSenderBreakerTests {
     /// Small thresholds so a run of tens of sends crosses them: 5 suspect answers in a row trip it, and the ratio
     /// (20 %) and health apply from 20 answers on.

@@ -8,7 +8,7 @@ import func TestSupport.offThePool
 
 /// The FCM sender against the real simulator over verified TLS: the mapping FCM receives, what each answer does to a
 /// token, and the one shared access token.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(2)))
 struct FCMSenderTests {
     /// A started simulator trusting a new development service account, and an FCM sender for it on `connections`
     /// connections whose access-token cache judges time by `now`.

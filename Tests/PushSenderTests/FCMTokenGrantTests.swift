@@ -9,7 +9,7 @@ import TestSupport
 /// PushSender's real OAuth grant against the simulator's token endpoint (TLS verified with the simulator's CA):
 /// a token is granted; with a short lifetime it is renewed; many concurrent callers cause one grant per renewal
 /// period; a refused grant is a credential failure naming Google's error_description, not retried at once.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(1)))
 struct FCMTokenGrantTests {
     /// Milliseconds since 1970, moved by hand; shared by the simulator and the cache so a renewal period passes at
     /// once (the simulator checks each assertion's iat against it).

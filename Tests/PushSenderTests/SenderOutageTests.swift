@@ -7,7 +7,7 @@ import func TestSupport.waitUntil
 
 /// The sender when APNs is unreachable, restarts or drops handshakes: transient failures are never final.
 /// Real simulator, real sockets; reconnect backoff runs on the real clock (base 50 ms, cap 400 ms).
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(1)))
 struct SenderOutageTests {
     static func configuration(outageLimitMs: Int = 60_000) -> SenderConfiguration {
         SenderConfiguration(

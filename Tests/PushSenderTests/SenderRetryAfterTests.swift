@@ -8,7 +8,7 @@ import Testing
 /// The sender honours the `Retry-After` of a 429/503 answer, read off the wire from the real simulator over TLS
 /// and HTTP/2: the retry waits at least that long (measured with the injected sleeper and clock: no timing in
 /// the test), a malformed header is ignored, and a wait longer than the limit defers instead of retrying early.
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(1)))
 struct SenderRetryAfterTests {
     /// Fri, 27 Nov 2026 20:00:05 GMT.
     struct FixedClock: SenderClock { func nowMs() -> Int64 { 1_795_809_605_000 } }

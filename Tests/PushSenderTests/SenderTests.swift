@@ -8,7 +8,7 @@ import func TestSupport.waitUntil
 /// The sender against the real APNsSimulator over real TLS and HTTP/2 (no mocked transport).
 /// Serialized: several tests push thousands of streams; running them one at a time keeps the load (and
 /// other suites' timing) sane on a 2-core CI box.
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(1)))
 struct SenderTests {
     static let fast = SenderConfiguration(requestTimeoutMs: 10_000, maxAttempts: 4)
 

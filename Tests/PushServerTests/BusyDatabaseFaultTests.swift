@@ -13,7 +13,7 @@ import Testing
 /// and a JSON error naming the cause, nothing is stored half-way, and `/healthz` — read from the health monitor's
 /// snapshot, never from the database — answers every probe within 100 ms meanwhile. A fault suite: `make test` runs
 /// the *FaultTests one test at a time after the others, so the probes measure the server, not the suites around it.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct BusyDatabaseFaultTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct BusyDatabaseFaultTests {
     /// The health bound the tests assert (per probe, measured around the whole HTTP request).
     static let healthBoundMs = 100.0
 

@@ -8,7 +8,7 @@ import func TestSupport.waitUntil
 
 /// The fault suite's server scenario: a 5,000-device send job whose database another connection write-locks
 /// for 10 s. Run by `make test` after the other suites (`--filter FaultTests --no-parallel`).
-@Suite(.serialized, .timeLimit(.minutes(3))) struct JobFaultTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct JobFaultTests {
     typealias Setup = NotificationJobTests.Setup
 
     /// Holds SQLite's write lock on `path` for `seconds` from another connection, as another process would

@@ -8,7 +8,7 @@ import TestSupport
 
 /// Live Activities and broadcast channels end to end over real sockets: the HTTP API of a real server, its real
 /// sender and channel client, and the real simulator's record of what arrived on the wire.
-@Suite(.timeLimit(.minutes(3))) struct LiveActivityEndToEndTests {
+@Suite(.timeLimit(.minutes(1))) struct LiveActivityEndToEndTests {
     typealias Setup = NotificationJobTests.Setup
 
     private func post(_ s: TestServer, _ path: String, key: String = "send", _ body: String) async throws -> TestServer.Reply {

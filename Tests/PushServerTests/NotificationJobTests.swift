@@ -8,7 +8,7 @@ import Testing
 import TestSupport
 
 /// Send jobs over a real socket, executed against the real simulator with real .p12 credentials.
-@Suite(.timeLimit(.minutes(3))) struct NotificationJobTests {
+@Suite(.timeLimit(.minutes(1))) struct NotificationJobTests {
     struct Setup {
         let dir: String
         let config: PushConfiguration

@@ -10,7 +10,7 @@ import func TestSupport.waitUntil
 /// Send jobs with `"at"` and `DELETE` over a real socket, against the real simulator, with the store's clock
 /// under the test's control: nothing goes out before the time, it goes out once the clock reaches it, and a
 /// cancelled job never does.
-@Suite(.timeLimit(.minutes(3))) struct ScheduledJobTests {
+@Suite(.timeLimit(.minutes(1))) struct ScheduledJobTests {
     /// A clock the test moves by hand (ms since 1970), counting how often it is read.
     final class ManualClock: Sendable {
         let ms: Atomic<Int64>

@@ -56,7 +56,7 @@ import Testing
 }
 
 /// A send job survives the server that took it: another server on the same PostgreSQL database adopts it.
-@Suite(.timeLimit(.minutes(3))) struct JobAdoptionOnPostgresTests {
+@Suite(.timeLimit(.minutes(1))) struct JobAdoptionOnPostgresTests {
     @Test func aJobLeftByAServerThatStoppedIsFinishedByAnotherOnTheSameDatabase() async throws {
         // 200 ms per answer and a window of 500: at most ~2,500 notifications/s, so the job is mid-run when
         // the first server stops.

@@ -12,7 +12,7 @@ import TestSupport
 /// simulator answers some devices 410 Unregistered and refuses another app's topic, and a real HTTP receiver
 /// gets signed batches of pruned tokens and final failures — after retries when it fails, and without the jobs
 /// waiting for it.
-@Suite(.timeLimit(.minutes(3))) struct WebhookTests {
+@Suite(.timeLimit(.minutes(1))) struct WebhookTests {
     static let secret = "s3cret-webhook-key"
 
     struct World {

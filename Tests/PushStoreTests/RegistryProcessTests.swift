@@ -6,7 +6,7 @@ import TestSupport
 
 /// The registry shared by several pushctl processes, and killed mid-write.
 @Suite struct RegistryProcessTests {
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(2)))
     func twoProcessesImportWhileAStreamRuns() async throws {
         let directory = makeTempDirectory()
         let (config, database) = writeConfig(in: directory)
@@ -54,7 +54,7 @@ import TestSupport
         #expect(try await registry.run { _ in try registry.integrityCheck() } == "ok")
     }
 
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(2)))
     func killDuringImportLeavesOnlyWholeBatches() async throws {
         let directory = makeTempDirectory()
         let (config, database) = writeConfig(in: directory)

@@ -20,7 +20,7 @@ import TestSupport
 
     /// `tokens import --service webpush`: JSON lines of subscriptions and fields, judged as the API judges them; a
     /// bad line names its number and field and its batch writes nothing; an app without webpush is a usage error.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(2)))
     func webPushSubscriptionsAreImportedAsJSONLines() async throws {
         let dir = makeTempDirectory()
         let config = dir + "/pushctl.json"
@@ -56,7 +56,7 @@ import TestSupport
 
     /// `tokens import --service fcm`: registration tokens one per line, verbatim, judged as the API judges them (no
     /// FCM configuration needed); a bad line is named with its number and its batch writes nothing; JSON lines too.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(2)))
     func fcmRegistrationTokensAreImportedOnePerLine() async throws {
         func token(_ n: Int) -> String { "eXaMpLe\(n)-_0123456789abcd:APA91b" + String(repeating: "Zz9_-", count: 26) }
         let imported = try await run("import", "--app", "example", "--service", "fcm", "--channel", "news", "-",
@@ -87,7 +87,7 @@ import TestSupport
         #expect(try blocking { try SQLiteRegistry(path: database).count(app: "example", channel: nil, environment: nil) } == 3)
     }
 
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(2)))
     func acceptanceReplacesNSDataToken() async throws {
         let nsData = "<740f4707 bebcf74f 9b7c25d4 8e335894 5f6aa01d a5ddb387 462c7eaf 61bb78ad>"
         let canonical = "740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad"
@@ -103,7 +103,7 @@ import TestSupport
         #expect(try blocking { try SQLiteRegistry(path: database).list(app: "example") }.map(\.token.hex) == [new])
     }
 
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(2)))
     func aCommandLeavesItsFewWALPagesAndTheNextCommandReadsThem() async throws {
         let token = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
         let added = try await run("add", "--app", "example", token)
@@ -115,7 +115,7 @@ import TestSupport
         #expect(try await run("export", "--app", "example").stdout == token + "\n")
     }
 
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(2)))
     func unknownAppAndBadTokenExitTwo() async throws {
         var result = try await run("count", "--app", "nope")
         #expect(result.status == 2)
@@ -129,7 +129,7 @@ import TestSupport
         #expect(try await registry.run { _ in try registry.count(app: "example") } == 0)
     }
 
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(2)))
     func listJSONCountChannelRemove() async throws {
         let a = testToken(1).hex, b = testToken(2).hex
         #expect(try await run("add", "--app", "example", a, "--channel", "news", "--channel", "sport").status == 0)
@@ -149,7 +149,7 @@ import TestSupport
         #expect(try await run("count", "--app", "example").stdout == "1\n")
     }
 
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(2)))
     func importReportsLineNumbersAndExportRoundTrips() async throws {
         let good = (0..<5).map { testToken($0).hex }
         let input = [good[0], good[1], "", "# comment", good[2], "nothex!", good[3], good[4]].joined(separator: "\n")

@@ -6,7 +6,7 @@ import TestSupport
 
 /// `tokens import --format jsonl`, `--user`/`--where` on send, broadcast and `tokens count`, and `broadcast
 /// --local-time`, run as a user would: real processes, a real simulator process, a real database file.
-@Suite(.timeLimit(.minutes(3))) struct AudienceCommandTests {
+@Suite(.timeLimit(.minutes(2))) struct AudienceCommandTests {
     typealias World = BroadcastCommandTests.World
 
     static func token(_ i: Int) -> String { String(format: "ee%062x", i) }

@@ -5,7 +5,7 @@ import Testing
 /// `pushctl fcm account new` and the configuration's `apps.ID.fcm.serviceAccount`, through the binary: a development
 /// account is written 0600 and never over a file; a service-account file that is world-readable, not JSON or lacks a
 /// field is refused (exit 2, one line naming the key and the file) before anything is done.
-@Suite(.timeLimit(.minutes(3))) struct FCMCommandTests {
+@Suite(.timeLimit(.minutes(2))) struct FCMCommandTests {
     @Test func aDevelopmentAccountIsWrittenPrivateAndNeverOverwritten() async throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -9,7 +9,7 @@ import TestSupport
 /// `--log-format json` / `PUSHCTL_LOG_FORMAT=json`, run as a user would: every stderr line of `pushctl serve` and
 /// `pushctl send` is one JSON object with timestamp, level, label, message and metadata fields; tokens appear
 /// masked only; no key or password text.
-@Suite(.timeLimit(.minutes(3))) struct JSONLogHandlerTests {
+@Suite(.timeLimit(.minutes(2))) struct JSONLogHandlerTests {
     typealias World = BroadcastCommandTests.World
 
     /// Parses every non-empty stderr line as a JSON object with the four standard fields.

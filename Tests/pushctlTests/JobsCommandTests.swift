@@ -6,7 +6,7 @@ import TestSupport
 
 /// `--at` on `pushctl send` and `pushctl broadcast`, and `pushctl jobs list|show|cancel`, run as a user would:
 /// real processes, a real simulator process, a real database file, the wall clock.
-@Suite(.timeLimit(.minutes(3))) struct JobsCommandTests {
+@Suite(.timeLimit(.minutes(2))) struct JobsCommandTests {
     typealias World = BroadcastCommandTests.World
 
     static func rfc3339(secondsFromNow: Double) -> String {

@@ -5,7 +5,7 @@ import Testing
 
 /// `pushctl live-activity …` and `pushctl channels …` run as the built binary against a simulator process, checked
 /// in the simulator's `--record` file (what arrived on the wire) and in the registry.
-@Suite(.timeLimit(.minutes(3))) struct LiveActivityCommandTests {
+@Suite(.timeLimit(.minutes(2))) struct LiveActivityCommandTests {
     typealias World = BroadcastCommandTests.World
 
     private func run(_ w: World, _ args: [String]) async throws -> CLI.Result {

@@ -5,7 +5,7 @@ import Testing
 /// `pushctl send` to a `pushctl simulator` process through a real HTTP proxy (tinyproxy): the config's `proxy`,
 /// an app's own, proxy credentials, and `HTTPS_PROXY` / `NO_PROXY` when the config names none. Every test that
 /// expects the proxy to be used checks tinyproxy's log for the CONNECT to the simulator.
-@Suite(.timeLimit(.minutes(3))) struct OutboundProxyTests {
+@Suite(.timeLimit(.minutes(2))) struct OutboundProxyTests {
     typealias World = BroadcastCommandTests.World
     static let proxyVariables: Set<String> = ["HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"]
 

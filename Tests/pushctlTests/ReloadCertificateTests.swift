@@ -8,7 +8,7 @@ import TestSupport
 
 /// A renewed client certificate is picked up by `pushctl serve` on SIGHUP, without a restart: the simulator
 /// reports which certificate each accepted notification came with (`clientCertificate` in its record).
-@Suite(.timeLimit(.minutes(3))) struct ReloadCertificateTests {
+@Suite(.timeLimit(.minutes(2))) struct ReloadCertificateTests {
     typealias World = BroadcastCommandTests.World
 
     /// The SHA-256 of a PEM certificate's DER, lowercase hex (what the simulator records).

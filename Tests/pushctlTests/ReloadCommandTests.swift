@@ -7,7 +7,7 @@ import Testing
 import TestSupport
 
 /// SIGHUP to `pushctl serve` and `pushctl worker`: the configuration is read again and applied without a restart.
-@Suite(.timeLimit(.minutes(3))) struct ReloadCommandTests {
+@Suite(.timeLimit(.minutes(2))) struct ReloadCommandTests {
     typealias World = BroadcastCommandTests.World
 
     /// A new send key of `example` from `pushctl apikey new`: the key and its `sha256:` hash.

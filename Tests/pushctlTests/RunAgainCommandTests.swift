@@ -8,7 +8,7 @@ import Testing
 /// takes an id (`broadcast --id`, `send|broadcast --at --id`, `broadcast --local-time --id`, `live-activity start --id`).
 /// A cancelled id is refused everywhere (exit 1, nothing sent, nothing stored); another job under an id is a usage
 /// error (exit 2); the same request for a completed job sends nothing again (exit 0).
-@Suite(.timeLimit(.minutes(3))) struct RunAgainCommandTests {
+@Suite(.timeLimit(.minutes(2))) struct RunAgainCommandTests {
     typealias World = BroadcastCommandTests.World
 
     func run(_ w: World, _ args: [String]) async throws -> CLI.Result {

@@ -6,7 +6,7 @@ import Testing
 /// `SecretFile` through the binary: every kind of secret file the configuration can name is refused when other
 /// users may read it (exit 2, one line naming the key, the file and the chmod that fixes it, nothing done) and
 /// accepted at 0600 and 0640 (the service's group may read it).
-@Suite(.timeLimit(.minutes(3))) struct SecretFileTests {
+@Suite(.timeLimit(.minutes(2))) struct SecretFileTests {
     /// One kind of secret file: its configuration key, and the configuration that names it as `secret` (other
     /// files it needs are written 0600 beside it).
     struct Kind: CustomStringConvertible, Sendable {

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// `pushctl send` run as a user would, against a `pushctl simulator` process over real TLS.
-@Suite(.timeLimit(.minutes(3))) struct SendCommandTests {
+@Suite(.timeLimit(.minutes(2))) struct SendCommandTests {
     typealias World = BroadcastCommandTests.World
 
     @Test func deliversAnAlertAndASilentPushWithApplesHeaders() async throws {

@@ -7,7 +7,7 @@ import Testing
 import TestSupport
 
 /// `pushctl serve` as `make run` starts it: the HTTP API and the built-in APNs simulator in one process.
-@Suite(.timeLimit(.minutes(3))) struct ServeCommandTests {
+@Suite(.timeLimit(.minutes(2))) struct ServeCommandTests {
     typealias World = BroadcastCommandTests.World
 
     /// A configuration like the shipped one: `example` on the development certificate (.p12) and `example-live` on

@@ -4,7 +4,7 @@ import TestSupport
 
 /// `pushctl --version` (VersionReport) through the binary: the product version, which docs/openapi.yaml's
 /// `info.version` repeats; the commit the build came from; and the libcurl, OpenSSL and SQLite it runs with.
-@Suite(.timeLimit(.minutes(3))) struct VersionReportTests {
+@Suite(.timeLimit(.minutes(2))) struct VersionReportTests {
     /// `pkg-config --modversion NAME`: the system library's version, found independently of the binary.
     static func systemVersion(_ name: String) async throws -> String {
         let run = try await ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["pkg-config", "--modversion", name])
