@@ -30,7 +30,8 @@ extension AccessTokenCache {
                     method: "POST", url: url,
                     headers: ["Content-Type: application/x-www-form-urlencoded", "Accept: application/json", "Expect:"],
                     body: body, timeoutMs: timeoutMs, connectTimeoutMs: min(timeoutMs, 10_000), caFile: caFile, identity: nil,
-                    connectTo: nil, proxy: proxy, requireHTTP2: false)
+                    connectTo: nil, route: ProxyRoute(url: url, configured: proxy, environment: .process),
+                    requireHTTP2: false)
                 return .success(try request.perform())
             } catch {
                 return .failure(error)

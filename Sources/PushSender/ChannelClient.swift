@@ -278,7 +278,8 @@ public final class ChannelClient: Sendable {
                 request = try BlockingRequest(
                     method: method, url: url, headers: lines, body: body, timeoutMs: settings.requestTimeoutMs,
                     connectTimeoutMs: settings.connectTimeoutMs, caFile: target.caFile, identity: identity,
-                    connectTo: target.address.map { "\(target.host):\(target.port):\($0):\(target.port)" }, proxy: proxy)
+                    connectTo: target.address.map { "\(target.host):\(target.port):\($0):\(target.port)" },
+                    route: ProxyRoute(host: target.host, configured: proxy, environment: .process))
             } catch {
                 return .failed(error, reachedConnection: false)
             }

@@ -136,16 +136,26 @@ private let installIdentityCallback: @convention(c) (
     return identity.install(into: sslContext) ? CURLE_OK : CURLE_SSL_CERTPROBLEM
 }
 
-/// A configured outbound proxy: HTTPS through an HTTP proxy is a CONNECT tunnel, and TLS to APNs (verified as
-/// always) runs inside it. An empty NOPROXY: a configured proxy applies to every host, whatever NO_PROXY says.
-func setProxyOptions(_ raw: UnsafeMutableRawPointer, _ proxy: SenderProxy) throws(TransportError) {
-    try check(pp_curl_easy_setopt_string(raw, CURLOPT_PROXY, proxy.url), "PROXY")
-    try check(pp_curl_easy_setopt_long(raw, CURLOPT_PROXYTYPE, Int(CURLPROXY_HTTP.rawValue)), "PROXYTYPE")
-    try check(pp_curl_easy_setopt_long(raw, CURLOPT_HTTPPROXYTUNNEL, 1), "HTTPPROXYTUNNEL")
+/// Gives libcurl the route ``ProxyRoute`` decided, so it never reads the proxy variables itself: an empty
+/// `CURLOPT_PROXY` means no proxy whatever the environment says, and an empty `CURLOPT_NOPROXY` keeps `NO_PROXY`
+/// from overriding a proxy we chose. A configured proxy is an HTTP proxy tunnelling HTTPS with CONNECT (TLS and
+/// its verification stay end to end); an environment's proxy URL is given as written (libcurl reads its scheme
+/// and any credentials in it, as it would from the variable).
+func setRouteOptions(_ raw: UnsafeMutableRawPointer, _ route: ProxyRoute) throws(TransportError) {
     try check(pp_curl_easy_setopt_string(raw, CURLOPT_NOPROXY, ""), "NOPROXY")
-    if let user = proxy.username, let password = proxy.password {
-        try check(pp_curl_easy_setopt_string(raw, CURLOPT_PROXYUSERNAME, user), "PROXYUSERNAME")
-        try check(pp_curl_easy_setopt_string(raw, CURLOPT_PROXYPASSWORD, password), "PROXYPASSWORD")
+    switch route {
+    case .direct:
+        try check(pp_curl_easy_setopt_string(raw, CURLOPT_PROXY, ""), "PROXY")
+    case .environment(let proxy):
+        try check(pp_curl_easy_setopt_string(raw, CURLOPT_PROXY, proxy.url), "PROXY")
+    case .configured(let proxy):
+        try check(pp_curl_easy_setopt_string(raw, CURLOPT_PROXY, proxy.url), "PROXY")
+        try check(pp_curl_easy_setopt_long(raw, CURLOPT_PROXYTYPE, Int(CURLPROXY_HTTP.rawValue)), "PROXYTYPE")
+        try check(pp_curl_easy_setopt_long(raw, CURLOPT_HTTPPROXYTUNNEL, 1), "HTTPPROXYTUNNEL")
+        if let user = proxy.username, let password = proxy.password {
+            try check(pp_curl_easy_setopt_string(raw, CURLOPT_PROXYUSERNAME, user), "PROXYUSERNAME")
+            try check(pp_curl_easy_setopt_string(raw, CURLOPT_PROXYPASSWORD, password), "PROXYPASSWORD")
+        }
     }
 }
 
@@ -211,11 +221,12 @@ struct EasyOptions {
     /// `host:port:address:port` for `CURLOPT_CONNECT_TO`.
     var connectTo: String?
     var verbose = false
-    /// The outbound proxy, or nil to leave libcurl's own choice (`HTTPS_PROXY` / `NO_PROXY`) alone.
-    var proxy: SenderProxy?
+    /// Straight to the host or through which proxy (``ProxyRoute``).
+    var route: ProxyRoute = .direct
     /// HTTP/1.1 only (no ALPN h2): a push service that must not be spoken to in HTTP/2, and tests.
     var http1Only = false
-    /// Judges every address libcurl is about to connect to; nil connects to any.
+    /// Judges every address libcurl is about to connect to on a ``ProxyRoute/direct`` route; nil connects to any.
+    /// Through a proxy libcurl connects only to the proxy, which the operator chose: nothing to judge.
     var addressCheck: AddressCheck?
 }
 
@@ -285,7 +296,7 @@ final class EasyHandle {
         let version = options.http1Only ? Int(CURL_HTTP_VERSION_1_1) : Int(CURL_HTTP_VERSION_2TLS)
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_HTTP_VERSION, version), "HTTP_VERSION")
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeoutMs), "CONNECTTIMEOUT")
-        if options.addressCheck != nil {
+        if options.addressCheck != nil, options.route.isDirect {
             try check(pp_curl_easy_setopt_opensocket_callback(raw, easyOpenSocketCallback), "OPENSOCKETFUNCTION")
             try check(pp_curl_easy_setopt_pointer(raw, CURLOPT_OPENSOCKETDATA, me), "OPENSOCKETDATA")
         }
@@ -313,9 +324,7 @@ final class EasyHandle {
             connectTo = list
             try check(pp_curl_easy_setopt_slist(raw, CURLOPT_CONNECT_TO, list.raw), "CONNECT_TO")
         }
-        if let proxy = options.proxy { try setProxyOptions(raw, proxy) }
-        // No proxy configured: CURLOPT_PROXY stays unset, so libcurl reads HTTPS_PROXY/https_proxy and
-        // NO_PROXY/no_proxy itself.
+        try setRouteOptions(raw, options.route)
         if options.verbose { try check(pp_curl_easy_setopt_long(raw, CURLOPT_VERBOSE, 1), "VERBOSE") }
     }
 
@@ -448,7 +457,7 @@ final class EasyHandle {
         }
         var connectCode = 0
         if pp_curl_easy_getinfo_long(raw, CURLINFO_HTTP_CONNECTCODE, &connectCode) == CURLE_OK, connectCode >= 300 {
-            let proxy = options.proxy?.url ?? "the proxy (from the environment)"
+            let proxy = options.route.description
             let hint = connectCode == 407 || connectCode == 401
                 ? " (the proxy wants other credentials: check proxyCredentialsFile / proxyCredentialsEnv)" : ""
             return TransportError(
@@ -729,6 +738,8 @@ final class BlockingPost {
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_SSL_VERIFYHOST, 2), "VERIFYHOST")
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_FOLLOWLOCATION, 0), "FOLLOWLOCATION")
         if let caFile { try check(pp_curl_easy_setopt_string(raw, CURLOPT_CAINFO, caFile), "CAINFO") }
+        // A webhook's URL is the operator's: the environment's proxy rule, decided by us like every connection's.
+        try setRouteOptions(raw, ProxyRoute(url: url, configured: nil, environment: .process))
         try check(pp_curl_easy_setopt_long(raw, CURLOPT_POST, 1), "POST")
         try check(pp_curl_easy_setopt_off(raw, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)), "POSTFIELDSIZE")
         // COPYPOSTFIELDS copies the bytes: the buffer need not outlive the call.
@@ -795,7 +806,7 @@ final class BlockingRequest {
     ///     OAuth token endpoint).
     init(
         method: String, url: String, headers lines: [String], body payload: [UInt8], timeoutMs: Int,
-        connectTimeoutMs: Int, caFile: String?, identity: TLSIdentity?, connectTo line: String?, proxy: SenderProxy?,
+        connectTimeoutMs: Int, caFile: String?, identity: TLSIdentity?, connectTo line: String?, route: ProxyRoute,
         certificateInfo: Bool = false, requireHTTP2: Bool = true
     ) throws(TransportError) {
         _ = CurlGlobal.initialized
@@ -818,7 +829,7 @@ final class BlockingRequest {
             connectTo.append(line)
             try check(pp_curl_easy_setopt_slist(raw, CURLOPT_CONNECT_TO, connectTo.raw), "CONNECT_TO")
         }
-        if let proxy { try setProxyOptions(raw, proxy) }
+        try setRouteOptions(raw, route)
         if certificateInfo { try check(pp_curl_easy_setopt_long(raw, CURLOPT_CERTINFO, 1), "CERTINFO") }
         switch method {
         case "POST":

@@ -39,7 +39,7 @@ public struct EndpointProbe: Sendable, Equatable {
                     method: "POST", url: url, headers: lines, body: Array(#"{"aps":{"alert":"pushctl doctor"}}"#.utf8),
                     timeoutMs: timeoutMs, connectTimeoutMs: timeoutMs, caFile: target.caFile, identity: identity,
                     connectTo: target.address.map { "\(target.host):\(target.port):\($0):\(target.port)" },
-                    proxy: proxy, certificateInfo: true)
+                    route: ProxyRoute(host: target.host, configured: proxy, environment: .process), certificateInfo: true)
                 let response = try request.perform()
                 return .success((response, request.certificateChain))
             } catch {

@@ -60,9 +60,13 @@ public struct SenderConfiguration: Sendable {
     /// curl's verbose trace on stderr (debugging only: it shows request headers, a proxy's
     /// `Proxy-Authorization` among them). Default false.
     public var verbose: Bool
-    /// The outbound HTTP proxy (`proxy`, `apps.ID.proxy`), or nil: then libcurl honours `HTTPS_PROXY` and
-    /// `NO_PROXY` from the environment. Set by ``Sender/forApp(_:in:settings:breakerStates:logger:)``.
+    /// The outbound HTTP proxy (`proxy`, `apps.ID.proxy`), or nil: then the environment's proxy variables apply
+    /// (``proxyEnvironment``). Set by ``Sender/forApp(_:in:settings:breakerStates:logger:)``.
     public var proxy: SenderProxy? = nil
+    /// The proxy variables (`HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`, …) the route of each connection is decided
+    /// by when ``proxy`` is nil (``ProxyRoute``). Default: this process's environment, read when the
+    /// configuration is made; tests pass their own.
+    public var proxyEnvironment: ProxyEnvironment = .process
 
     /// Creates a configuration with the documented defaults.
     public init(

@@ -56,7 +56,9 @@ final class Transport: @unchecked Sendable {
             connectTimeoutMs: configuration.connectAttemptTimeoutMs, requestTimeoutMs: configuration.requestTimeoutMs,
             upkeepIntervalMs: configuration.upkeepIntervalMs, caFile: target.caFile, identity: identity,
             connectTo: target.address.map { "\(target.host):\(target.port):\($0):\(target.port)" },
-            verbose: configuration.verbose, proxy: configuration.proxy, http1Only: http1Only, addressCheck: addressCheck)
+            verbose: configuration.verbose,
+            route: ProxyRoute(host: target.host, configured: configuration.proxy, environment: configuration.proxyEnvironment),
+            http1Only: http1Only, addressCheck: addressCheck)
         urlPrefix = target.description + "/3/device/"
         cadence = RefillCadence(window: configuration.window, maxConcurrentStreams: configuration.maxConcurrentStreams)
         options.connections.metrics = metrics

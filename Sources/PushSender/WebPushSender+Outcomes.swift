@@ -48,9 +48,9 @@ extension WebPushSender {
         let originName = endpoint.origin
         let target = SenderTarget(host: endpoint.host, port: endpoint.port, caFile: caFile)
         let policy = policy
-        // Through a proxy the proxy resolves the host and libcurl connects to the proxy: its address is not the push
-        // service's, so there is nothing to judge here (the host was judged at registration).
-        let check = proxied ? nil : AddressCheck { address in
+        // Judged on every connection libcurl makes to the push service itself; a connection to a proxy (the
+        // route, decided per host by ``ProxyRoute``) is to the operator's proxy, and the check does not apply there.
+        let check = AddressCheck { address in
             policy.refusal(address: address, for: endpoint).map {
                 "\(originName) resolved to \(address), which is \($0); refused (server-side request forgery). List the host exactly in apps.ID.webpush.allowedHosts to send there"
             }

@@ -30,9 +30,6 @@ public final class WebPushSender: DeliverySender, Sendable {
     let caFile: String?
     let declarative: Bool
     let http1Only: Bool
-    /// True when requests go through an outbound proxy (configured, or libcurl's `HTTPS_PROXY`): then the resolved
-    /// address cannot be judged before connecting (the proxy connects).
-    let proxied: Bool
     let clock: SenderClock
     let sleeper: Sleeper
     let random: @Sendable () -> Double
@@ -82,8 +79,6 @@ public final class WebPushSender: DeliverySender, Sendable {
         self.caFile = caFile
         self.declarative = declarative
         self.http1Only = http1Only
-        let environment = ProcessInfo.processInfo.environment
-        proxied = configuration.proxy != nil || environment["HTTPS_PROXY"] != nil || environment["https_proxy"] != nil
         self.configuration = configuration
         self.clock = clock
         self.sleeper = sleeper

@@ -4,6 +4,7 @@ import Foundation
 import PushCore
 import PushSender
 import Testing
+import class TestSupport.RecordingListener
 
 /// The Web Push sender against the simulator's strict Web Push service, over TLS on real sockets: the simulator
 /// verifies VAPID, requires TTL, checks Urgency and Topic, decrypts each body and records its plaintext.
@@ -191,6 +192,47 @@ import Testing
         await allowing.shutdown()
         #expect(sent.status == 403, "\(sent)")
         #expect(h.simulator.counters.connections >= 1)
+    }
+
+    /// The address check holds for every connection libcurl makes to the push service itself, whatever the proxy
+    /// variables say: `NO_PROXY` naming the host, an empty `HTTPS_PROXY`, `NO_PROXY=*` and `ALL_PROXY` with
+    /// `NO_PROXY` all connect directly, so the address is judged and refused by name, and no byte reaches the
+    /// service. (Before, any `HTTPS_PROXY` in the environment turned the check off, and `ALL_PROXY` was not counted
+    /// as a proxy: its address was judged as the push service's.)
+    @Test func theAddressCheckHoldsForEveryDirectConnectionWhateverTheProxyVariables() async throws {
+        let h = try await Self.harness()
+        defer { Task { await h.stop() } }
+        let item = try Self.item(h.simulator.mintWebPushSubscription(), 1, host: "localhost")
+        let environments: [[String: String]] = [
+            ["HTTPS_PROXY": "http://127.0.0.1:9", "NO_PROXY": "localhost"],
+            ["HTTPS_PROXY": ""],
+            ["https_proxy": "http://127.0.0.1:9", "no_proxy": "*"],
+            ["ALL_PROXY": "http://127.0.0.1:9", "NO_PROXY": "example.org,localhost"],
+        ]
+        for environment in environments {
+            var configuration = SenderConfiguration(backoffBaseMs: 50)
+            configuration.proxyEnvironment = ProxyEnvironment(environment)
+            let sender = try Self.sender(caFile: h.caFile, allowed: ["*.localhost.example:\(h.port)"], configuration: configuration)
+            let refused = await sender.send(item)
+            await sender.shutdown()
+            #expect(refused.kind == .rejected && refused.reason == .unknown("AddressRefused"), "\(environment): \(refused)")
+            #expect(refused.error?.contains("https://localhost:\(h.port) resolved to") == true && refused.error?.contains("which is a loopback address; refused") == true, "\(environment): \(refused)")
+        }
+        #expect(h.simulator.counters.connections == 0, "no connection reached the push service")
+
+        // ALL_PROXY alone is a proxy: libcurl's one connection is to it (here a stand-in refusing every CONNECT),
+        // the push service sees nothing, and the failure names the variable, never the proxy's URL.
+        let proxy = try RecordingListener()
+        defer { proxy.stop() }
+        var configuration = SenderConfiguration(maxAttempts: 1, outageLimitMs: 2000, backoffBaseMs: 50)
+        configuration.proxyEnvironment = ProxyEnvironment(["ALL_PROXY": "http://127.0.0.1:\(proxy.port)"])
+        let proxied = try Self.sender(caFile: h.caFile, allowed: ["*.localhost.example:\(h.port)"], configuration: configuration)
+        let result = await proxied.send(item)
+        await proxied.shutdown()
+        #expect(!result.isAccepted && result.reason != .unknown("AddressRefused"), "\(result)")
+        #expect(proxy.received.first?.hasPrefix("CONNECT localhost:\(h.port) HTTP/1.1") == true, "\(proxy.received)")
+        #expect(h.simulator.counters.connections == 0)
+        #expect(h.simulator.receivedWebPushes.isEmpty)
     }
 
     @Test func silentTooLargeAndNonWebItemsAreRejectedBeforeSending() async throws {

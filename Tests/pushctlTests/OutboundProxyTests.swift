@@ -7,7 +7,7 @@ import Testing
 /// expects the proxy to be used checks tinyproxy's log for the CONNECT to the simulator.
 @Suite(.timeLimit(.minutes(2))) struct OutboundProxyTests {
     typealias World = BroadcastCommandTests.World
-    static let proxyVariables: Set<String> = ["HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"]
+    static let proxyVariables: Set<String> = ["HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"]
 
     /// Rewrites the world's config with extra top-level and app keys (JSON members, each ending in a comma).
     func writeConfig(_ w: World, top: String = "", app: String = "") throws {
@@ -97,6 +97,19 @@ import Testing
         let proxy = try await Tinyproxy.start(in: w.dir, connectPort: w.port)
         defer { proxy.stop() }
         let r = try await send(w, environment: ["HTTPS_PROXY": proxy.url])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(proxy.connects(to: w.port).count >= 1, "tinyproxy log:\n\(proxy.log)")
+        #expect(try received(&w) == [World.token(0)])
+    }
+
+    /// `ALL_PROXY` is the fallback for every scheme, as libcurl reads it (``ProxyEnvironment``): we decide the route
+    /// and hand it to libcurl, so it is counted as a proxy like `HTTPS_PROXY`; an empty `HTTPS_PROXY` does not hide it.
+    @Test func allProxyFromTheEnvironmentIsUsedWhenTheConfigAndHttpsProxyNameNone() async throws {
+        var w = try await World.make(tokens: 1)
+        defer { w.stop() }
+        let proxy = try await Tinyproxy.start(in: w.dir, connectPort: w.port)
+        defer { proxy.stop() }
+        let r = try await send(w, environment: ["ALL_PROXY": proxy.url, "HTTPS_PROXY": ""])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(proxy.connects(to: w.port).count >= 1, "tinyproxy log:\n\(proxy.log)")
         #expect(try received(&w) == [World.token(0)])
