@@ -4,12 +4,17 @@ import Foundation
 /// strictly enough that what we judge (the host and port in ``WebPushHostPolicy``) is what the transport connects
 /// to. Refused: another scheme, user information, a fragment, a missing path, a port outside 1-65535, spaces or
 /// non-ASCII, a host that is neither a DNS name nor a literal address (no trailing dot, no numeric or
-/// `inet_aton`-style names, no IPv6 zone).
+/// `inet_aton`-style names, no IPv6 zone), a `.` or `..` path segment (also percent-encoded).
+///
+/// One endpoint has one form (``url``): the scheme and host lower case, the default port dropped, an IPv6 literal
+/// compressed, so `HTTPS://Host:0443/x`, `https://host:443/x` and `https://host/x` are one device. Dot segments are
+/// refused rather than resolved: a push service never mints them, and a server that resolves them would reach
+/// another path than the one registered.
 public struct WebPushEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// The longest endpoint accepted. The push services' endpoints are a few hundred characters.
     public static let maximumLength = 2048
 
-    /// The URL as the browser gave it.
+    /// The URL in its canonical form (see above): what is stored, keyed (`DeviceKey`) and posted to.
     public let url: String
     /// The host, lowercased; an IPv6 literal without its brackets.
     public let host: String
@@ -23,7 +28,9 @@ public struct WebPushEndpoint: Sendable, Hashable, CustomStringConvertible {
     public var origin: String { "https://" + authority }
 
     /// `host[:port]` as it appears in a URL (an IPv6 literal in brackets; the port only when not 443).
-    public var authority: String {
+    public var authority: String { Self.authority(host: host, port: port, address: address) }
+
+    private static func authority(host: String, port: Int, address: IPAddress?) -> String {
         let name = address.map { $0.isIPv4 ? host : "[\(host)]" } ?? host
         return port == 443 ? name : "\(name):\(port)"
     }
@@ -50,6 +57,14 @@ public struct WebPushEndpoint: Sendable, Hashable, CustomStringConvertible {
             throw refuse("must have a path after the host (the push service's subscription id)")
         }
         guard !authority.contains("@") else { throw refuse("must not carry user information") }
+        let pathAndQuery = rest[pathStart...]
+        let path = pathAndQuery.prefix(while: { $0 != "?" })
+        for segment in path.split(separator: "/", omittingEmptySubsequences: false) {
+            let decoded = segment.lowercased().replacingOccurrences(of: "%2e", with: ".")
+            if decoded == "." || decoded == ".." {
+                throw refuse("must not have a '\(segment)' path segment (a dot segment names another path)")
+            }
+        }
 
         var hostText = Substring(authority)
         var portText: Substring?
@@ -81,10 +96,11 @@ public struct WebPushEndpoint: Sendable, Hashable, CustomStringConvertible {
             throw refuse("must write an IPv6 address in brackets")
         }
         if literal == nil, let problem = Self.hostNameProblem(host) { throw refuse(problem) }
-        self.url = text
-        self.host = literal.map(\.description) ?? host
+        let canonicalHost = literal.map(\.description) ?? host
+        self.host = canonicalHost
         self.port = port
         self.address = literal
+        self.url = "https://" + Self.authority(host: canonicalHost, port: port, address: literal) + pathAndQuery
     }
 
     /// Why `host` (lowercased, not a literal address) is not an acceptable DNS name, or nil.

@@ -7,10 +7,13 @@ import PushCore
 /// space like APNs tokens, so range shards stay even and every existing query works unchanged; the endpoint or
 /// registration token itself is stored beside it. The prefixes keep the services' key spaces apart.
 public enum DeviceKey {
-    /// The key of the Web Push device whose subscription's endpoint is `endpointURL` (exactly as the browser gave
-    /// it: a replacement names the old endpoint the same way).
+    /// The key of the Web Push device whose subscription's endpoint is `endpointURL`, in any spelling of it: the
+    /// key hashes the endpoint's canonical form (``WebPushEndpoint/url``), so `HTTPS://Host:443/x` and
+    /// `https://host/x` are one device, and a replacement may name its old endpoint either way. Text that is not an
+    /// endpoint is hashed as given.
     public static func webPush(endpointURL: String) -> DeviceToken {
-        let digest = SHA256.hash(data: Array(("webpush:" + endpointURL).utf8))
+        let canonical = (try? WebPushEndpoint(parsing: endpointURL))?.url ?? endpointURL
+        let digest = SHA256.hash(data: Array(("webpush:" + canonical).utf8))
         // 32 bytes is within DeviceToken's 8…100: this cannot fail.
         return try! DeviceToken(bytes: Array(digest))
     }

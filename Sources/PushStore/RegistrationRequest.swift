@@ -42,7 +42,7 @@ public struct RegistrationRequest: Sendable, Equatable {
         self.environment = environment
     }
 
-    /// Registers a Web Push subscription; `oldEndpoint` (exactly as the old subscription gave it) names the
+    /// Registers a Web Push subscription; `oldEndpoint` (in any spelling: ``DeviceKey/webPush(endpointURL:)``) names the
     /// subscription it replaces.
     public init(
         app: String, subscription: WebPushSubscription, oldEndpoint: String? = nil, channels: [String]? = nil,

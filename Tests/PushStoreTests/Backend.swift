@@ -24,6 +24,14 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
         }
     }
 
+    /// The schema version this build's migrations reach on this backend.
+    var currentSchemaVersion: Int64 {
+        switch self {
+        case .sqlite: SQLiteSchema.currentVersion
+        case .postgres: PostgresSchema.currentVersion
+        }
+    }
+
     /// A second handle on the same database, as another process would open it.
     func reopen(_ registry: any RegistryStore) throws -> any RegistryStore {
         switch self {

@@ -376,7 +376,13 @@ enum PostgresSchema {
             "ALTER TABLE delivery_log ADD COLUMN service text NOT NULL DEFAULT 'apns' CHECK (service IN ('apns', 'webpush', 'fcm'))",
             "ALTER TABLE webhook_events ADD COLUMN service text NOT NULL DEFAULT 'apns' CHECK (service IN ('apns', 'webpush', 'fcm'))",
         ],
+        // 14: every Web Push device under the key of its endpoint's canonical form, duplicates merged (SQLite's 17;
+        // ``EndpointRekeying``, written in Swift by ``rekeyWebPushDevices(_:)``, no SQL of its own).
+        [],
     ]
+
+    /// The migration (0-based index) after whose SQL ``rekeyWebPushDevices(_:)`` runs.
+    static let rekeyingMigration = 13
 
     /// Brings the database to ``currentVersion``. Throws `.schemaTooNew` for a database from a newer build.
     static func migrate(_ pool: PostgresPool) throws(StoreError) {
@@ -394,9 +400,26 @@ enum PostgresSchema {
             guard version < currentVersion else { return }
             for index in Int(version)..<migrations.count {
                 for sql in migrations[index] { try db.execute(sql) }
+                if index == rekeyingMigration { try rekeyWebPushDevices(db) }
             }
             try db.execute("DELETE FROM schema_version")
             try db.query("INSERT INTO schema_version (version) VALUES (\(currentVersion))")
+        }
+    }
+
+    /// Applies ``EndpointRekeying``'s plan inside the migration's transaction.
+    static func rekeyWebPushDevices(_ db: PostgresSession) throws(StoreError) {
+        let rows = try db.rows(
+            "SELECT id, app, token, subscription, last_registered_ms FROM devices WHERE service = 'webpush'",
+            as: (Int64, String, String, String?, Int64).self
+        ).map { EndpointRekeying.Row(id: $0.0, app: $0.1, token: $0.2, subscription: $0.3, lastRegisteredMs: $0.4) }
+        let plan = EndpointRekeying.plan(rows)
+        for id in plan.deletes {
+            try db.query("DELETE FROM devices WHERE id = \(id)")  // channel rows go by ON DELETE CASCADE
+        }
+        for u in plan.updates {
+            try db.query("UPDATE devices SET token = \(u.token), subscription = \(u.subscription) WHERE id = \(u.id)")
+            try db.query("UPDATE device_channels SET token = \(u.token) WHERE device_id = \(u.id)")
         }
     }
 }

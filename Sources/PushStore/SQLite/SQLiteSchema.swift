@@ -423,7 +423,13 @@ enum SQLiteSchema {
             "ALTER TABLE delivery_log ADD COLUMN service TEXT NOT NULL DEFAULT 'apns' CHECK (service IN ('apns', 'webpush', 'fcm'))",
             "ALTER TABLE webhook_events ADD COLUMN service TEXT NOT NULL DEFAULT 'apns' CHECK (service IN ('apns', 'webpush', 'fcm'))",
         ],
+        // 17: every Web Push device under the key of its endpoint's canonical form, duplicates merged
+        // (``EndpointRekeying``; written in Swift by ``rekeyWebPushDevices(_:)``, no SQL of its own).
+        [],
     ]
+
+    /// The migration (0-based index) after whose SQL ``rekeyWebPushDevices(_:)`` runs.
+    static let rekeyingMigration = 16
 
     /// Brings the database to ``currentVersion`` in one write transaction, so two processes opening a new
     /// file at once cannot both migrate. Throws `.schemaTooNew` for a database from a newer build.
@@ -442,11 +448,42 @@ enum SQLiteSchema {
             guard version < currentVersion else { return }
             for index in Int(version)..<migrations.count {
                 for sql in migrations[index] { try db.execute(sql) }
+                if index == rekeyingMigration { try rekeyWebPushDevices(db) }
             }
             try db.execute("DELETE FROM schema_version")
             let write = try db.statement("INSERT INTO schema_version (version) VALUES (?1)")
             try write.bind(1, currentVersion)
             try write.run()
+        }
+    }
+
+    /// Applies ``EndpointRekeying``'s plan inside the migration's transaction.
+    static func rekeyWebPushDevices(_ db: Connection) throws(StoreError) {
+        let select = try db.statement(
+            "SELECT id, app, token, subscription, last_registered_ms FROM devices WHERE service = 'webpush'")
+        var rows: [EndpointRekeying.Row] = []
+        while try select.step() {
+            rows.append(EndpointRekeying.Row(
+                id: select.int64(0), app: select.text(1), token: select.text(2), subscription: select.optionalText(3),
+                lastRegisteredMs: select.int64(4)))
+        }
+        select.reset()
+        let plan = EndpointRekeying.plan(rows)
+        let delete = try db.statement("DELETE FROM devices WHERE id = ?1")  // channel rows go by ON DELETE CASCADE
+        for id in plan.deletes {
+            try delete.bind(1, id)
+            try delete.run()
+        }
+        let update = try db.statement("UPDATE devices SET token = ?2, subscription = ?3 WHERE id = ?1")
+        let channels = try db.statement("UPDATE device_channels SET token = ?2 WHERE device_id = ?1")
+        for u in plan.updates {
+            try update.bind(1, u.id)
+            try update.bind(2, u.token)
+            try update.bind(3, u.subscription)
+            try update.run()
+            try channels.bind(1, u.id)
+            try channels.bind(2, u.token)
+            try channels.run()
         }
     }
 }
