@@ -64,7 +64,7 @@ run() {
   sim0=$(sim_cpu_ticks)
   case $kind in
     pushctl)
-      # Per thread: the transport threads (pushctl-apns) apart from the engine's and start-up's.
+      # Per thread: the transport threads (sender-apns) apart from the engine's and start-up's.
       python3 bench/threads.py "bench-$name" "$WORK/$name.threads" &
       local sampler=$!
       "$@" /usr/bin/time -v -o "$WORK/$name.time" "$BIN" broadcast --config "$WORK/c${c}w$w.json" --app bench \
@@ -128,11 +128,11 @@ def runs(lib, d, row, kind):
 def med(rs): return statistics.median(r[0] for r in rs), statistics.median(r[1] for r in rs)
 def sim(rs): return statistics.median(r[2] for r in rs)
 def transport(lib, d, row):
-    """pushctl's transport threads (pushctl-apns), µs per notification, median of its runs."""
+    """pushctl's transport threads (sender-apns), µs per notification, median of its runs."""
     out = []
     for i in range(1, repeat + 1):
         lines = open(f"{work}/{lib}-d{d}-{row}-pushctl-{i}.threads").read().split("\n")
-        out.append(sum(float(l.split("\t")[1]) for l in lines if l.startswith("pushctl-apns")) / n * 1e6)
+        out.append(sum(float(l.split("\t")[1]) for l in lines if l.startswith("sender-apns")) / n * 1e6)
     return statistics.median(out)
 cores = os.cpu_count()
 rows, acc, notes, budget = [], [], [], []

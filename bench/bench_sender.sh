@@ -260,7 +260,7 @@ def broadcast(name, count, label, lib):
         fail(f"{name}: sent {j.get('sentThisRun')}, accepted {j.get('accepted')} of {count}: {out}")
     row = measure(name, count, float(j["rate"]), label, lib, f"accepted {j['accepted']:,}")
     threads = read(f"{name}.threads").split("\n") if os.path.exists(f"{work}/{name}.threads") else []
-    apns = [int(t.split()[2]) for t in threads if len(t.split()) == 3 and t.split()[1] == "pushctl-apns"]
+    apns = [int(t.split()[2]) for t in threads if len(t.split()) == 3 and t.split()[1] == "sender-apns"]
     if apns: row["transport_us"] = sum(apns) / hz / count * 1e6
     return row
 
@@ -364,11 +364,11 @@ for lib, p, c in pairs:
     P, C = rows[p], rows[c]
     if "why" in P: continue
     if "transport_us" not in P:
-        acc.append(f"- (a), informational, libcurl {lib}: pushctl's transport thread was not measured (no `pushctl-apns` "
+        acc.append(f"- (a), informational, libcurl {lib}: pushctl's transport thread was not measured (no `sender-apns` "
                    "thread seen in /proc)")
         continue
     T = P["transport_us"]
-    acc.append(f"- (a), informational, where pushctl's CPU goes, libcurl {lib}: its transport thread alone (`pushctl-apns`: the "
+    acc.append(f"- (a), informational, where pushctl's CPU goes, libcurl {lib}: its transport thread alone (`sender-apns`: the "
                f"curl multi loop, the answer policy, the header callbacks) ÷ bare libcurl's whole process **{T / C['cpu_us']:.2f}** "
                f"({T:.1f} vs {C['cpu_us']:.1f} µs/notif; per run {per(P['runs'], 'transport_us')} µs); the rest of pushctl — "
                f"the engine's other threads (feed, pump, outcome committer, SQLite, start-up) — {P['cpu_us'] - T:.1f} µs/notif "

@@ -63,7 +63,7 @@ extension Sender {
         do {
             for _ in 0..<configuration.connections {
                 transports.append(
-                    try Transport(target: target, identity: identity, configuration: configuration, metrics: metrics) {
+                    try Transport(target: target, identity: identity, configuration: configuration, metrics: metrics, threadName: "sender-apns") {
                         [unowned self] job, response in
                         self.handle(job, response, target)
                     })

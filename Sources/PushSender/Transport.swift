@@ -37,6 +37,9 @@ final class Transport: @unchecked Sendable {
     }
 
     private let inbox = Mutex(Inbox())
+    /// The loop thread's name, per service (`sender-apns`, `sender-webpush`, `sender-fcm`: at most 15 bytes, the
+    /// kernel's limit): what `top -H` and a stack dump show. One name for all three said APNs for every service.
+    private let threadName: String
     private let multi: MultiHandle
 
     /// `maxHostConnections` > 1 lets an HTTP/1.1 origin carry requests side by side (an HTTP/2 one still uses one
@@ -44,9 +47,10 @@ final class Transport: @unchecked Sendable {
     /// ``EasyOptions``.
     init(
         target: SenderTarget, identity: TLSIdentity?, configuration: SenderConfiguration, metrics: SenderMetrics? = nil,
-        maxHostConnections: Int = 1, http1Only: Bool = false, addressCheck: AddressCheck? = nil,
+        maxHostConnections: Int = 1, http1Only: Bool = false, addressCheck: AddressCheck? = nil, threadName: String,
         onComplete: @escaping (TransferJob, TransferResponse) -> Void
     ) throws(TransportError) {
+        self.threadName = threadName
         multi = try MultiHandle(
             maxConcurrentStreams: configuration.maxConcurrentStreams, maxHostConnections: maxHostConnections)
         self.target = target
@@ -66,7 +70,7 @@ final class Transport: @unchecked Sendable {
 
     /// Starts the loop thread.
     func start() {
-        NamedThread.start("pushctl-apns") { [self] in loop() }
+        NamedThread.start(threadName) { [self] in loop() }
         inbox.withLock { $0.started = true }
     }
 

@@ -58,7 +58,8 @@ extension WebPushSender {
         do {
             let transport = try Transport(
                 target: target, identity: nil, configuration: configuration, metrics: metrics,
-                maxHostConnections: Self.http1ConnectionsPerOrigin, http1Only: http1Only, addressCheck: check
+                maxHostConnections: Self.http1ConnectionsPerOrigin, http1Only: http1Only, addressCheck: check,
+                threadName: "sender-webpush"
             ) { [unowned self] job, response in
                 self.handle(job, response, originName)
             }
