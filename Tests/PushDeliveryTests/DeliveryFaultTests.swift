@@ -12,7 +12,7 @@ import TestSupport
 /// scenario asserts that every live device was accepted at least once, that only the unregistered tokens
 /// were pruned, that devices sent twice stay within the window, and the run's state; and prints one
 /// `FAULT …` line with what it measured (lost, duplicates, duration).
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct DeliveryFaultTests {
     static let devices = 5000
     static let window = 500
@@ -152,7 +152,13 @@ struct DeliveryFaultTests {
             }
         }
         let started = Date()
-        let report = try await Self.runToCompletion(w, "storm") { try w.f.makeSender() }
+        // On libcurl 7.88 (Debian 12's) this storm often leaves one request per GOAWAY'd connection hanging: the
+        // simulator holds the first stream of the next connection with its HEADERS and none of its body (libcurl's
+        // internal retry of a request refused by GOAWAY sends the request without its body), and the sender's
+        // request timeout ends and retries it — nothing is lost. Measured 2026-12-02: 5 of 5 runs stalled on 7.88,
+        // 0 of 4 on 8.14 (LD_LIBRARY_PATH=.build/curl8/...). docs/sending.md says what it costs in production. The
+        // timeout is 15 s here, not the fixture's 60 s, so a stall costs this test seconds, not its time limit.
+        let report = try await Self.runToCompletion(w, "storm") { try w.f.makeSender(requestTimeoutMs: 15_000) }
         alternate.cancel()
         let counters = simulator.counters
         #expect(counters.goAways > 0 && counters.resets > 0)

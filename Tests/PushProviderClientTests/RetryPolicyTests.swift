@@ -6,7 +6,7 @@ import Testing
 /// ``RetryPolicy``: the waits it computes, and the two rules that matter most against a real server — a 429's
 /// `Retry-After` is waited out in full (the 429 from a front server before the real one: ``ThrottlingFront``), and a
 /// 400 is never sent twice.
-@Suite(.timeLimit(.minutes(1))) struct RetryPolicyTests {
+@Suite(.timeLimit(.minutes(2))) struct RetryPolicyTests {
     typealias Backend = ServedPushctl.Backend
 
     @Test func waitsGrowExponentiallyWithJitterInTheUpperHalfUpToTheCap() {

@@ -6,7 +6,7 @@ import Testing
 
 /// The sender with the credentials users actually have (.p12 from make-dev, modern and legacy; .p8),
 /// against the real simulator over TLS.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct SenderCredentialTests {
     private func sendOnce(_ sim: SimulatorHarness, _ credentials: CredentialProvider) async throws -> DeliveryResult {
         let sender = try Sender(

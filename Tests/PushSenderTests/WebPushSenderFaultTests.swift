@@ -9,7 +9,7 @@ import Testing
 /// (GOAWAY, `Connection: close`), an unreachable origin — against the real simulator. Named a fault suite, so
 /// `make test` runs it with the others one test at a time: whether a lost answer's message was processed depends on
 /// timing a loaded machine stretches (the parallel phase runs ~600 tests on 2 cores).
-@Suite(.serialized, .timeLimit(.minutes(1))) struct WebPushSenderFaultTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct WebPushSenderFaultTests {
     @Test func requestsLostWithAResetConnectionAreResentUntilAccepted() async throws {
         // Every connection is reset (TCP RST) when a 6th stream opens on it: the requests on the wire are lost.
         let h = try await WebPushSenderTests.harness(faults: SimulatorFaults(resetAfterRequests: 5))
