@@ -65,6 +65,12 @@ let package = Package(
         // without parking one, and thread names the OS shows. Foundation only.
         .target(name: "PushLanes", swiftSettings: ownSettings),
 
+        // The one reader of secret files (.p12, .p8, password files, VAPID keys, service accounts, the proxy's,
+        // webhooks' and PostgreSQL's secrets): open, fstat the opened file, the mode rule, a size cap, the first-line
+        // rule. Its own target because every reader lives in a different one (PushSender, PushStore, pushctl) and
+        // PushCore must stay free of I/O; not PushLanes, which is about threads, not files. Glibc only, no C library.
+        .target(name: "PushSecrets", swiftSettings: ownSettings),
+
         // The app-side client library: Foundation only (FoundationNetworking on Linux), no dependency at all, so an
         // app that adds it compiles none of the server's modules (Tests/client/consumer.sh checks a consumer's build).
         .target(name: "PushProviderClient", swiftSettings: ownSettings),
@@ -170,6 +176,7 @@ let package = Package(
             swiftSettings: ownSettings),
 
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore"], swiftSettings: testSettings),
+        .testTarget(name: "PushSecretsTests", dependencies: ["PushSecrets", "TestSupport"], swiftSettings: testSettings),
         // Test support, one target for every test target: the built pushctl and how to run a program
         // (BuiltPushctl, ProcessRunner), test tokens, and a real PostgreSQL server started once per test process
         // (PostgresTestServer).
