@@ -111,7 +111,7 @@ let package = Package(
         .target(
             name: "PushSender",
             dependencies: [
-                "PushCore", "PushLanes", "CCurl", "COpenSSL",
+                "PushCore", "PushLanes", "PushSecrets", "CCurl", "COpenSSL",
                 .product(name: "Crypto", package: "swift-crypto"),
                 // RSA PKCS#1 v1.5 (RS256) for FCM's OAuth 2.0 service-account assertion.
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -168,7 +168,8 @@ let package = Package(
         .executableTarget(
             name: "pushctl",
             dependencies: [
-                "PushCore", "PushLanes", "PushStore", "PushSender", "PushDelivery", "APNsSimulator", "PushServer", "CBuildInfo",
+                "PushCore", "PushLanes", "PushSecrets", "PushStore", "PushSender", "PushDelivery", "APNsSimulator", "PushServer",
+                "CBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
