@@ -96,7 +96,7 @@ let package = Package(
         .target(
             name: "PushStore",
             dependencies: [
-                "PushCore", "PushLanes", "CSQLite",
+                "PushCore", "PushLanes", "PushSecrets", "CSQLite",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
