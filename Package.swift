@@ -65,6 +65,12 @@ let package = Package(
         // without parking one, and thread names the OS shows. Foundation only.
         .target(name: "PushLanes", swiftSettings: ownSettings),
 
+        // The one reader of secret files (.p12, .p8, password files, VAPID keys, service accounts, the proxy's,
+        // webhooks' and PostgreSQL's secrets): open, fstat the opened file, the mode rule, a size cap, the first-line
+        // rule. Its own target because every reader lives in a different one (PushSender, PushStore, pushctl) and
+        // PushCore must stay free of I/O; not PushLanes, which is about threads, not files. Glibc only, no C library.
+        .target(name: "PushSecrets", swiftSettings: ownSettings),
+
         // The app-side client library: Foundation only (FoundationNetworking on Linux), no dependency at all, so an
         // app that adds it compiles none of the server's modules (Tests/client/consumer.sh checks a consumer's build).
         .target(name: "PushProviderClient", swiftSettings: ownSettings),
@@ -90,7 +96,7 @@ let package = Package(
         .target(
             name: "PushStore",
             dependencies: [
-                "PushCore", "PushLanes", "CSQLite",
+                "PushCore", "PushLanes", "PushSecrets", "CSQLite",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -105,7 +111,7 @@ let package = Package(
         .target(
             name: "PushSender",
             dependencies: [
-                "PushCore", "PushLanes", "CCurl", "COpenSSL",
+                "PushCore", "PushLanes", "PushSecrets", "CCurl", "COpenSSL",
                 .product(name: "Crypto", package: "swift-crypto"),
                 // RSA PKCS#1 v1.5 (RS256) for FCM's OAuth 2.0 service-account assertion.
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -162,7 +168,8 @@ let package = Package(
         .executableTarget(
             name: "pushctl",
             dependencies: [
-                "PushCore", "PushLanes", "PushStore", "PushSender", "PushDelivery", "APNsSimulator", "PushServer", "CBuildInfo",
+                "PushCore", "PushLanes", "PushSecrets", "PushStore", "PushSender", "PushDelivery", "APNsSimulator", "PushServer",
+                "CBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -170,6 +177,7 @@ let package = Package(
             swiftSettings: ownSettings),
 
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore"], swiftSettings: testSettings),
+        .testTarget(name: "PushSecretsTests", dependencies: ["PushSecrets", "TestSupport"], swiftSettings: testSettings),
         // Test support, one target for every test target: the built pushctl and how to run a program
         // (BuiltPushctl, ProcessRunner), test tokens, and a real PostgreSQL server started once per test process
         // (PostgresTestServer).

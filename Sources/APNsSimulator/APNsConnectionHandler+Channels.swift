@@ -5,12 +5,18 @@ import PushCore
 
 extension APNsConnectionHandler {
     /// Answers one channel-management or broadcast request (see ``ChannelRequestValidator``). Same listener,
-    /// same TLS and credentials as device sends; the status faults (429/503/500 fractions) apply too.
+    /// same TLS and credentials as device sends; the status faults (429/503/500 fractions) apply too, and the 502
+    /// of a front end (``SimulatorFaults/badGatewayFraction``).
     func processChannel(context: ChannelHandlerContext, id: HTTP2StreamID, head: RequestValidator.Head, body: [UInt8]) {
         let faults = core.faults
         // Echo the request's apns-request-id unless that is what is wrong with it.
         let given = head.requestId.flatMap { APNsID.isValid($0) ? $0 : nil }
         let requestId = given ?? rng.uuid()
+        if rng.chance(faults.badGatewayFraction) {
+            core.recorder.answered(status: 502, reason: nil, accepted: nil)
+            writeChannelResponse(context: context, id: id, status: 502, requestId: requestId, headers: [], json: nil)
+            return
+        }
         let outcome: ChannelStore.Outcome
         if rng.chance(faults.tooManyRequestsFraction) {
             outcome = .reject(.tooManyRequests)

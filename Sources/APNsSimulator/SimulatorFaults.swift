@@ -22,6 +22,11 @@ public struct SimulatorFaults: Sendable, Equatable {
     public var serviceUnavailableFraction: Double
     /// Share of requests answered 500 InternalServerError.
     public var internalServerErrorFraction: Double
+    /// Share of channel-management and channel-broadcast requests answered 502 with no body, as a load balancer in
+    /// front of Apple's hosts answers when the host behind it fails: a status APNs itself never sends, so none of its
+    /// reasons. (A device send gets any status from a scripted device:
+    /// ``DeviceBehaviour/answer(status:reason:timestampMs:)``.)
+    public var badGatewayFraction: Double
     /// The `Retry-After` header sent, verbatim, with every 429 and 503 answer (the fractions above and devices
     /// scripted to answer so): delay-seconds (`"2"`), an HTTP-date, or a malformed value to test that a client
     /// ignores it. Nil (the default): none, as APNs usually answers.
@@ -38,8 +43,8 @@ public struct SimulatorFaults: Sendable, Equatable {
         goAwayAfterStreams: Int? = nil, dropStreamLimitAfterRejection: Bool = false,
         resetAfterRequests: Int? = nil, responseDelay: Duration = .zero, delayFraction: Double = 1,
         tooManyRequestsFraction: Double = 0, serviceUnavailableFraction: Double = 0,
-        internalServerErrorFraction: Double = 0, retryAfter: String? = nil, blackHole: Bool = false,
-        resetHandshakes: Int = 0
+        internalServerErrorFraction: Double = 0, badGatewayFraction: Double = 0, retryAfter: String? = nil,
+        blackHole: Bool = false, resetHandshakes: Int = 0
     ) {
         self.retryAfter = retryAfter
         self.resetHandshakes = max(0, resetHandshakes)
@@ -51,6 +56,7 @@ public struct SimulatorFaults: Sendable, Equatable {
         self.tooManyRequestsFraction = tooManyRequestsFraction
         self.serviceUnavailableFraction = serviceUnavailableFraction
         self.internalServerErrorFraction = internalServerErrorFraction
+        self.badGatewayFraction = badGatewayFraction
         self.blackHole = blackHole
     }
 

@@ -5,11 +5,11 @@ public struct LocalTimeSpec: Sendable, Equatable {
     public var hour: Int
     public var minute: Int
     /// The local date, or nil for "the next occurrence after the job is created" in each zone.
-    public var date: LocalDate?
+    public var date: CivilDate?
     /// Drop waves whose time has passed when the job is created (else they are sent at once).
     public var skipPast: Bool
 
-    public init(hour: Int, minute: Int, date: LocalDate? = nil, skipPast: Bool = false) {
+    public init(hour: Int, minute: Int, date: CivilDate? = nil, skipPast: Bool = false) {
         self.hour = hour
         self.minute = minute
         self.date = date
@@ -23,69 +23,24 @@ public struct LocalTimeSpec: Sendable, Equatable {
               (0...23).contains(h), (0...59).contains(m)
         else { throw FieldError(field: "localTime", message: "local time must be HH:MM (00:00-23:59), not '\(time.prefix(20))'") }
         var spec = LocalTimeSpec(hour: h, minute: m, skipPast: skipPast)
-        if let date { spec.date = try LocalDate(parsing: date) }
+        if let date { spec.date = try parseDate(date) }
         return spec
+    }
+
+    /// `YYYY-MM-DD`, a real date (2026-02-30 is refused) of the years 1970–9999.
+    static func parseDate(_ text: String) throws(FieldError) -> CivilDate {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+              let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]), (1970...9999).contains(y),
+              CivilDate(year: y, month: m, day: d).isValid
+        else { throw FieldError(field: "localTime", message: "the date must be YYYY-MM-DD, a real date, not '\(text.prefix(20))'") }
+        return CivilDate(year: y, month: m, day: d)
     }
 
     /// `09:00` or `09:00 on 2026-12-24`.
     public var description: String {
         let time = (hour < 10 ? "0" : "") + "\(hour):" + (minute < 10 ? "0" : "") + "\(minute)"
         return date.map { "\(time) on \($0.description)" } ?? time
-    }
-}
-
-/// A calendar date.
-public struct LocalDate: Sendable, Equatable {
-    public var year: Int
-    public var month: Int
-    public var day: Int
-
-    public init(year: Int, month: Int, day: Int) {
-        self.year = year
-        self.month = month
-        self.day = day
-    }
-
-    /// `YYYY-MM-DD`, a real date (2026-02-30 is refused).
-    public init(parsing text: String) throws(FieldError) {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-              let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]), (1970...9999).contains(y), (1...12).contains(m),
-              (1...31).contains(d), LocalDate(daysSinceEpoch: LocalDate(year: y, month: m, day: d).daysSinceEpoch) == LocalDate(year: y, month: m, day: d)
-        else { throw FieldError(field: "localTime", message: "the date must be YYYY-MM-DD, a real date, not '\(text.prefix(20))'") }
-        self.init(year: y, month: m, day: d)
-    }
-
-    /// Days since 1970-01-01 (proleptic Gregorian; Howard Hinnant's days_from_civil).
-    public var daysSinceEpoch: Int64 {
-        let y = Int64(month <= 2 ? year - 1 : year)
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let m = Int64(month)
-        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    /// The date `days` days after 1970-01-01.
-    public init(daysSinceEpoch days: Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        self.init(year: Int(yoe + era * 400 + (m <= 2 ? 1 : 0)), month: Int(m), day: Int(d))
-    }
-
-    /// The next day.
-    public var next: LocalDate { LocalDate(daysSinceEpoch: daysSinceEpoch + 1) }
-
-    public var description: String {
-        func pad(_ n: Int, _ width: Int) -> String { String(repeating: "0", count: max(0, width - String(n).count)) + String(n) }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
     }
 }
 
@@ -159,14 +114,14 @@ public enum LocalTimePlan {
         if let date = spec.date { return localInstant(date, spec.hour, spec.minute, in: zone) * 1000 }
         let createdSeconds = Int64((Double(createdMs) / 1000).rounded(.down))
         let offset = Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(createdSeconds))))
-        let today = LocalDate(daysSinceEpoch: floorDiv(createdSeconds + offset, 86_400))
+        let today = CivilDate(daysSinceEpoch: floorDiv(createdSeconds + offset, 86_400))
         let first = localInstant(today, spec.hour, spec.minute, in: zone) * 1000
         return first > createdMs ? first : localInstant(today.next, spec.hour, spec.minute, in: zone) * 1000
     }
 
     /// Seconds since 1970 of `date` `hour`:`minute` local time in `zone`: the first occurrence when it happens twice,
     /// the end of the gap (the first valid minute after) when it does not happen.
-    public static func localInstant(_ date: LocalDate, _ hour: Int, _ minute: Int, in zone: TimeZone) -> Int64 {
+    public static func localInstant(_ date: CivilDate, _ hour: Int, _ minute: Int, in zone: TimeZone) -> Int64 {
         let naive = date.daysSinceEpoch * 86_400 + Int64(hour * 3600 + minute * 60)
         func offset(_ t: Int64) -> Int64 { Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(t)))) }
         let candidates = Set([-172_800, -86_400, -43_200, 0, 43_200, 86_400, 172_800].map { offset(naive + Int64($0)) })

@@ -82,11 +82,10 @@ public enum RetryAfter: Sendable, Equatable {
     }
 
     private static func epochSeconds(year: Int, month: Int, day: Int, time: Int64) -> Int64? {
-        let date = LocalDate(year: year, month: month, day: day)
-        let days = date.daysSinceEpoch
-        // 31 Feb and the like do not survive the round trip.
-        guard (1...31).contains(day), LocalDate(daysSinceEpoch: days) == date else { return nil }
-        return days * 86_400 + time
+        let date = CivilDate(year: year, month: month, day: day)
+        // 31 Feb and the like are not dates.
+        guard date.isValid else { return nil }
+        return date.daysSinceEpoch * 86_400 + time
     }
 
     /// "HH:MM:SS" at `i`, as seconds into the day.

@@ -1,6 +1,7 @@
 /// Points in time as the CLI and the HTTP API take and show them: RFC 3339 (`2026-11-24T08:00:00Z`,
 /// `2026-11-24T09:00:00.250+01:00`) or epoch seconds (`1795507200`), held as milliseconds since 1970 (UTC).
-/// Pure arithmetic (no Foundation, no time-zone database): an offset is always explicit in RFC 3339.
+/// Pure arithmetic (no Foundation, no time-zone database; dates are ``CivilDate``): an offset is always explicit in
+/// RFC 3339.
 public enum Timestamp {
     /// A text that is neither RFC 3339 nor epoch seconds.
     public struct ParseError: Error, Equatable, CustomStringConvertible {
@@ -44,9 +45,8 @@ public enum Timestamp {
     public static func rfc3339(ms: Int64, milliseconds: Bool = false) -> String {
         let (seconds, milli) = floorDivide(ms, 1000)
         let (days, secondOfDay) = floorDivide(seconds, 86_400)
-        let (year, month, day) = civil(fromDays: days)
         let hour = secondOfDay / 3600, minute = secondOfDay % 3600 / 60, second = secondOfDay % 60
-        var out = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
+        var out = CivilDate(daysSinceEpoch: days).description
         out += "T" + pad(hour, 2) + ":" + pad(minute, 2) + ":" + pad(second, 2)
         if milli != 0 || milliseconds { out += "." + pad(milli, 3) }
         return out + "Z"
@@ -108,42 +108,12 @@ public enum Timestamp {
             throw bad
         }
         guard i == b.count else { throw bad }
-        guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), hour < 24, minute < 60,
-            second < 61
+        let date = CivilDate(year: Int(year), month: Int(month), day: Int(day))
+        guard date.isValid, hour < 24, minute < 60, second < 61
         else { throw ParseError(message: "'\(text)' is not a valid date and time") }
-        let days = days(fromCivil: year, month, day)
+        let days = date.daysSinceEpoch
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + min(second, 59) - offsetSeconds
         return seconds * 1000 + milli
-    }
-
-    private static func daysIn(month: Int64, year: Int64) -> Int64 {
-        switch month {
-        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-    private static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    private static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
-        let z = z0 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
     private static func floorDivide(_ a: Int64, _ b: Int64) -> (Int64, Int64) {

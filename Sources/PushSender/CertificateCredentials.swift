@@ -27,11 +27,12 @@ public final class CertificateCredentials: CredentialProvider {
         self.now = now
     }
 
-    /// Loads a .p12 file; errors name the file.
+    /// Loads a .p12 file, a secret file like any other (``SecretFileLoader``: refused when other users may read it);
+    /// errors name the file.
     public convenience init(p12Path: String, password: String, now: @escaping @Sendable () -> Date = { Date() })
         throws(CredentialError)
     {
-        let data = try CredentialFiles.read(p12Path, what: ".p12 file")
+        let data = try CredentialFiles.read(p12Path, name: ".p12 file")
         do {
             try self.init(p12: data, password: password, now: now)
         } catch {

@@ -8,7 +8,7 @@ import PushLanes
 ///
 /// Same credentials as device sends (client certificate, or `authorization: bearer <JWT>`). Each request is
 /// one blocking libcurl transfer on a thread of its own (never on Swift's cooperative pool). Transient
-/// failures (no connection, a dropped connection, 429, 500, 503) are retried with backoff within
+/// failures (no connection, a dropped connection, 429 and 5xx as for device sends) are retried with backoff within
 /// ``Settings/totalTimeoutMs``; in token mode a 403 ExpiredProviderToken refreshes the token once and retries.
 /// Other rejections are never retried.
 ///
@@ -240,7 +240,9 @@ public final class ChannelClient: Sendable {
                     // A fresh token expired too: the clock or the key, not this request.
                     error = ChannelError(.credentials, error.message, requestId: answerId)
                 }
-                guard [429, 500, 503].contains(response.status), error.code != .credentials else {
+                // The statuses every APNs answer is retried on (429 and 5xx, ``APNsAnswerRule``): a 502 or 504 from a
+                // front end before Apple's hosts is as transient as their own 500 and 503.
+                guard APNsAnswerRule.isRetryableStatus(response.status), error.code != .credentials else {
                     logger.debug("APNs refused a channel request (the caller reports it)", metadata: log.merging(["reason": "\(reason.rawValue)", "status": "\(response.status)"]) { $1 })
                     throw error
                 }

@@ -1,3 +1,5 @@
+import PushSecrets
+
 /// A credential problem: unreadable or malformed files, a wrong .p12 password, an expired certificate, or an
 /// OpenSSL failure (whose message then includes OpenSSL's own error text).
 public struct CredentialError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -48,4 +50,15 @@ public struct CredentialError: Error, Sendable, Equatable, CustomStringConvertib
 
     /// The message.
     public var description: String { message }
+}
+
+extension CredentialError {
+    /// A secret file the loader refused: `.io` when it is missing or cannot be read, `.invalidInput` when it is
+    /// not a file a secret may be kept in (its type, its mode, its size, not text). The loader's message is kept.
+    public init(_ error: SecretFileError) {
+        switch error.kind {
+        case .missing, .unreadable: self.init(.io, error.message)
+        case .notRegularFile, .exposed, .tooLarge, .notText: self.init(.invalidInput, error.message)
+        }
+    }
 }

@@ -1,20 +1,23 @@
 import Foundation
+import PushSecrets
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// File access for credentials: reads with errors that name the file, writes that create files with their final
-/// mode (keys are never world-readable, not even for a moment).
+/// File access for credentials: reads through PushSecrets' ``SecretFileLoader`` (the one reader of secret files)
+/// with its errors as ``CredentialError``, and writes that create files with their final mode (keys are never
+/// world-readable, not even for a moment).
 enum CredentialFiles {
-    /// The whole file.
-    static func read(_ path: String, what: String) throws(CredentialError) -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            let reason = FileManager.default.fileExists(atPath: path) ? "cannot read" : "no such file"
-            throw CredentialError(.io, "\(what) \(path): \(reason)")
-        }
-        return [UInt8](data)
+    /// The whole secret file; `name` is how errors name it (a configuration key, or what the file is).
+    static func read(_ path: String, name: String) throws(CredentialError) -> [UInt8] {
+        do { return try SecretFileLoader.read(path, name: name) } catch { throw CredentialError(error) }
+    }
+
+    /// The secret file's first line (``SecretFileLoader/firstLine(of:)``), as text.
+    static func firstLine(_ path: String, name: String) throws(CredentialError) -> String {
+        do { return try SecretFileLoader.readFirstLine(path, name: name) } catch { throw CredentialError(error) }
     }
 
     /// Writes `bytes` to `path` (created or truncated) with permissions `mode`.

@@ -22,20 +22,12 @@ public enum CredentialsLoader {
         }
     }
 
-    /// The password from a file (exactly one trailing `\n` or `\r\n` removed) or an environment variable.
-    /// The password itself never appears in errors.
+    /// The password from a file (its first line: ``SecretFileLoader/firstLine(of:)``, the rule every one-line
+    /// secret follows) or an environment variable. The password itself never appears in errors.
     public static func password(from source: PasswordSource, environment: [String: String]) throws(CredentialError) -> String {
         switch source {
         case .file(let path):
-            var bytes = try CredentialFiles.read(path, what: "password file")
-            if bytes.last == 0x0A {
-                bytes.removeLast()
-                if bytes.last == 0x0D { bytes.removeLast() }
-            }
-            guard let text = String(validating: bytes, as: UTF8.self) else {
-                throw CredentialError(.invalidInput, "password file \(path) is not UTF-8 text")
-            }
-            return text
+            return try CredentialFiles.firstLine(path, name: "password file")
         case .environment(let name):
             guard let value = environment[name] else {
                 throw CredentialError(.missingPassword, "environment variable \(name) (the .p12 password) is not set")

@@ -2,9 +2,6 @@ import _CryptoExtras
 import Crypto
 import Foundation
 import PushCore
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A Google service account, as the JSON file Firebase's console downloads (`type` = `service_account`), and the
 /// OAuth 2.0 JWT-bearer assertion (RFC 7523) it signs to get FCM access tokens.
@@ -62,15 +59,10 @@ public struct FCMServiceAccount: Sendable {
         }
     }
 
-    /// Loads a service-account file. Like every secret file (``SecretFile``), it is refused when other users may
-    /// read or write it; `configurationKey` names it in that error (e.g. `apps.example.fcm.serviceAccount`).
+    /// Loads a service-account file. Like every secret file (``SecretFileLoader``), it is refused when other users
+    /// may read or write it; `configurationKey` names it in the loader's errors (`apps.example.fcm.serviceAccount`).
     public init(path: String, configurationKey: String = "serviceAccount") throws(CredentialError) {
-        var info = stat()
-        if stat(path, &info) == 0,
-           let refusal = SecretFile(key: configurationKey, path: path).refusal(mode: UInt32(info.st_mode)) {
-            throw CredentialError(.invalidInput, refusal)
-        }
-        let bytes = try CredentialFiles.read(path, what: "service-account file")
+        let bytes = try CredentialFiles.read(path, name: configurationKey)
         try self.init(json: bytes, source: path)
     }
 

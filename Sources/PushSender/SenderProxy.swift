@@ -19,9 +19,9 @@ public struct SenderProxy: Sendable, Equatable, CustomStringConvertible {
         self.password = password
     }
 
-    /// Reads the credentials `settings` names: the first line of `proxyCredentialsFile` or the value of
-    /// `proxyCredentialsEnv`, `user:password` (split at the first colon). Errors name the file or variable,
-    /// never the secret.
+    /// Reads the credentials `settings` names: the first line of `proxyCredentialsFile` (a secret file,
+    /// ``SecretFileLoader``) or the value of `proxyCredentialsEnv`, `user:password` (split at the first colon). Errors
+    /// name the file or variable, never the secret.
     public init(_ settings: ProxySettings, environment: [String: String] = ProcessInfo.processInfo.environment)
         throws(CredentialError)
     {
@@ -32,13 +32,7 @@ public struct SenderProxy: Sendable, Equatable, CustomStringConvertible {
         switch source {
         case .file(let path):
             what = "proxy credentials file \(path)"
-            let bytes = try CredentialFiles.read(path, what: "proxy credentials file")
-            guard let all = String(validating: bytes, as: UTF8.self) else {
-                throw CredentialError(.invalidInput, "\(what) is not UTF-8 text")
-            }
-            var line = Substring(all.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
-            if line.hasSuffix("\r") { line = line.dropLast() }
-            text = String(line)
+            text = try CredentialFiles.firstLine(path, name: "proxy credentials file")
         case .environment(let name):
             what = "environment variable \(name) (the proxy credentials)"
             guard let value = environment[name] else { throw CredentialError(.missingPassword, "\(what) is not set") }

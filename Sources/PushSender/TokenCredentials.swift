@@ -59,11 +59,12 @@ public final class TokenCredentials: CredentialProvider, Sendable {
         self.now = now
     }
 
-    /// Loads a .p8 file; errors name the file.
+    /// Loads a .p8 file, a secret file like any other (``SecretFileLoader``: refused when other users may read it);
+    /// errors name the file.
     public convenience init(p8Path: String, keyId: String, teamId: String, now: @escaping @Sendable () -> Date = { Date() })
         throws(CredentialError)
     {
-        let bytes = try CredentialFiles.read(p8Path, what: ".p8 key")
+        let bytes = try CredentialFiles.read(p8Path, name: ".p8 key")
         do {
             try self.init(p8PEM: String(decoding: bytes, as: UTF8.self), keyId: keyId, teamId: teamId, now: now)
         } catch {

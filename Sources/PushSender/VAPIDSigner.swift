@@ -2,11 +2,6 @@ import Crypto
 import Foundation
 import PushCore
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// VAPID (RFC 8292): the application server's identity to push services. Each request carries
 /// `Authorization: vapid t=<JWT>, k=<public key>`, where the JWT is ES256 (`{"typ":"JWT","alg":"ES256"}`), signed
@@ -49,20 +44,13 @@ public final class VAPIDSigner: Sendable {
     }
 
     /// A signer whose key is the PEM file at `path` (a P-256 private key, SEC1 `EC PRIVATE KEY` or PKCS#8
-    /// `PRIVATE KEY`), refused like every secret file when other users can access it; errors name `configKey`.
+    /// `PRIVATE KEY`), a secret file like every other (``SecretFileLoader``: refused when other users can access
+    /// it); errors name `configKey`.
     public convenience init(
         pemPath path: String, configKey: String = "webpush.vapidKey", subject: String,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws(CredentialError) {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw CredentialError(.io, "\(configKey): \(path): \(String(cString: strerror(errno)))")
-        }
-        guard info.st_mode & 0o170000 == 0o100000 else { throw CredentialError(.invalidInput, "\(configKey): \(path) is not a regular file") }
-        if let refusal = SecretFile(key: configKey, path: path).refusal(mode: UInt32(info.st_mode)) {
-            throw CredentialError(.invalidInput, refusal)
-        }
-        let bytes = try CredentialFiles.read(path, what: "VAPID key")
+        let bytes = try CredentialFiles.read(path, name: configKey)
         let key: P256.Signing.PrivateKey
         do {
             key = try P256.Signing.PrivateKey(pemRepresentation: String(decoding: bytes, as: UTF8.self))

@@ -20,7 +20,8 @@ public final class WebhookClient: Sendable {
         self.caFile = caFile
     }
 
-    /// A client for `settings`, reading the secret from its file (first line) or environment variable.
+    /// A client for `settings`, reading the secret from its file (its first line, ``SecretFileLoader``) or
+    /// environment variable.
     public convenience init(
         _ settings: WebhookSettings, environment: [String: String] = ProcessInfo.processInfo.environment,
         timeoutMs: Int = 10_000
@@ -28,9 +29,7 @@ public final class WebhookClient: Sendable {
         let secret: String
         switch settings.secret {
         case .file(let path):
-            let bytes = try CredentialFiles.read(path, what: "webhook secret file")
-            let firstLine = bytes.split(separator: 0x0A, maxSplits: 1, omittingEmptySubsequences: false).first ?? []
-            secret = String(decoding: firstLine.last == 0x0D ? firstLine.dropLast() : firstLine, as: UTF8.self)
+            secret = try CredentialFiles.firstLine(path, name: "webhook secret file")
         case .environment(let name):
             guard let value = environment[name] else {
                 throw CredentialError(.missingPassword, "environment variable \(name) (the webhook secret) is not set")

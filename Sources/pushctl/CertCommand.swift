@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PushCore
+import PushSecrets
 import PushSender
 
 /// `pushctl cert`: development certificates and certificate inspection.
@@ -75,7 +76,7 @@ extension CertCommand {
         var file: String
 
         @OptionGroup var logging: LogOptions
-        @Option(name: .long, help: "File holding the .p12 password (one trailing newline is ignored).")
+        @Option(name: .long, help: "File holding the .p12 password: its first line (a secret file, mode 0600 or 0640).")
         var passwordFile: String?
 
         @Option(name: .long, help: "Environment variable holding the .p12 password.")
@@ -112,13 +113,21 @@ extension CertCommand {
             }
         }
 
+        /// A .p12 (and its password file) is a secret file, read through ``SecretFileLoader`` like the
+        /// configuration's; a PEM or DER certificate is public and read as it is.
         private func loadFacts(_ path: String) throws -> CertificateFacts {
-            guard FileManager.default.fileExists(atPath: path) else { throw CLIError.usage("\(path): no such file") }
-            guard let data = FileManager.default.contents(atPath: path) else { throw CLIError.usage("\(path): cannot read") }
             let isP12 = ["p12", "pfx"].contains((path as NSString).pathExtension.lowercased())
                 || passwordFile != nil || passwordEnv != nil
+            let data: [UInt8]
+            if isP12 {
+                do { data = try SecretFileLoader.read(path, name: ".p12 file") } catch { throw CLIError.usage(error.message) }
+            } else {
+                guard FileManager.default.fileExists(atPath: path) else { throw CLIError.usage("\(path): no such file") }
+                guard let bytes = FileManager.default.contents(atPath: path) else { throw CLIError.usage("\(path): cannot read") }
+                data = [UInt8](bytes)
+            }
             do {
-                guard isP12 else { return try CertificateFacts(certificate: [UInt8](data)) }
+                guard isP12 else { return try CertificateFacts(certificate: data) }
                 let source: PasswordSource? =
                     switch (passwordFile, passwordEnv) {
                     case (let file?, nil): .file(absolutePath(file))
@@ -130,7 +139,7 @@ extension CertCommand {
                 let password = try source.map {
                     try CredentialsLoader.password(from: $0, environment: ProcessInfo.processInfo.environment)
                 } ?? ""
-                return try CertificateCredentials.load(p12: [UInt8](data), password: password).facts
+                return try CertificateCredentials.load(p12: data, password: password).facts
             } catch let error as CredentialError {
                 let hint = error.code == .wrongPassword && passwordFile == nil && passwordEnv == nil
                     ? " (give --password-file or --password-env)" : ""

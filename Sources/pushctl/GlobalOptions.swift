@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PushCore
+import PushSecrets
 import PushSender
 import PushStore
 
@@ -26,7 +27,7 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// Loads and validates the configuration; any problem is a usage error (exit 2), including a secret file
-    /// other users can read (``SecretFile``).
+    /// other users can read (``SecretFileLoader``).
     func loadConfiguration() throws -> PushConfiguration {
         let path = configPath
         guard let data = FileManager.default.contents(atPath: path) else {
@@ -56,13 +57,17 @@ struct GlobalOptions: ParsableArguments {
         }
     }
 
-    /// Refuses (exit 2) a configuration whose secret files other users may read, naming the file and the chmod
-    /// that fixes it. A file that does not exist is left to the code that reads it, which says so in its terms.
+    /// Refuses (exit 2) a configuration whose secret files the loader would refuse (other users may read one, it is
+    /// not a regular file, it is too large, it cannot be opened), naming the key, the file and, for a mode, the chmod
+    /// that fixes it: every command, also one that reads none of them. A file that does not exist is left to the code
+    /// that reads it (docs/configuration.md, "Secret files"): a command that never needs it runs without it.
     static func checkSecretFiles(of configuration: PushConfiguration) throws {
         for file in configuration.secretFiles {
-            var info = stat()
-            guard stat(file.path, &info) == 0 else { continue }
-            if let refusal = file.refusal(mode: UInt32(info.st_mode)) { throw CLIError.usage(refusal) }
+            do { try SecretFileLoader.check(file.path, name: file.key) } catch where error.kind == .missing {
+                continue
+            } catch {
+                throw CLIError.usage(error.message)
+            }
         }
     }
 }

@@ -2,6 +2,7 @@ import APNsSimulator
 import Foundation
 import Logging
 import PushCore
+import PushSecrets
 
 /// Starts the built-in simulator inside `pushctl serve` when an app's endpoint is `simulator`.
 enum SimulatorHost {
@@ -24,7 +25,8 @@ enum SimulatorHost {
         // alone only when there is no CA to check certificates against.
         var keys: [SimulatorJWTKey] = []
         for app in apps {
-            if case .token(let p8, let keyId, let teamId) = app.auth, let data = FileManager.default.contents(atPath: p8) {
+            // A .p8 that cannot be read is left to the sender, which says why when the app sends.
+            if case .token(let p8, let keyId, let teamId) = app.auth, let data = try? SecretFileLoader.read(p8, name: ".p8 key") {
                 keys.append(SimulatorJWTKey(keyId: keyId, teamId: teamId, publicKeyPEM: String(decoding: data, as: UTF8.self)))
             }
         }
@@ -38,12 +40,14 @@ enum SimulatorHost {
             throw CLIError.usage(error.message)
         }
         for (key, path) in fcmAccounts {
-            // A missing file is left to the FCM sender, which says so when the app sends (as for the other secret files).
-            guard let data = FileManager.default.contents(atPath: path) else {
-                logger.warning("\(key): cannot read \(path); the simulator does not trust it")
+            // A file that cannot be read is left to the FCM sender, which says so when the app sends (as for the other
+            // secret files).
+            let data: [UInt8]
+            do { data = try SecretFileLoader.read(path, name: key) } catch {
+                logger.warning("\(error.message); the simulator does not trust it")
                 continue
             }
-            do { try simulator.trustServiceAccount(try SimulatorServiceAccount(serviceAccountJSON: Array(data), source: path)) } catch {
+            do { try simulator.trustServiceAccount(try SimulatorServiceAccount(serviceAccountJSON: data, source: path)) } catch {
                 throw CLIError.usage("\(key): \(error.message)")
             }
         }

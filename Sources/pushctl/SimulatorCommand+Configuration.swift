@@ -1,6 +1,7 @@
 import APNsSimulator
 import Foundation
 import PushCore
+import PushSecrets
 
 extension SimulatorCommand {
     /// Merges flags over the configuration file (optional: without one the documented defaults apply).
@@ -58,7 +59,7 @@ extension SimulatorCommand {
         // Token-auth apps pointed at the simulator just work.
         for (_, app) in file?.apps.sorted(by: { $0.key < $1.key }) ?? [] {
             guard app.endpoint == .simulator, case .token(let p8, let keyId, let teamId) = app.auth,
-                let data = FileManager.default.contents(atPath: p8)
+                let data = try? SecretFileLoader.read(p8, name: ".p8 key")
             else { continue }
             keys.append(SimulatorJWTKey(keyId: keyId, teamId: teamId, publicKeyPEM: String(decoding: data, as: UTF8.self)))
         }

@@ -1,5 +1,6 @@
 import APNsSimulator
 import Foundation
+import PushSecrets
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,11 +9,18 @@ extension SimulatorCommand {
     /// `--fcm-service-account FILE`: trusts the account in FILE, first writing a new development account there (a
     /// fresh RSA 2048 key, Google's JSON format, `token_uri` = the running simulator's `/token`, mode 0600, never
     /// over an existing file) when there is none. Returns the line to print, naming the file as `shown`.
+    /// An existing FILE is a secret file, read through ``SecretFileLoader`` (refused when other users may read it).
     static func trustServiceAccount(file: String, shown: String, simulator: APNsSimulator) throws -> String {
-        if let data = FileManager.default.contents(atPath: file) {
+        let existing: [UInt8]?
+        do { existing = try SecretFileLoader.read(file, name: "--fcm-service-account") } catch where error.kind == .missing {
+            existing = nil
+        } catch {
+            throw CLIError.usage(error.message)
+        }
+        if let data = existing {
             let account: SimulatorServiceAccount
             do {
-                account = try SimulatorServiceAccount(serviceAccountJSON: Array(data), source: file)
+                account = try SimulatorServiceAccount(serviceAccountJSON: data, source: file)
                 try simulator.trustServiceAccount(account)
             } catch { throw CLIError.usage(error.message) }
             return "simulator: FCM service account \(account.clientEmail) from \(shown) (token_uri \(account.tokenURI ?? "none"))"

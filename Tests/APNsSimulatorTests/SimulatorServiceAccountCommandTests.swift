@@ -10,13 +10,20 @@ import TestSupport
 /// run again on the same file it trusts that account instead of making another.
 @Suite(.timeLimit(.minutes(2)))
 struct SimulatorServiceAccountCommandTests {
-    @Test func writesAnAccountOnceAndGrantsItsAssertionsOnEveryRun() async throws {
-        let dir = try TemporaryDirectories.make("simcli-fcm")
+    /// A new PKI, its CA and the simulator's certificate and key written to DIR/certs (what `--certificates` reads).
+    @discardableResult
+    static func writeCertificates(in dir: String) throws -> SimulatorPKI {
         try FileManager.default.createDirectory(atPath: dir + "/certs", withIntermediateDirectories: true)
         let pki = try SimulatorPKI()
         try pki.ca.certificatePEM.write(toFile: dir + "/certs/ca.pem", atomically: true, encoding: .utf8)
         try pki.server.certificatePEM.write(toFile: dir + "/certs/server.pem", atomically: true, encoding: .utf8)
         try pki.server.keyPEM.write(toFile: dir + "/certs/server.key", atomically: true, encoding: .utf8)
+        return pki
+    }
+
+    @Test func writesAnAccountOnceAndGrantsItsAssertionsOnEveryRun() async throws {
+        let dir = try TemporaryDirectories.make("simcli-fcm")
+        let pki = try Self.writeCertificates(in: dir)
         let file = dir + "/fcm-dev.json"
 
         var keys: [String] = []
@@ -55,5 +62,21 @@ struct SimulatorServiceAccountCommandTests {
             #expect(await child.process.exited(within: 15))
         }
         #expect(keys[0] == keys[1], "the second run reuses the file")
+    }
+
+    /// An existing FILE is read by the one secret-file loader: before, one anyone could read was trusted as it was.
+    @Test func anExistingAccountFileOtherUsersCanReadIsRefusedNamingTheFile() async throws {
+        let dir = try TemporaryDirectories.make("simcli-fcm-exposed")
+        try Self.writeCertificates(in: dir)
+        let file = dir + "/fcm-dev.json"
+        let made = try SimulatorServiceAccount.makeDevelopment(tokenURI: "https://127.0.0.1:1/token")
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(made.json.utf8)))
+        #expect(chmod(file, 0o644) == 0)
+        let outcome = try await ProcessRunner.run(
+            BuiltPushctl.url, ["simulator", "--certificates", dir + "/certs", "--port", "0", "--client-auth", "either",
+                               "--fcm-service-account", file], timeout: 60)
+        #expect(outcome.status == 2, "\(outcome.stderr)")
+        #expect(outcome.stderr == "pushctl: --fcm-service-account: \(file) is accessible by other users (mode 0644); run chmod 600 \(file) (or chmod 640 to let the service's group read it)\n")
+        #expect(!outcome.stdout.contains("listening on"))
     }
 }

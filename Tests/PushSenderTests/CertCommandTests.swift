@@ -81,6 +81,7 @@ import Testing
         let certs = try CredentialFixture.make()
         let directory = certs.directory
         try Data("wrong\n".utf8).write(to: URL(fileURLWithPath: directory + "/wrong.password"))
+        #expect(chmod(directory + "/wrong.password", 0o600) == 0)
         let cases: [[String]] = [
             ["cert", "inspect", directory + "/missing.p12", "--password-file", certs.path("client.p12.password")],
             ["cert", "inspect", certs.path("client.p12"), "--password-file", directory + "/wrong.password"],
@@ -98,5 +99,25 @@ import Testing
         }
         let wrong = try pushctl(["cert", "inspect", certs.path("client.p12"), "--password-file", directory + "/wrong.password"])
         #expect(wrong.stderr.contains("wrong password or corrupt .p12 (mac verify failure)"))
+    }
+
+    /// `cert inspect` reads a .p12 and its password file through the one secret-file loader, as the configuration's
+    /// readers do: before, it read them whoever else could. A PEM certificate is public and still read at any mode.
+    @Test func inspectRefusesAP12OrAPasswordFileOtherUsersCanRead() throws {
+        let certs = try CredentialFixture.make()
+        let p12 = certs.path("client.p12"), password = certs.path("client.p12.password")
+        #expect(chmod(p12, 0o644) == 0)
+        let exposedP12 = try pushctl(["cert", "inspect", p12, "--password-file", password])
+        #expect(exposedP12.status == 2)
+        #expect(exposedP12.stderr == "pushctl: .p12 file: \(p12) is accessible by other users (mode 0644); run chmod 600 \(p12) (or chmod 640 to let the service's group read it)\n")
+        #expect(exposedP12.stdout.isEmpty)
+        #expect(chmod(p12, 0o600) == 0 && chmod(password, 0o604) == 0)
+        let exposedPassword = try pushctl(["cert", "inspect", p12, "--password-file", password])
+        #expect(exposedPassword.status == 2)
+        #expect(exposedPassword.stderr.contains("password file: \(password) is accessible by other users (mode 0604)"), "\(exposedPassword.stderr)")
+        #expect(exposedPassword.stderr.split(separator: "\n").count == 1 && exposedPassword.stdout.isEmpty)
+        #expect(chmod(certs.path("client.pem"), 0o644) == 0)
+        let pem = try pushctl(["cert", "inspect", certs.path("client.pem")])
+        #expect(pem.status == 0, "\(pem.stderr)")
     }
 }

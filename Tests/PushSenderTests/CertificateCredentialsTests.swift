@@ -91,12 +91,28 @@ import Testing
         let directory = try CredentialFixture.temporaryDirectory()
         let garbage = directory + "/garbage.p12"
         try Data("not a p12".utf8).write(to: URL(fileURLWithPath: garbage))
+        #expect(chmod(garbage, 0o600) == 0)
         #expect { try CertificateCredentials(p12Path: garbage, password: "x") } throws: {
-            ($0 as? CredentialError)?.code == .invalidInput
+            ($0 as? CredentialError)?.code == .invalidInput && ($0 as? CredentialError)?.message.contains("accessible") == false
         }
         #expect { try CertificateCredentials(p12Path: directory + "/missing.p12", password: "x") } throws: {
             ($0 as? CredentialError)?.code == .io && ($0 as? CredentialError)?.message.contains("missing.p12") == true
         }
+    }
+
+    /// The .p12 is read by the one secret-file loader: before it, `CertificateCredentials(p12Path:)` read any file it
+    /// could, whoever else could read it too.
+    @Test func aP12OtherUsersCanReadIsRefusedNamingTheFile() throws {
+        let certs = try CredentialFixture.make()
+        let p12 = certs.path("client.p12")
+        #expect(chmod(p12, 0o604) == 0)
+        let error = #expect(throws: CredentialError.self) {
+            try CertificateCredentials(p12Path: p12, password: CredentialFixture.password(certs))
+        }
+        #expect(error?.code == .invalidInput)
+        #expect(error?.message == ".p12 file: \(p12) is accessible by other users (mode 0604); run chmod 600 \(p12) (or chmod 640 to let the service's group read it)")
+        #expect(chmod(p12, 0o640) == 0)
+        _ = try CertificateCredentials(p12Path: p12, password: CredentialFixture.password(certs))
     }
 
     @Test func legacyProviderIsLoaded() {

@@ -196,18 +196,29 @@ struct ChannelClientTests {
         try await simulator.stop()
     }
 
-    @Test func transient503IsRetriedWithBackoff() async throws {
-        try await Self.withSimulator { sim in
-            sim.simulator.faults.serviceUnavailableFraction = 1
-            // APNs recovers while the client waits out its first backoff.
-            let sleeper = RecordingSleeper(onSleep: { _ in sim.simulator.faults.serviceUnavailableFraction = 0 })
+    /// A `create` first answered `status` (the simulator's `fault` at 1) succeeds once APNs recovers, which it does
+    /// while the client waits out its first backoff: one retry.
+    static func expectRetriedOnce(after fault: WritableKeyPath<SimulatorFaults, Double> & Sendable, answers status: Int) async throws {
+        try await withSimulator { sim in
+            sim.simulator.faults[keyPath: fault] = 1
+            let sleeper = RecordingSleeper(onSleep: { _ in sim.simulator.faults[keyPath: fault] = 0 })
             let client = try Self.client(sim, sleeper: sleeper)
             let id = try await client.create(policy: .mostRecent, environment: nil)
             #expect(sim.simulator.channels(bundleId: sim.topic).map(\.id) == [id])
             #expect(sleeper.delays.count == 1)
-            #expect(sim.simulator.counters.byStatus[503] == 1)
+            #expect(sim.simulator.counters.byStatus[status] == 1)
             #expect(sim.simulator.counters.byStatus[201] == 1)
         }
+    }
+
+    @Test func transient503IsRetriedWithBackoff() async throws {
+        try await Self.expectRetriedOnce(after: \.serviceUnavailableFraction, answers: 503)
+    }
+
+    /// The channel client retries on the statuses every APNs answer is retried on (`APNsAnswerRule`, 429 and 5xx):
+    /// before, its own list (429, 500, 503) made a front end's 502 a final rejection.
+    @Test func aBadGatewayFromAFrontEndIsRetriedAsEvery5xx() async throws {
+        try await Self.expectRetriedOnce(after: \.badGatewayFraction, answers: 502)
     }
 
     @Test func aLasting503GivesUpAfterTheAttempts() async throws {

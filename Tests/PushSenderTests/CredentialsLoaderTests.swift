@@ -52,18 +52,35 @@ import Testing
         #expect(wrong?.message.contains("wrong") == true && wrong?.message.contains("mac verify failure") == true)
     }
 
-    @Test func passwordFileLosesExactlyOneTrailingNewline() throws {
+    /// The first line, as every one-line secret (`SecretFileLoader.firstLine(of:)`): before, the .p12 password lost one
+    /// trailing newline only, so an editor's blank last line (`pw\n\n`) made the password `pw\n`.
+    @Test func aPasswordFileGivesItsFirstLine() throws {
         let directory = try CredentialFixture.temporaryDirectory()
-        let cases: [(String, String)] = [("pw", "pw"), ("pw\n", "pw"), ("pw\r\n", "pw"), ("pw\n\n", "pw\n"), (" pw \n", " pw ")]
+        let cases: [(String, String)] = [
+            ("pw", "pw"), ("pw\n", "pw"), ("pw\r\n", "pw"), ("pw\n\n", "pw"), (" pw \n", " pw "), ("pw\nsecond line\n", "pw"),
+        ]
         for (index, (content, expected)) in cases.enumerated() {
             let path = directory + "/p\(index)"
             try Data(content.utf8).write(to: URL(fileURLWithPath: path))
+            #expect(chmod(path, 0o600) == 0)
             #expect(try CredentialsLoader.password(from: .file(path), environment: [:]) == expected)
         }
         let missing = #expect(throws: CredentialError.self) {
             try CredentialsLoader.password(from: .file(directory + "/none"), environment: [:])
         }
         #expect(missing?.code == .io)
+    }
+
+    /// The password file is read by the one secret-file loader: before it, a password file anyone could read was used.
+    @Test func aPasswordFileOtherUsersCanReadIsRefusedNamingTheFile() throws {
+        let certs = try CredentialFixture.make()
+        let file = certs.path("client.p12.password")
+        #expect(chmod(file, 0o644) == 0)
+        let error = #expect(throws: CredentialError.self) {
+            try CredentialsLoader.password(from: .file(file), environment: [:])
+        }
+        #expect(error?.code == .invalidInput)
+        #expect(error?.message.hasPrefix("password file: \(file) is accessible by other users (mode 0644); run chmod 600 \(file)") == true)
     }
 
     @Test func tokenFromP8() throws {

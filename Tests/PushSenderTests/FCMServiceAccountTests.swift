@@ -121,7 +121,20 @@ import TestSupport
         #expect(!refusal(notRSA).contains("BEGIN"))
 
         let missing = "\(directory)/absent.json"
-        #expect(refusal(missing) == "service-account file \(missing): no such file")
+        #expect(refusal(missing) == "apps.example.fcm.serviceAccount: \(missing): no such file")
+    }
+
+    /// The file is read by the one secret-file loader, which judges the file it opened: before it, a directory there
+    /// passed the mode check (a stat of the path) and failed later as "cannot read".
+    @Test func aServiceAccountPathThatIsADirectoryIsRefusedAsNotARegularFile() throws {
+        let directory = try TemporaryDirectories.make("fcm-directory-account")
+        let account = directory + "/account.json"
+        try FileManager.default.createDirectory(atPath: account, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        let error = #expect(throws: CredentialError.self) {
+            try FCMServiceAccount(path: account, configurationKey: "apps.example.fcm.serviceAccount")
+        }
+        #expect(error?.code == .invalidInput)
+        #expect(error?.message == "apps.example.fcm.serviceAccount: \(account) is not a regular file (a directory)")
     }
 
     static func segment(_ jwt: String, _ index: Int) throws -> [String: Any] {

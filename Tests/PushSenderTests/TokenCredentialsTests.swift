@@ -137,4 +137,18 @@ import Testing
         }
         #expect(missing?.code == .io)
     }
+
+    /// The .p8 is read by the one secret-file loader: before it, `TokenCredentials(p8Path:)` read any file it could.
+    @Test func aP8OtherUsersCanReadIsRefusedNamingTheFile() throws {
+        let certs = try CredentialFixture.make()
+        let p8 = certs.path("AuthKey_DEVKEY1234.p8")
+        #expect(chmod(p8, 0o644) == 0)
+        let error = #expect(throws: CredentialError.self) {
+            try TokenCredentials(p8Path: p8, keyId: DevCertificates.keyId, teamId: DevCertificates.teamId)
+        }
+        #expect(error?.code == .invalidInput)
+        #expect(error?.message == ".p8 key: \(p8) is accessible by other users (mode 0644); run chmod 600 \(p8) (or chmod 640 to let the service's group read it)")
+        #expect(chmod(p8, 0o640) == 0)
+        _ = try TokenCredentials(p8Path: p8, keyId: DevCertificates.keyId, teamId: DevCertificates.teamId)
+    }
 }

@@ -100,4 +100,20 @@ import Testing
         #expect(throws: CredentialError.self) { try VAPIDSigner(pemPath: notAKey, subject: "mailto:ops@example.com") }
         #expect(throws: CredentialError.self) { try VAPIDSigner(pemPath: directory + "/missing.pem", subject: "mailto:ops@example.com") }
     }
+
+    /// The key is read by the one secret-file loader, its size capped: before it, a file of any size was read whole
+    /// and then refused only as "not a P-256 private key".
+    @Test func aKeyFileOverTheSecretSizeLimitIsRefusedNamingTheFileAndTheLimit() throws {
+        let directory = try CredentialFixture.temporaryDirectory()
+        let path = directory + "/huge.pem"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(P256.Signing.PrivateKey().pemRepresentation.utf8)))
+        #expect(chmod(path, 0o600) == 0)
+        // Sparse: the key, then zeros up to one byte over the limit.
+        #expect(truncate(path, off_t(1 << 20) + 1) == 0)
+        let error = #expect(throws: CredentialError.self) {
+            try VAPIDSigner(pemPath: path, configKey: "apps.web.webpush.vapidKey", subject: "mailto:ops@example.com")
+        }
+        #expect(error?.code == .invalidInput)
+        #expect(error?.message == "apps.web.webpush.vapidKey: \(path) is larger than 1048576 bytes, too large for a secret file")
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import Testing
+import TestSupport
 
 @testable import PushSender
 
@@ -26,6 +27,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try "line-one\nline-two\n".write(toFile: dir + "/secret", atomically: true, encoding: .utf8)
+        #expect(chmod(dir + "/secret", 0o600) == 0)
         let fromFile = try WebhookClient(WebhookSettings(url: "https://example.com/hook", secret: .file(dir + "/secret")))
         let direct = WebhookClient(url: "https://example.com/hook", secret: Array("line-one".utf8))
         #expect(fromFile.url == "https://example.com/hook")
@@ -39,5 +41,18 @@ import Testing
         #expect(throws: CredentialError.self) {
             try WebhookClient(WebhookSettings(url: "https://x", secret: .environment("EMPTY")), environment: ["EMPTY": ""])
         }
+    }
+
+    /// The secret file is read by the one secret-file loader: before it, a webhook secret anyone could read was used.
+    @Test func aSecretFileOtherUsersCanReadIsRefusedNamingTheFile() throws {
+        let dir = try TemporaryDirectories.make("webhook-exposed")
+        let file = dir + "/secret"
+        #expect(FileManager.default.createFile(atPath: file, contents: Data("s3cret\n".utf8)))
+        #expect(chmod(file, 0o644) == 0)
+        let error = #expect(throws: CredentialError.self) {
+            try WebhookClient(WebhookSettings(url: "https://example.com/hook", secret: .file(file)))
+        }
+        #expect(error?.code == .invalidInput)
+        #expect(error?.message.hasPrefix("webhook secret file: \(file) is accessible by other users (mode 0644)") == true)
     }
 }

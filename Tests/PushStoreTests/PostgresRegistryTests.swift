@@ -42,13 +42,28 @@ import Testing
         let url = try server.makeDatabase()
         let file = makeTempDirectory() + "/password"
         try "unused-by-a-trusting-server\n".write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(chmod(file, 0o600) == 0)
         let registry = try PostgresRegistry.open(url: url, passwordFile: file, passwordEnv: nil, connections: 1)
         #expect(try registry.schemaVersion() == PostgresSchema.currentVersion)
         #expect { _ = try PostgresRegistry.open(url: url, passwordFile: file + ".missing", passwordEnv: nil) } throws: {
-            ($0 as? StoreError)?.message.contains("password file") == true
+            ($0 as? StoreError)?.message == "databasePasswordFile: \(file).missing: no such file"
         }
         #expect { _ = try PostgresRegistry.open(url: url, passwordFile: nil, passwordEnv: "PUSHPROVIDER_TEST_UNSET_VARIABLE") } throws: {
             ($0 as? StoreError)?.message.contains("PUSHPROVIDER_TEST_UNSET_VARIABLE") == true
+        }
+    }
+
+    /// The password file is read by the one secret-file loader: before it, one anyone on the machine could read was
+    /// used (a command that skips the configuration's check, a library caller, never got a refusal).
+    @Test func aPasswordFileOtherUsersCanReadIsRefusedBeforeConnecting() throws {
+        let file = makeTempDirectory() + "/password"
+        try "unused-by-a-trusting-server\n".write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(chmod(file, 0o644) == 0)
+        // Nothing listens on port 1: had the password been accepted, the error would be the database's.
+        #expect { _ = try PostgresRegistry.open(url: "postgres://push@127.0.0.1:1/db", passwordFile: file, passwordEnv: nil) } throws: {
+            guard let error = $0 as? StoreError, error.code == .invalidInput else { return false }
+            return error.message.hasPrefix("databasePasswordFile: \(file) is accessible by other users (mode 0644)")
+                && !error.message.contains("unused-by")
         }
     }
 

@@ -5,7 +5,7 @@ import Testing
 
 /// `SecretFile` through the binary: every kind of secret file the configuration can name is refused when other
 /// users may read it (exit 2, one line naming the key, the file and the chmod that fixes it, nothing done) and
-/// accepted at 0600 and 0640 (the service's group may read it).
+/// accepted at 0600 and 0640 (the service's group may read it); a directory or a FIFO at its path is refused too.
 @Suite(.timeLimit(.minutes(2))) struct SecretFileTests {
     /// One kind of secret file: its configuration key, and the configuration that names it as `secret` (other
     /// files it needs are written 0600 beside it).
@@ -69,6 +69,24 @@ import Testing
         let result = try await CLI.run(["tokens", "count", "--config", w.config, "--app", "example"])
         #expect(result.status == 0, "\(kind) \(String(mode, radix: 8)): \(result.stderr)")
         #expect(result.stdout == "0\n")
+    }
+
+    /// The configuration's check opens each secret file and judges what it opened (the one secret-file loader): before,
+    /// a stat of the path passed a directory or a FIFO of mode 0600 or 0700, and a FIFO then blocked whatever read it.
+    @Test(arguments: kinds)
+    func aSecretPathThatIsADirectoryOrAFIFOIsRefusedBeforeAnythingIsDone(_ kind: Kind) async throws {
+        let w = try await Self.world(kind, mode: 0o600)
+        defer { try? FileManager.default.removeItem(at: w.dir) }
+        let cases: [(make: () -> Int32, what: String)] = [({ mkdir(w.secret, 0o700) }, "a directory"), ({ mkfifo(w.secret, 0o600) }, "a FIFO")]
+        for (made, what) in cases {
+            try FileManager.default.removeItem(atPath: w.secret)
+            try #require(made() == 0)
+            let result = try await CLI.run(["tokens", "count", "--config", w.config, "--app", "example"], timeout: 30)
+            #expect(result.status == 2, "\(kind) \(what): \(result.stderr)")
+            #expect(result.stderr == "pushctl: \(kind.key): \(w.secret) is not a regular file (\(what))\n")
+            #expect(result.stdout.isEmpty)
+            #expect(!FileManager.default.fileExists(atPath: w.dir.appendingPathComponent("registry.sqlite").path))
+        }
     }
 
     @Test func serveRefusesItTooSoTheUnitDoesNotRestart() async throws {

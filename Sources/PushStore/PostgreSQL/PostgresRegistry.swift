@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import PushCore
+import PushSecrets
 
 /// The registry on PostgreSQL: the same tables and meaning as ``SQLiteRegistry`` on SQLite, for several
 /// `pushctl serve` instances and workers on several hosts sharing one database. Writes that race between
@@ -37,7 +38,8 @@ public final class PostgresRegistry: RegistryStore {
         try PostgresSchema.migrate(pool)
     }
 
-    /// Opens `url`, reading the password from the first line of `passwordFile` or from the environment
+    /// Opens `url`, reading the password from the first line of `passwordFile` (a secret file, read by
+    /// ``SecretFileLoader`` like every other: refused when other users may read it) or from the environment
     /// variable `passwordEnv` (never from the URL or the command line). A password file that cannot be read or
     /// a variable that is not set is a configuration problem (`.invalidInput`), not the database's.
     public static func open(
@@ -46,10 +48,9 @@ public final class PostgresRegistry: RegistryStore {
         let url = try PostgresURL(parsing: text)
         var password: String?
         if let passwordFile {
-            guard let data = FileManager.default.contents(atPath: passwordFile), let text = String(data: data, encoding: .utf8) else {
-                throw StoreError(.invalidInput, "cannot read the database password file \(passwordFile)")
+            do { password = try SecretFileLoader.readFirstLine(passwordFile, name: "databasePasswordFile") } catch {
+                throw StoreError(.invalidInput, error.message)
             }
-            password = text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
         } else if let passwordEnv {
             guard let value = ProcessInfo.processInfo.environment[passwordEnv] else {
                 throw StoreError(.invalidInput, "the database password variable \(passwordEnv) is not set")
