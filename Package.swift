@@ -34,7 +34,7 @@ let package = Package(
         .library(name: "PushStore", targets: ["PushStore"]),
         .library(name: "PushSender", targets: ["PushSender"]),
         .library(name: "PushDelivery", targets: ["PushDelivery"]),
-        .library(name: "APNsSimulator", targets: ["APNsSimulator"]),
+        .library(name: "PushSimulator", targets: ["PushSimulator"]),
         .library(name: "PushServer", targets: ["PushServer"]),
         // The app side: what an iOS, macOS or Linux app adds by this repository's URL (README "In your app").
         .library(name: "PushProviderClient", targets: ["PushProviderClient"]),
@@ -131,7 +131,7 @@ let package = Package(
 
         // A strict APNs simulator: HTTP/2 over TLS with client-certificate or JWT auth and faults.
         .target(
-            name: "APNsSimulator",
+            name: "PushSimulator",
             dependencies: [
                 "PushCore",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -168,7 +168,7 @@ let package = Package(
         .executableTarget(
             name: "pushctl",
             dependencies: [
-                "PushCore", "PushLanes", "PushSecrets", "PushStore", "PushSender", "PushDelivery", "APNsSimulator", "PushServer",
+                "PushCore", "PushLanes", "PushSecrets", "PushStore", "PushSender", "PushDelivery", "PushSimulator", "PushServer",
                 "CBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -183,19 +183,19 @@ let package = Package(
         // (PostgresTestServer).
         .target(name: "TestSupport", dependencies: ["PushCore"], path: "Tests/TestSupport", swiftSettings: testSettings),
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "TestSupport"], swiftSettings: testSettings),
-        .testTarget(name: "APNsSimulatorTests", dependencies: ["APNsSimulator", "PushSender", "PushCore", "TestSupport"], swiftSettings: testSettings),
-        .testTarget(name: "PushSenderTests", dependencies: ["PushSender", "PushLanes", "APNsSimulator", "PushCore", "TestSupport"], swiftSettings: testSettings),
+        .testTarget(name: "PushSimulatorTests", dependencies: ["PushSimulator", "PushSender", "PushCore", "TestSupport"], swiftSettings: testSettings),
+        .testTarget(name: "PushSenderTests", dependencies: ["PushSender", "PushLanes", "PushSimulator", "PushCore", "TestSupport"], swiftSettings: testSettings),
         .testTarget(
             name: "PushDeliveryTests",
             dependencies: [
-                "PushDelivery", "PushSender", "PushStore", "APNsSimulator", "PushCore", "CSQLite", "TestSupport",
+                "PushDelivery", "PushSender", "PushStore", "PushSimulator", "PushCore", "CSQLite", "TestSupport",
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: testSettings),
         .testTarget(
             name: "PushServerTests",
             dependencies: [
-                "PushServer", "PushStore", "PushSender", "PushDelivery", "APNsSimulator", "PushCore", "CSQLite",
+                "PushServer", "PushStore", "PushSender", "PushDelivery", "PushSimulator", "PushCore", "CSQLite",
                 "TestSupport",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -18,7 +18,7 @@ public struct FCMSettings: Sendable, Equatable {
             case "production": self = .production
             case "simulator": self = .simulator
             default:
-                guard text.hasPrefix("https://"), case .url(let host, let port) = try? PushCore.Endpoint(parsing: text) else {
+                guard text.hasPrefix("https://"), case .url(let host, let port) = try? APNsEndpoint(parsing: text) else {
                     throw ConfigurationError("endpoint must be production, simulator or an https://host:port URL, not '\(text)'")
                 }
                 self = .url(host: host, port: port)

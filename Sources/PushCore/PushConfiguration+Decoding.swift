@@ -159,10 +159,10 @@ extension PushConfiguration {
         guard let topic = try f.string("topic"), !topic.isEmpty else {
             throw ConfigurationError("\(at).topic is required (the app's bundle id)")
         }
-        let endpoint = try Endpoint(parsing: try f.string("endpoint") ?? "development")
-        func optionalEndpoint(_ key: String) throws(ConfigurationError) -> Endpoint? {
+        let endpoint = try APNsEndpoint(parsing: try f.string("endpoint") ?? "development")
+        func optionalEndpoint(_ key: String) throws(ConfigurationError) -> APNsEndpoint? {
             guard let text = try f.string(key) else { return nil }
-            do { return try Endpoint(parsing: text) } catch { throw ConfigurationError("\(at).\(key): \(error.message)") }
+            do { return try APNsEndpoint(parsing: text) } catch { throw ConfigurationError("\(at).\(key): \(error.message)") }
         }
         let channelEndpoint = try optionalEndpoint("channelEndpoint")
         let broadcastEndpoint = try optionalEndpoint("broadcastEndpoint")

@@ -144,66 +144,6 @@ public struct SimulatorSettings: Sendable, Equatable {
     }
 }
 
-/// Where an app's notifications go.
-public enum Endpoint: Sendable, Equatable, CustomStringConvertible {
-    /// `api.push.apple.com:443`.
-    case production
-    /// `api.sandbox.push.apple.com:443`.
-    case development
-    /// The built-in simulator from the `simulator` block.
-    case simulator
-    /// Any other HTTPS server, e.g. a staging proxy.
-    case url(host: String, port: Int)
-
-    /// Parses `production`, `development`, `simulator` or `https://host[:port]`.
-    public init(parsing text: String) throws(ConfigurationError) {
-        switch text {
-        case "production": self = .production
-        case "development": self = .development
-        case "simulator": self = .simulator
-        default:
-            guard text.hasPrefix("https://") else {
-                throw ConfigurationError(
-                    "endpoint must be production, development, simulator or an https://host:port URL, not '\(text)'")
-            }
-            var rest = Substring(text.dropFirst("https://".count))
-            if rest.hasSuffix("/") { rest = rest.dropLast() }
-            guard !rest.isEmpty, !rest.contains("/") else {
-                throw ConfigurationError("endpoint URL must be https://host[:port] without a path: '\(text)'")
-            }
-            var host = String(rest)
-            var port = 443
-            if let colon = rest.lastIndex(of: ":"), !rest.hasSuffix("]") {
-                guard let p = Int(rest[rest.index(after: colon)...]), (1...65535).contains(p) else {
-                    throw ConfigurationError("endpoint URL has a bad port: '\(text)'")
-                }
-                host = String(rest[..<colon])
-                port = p
-            }
-            self = .url(host: host, port: port)
-        }
-    }
-
-    /// The environment tokens sent here belong to, when the endpoint implies one.
-    public var impliedEnvironment: APNsEnvironment? {
-        switch self {
-        case .production: .production
-        case .development, .simulator: .development
-        case .url: nil
-        }
-    }
-
-    /// The configuration-file spelling.
-    public var description: String {
-        switch self {
-        case .production: "production"
-        case .development: "development"
-        case .simulator: "simulator"
-        case .url(let host, let port): "https://\(host):\(port)"
-        }
-    }
-}
-
 /// How the provider authenticates to APNs.
 public enum AuthSettings: Sendable, Equatable {
     /// A certificate and key in a .p12, its password read from a file or an environment variable.
@@ -225,15 +165,15 @@ public struct AppSettings: Sendable, Equatable {
     /// The bundle id; push types that need a suffix (`.voip`, …) get it added.
     public var topic: String
     /// Where notifications go.
-    public var endpoint: Endpoint
+    public var endpoint: APNsEndpoint
     /// Where broadcast channel management (`/1/apps/…/channels`) goes (`apps.ID.channelEndpoint`), or nil for
     /// the default: Apple's channel-management host of the request's environment when ``endpoint`` is
     /// `production` or `development`, the simulator when it is `simulator`, the same URL when it is a URL.
     /// With `production` / `development` here too, the host follows the request's environment.
-    public var channelEndpoint: Endpoint?
+    public var channelEndpoint: APNsEndpoint?
     /// Where broadcast sends (`/4/broadcasts/apps/…`) go (`apps.ID.broadcastEndpoint`), or nil for ``endpoint``.
     /// Apple's hosts are chosen per the request's environment, as for device sends.
-    public var broadcastEndpoint: Endpoint?
+    public var broadcastEndpoint: APNsEndpoint?
     /// An extra trust anchor (PEM) for the endpoint. TLS verification is never switched off.
     public var caFile: String?
     /// Credentials.
@@ -287,7 +227,7 @@ public struct AppSettings: Sendable, Equatable {
 
     /// Creates app settings.
     public init(
-        topic: String, endpoint: Endpoint, caFile: String? = nil, auth: AuthSettings,
+        topic: String, endpoint: APNsEndpoint, caFile: String? = nil, auth: AuthSettings,
         registrationKeys: [String] = [], sendKeys: [String] = [], payloadLimit: Int? = nil, window: Int? = nil,
         connections: Int? = nil, outageLimitSeconds: Int? = nil, webhook: WebhookSettings? = nil
     ) {
@@ -309,10 +249,10 @@ public struct AppSettings: Sendable, Equatable {
 
     /// ``channelEndpoint`` or, when unset, ``endpoint`` (whose Apple values then mean Apple's
     /// channel-management hosts).
-    public var effectiveChannelEndpoint: Endpoint { channelEndpoint ?? endpoint }
+    public var effectiveChannelEndpoint: APNsEndpoint { channelEndpoint ?? endpoint }
 
     /// ``broadcastEndpoint`` or, when unset, ``endpoint``.
-    public var effectiveBroadcastEndpoint: Endpoint { broadcastEndpoint ?? endpoint }
+    public var effectiveBroadcastEndpoint: APNsEndpoint { broadcastEndpoint ?? endpoint }
 }
 
 /// A configuration problem, with a message that names the key or value at fault.

@@ -5,7 +5,7 @@ import PushSender
 import Synchronization
 
 /// Runs broadcasts and send jobs: one notification to every targeted device, safe under cron, crashes and
-/// faults. It reaches storage only through ``DeliveryStore`` and sends through a ``Sender`` it does not own.
+/// faults. It reaches storage only through ``DeliveryStore`` and sends through a ``APNsSender`` it does not own.
 ///
 /// Its promise:
 /// - transient is never final: a device is only done with a final outcome or a deferred one (retried by the

@@ -37,7 +37,7 @@ struct DeliveryPump {
     func run(_ next: () async throws(DeliveryStoreError) -> Step?) async {
         // The loop checks the flag between devices, but with the window full and no answers coming (a host that
         // lost its link) it waits in `acquire` and would not see it: the watcher acts on a stop at once — waiting
-        // notifications come back, nothing lost on the wire is written again (``Sender/abandonWaiting(_:)``), and
+        // notifications come back, nothing lost on the wire is written again (``APNsSender/abandonWaiting(_:)``), and
         // the windows open so the loop wakes, sees the flag and drains.
         let watcher = Task { [stop, sender, inFlight, ahead] in
             while !Task.isCancelled {

@@ -2,7 +2,7 @@ import PushCore
 
 /// The one seam between the delivery engine and a push service: one prepared notification in, one
 /// ``DeliveryResult`` out (through `onResult`), with the run boundaries the engine needs. Each push service has
-/// its own implementation (``Sender`` for APNs); everything above it — windows, checkpoints, outcome commits,
+/// its own implementation (``APNsSender`` for APNs); everything above it — windows, checkpoints, outcome commits,
 /// leases — is the same whatever service a device belongs to, and engine tests can drive it without TLS.
 public protocol DeliverySender: AnyObject, Sendable {
     /// The settings in use (the engine sizes its windows from ``SenderConfiguration/inFlightLimit``).
@@ -33,7 +33,7 @@ public protocol DeliverySender: AnyObject, Sendable {
     func shutdown() async
 }
 
-extension Sender: DeliverySender {}
+extension APNsSender: DeliverySender {}
 
 extension DeliverySender {
     /// ``submit(_:onResult:onPruneReleased:)`` without a held-prune callback.

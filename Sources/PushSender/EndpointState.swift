@@ -1,6 +1,6 @@
 import PushCore
 
-/// One endpoint's state inside ``Sender/Shared`` (only touched under the sender's lock).
+/// One endpoint's state inside ``APNsSender/Shared`` (only touched under the sender's lock).
 struct EndpointState {
     let target: SenderTarget
     /// One per connection (`connections`); empty when curl could not be set up (then `stop` is set).

@@ -4,7 +4,7 @@ import PushCore
 import Synchronization
 
 /// Sends notifications to Android devices through FCM HTTP v1 behind the engine's ``DeliverySender`` seam, with the
-/// same semantics as the APNs ``Sender`` and the ``WebPushSender`` (docs/fcm.md, "The sender"):
+/// same semantics as the APNs ``APNsSender`` and the ``WebPushSender`` (docs/fcm.md, "The sender"):
 /// - each notification is mapped once (``FCMPayload``: Apple-only push types are not sent, `.rejected`, status 0,
 ///   with its reason) into `POST /v1/projects/{project_id}/messages:send`; every attempt resends the same body;
 /// - `Authorization: Bearer` carries the one access token of the service account (``AccessTokenCache``), shared by

@@ -61,7 +61,7 @@ public struct SenderConfiguration: Sendable {
     /// `Proxy-Authorization` among them). Default false.
     public var verbose: Bool
     /// The outbound HTTP proxy (`proxy`, `apps.ID.proxy`), or nil: then the environment's proxy variables apply
-    /// (``proxyEnvironment``). Set by ``Sender/forApp(_:in:settings:breakerStates:logger:)``.
+    /// (``proxyEnvironment``). Set by ``APNsSender/forApp(_:in:settings:breakerStates:logger:)``.
     public var proxy: SenderProxy? = nil
     /// The proxy variables (`HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`, …) the route of each connection is decided
     /// by when ``proxy`` is nil (``ProxyRoute``). Default: this process's environment, read when the
@@ -133,7 +133,7 @@ public struct SenderTarget: Sendable, Hashable, CustomStringConvertible {
     public static let appleDevelopment = SenderTarget(host: "api.sandbox.push.apple.com", port: 443)
 
     /// The target an app's configured endpoint names (the simulator trusts `<certificates>/ca.pem`).
-    public static func forEndpoint(_ endpoint: Endpoint, caFile: String?, simulator: SimulatorSettings?) -> SenderTarget {
+    public static func forEndpoint(_ endpoint: APNsEndpoint, caFile: String?, simulator: SimulatorSettings?) -> SenderTarget {
         switch endpoint {
         case .production: return SenderTarget(host: appleProduction.host, port: 443, caFile: caFile)
         case .development: return SenderTarget(host: appleDevelopment.host, port: 443, caFile: caFile)

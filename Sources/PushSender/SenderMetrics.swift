@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Live figures of one ``Sender`` for `/metrics`: notifications in flight, APNs answers and how long they took,
+/// Live figures of one ``APNsSender`` for `/metrics`: notifications in flight, APNs answers and how long they took,
 /// TCP connections opened (and reopened). Updated on the transport threads with atomics (the latency histogram
 /// under a small lock), read at scrape time.
 public final class SenderMetrics: Sendable {

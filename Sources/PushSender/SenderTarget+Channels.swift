@@ -9,7 +9,7 @@ extension SenderTarget {
     /// Where channel management (`/1/apps/…`) goes for a request in `environment`: Apple's management host of
     /// that environment for `production` / `development`, else the simulator or URL the endpoint names.
     public static func channelManagement(
-        _ endpoint: Endpoint, environment: APNsEnvironment, caFile: String?, simulator: SimulatorSettings?
+        _ endpoint: APNsEndpoint, environment: APNsEnvironment, caFile: String?, simulator: SimulatorSettings?
     ) -> SenderTarget {
         switch endpoint {
         case .production, .development:
@@ -23,7 +23,7 @@ extension SenderTarget {
     /// Where broadcast sends (`/4/broadcasts/apps/…`) go for a request in `environment`: Apple's push host of
     /// that environment for `production` / `development`, else the simulator or URL the endpoint names.
     public static func broadcast(
-        _ endpoint: Endpoint, environment: APNsEnvironment, caFile: String?, simulator: SimulatorSettings?
+        _ endpoint: APNsEndpoint, environment: APNsEnvironment, caFile: String?, simulator: SimulatorSettings?
     ) -> SenderTarget {
         switch endpoint {
         case .production, .development:

@@ -2,13 +2,13 @@ import PushCore
 import Synchronization
 
 /// One app's senders behind the one seam: routes each notification to its device's push service (the item's
-/// `service`) — the APNs ``Sender``, the ``WebPushSender`` or the ``FCMSender`` — and combines what the engine
+/// `service`) — the APNs ``APNsSender``, the ``WebPushSender`` or the ``FCMSender`` — and combines what the engine
 /// reads (summary, endpoint conditions, breakers) and the run boundaries. An app may have either service or both;
 /// a notification for a service the app does not have finishes at once as `.rejected`, status 0, with a reason
 /// naming the missing service.
 public final class ServiceRouter: DeliverySender, Sendable {
     /// The APNs sender, if the app has APNs.
-    public let apns: Sender?
+    public let apns: APNsSender?
     /// The Web Push sender, if the app has Web Push.
     public let webPush: WebPushSender?
     /// The FCM sender, if the app has FCM.
@@ -17,7 +17,7 @@ public final class ServiceRouter: DeliverySender, Sendable {
     private let refused = Mutex(SendSummary())
 
     /// Routes to `apns`, `webPush` and `fcm`; at least one should be given.
-    public init(apns: Sender?, webPush: WebPushSender?, fcm: FCMSender? = nil) {
+    public init(apns: APNsSender?, webPush: WebPushSender?, fcm: FCMSender? = nil) {
         self.apns = apns
         self.webPush = webPush
         self.fcm = fcm

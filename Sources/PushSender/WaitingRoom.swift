@@ -2,7 +2,7 @@ import Dispatch
 import PushCore
 import Synchronization
 
-/// The notifications a sender holds back between attempts — waiting out a retry backoff (every sender: ``Sender``,
+/// The notifications a sender holds back between attempts — waiting out a retry backoff (every sender: ``APNsSender``,
 /// ``WebPushSender``, ``FCMSender``), a reconnect backoff or an access-token grant (the latter two) — and the run's
 /// stopping flag, with the one retry rule they share: a notification is retried after its backoff unless its attempts
 /// are used up or the service's `Retry-After` is longer than a send waits (then it is deferred), and while the run

@@ -4,7 +4,7 @@ import PushCore
 import Synchronization
 
 /// Sends notifications to web devices (RFC 8030 Web Push) behind the engine's ``DeliverySender`` seam, with the same
-/// semantics as the APNs ``Sender`` (docs/webpush.md, "The sender"):
+/// semantics as the APNs ``APNsSender`` (docs/webpush.md, "The sender"):
 /// - each notification is mapped once (``WebPushPayload``; a silent push is not sent: `.rejected`, status 0, with
 ///   ``WebPushPayload/silentReason``) and encrypted once (RFC 8291; a payload over one 4096-byte record is
 ///   `.rejected` before sending); every attempt resends the same body with fresh `TTL` and the cached VAPID token;

@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import Foundation
 import Logging
 import PushCore
@@ -9,7 +9,7 @@ enum SimulatorHost {
     /// The running simulator, or nil when no app uses it (for APNs, or for FCM with `fcm.endpoint` `simulator`). It
     /// trusts the service account of every app whose FCM endpoint is `simulator` (docs/fcm.md): its token endpoint
     /// grants them access tokens as Google's would.
-    static func startIfNeeded(config: PushConfiguration, logger: Logger) async throws -> APNsSimulator? {
+    static func startIfNeeded(config: PushConfiguration, logger: Logger) async throws -> PushSimulator? {
         let apps = config.apps.values.filter { $0.endpoint == .simulator }
         let fcmAccounts = config.apps.sorted { $0.key < $1.key }.compactMap { id, app -> (String, String)? in
             guard let fcm = app.fcm, fcm.endpoint == .simulator else { return nil }
@@ -35,8 +35,8 @@ enum SimulatorHost {
             host: config.simulator.host, port: config.simulator.port, caPEM: pem.ca,
             serverCertificatePEM: pem.certificate, serverKeyPEM: pem.key,
             clientAuth: tokenOnly ? .token : .either, jwtKeys: keys)
-        let simulator: APNsSimulator
-        do { simulator = try APNsSimulator(configuration: configuration) } catch {
+        let simulator: PushSimulator
+        do { simulator = try PushSimulator(configuration: configuration) } catch {
             throw CLIError.usage(error.message)
         }
         for (key, path) in fcmAccounts {

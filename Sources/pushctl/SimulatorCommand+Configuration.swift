@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import Foundation
 import PushCore
 import PushSecrets

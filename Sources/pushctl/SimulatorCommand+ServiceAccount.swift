@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import Foundation
 import PushSecrets
 #if canImport(Glibc)
@@ -10,7 +10,7 @@ extension SimulatorCommand {
     /// fresh RSA 2048 key, Google's JSON format, `token_uri` = the running simulator's `/token`, mode 0600, never
     /// over an existing file) when there is none. Returns the line to print, naming the file as `shown`.
     /// An existing FILE is a secret file, read through ``SecretFileLoader`` (refused when other users may read it).
-    static func trustServiceAccount(file: String, shown: String, simulator: APNsSimulator) throws -> String {
+    static func trustServiceAccount(file: String, shown: String, simulator: PushSimulator) throws -> String {
         let existing: [UInt8]?
         do { existing = try SecretFileLoader.read(file, name: "--fcm-service-account") } catch where error.kind == .missing {
             existing = nil

@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import ArgumentParser
 import Foundation
 import PushCore
@@ -76,8 +76,8 @@ struct SimulatorCommand: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try makeConfiguration()
-        let simulator: APNsSimulator
-        do { simulator = try APNsSimulator(configuration: configuration) } catch {
+        let simulator: PushSimulator
+        do { simulator = try PushSimulator(configuration: configuration) } catch {
             throw CLIError.usage(error.message)
         }
         let bound: Int

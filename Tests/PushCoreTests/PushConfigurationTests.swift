@@ -194,10 +194,10 @@ import Testing
     }
 
     @Test func endpointsAndKeys() throws {
-        #expect(try Endpoint(parsing: "https://apns.internal:8443") == .url(host: "apns.internal", port: 8443))
-        #expect(try Endpoint(parsing: "https://apns.internal") == .url(host: "apns.internal", port: 443))
-        #expect(throws: ConfigurationError.self) { try Endpoint(parsing: "http://x") }
-        #expect(throws: ConfigurationError.self) { try Endpoint(parsing: "https://x/path") }
+        #expect(try APNsEndpoint(parsing: "https://apns.internal:8443") == .url(host: "apns.internal", port: 8443))
+        #expect(try APNsEndpoint(parsing: "https://apns.internal") == .url(host: "apns.internal", port: 443))
+        #expect(throws: ConfigurationError.self) { try APNsEndpoint(parsing: "http://x") }
+        #expect(throws: ConfigurationError.self) { try APNsEndpoint(parsing: "https://x/path") }
         let hash = "sha256:" + String(repeating: "ab", count: 32)
         let config = try decode(#"{"apps":{"a":{"topic":"t","endpoint":"production","auth":{"p8":"/k.p8","keyId":"K","teamId":"T"},"sendKeys":["\#(hash)"]}}}"#)
         #expect(try config.app("a").sendKeys == [hash])

@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import Foundation
 import NIOPosix
 import PushCore
@@ -12,7 +12,7 @@ struct BroadcastFixture {
     let dir: String
     let registry: SQLiteRegistry
     let store: any DeliveryStore
-    let simulator: APNsSimulator
+    let simulator: PushSimulator
     let group: MultiThreadedEventLoopGroup
     let config: PushConfiguration
     let settings: AppSettings
@@ -25,7 +25,7 @@ struct BroadcastFixture {
         try DevCertificates.make(in: certs, options: .init(topic: "com.example.app"))
         let pem = try SimulatorConfiguration.pemFiles(in: certs)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let simulator = try APNsSimulator(configuration: SimulatorConfiguration(
+        let simulator = try PushSimulator(configuration: SimulatorConfiguration(
             host: "127.0.0.1", port: 0, caPEM: pem.ca, serverCertificatePEM: pem.certificate,
             serverKeyPEM: pem.key, maxConcurrentStreams: maxConcurrentStreams, receivedLimit: 200_000, faults: faults, devices: devices, eventLoopGroup: group))
         let port = try await simulator.start()
@@ -56,8 +56,8 @@ struct BroadcastFixture {
     func makeSender(
         window: Int = 500, maxAttempts: Int = 5, outageLimitMs: Int = 120_000, requestTimeoutMs: Int = 60_000,
         breakers: [String: PruningBreaker.State] = [:]
-    ) throws -> Sender {
-        try Sender(
+    ) throws -> APNsSender {
+        try APNsSender(
             app: settings, simulator: config.simulator, credentials: try makeCredentials(for: settings),
             configuration: SenderConfiguration(
                 window: window, connectTimeoutMs: 2000, requestTimeoutMs: requestTimeoutMs, maxAttempts: maxAttempts,
@@ -75,7 +75,7 @@ struct BroadcastFixture {
 
     /// Runs (or resumes) `id` with a fresh sender and shuts the sender down.
     func run(
-        _ id: String, sender: Sender? = nil, stop: StopFlag = StopFlag(), batchSize: Int = 250,
+        _ id: String, sender: APNsSender? = nil, stop: StopFlag = StopFlag(), batchSize: Int = 250,
         progress: @escaping @Sendable (BroadcastProgress) -> Void = { _ in }
     ) async throws -> BroadcastReport {
         let sender = try sender ?? makeSender()

@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import Foundation
 import PushCore
 import PushDelivery
@@ -57,7 +57,7 @@ struct DeliveryFaultTests {
 
     /// Runs `id` until it completes without deferred devices (the documented way to finish deferred ones: the
     /// same id again), at most `runs` times.
-    static func runToCompletion(_ w: World, _ id: String, runs: Int = 3, sender: @escaping () throws -> Sender) async throws -> BroadcastReport {
+    static func runToCompletion(_ w: World, _ id: String, runs: Int = 3, sender: @escaping () throws -> APNsSender) async throws -> BroadcastReport {
         var report = try await w.f.run(id, sender: try sender())
         var n = 1
         while n < runs, report.stop == nil, report.counts.deferred > 0 {
@@ -70,7 +70,7 @@ struct DeliveryFaultTests {
     /// Injects `fault` once the simulator has accepted `count` notifications. The task's value is false when that
     /// did not happen within 60 s or before the task was cancelled (the test cancels it when the run ended): a run
     /// that ended before its fault then fails the test at once, instead of waiting for the suite's time limit.
-    static func once(_ simulator: APNsSimulator, accepted count: Int, _ fault: @escaping @Sendable () async -> Void) -> Task<Bool, Never> {
+    static func once(_ simulator: PushSimulator, accepted count: Int, _ fault: @escaping @Sendable () async -> Void) -> Task<Bool, Never> {
         Task {
             do {
                 try await waitUntil(deadline: .seconds(60), every: .milliseconds(10), "\(count) devices were accepted") {

@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import Foundation
 import PushCore
 import Testing
@@ -165,7 +165,7 @@ struct ChannelClientTests {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try pki.ca.certificatePEM.write(toFile: dir + "/ca.pem", atomically: true, encoding: .utf8)
-        let simulator = try APNsSimulator(
+        let simulator = try PushSimulator(
             configuration: SimulatorConfiguration(
                 caPEM: pki.ca.certificatePEM, serverCertificatePEM: pki.server.certificatePEM, serverKeyPEM: pki.server.keyPEM,
                 clientAuth: .none, maxChannelsPerBundleId: 1, broadcastDisabledBundleIds: ["com.example.off"]))

@@ -25,11 +25,11 @@ import Testing
         let certs = try CredentialFixture.make()
         var settings = app(.certificate(p12: certs.path("client.p12"), password: .file(certs.path("client.p12.password"))))
         let config = PushConfiguration(database: certs.path("unused.sqlite"), simulator: SimulatorSettings(certificates: certs.directory), apps: ["a": settings])
-        let standard = try Sender.forApp(settings, in: config)
+        let standard = try APNsSender.forApp(settings, in: config)
         #expect(standard.configuration.window == SenderConfiguration().window)
         await standard.shutdown()
         settings.window = 3000
-        let wide = try Sender.forApp(settings, in: config)
+        let wide = try APNsSender.forApp(settings, in: config)
         #expect(wide.configuration.window == 3000)
         await wide.shutdown()
     }

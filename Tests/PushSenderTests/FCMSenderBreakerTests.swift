@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import Foundation
 import PushCore
 import PushSender
@@ -32,7 +32,7 @@ struct FCMSenderBreakerTests {
     }
 
     @Test func everyTokenAnsweringSenderIdMismatchPrunesNoneAndTripsTheBreaker() async throws {
-        let tokens = (0..<12).map { _ in APNsSimulator.mintFCMToken() }
+        let tokens = (0..<12).map { _ in PushSimulator.mintFCMToken() }
         let rig = try await FCMSenderTests.Rig(configuration: Self.configuration, fcmForeignTokens: Set(tokens))
         let (results, released) = await Self.sendInOrder(rig.sender, tokens)
         let key = rig.sender.breakerKey
@@ -53,7 +53,7 @@ struct FCMSenderBreakerTests {
         // The app's router persists what the run ends with: its APNs sender was handed every stored state (FCM's
         // untripped one among them, as a run loads them) and passes them on, and the FCM sender's current, tripped
         // state must win over that stale copy.
-        let apns = try Sender(
+        let apns = try APNsSender(
             target: rig.harness.target(), credentials: FixedCertificate(tlsIdentity: nil),
             breakerStates: [key: PruningBreaker.State()])
         #expect(apns.breakerStates[key]?.tripped == false)
@@ -71,7 +71,7 @@ struct FCMSenderBreakerTests {
     }
 
     @Test func aFewSenderIdMismatchTokensAmongAcceptedOnesArePrunedOnceFCMProvesHealthy() async throws {
-        let tokens = (0..<30).map { _ in APNsSimulator.mintFCMToken() }
+        let tokens = (0..<30).map { _ in PushSimulator.mintFCMToken() }
         let foreign: Set<String> = [tokens[2], tokens[5]]
         let rig = try await FCMSenderTests.Rig(configuration: Self.configuration, fcmForeignTokens: foreign)
         // An uninstalled app among them: per-device evidence, pruned at once whatever the breaker knows.

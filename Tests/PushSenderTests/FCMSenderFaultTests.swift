@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import Foundation
 import PushCore
 import PushSender
@@ -13,7 +13,7 @@ struct FCMSenderFaultTests {
         let rig = try await FCMSenderTests.Rig(
             faults: SimulatorFaults(tooManyRequestsFraction: 0.2, serviceUnavailableFraction: 0.2), connections: 2, maxAttempts: 20)
         let results = await withTaskGroup(of: DeliveryResult.self) { group in
-            for i in 0..<40 { group.addTask { await rig.sender.send(FCMSenderTests.item(APNsSimulator.mintFCMToken(), index: i)) } }
+            for i in 0..<40 { group.addTask { await rig.sender.send(FCMSenderTests.item(PushSimulator.mintFCMToken(), index: i)) } }
             return await group.reduce(into: [DeliveryResult]()) { $0.append($1) }
         }
         await rig.stop()
@@ -35,7 +35,7 @@ struct FCMSenderFaultTests {
         var accepted = 0
         for _ in 0..<120 {
             let results = await withTaskGroup(of: DeliveryResult.self) { group in
-                for i in 0..<16 { group.addTask { await rig.sender.send(FCMSenderTests.item(APNsSimulator.mintFCMToken(), index: i)) } }
+                for i in 0..<16 { group.addTask { await rig.sender.send(FCMSenderTests.item(PushSimulator.mintFCMToken(), index: i)) } }
                 return await group.reduce(into: [DeliveryResult]()) { $0.append($1) }
             }
             sent += results.count

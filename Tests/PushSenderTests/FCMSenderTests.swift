@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import Foundation
 import PushCore
 import PushSender
@@ -53,7 +53,7 @@ struct FCMSenderTests {
 
     @Test func anAcceptedMessageIsRecordedWithTheMapping() async throws {
         let rig = try await Rig()
-        let token = APNsSimulator.mintFCMToken()
+        let token = PushSimulator.mintFCMToken()
         let result = await rig.sender.send(Self.item(token, payload: #"{"aps":{"alert":{"title":"Sale","body":"50% off"},"sound":"default"},"orderId":42,"channel_id":"deals"}"#))
         await rig.stop()
         #expect(result.kind == .accepted && result.status == 200 && result.service == .fcm)
@@ -83,7 +83,7 @@ struct FCMSenderTests {
         let sender = try FCMSender.forApp(fcm, in: configuration)
         #expect(sender.account.tokenURI == "https://127.0.0.1:\(harness.port)/token")
         let router = ServiceRouter(apns: nil, webPush: nil, fcm: sender)
-        let token = APNsSimulator.mintFCMToken()
+        let token = PushSimulator.mintFCMToken()
         let result = await withCheckedContinuation { (c: CheckedContinuation<DeliveryResult, Never>) in
             router.submit(Self.item(token)) { c.resume(returning: $0) }
         }
@@ -96,7 +96,7 @@ struct FCMSenderTests {
 
     @Test func anUnregisteredTokenIsDeadAndPruned() async throws {
         let rig = try await Rig()
-        let token = APNsSimulator.mintFCMToken()
+        let token = PushSimulator.mintFCMToken()
         rig.harness.simulator.unregisterFCMToken(token)
         let result = await rig.sender.send(Self.item(token))
         await rig.stop()
@@ -119,7 +119,7 @@ struct FCMSenderTests {
     @Test func aPayloadErrorIsPermanentAndNeverPrunes() async throws {
         let rig = try await Rig()
         // `from` is a data key FCM reserves: the message is refused, the token is fine.
-        let result = await rig.sender.send(Self.item(APNsSimulator.mintFCMToken(), payload: #"{"aps":{"alert":"Hi"},"from":"me"}"#))
+        let result = await rig.sender.send(Self.item(PushSimulator.mintFCMToken(), payload: #"{"aps":{"alert":"Hi"},"from":"me"}"#))
         await rig.stop()
         #expect(result.kind == .rejected && result.status == 400 && result.reason?.rawValue == "INVALID_ARGUMENT")
         #expect(result.prune == .none && result.error?.contains("from") == true)
@@ -127,7 +127,7 @@ struct FCMSenderTests {
 
     @Test func appleOnlyPushTypesAreRejectedUnsent() async throws {
         let rig = try await Rig()
-        var item = Self.item(APNsSimulator.mintFCMToken())
+        var item = Self.item(PushSimulator.mintFCMToken())
         item.request.pushType = .voip
         let result = await rig.sender.send(item)
         await rig.stop()
@@ -142,8 +142,8 @@ struct FCMSenderTests {
         let stranger = try FCMServiceAccount(json: Array(json.utf8), source: "other.json")
         let sender = try FCMSender(
             account: stranger, tokens: AccessTokenCache(serviceAccount: stranger, caFile: rig.harness.caFile), target: rig.harness.target())
-        let first = await sender.send(Self.item(APNsSimulator.mintFCMToken()))
-        let second = await sender.send(Self.item(APNsSimulator.mintFCMToken()))
+        let first = await sender.send(Self.item(PushSimulator.mintFCMToken()))
+        let second = await sender.send(Self.item(PushSimulator.mintFCMToken()))
         await sender.shutdown()
         await rig.stop()
         #expect(first.kind == .unsent && first.stop?.kind == .credentials)
@@ -158,9 +158,9 @@ struct FCMSenderTests {
         // expired at FCM, which answers 401 UNAUTHENTICATED; the sender reports the token, gets a new one and resends.
         let offsetMs = Atomic<Int64>(0)
         let rig = try await Rig(lifetime: 60, simulatorClock: { SimulatorClock.systemMilliseconds() + offsetMs.load(ordering: .relaxed) })
-        let first = await rig.sender.send(Self.item(APNsSimulator.mintFCMToken()))
+        let first = await rig.sender.send(Self.item(PushSimulator.mintFCMToken()))
         offsetMs.store(120_000, ordering: .relaxed)
-        let second = await rig.sender.send(Self.item(APNsSimulator.mintFCMToken()))
+        let second = await rig.sender.send(Self.item(PushSimulator.mintFCMToken()))
         await rig.stop()
         #expect(first.kind == .accepted && first.attempts == 1)
         #expect(second.kind == .accepted && second.attempts == 2, "\(second)")
@@ -193,7 +193,7 @@ struct FCMSenderTests {
         }
         let sender = try FCMSender(account: account, tokens: tokens, target: rig.harness.target(), sleeper: AdvancingSleeper(clock: clock))
         let results = await withTaskGroup(of: DeliveryResult.self) { group in
-            for i in 0..<5 { group.addTask { await sender.send(Self.item(APNsSimulator.mintFCMToken(), index: i)) } }
+            for i in 0..<5 { group.addTask { await sender.send(Self.item(PushSimulator.mintFCMToken(), index: i)) } }
             return await group.reduce(into: [DeliveryResult]()) { $0.append($1) }
         }
         let stops = sender.summary.stops
@@ -215,7 +215,7 @@ struct FCMSenderTests {
     @Test func aTokenThatExpiresAgainWhileARetryWaitsIsRenewedAgainNotAStopOfFCM() async throws {
         let simulatorOffsetMs = Atomic<Int64>(0)
         let cacheOffsetMs = Atomic<Int64>(0)
-        let simulatorBox = Mutex<APNsSimulator?>(nil)
+        let simulatorBox = Mutex<PushSimulator?>(nil)
         // Every attempt meets a 429 until the second wait; each wait moves FCM's clock two minutes on (the token the
         // job carries expires there), and the second one also ages the cache's view of the token past half its life
         // (still before its renewal time, so the retry carries it).
@@ -231,7 +231,7 @@ struct FCMSenderTests {
             simulatorClock: { SimulatorClock.systemMilliseconds() + simulatorOffsetMs.load(ordering: .relaxed) },
             now: { Date().addingTimeInterval(Double(cacheOffsetMs.load(ordering: .relaxed)) / 1000) }, sleeper: sleeper)
         simulatorBox.withLock { $0 = rig.harness.simulator }
-        let result = await rig.sender.send(Self.item(APNsSimulator.mintFCMToken()))
+        let result = await rig.sender.send(Self.item(PushSimulator.mintFCMToken()))
         let stops = rig.sender.summary.stops
         await rig.stop()
         // 429 (T1), 401 (T1 expired at FCM), 429 (T2), 401 (T2 expired again, half spent), 200 (T3).
@@ -247,8 +247,8 @@ struct FCMSenderTests {
     @Test func aYoungTokenRefusedAfterARenewalStopsFCMForTheApp() async throws {
         let simulatorMs = Atomic<Int64>(SimulatorClock.systemMilliseconds())
         let rig = try await Rig(lifetime: 60, simulatorClock: { simulatorMs.add(61_000, ordering: .relaxed).newValue })
-        let first = await rig.sender.send(Self.item(APNsSimulator.mintFCMToken()))
-        let second = await rig.sender.send(Self.item(APNsSimulator.mintFCMToken()))
+        let first = await rig.sender.send(Self.item(PushSimulator.mintFCMToken()))
+        let second = await rig.sender.send(Self.item(PushSimulator.mintFCMToken()))
         await rig.stop()
         #expect(first.kind == .unsent && first.status == 401 && first.stop?.kind == .credentials, "\(first)")
         #expect(first.attempts == 2)
@@ -271,7 +271,7 @@ struct FCMSenderTests {
                 break
             }
             let results = await withTaskGroup(of: DeliveryResult.self) { group in
-                for i in 0..<16 { group.addTask { await rig.sender.send(Self.item(APNsSimulator.mintFCMToken(), index: i)) } }
+                for i in 0..<16 { group.addTask { await rig.sender.send(Self.item(PushSimulator.mintFCMToken(), index: i)) } }
                 return await group.reduce(into: [DeliveryResult]()) { $0.append($1) }
             }
             sent += results.count

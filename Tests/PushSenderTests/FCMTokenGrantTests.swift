@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import Foundation
 import PushCore
 import PushSender
@@ -24,7 +24,7 @@ struct FCMTokenGrantTests {
     /// PushSender loads it, and the simulator's CA file.
     static func withSimulator(
         lifetime: Int64 = 3599, clock: Clock = Clock(), trusted: Bool = true,
-        _ body: (APNsSimulator, FCMServiceAccount, String) async throws -> Void
+        _ body: (PushSimulator, FCMServiceAccount, String) async throws -> Void
     ) async throws {
         let pki = try SimulatorPKI()
         var configuration = SimulatorConfiguration(
@@ -32,7 +32,7 @@ struct FCMTokenGrantTests {
             serverKeyPEM: pki.server.keyPEM, clientAuth: .either)
         configuration.accessTokenLifetime = lifetime
         configuration.clock = { clock.nowMs }
-        let simulator = try APNsSimulator(configuration: configuration)
+        let simulator = try PushSimulator(configuration: configuration)
         _ = try await simulator.start()
         do {
             let (account, json) = try await offThePool { try SimulatorServiceAccount.makeDevelopment(tokenURI: simulator.tokenURI) }

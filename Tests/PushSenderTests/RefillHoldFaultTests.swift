@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import Foundation
 import PushCore
 import PushSender
@@ -15,7 +15,7 @@ struct RefillHoldFaultTests {
         // Every answer held 3 s: no socket activity wakes the loop while the test watches.
         let sim = try await SimulatorHarness(faults: SimulatorFaults(responseDelay: .seconds(3)))
         // Window 20: batches of 2, so 10 on the wire is busy and one more neither wakes the loop nor completes a batch.
-        let sender = try Sender(
+        let sender = try APNsSender(
             target: sim.target(), credentials: FixedCertificate(tlsIdentity: sim.clientIdentity()),
             configuration: SenderConfiguration(window: 20, requestTimeoutMs: 30_000))
         let (results, continuation) = AsyncStream<DeliveryResult>.makeStream()

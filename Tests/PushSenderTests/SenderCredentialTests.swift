@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import Foundation
 import PushCore
 import Testing
@@ -9,7 +9,7 @@ import Testing
 @Suite(.timeLimit(.minutes(2)))
 struct SenderCredentialTests {
     private func sendOnce(_ sim: SimulatorHarness, _ credentials: CredentialProvider) async throws -> DeliveryResult {
-        let sender = try Sender(
+        let sender = try APNsSender(
             target: sim.target(), credentials: credentials,
             configuration: SenderConfiguration(maxAttempts: 2), sleeper: RecordingSleeper())
         let result = await sender.send(sim.request(testToken(1)))
@@ -51,7 +51,7 @@ struct SenderCredentialTests {
             privateKeyPEM: try CredentialFixture.bytes(dev.path("server.key")))
         #expect(identity.decoded == nil)
         let sleeper = RecordingSleeper()
-        let sender = try Sender(
+        let sender = try APNsSender(
             target: sim.target(), credentials: FixedCertificate(tlsIdentity: identity),
             configuration: SenderConfiguration(maxAttempts: 3), sleeper: sleeper)
         let result = await sender.send(sim.request(testToken(1)))
@@ -84,7 +84,7 @@ struct SenderCredentialTests {
         }
         // The sender itself refuses a known-expired certificate, naming the date.
         #expect(throws: SenderError.self) {
-            try Sender(
+            try APNsSender(
                 target: SenderTarget(host: "127.0.0.1", port: 9), credentials: FixedCertificate(tlsIdentity: nil),
                 certificateNotAfterMs: Int64(past.timeIntervalSince1970 * 1000) + 2 * 86_400_000)
         }
@@ -100,7 +100,7 @@ struct SenderCredentialTests {
         let credentials = try TokenCredentials(
             p8Path: dev.path("AuthKey_DEVKEY1234.p8"), keyId: DevCertificates.keyId, teamId: DevCertificates.teamId,
             now: { offset.now() })
-        let sender = try Sender(
+        let sender = try APNsSender(
             target: sim.target(), credentials: credentials, configuration: SenderConfiguration(maxAttempts: 3),
             sleeper: RecordingSleeper())
         let first = await sender.send(sim.request(testToken(1)))
@@ -126,7 +126,7 @@ struct SenderCredentialTests {
         let sim = try await SimulatorHarness(clientAuth: .token, jwtKeys: [key], dev: dev, clock: { skewed.nowMs() })
         let credentials = try TokenCredentials(
             p8Path: dev.path("AuthKey_DEVKEY1234.p8"), keyId: DevCertificates.keyId, teamId: DevCertificates.teamId)
-        let sender = try Sender(
+        let sender = try APNsSender(
             target: sim.target(), credentials: credentials, configuration: SenderConfiguration(maxAttempts: 5),
             sleeper: RecordingSleeper())
         let result = await sender.send(sim.request(testToken(1)))
@@ -150,7 +150,7 @@ struct SenderCredentialTests {
         let sim = try await SimulatorHarness(clientAuth: .token, jwtKeys: [key], dev: dev)
         let credentials = try TokenCredentials(
             p8Path: dev.path("AuthKey_DEVKEY1234.p8"), keyId: DevCertificates.keyId, teamId: DevCertificates.teamId)
-        let sender = try Sender(target: sim.target(), credentials: credentials, sleeper: RecordingSleeper())
+        let sender = try APNsSender(target: sim.target(), credentials: credentials, sleeper: RecordingSleeper())
         let box = ResultBox()
         await sender.run(requests: (0..<50).map { sim.request(testToken($0)) }) { box.add($0) }
         let summary = sender.summary

@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import Foundation
 import PushCore
 import Testing
@@ -28,7 +28,7 @@ struct SenderMemoryTests {
         #endif
         let total = Int(ProcessInfo.processInfo.environment["PUSHSENDER_MEMORY_SENDS"] ?? "") ?? defaultTotal
         let sim = try await SimulatorHarness(receivedLimit: 100)
-        let sender = try Sender(
+        let sender = try APNsSender(
             target: sim.target(), credentials: FixedCertificate(tlsIdentity: sim.clientIdentity()),
             configuration: SenderConfiguration(window: 2000))
         let counter = Counter()

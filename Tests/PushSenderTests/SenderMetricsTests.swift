@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import Foundation
 import PushCore
 import Synchronization
@@ -33,7 +33,7 @@ import Testing
         var configuration = SenderConfiguration()
         configuration.backoffBaseMs = 1
         configuration.reconnectBaseMs = 1
-        let sender = try Sender(
+        let sender = try APNsSender(
             target: sim.target(), credentials: FixedCertificate(tlsIdentity: sim.clientIdentity()), configuration: configuration)
         // 30 at once: when the first result comes back, the other 29 are still in flight (each result is counted
         // out just before it is handed over, one after another).

@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import Foundation
 import PushCore
 import Testing
@@ -15,8 +15,8 @@ struct SenderOutageTests {
             reconnectCapMs: 400)
     }
 
-    func makeSender(_ sim: SimulatorHarness, outageLimitMs: Int = 60_000) throws -> Sender {
-        try Sender(
+    func makeSender(_ sim: SimulatorHarness, outageLimitMs: Int = 60_000) throws -> APNsSender {
+        try APNsSender(
             target: sim.target(), credentials: FixedCertificate(tlsIdentity: sim.clientIdentity()),
             configuration: Self.configuration(outageLimitMs: outageLimitMs))
     }

@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import Foundation
 import PushCore
 import Synchronization
@@ -19,7 +19,7 @@ struct SenderRetryAfterTests {
         let token = testToken(21)
         let sim = try await SimulatorHarness(faults: SimulatorFaults(retryAfter: retryAfter), devices: [token: .tooManyRequests])
         let sleeper = RecordingSleeper()
-        let sender = try Sender(
+        let sender = try APNsSender(
             target: sim.target(), credentials: FixedCertificate(tlsIdentity: sim.clientIdentity()),
             configuration: SenderConfiguration(requestTimeoutMs: 10_000, maxAttempts: 4), clock: FixedClock(),
             sleeper: sleeper, random: { 0.5 })
@@ -66,10 +66,10 @@ struct SenderRetryAfterTests {
     @Test func aRetryWaitingOutItsBackoffComesBackUnsentWhenTheRunStops() async throws {
         let token = testToken(23)
         let sim = try await SimulatorHarness(devices: [token: .tooManyRequests])
-        let senderBox = Mutex<Sender?>(nil)
+        let senderBox = Mutex<APNsSender?>(nil)
         // The run stops while the retry waits: the sleeper is called once the 429 has come back.
         let sleeper = RecordingSleeper { _ in senderBox.withLock { $0 }?.abandonWaiting("the run is stopping") }
-        let sender = try Sender(
+        let sender = try APNsSender(
             target: sim.target(), credentials: FixedCertificate(tlsIdentity: sim.clientIdentity()),
             configuration: SenderConfiguration(requestTimeoutMs: 10_000, maxAttempts: 4), sleeper: sleeper, random: { 0.5 })
         senderBox.withLock { $0 = sender }
@@ -92,7 +92,7 @@ struct SenderRetryAfterTests {
         let sim = try await SimulatorHarness(faults: SimulatorFaults(serviceUnavailableFraction: 1, retryAfter: "3"))
         let simulator = sim.simulator
         let sleeper = RecordingSleeper { _ in simulator.faults = SimulatorFaults() }
-        let sender = try Sender(
+        let sender = try APNsSender(
             target: sim.target(), credentials: FixedCertificate(tlsIdentity: sim.clientIdentity()),
             configuration: SenderConfiguration(requestTimeoutMs: 10_000, maxAttempts: 4), sleeper: sleeper, random: { 0.5 })
         let result = await sender.send(sim.request(testToken(22)))

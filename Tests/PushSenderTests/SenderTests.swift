@@ -1,11 +1,11 @@
-import APNsSimulator
+import PushSimulator
 import Foundation
 import PushCore
 import Testing
 import func TestSupport.waitUntil
 @testable import PushSender
 
-/// The sender against the real APNsSimulator over real TLS and HTTP/2 (no mocked transport).
+/// The sender against the real PushSimulator over real TLS and HTTP/2 (no mocked transport).
 /// Serialized: several tests push thousands of streams; running them one at a time keeps the load (and
 /// other suites' timing) sane on a 2-core CI box.
 @Suite(.serialized, .timeLimit(.minutes(1)))
@@ -15,8 +15,8 @@ struct SenderTests {
     private func makeSender(
         _ sim: SimulatorHarness, configuration: SenderConfiguration = fast, sleeper: Sleeper = RecordingSleeper(),
         target: SenderTarget? = nil, identity: TLSIdentity? = nil
-    ) throws -> Sender {
-        try Sender(
+    ) throws -> APNsSender {
+        try APNsSender(
             target: target ?? sim.target(), credentials: FixedCertificate(tlsIdentity: identity ?? sim.clientIdentity()),
             configuration: configuration, sleeper: sleeper, random: { 0.5 })
     }
@@ -120,7 +120,7 @@ struct SenderTests {
     @Test func expiredCertificateIsRefusedBeforeConnecting() throws {
         let notAfter: Int64 = 1_700_000_000_000  // 2023-11-14T22:13:20Z
         #expect {
-            try Sender(
+            try APNsSender(
                 target: SenderTarget(host: "127.0.0.1", port: 9), credentials: FixedCertificate(tlsIdentity: nil),
                 certificateNotAfterMs: notAfter)
         } throws: { error in

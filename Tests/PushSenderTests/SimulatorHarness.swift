@@ -1,13 +1,13 @@
-import APNsSimulator
+import PushSimulator
 import Foundation
 import NIOPosix
 import PushCore
 import PushSender
 
-/// A real APNsSimulator over TLS on 127.0.0.1:0 with its own PKI written to a temp dir.
+/// A real PushSimulator over TLS on 127.0.0.1:0 with its own PKI written to a temp dir.
 struct SimulatorHarness {
     let pki: SimulatorPKI
-    let simulator: APNsSimulator
+    let simulator: PushSimulator
     let port: Int
     let dir: String
     /// Our own event loop, so heavy sender tests do not delay other suites' simulators on NIO's shared group.
@@ -36,7 +36,7 @@ struct SimulatorHarness {
             eventLoopGroup: group)
         config.accessTokenLifetime = accessTokenLifetime
         config.fcmForeignTokens = fcmForeignTokens
-        simulator = try APNsSimulator(configuration: config)
+        simulator = try PushSimulator(configuration: config)
         port = try await simulator.start()
     }
 

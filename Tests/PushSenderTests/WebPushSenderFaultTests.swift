@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import Crypto
 import Foundation
 import PushCore

@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import Crypto
 import Foundation
 import PushCore
@@ -272,7 +272,7 @@ import class TestSupport.RecordingListener
         let h = try await Self.harness()
         defer { Task { await h.stop() } }
         let web = try Self.sender(caFile: h.caFile, allowed: ["127.0.0.1:\(h.port)"])
-        let apns = try Sender(target: h.target(), credentials: FixedCertificate(tlsIdentity: h.clientIdentity()))
+        let apns = try APNsSender(target: h.target(), credentials: FixedCertificate(tlsIdentity: h.clientIdentity()))
         let router = ServiceRouter(apns: apns, webPush: web)
         func send(_ router: ServiceRouter, _ item: SendItem) async -> DeliveryResult {
             await withCheckedContinuation { c in router.submit(item) { c.resume(returning: $0) } }
@@ -292,7 +292,7 @@ import class TestSupport.RecordingListener
         let webOnly = ServiceRouter(apns: nil, webPush: try Self.sender(caFile: h.caFile, allowed: ["127.0.0.1:\(h.port)"]))
         let noAPNs = await send(webOnly, apnsItem)
         #expect(noAPNs.kind == .rejected && noAPNs.status == 0 && noAPNs.error?.contains("no apns configuration") == true, "\(noAPNs)")
-        let apnsOnly = ServiceRouter(apns: try Sender(target: h.target(), credentials: FixedCertificate(tlsIdentity: h.clientIdentity())), webPush: nil)
+        let apnsOnly = ServiceRouter(apns: try APNsSender(target: h.target(), credentials: FixedCertificate(tlsIdentity: h.clientIdentity())), webPush: nil)
         let noWeb = await send(apnsOnly, webItem)
         #expect(noWeb.kind == .rejected && noWeb.error?.contains("no webpush configuration") == true, "\(noWeb)")
         #expect(noAPNs.service == .apns && noWeb.service == .webpush, "a refusal carries the item's service")
@@ -300,7 +300,7 @@ import class TestSupport.RecordingListener
         // A web device whose subscription could not be read goes by its service, never to APNs as a token.
         let unreadable = await send(apnsOnly, SendItem(h.request(testToken(3)), service: .webpush))
         #expect(unreadable.kind == .rejected && unreadable.error?.contains("no webpush configuration") == true, "\(unreadable)")
-        let both = ServiceRouter(apns: try Sender(target: h.target(), credentials: FixedCertificate(tlsIdentity: h.clientIdentity())), webPush: web)
+        let both = ServiceRouter(apns: try APNsSender(target: h.target(), credentials: FixedCertificate(tlsIdentity: h.clientIdentity())), webPush: web)
         let noSubscription = await send(both, SendItem(h.request(testToken(4)), service: .webpush))
         #expect(noSubscription.kind == .rejected && noSubscription.status == 0, "\(noSubscription)")
         #expect(unreadable.service == .webpush && noSubscription.service == .webpush)

@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import Foundation
 import PushCore
 import PushDelivery
@@ -30,7 +30,7 @@ import TestSupport
     struct World {
         let dir: String
         let clock: Clock
-        let simulator: APNsSimulator
+        let simulator: PushSimulator
         let server: TestServer
         let store: any RegistryStore
 
@@ -78,7 +78,7 @@ import TestSupport
         try DevCertificates.make(in: certs, options: .init(topic: "com.example.app"))
         let pem = try SimulatorConfiguration.pemFiles(in: certs)
         let clock = Clock(start)
-        let simulator = try APNsSimulator(configuration: SimulatorConfiguration(
+        let simulator = try PushSimulator(configuration: SimulatorConfiguration(
             host: "127.0.0.1", port: 0, caPEM: pem.ca, serverCertificatePEM: pem.certificate, serverKeyPEM: pem.key,
             clientAuth: .certificate, receivedLimit: 100_000, clock: { clock.now }))
         let port = try await simulator.start()

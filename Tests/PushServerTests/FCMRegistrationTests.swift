@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import Foundation
 import PushCore
 import PushStore
@@ -59,7 +59,7 @@ import Testing
         #expect(try await count(s) == 1)
 
         // What the simulator mints as an FCM registration token registers (its referee and our rule agree).
-        let minted = APNsSimulator.mintFCMToken()
+        let minted = PushSimulator.mintFCMToken()
         #expect(try await post(s, Self.body(token: minted)).status == 201)
         #expect(try await device(s, DeviceKey.fcm(token: minted))?.fcmToken == minted)
     }

@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import CSQLite
 import Foundation
 import PushCore

@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import Foundation
 import PushCore
 import PushSender
@@ -12,7 +12,7 @@ import TestSupport
     struct Setup {
         let dir: String
         let config: PushConfiguration
-        let simulator: APNsSimulator
+        let simulator: PushSimulator
 
         /// `tokenAuth`: the app authenticates with its .p8 key and the simulator checks provider tokens (Live
         /// Activities need token-based authentication).
@@ -30,7 +30,7 @@ import TestSupport
                 ? [SimulatorJWTKey(keyId: DevCertificates.keyId, teamId: DevCertificates.teamId,
                                    publicKeyPEM: try String(contentsOfFile: certs + "/AuthKey_\(DevCertificates.keyId).pub.pem", encoding: .utf8))]
                 : []
-            let simulator = try APNsSimulator(configuration: SimulatorConfiguration(
+            let simulator = try PushSimulator(configuration: SimulatorConfiguration(
                 host: "127.0.0.1", port: 0, caPEM: pem.ca, serverCertificatePEM: pem.certificate,
                 serverKeyPEM: pem.key, clientAuth: tokenAuth ? .token : webPush || fcm ? .either : .certificate, jwtKeys: jwtKeys,
                 receivedLimit: 100_000, faults: faults))
@@ -173,7 +173,7 @@ import TestSupport
         let setup = try await Setup.make(fcm: true)
         let (s, registry) = try await setup.server()
         let tokens = try setup.seed(registry, 5)
-        let android = (0..<5).map { _ in APNsSimulator.mintFCMToken() }
+        let android = (0..<5).map { _ in PushSimulator.mintFCMToken() }
         for token in android {
             let r = try await s.request("POST", "/v1/apps/example/devices", key: "reg", contentType: "application/json",
                                         body: #"{"service":"fcm","token":"\#(token)","locale":"en-US"}"#)

@@ -1,4 +1,4 @@
-import APNsSimulator
+import PushSimulator
 import Foundation
 import PushCore
 import PushDelivery
@@ -20,7 +20,7 @@ import TestSupport
         let server: TestServer
         let registry: SQLiteRegistry
         let receiver: WebhookReceiver
-        let simulator: APNsSimulator
+        let simulator: PushSimulator
         let tokens: [DeviceToken]
         let dead: [DeviceToken]
 
@@ -35,7 +35,7 @@ import TestSupport
             let later = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
             var devices: [DeviceToken: DeviceBehaviour] = [:]
             for token in dead { devices[token] = .unregistered(timestampMs: later) }
-            let simulator = try APNsSimulator(configuration: SimulatorConfiguration(
+            let simulator = try PushSimulator(configuration: SimulatorConfiguration(
                 host: "127.0.0.1", port: 0, caPEM: pem.ca, serverCertificatePEM: pem.certificate, serverKeyPEM: pem.key,
                 receivedLimit: 10_000, devices: devices))
             let port = try await simulator.start()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The reference implementations the Web Push referee tests run against, pinned: http_ece (RFC 8188/8291), py_vapid
 # and PyJWT (RFC 8292) referee our sender (Tests/PushSenderTests/WebPushRefereeTests.swift); pywebpush sends to the
-# simulator (Tests/APNsSimulatorTests/SimulatorWebPushRefereeTests.swift); PyJWT verifies our FCM service-account
+# simulator (Tests/PushSimulatorTests/SimulatorWebPushRefereeTests.swift); PyJWT verifies our FCM service-account
 # assertion with the account's public key (Tests/fcm, FCMServiceAccountTests); google-auth (Google's own OAuth client,
 # over requests) gets FCM access tokens from the simulator's token endpoint (Tests/fcm/sim_google_auth.py,
 # SimulatorFCMRefereeTests). Installed from PyPI by `make test`

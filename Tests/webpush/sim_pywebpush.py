@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The built-in simulator's Web Push service refereed by PyPI's pywebpush (RFC 8291 encryption with http_ece, RFC 8292
-VAPID with py_vapid.Vapid02), over HTTP/1.1 (`requests`). Run by Tests/APNsSimulatorTests/SimulatorWebPushRefereeTests.swift.
+VAPID with py_vapid.Vapid02), over HTTP/1.1 (`requests`). Run by Tests/PushSimulatorTests/SimulatorWebPushRefereeTests.swift.
 
 Usage: REQUESTS_CA_BUNDLE=ca.pem sim_pywebpush.py CASES.json
 CASES.json: {"vapidKeyPEM": PEM of the application server's P-256 key,
