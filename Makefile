@@ -14,6 +14,8 @@ CONSOLEPKGS := chromium chromium-driver
 # Packaging (make deb, Tests/package): dpkg-shlibdeps, lintian, systemd-analyze, and adduser for the package's
 # maintainer scripts when Tests/package/deb.sh installs it.
 PKGPKGS := dpkg-dev lintian systemd adduser
+# Network namespaces (the multihost test, AddressCheckNamespaceTests): ip and unshare.
+NSPKGS := iproute2 util-linux
 # The commit `pushctl --version` names: Package.swift reads it from the environment (SwiftPM caches the manifest
 # by its environment, so a new commit recompiles one C file and relinks). "unknown" outside git.
 export PUSHPROVIDER_COMMIT := $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || c=$$c-dirty; } && echo $$c)
@@ -28,8 +30,8 @@ deps: deps-build deps-test
 deps-build:
 	@$(call APT,libcurl openssl sqlite3 pkg-config,$(SYSLIBS),pkg-config --exists libcurl openssl sqlite3 && command -v openssl)
 deps-test:
-	@$(call APT,tzdata postgresql tinyproxy chromium and the packaging tools,$(TZPKGS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS) $(PKGPKGS),\
-	  ls /usr/lib/postgresql/*/bin/initdb && command -v psql && command -v tinyproxy && [ -x /usr/bin/chromium ] \
+	@$(call APT,tzdata postgresql tinyproxy chromium iproute2 and the packaging tools,$(TZPKGS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS) $(PKGPKGS) $(NSPKGS),\
+	  command -v ip && command -v unshare && ls /usr/lib/postgresql/*/bin/initdb && command -v psql && command -v tinyproxy && [ -x /usr/bin/chromium ] \
 	  && [ -x /usr/bin/chromedriver ] && command -v dpkg-shlibdeps && command -v lintian && command -v systemd-analyze \
 	  && command -v adduser && [ -f /usr/share/zoneinfo/tzdata.zi ])
 # $(call APT,WHAT,PACKAGES,CHECK): nothing when CHECK passes; else apt-get install PACKAGES as root, or the command.
