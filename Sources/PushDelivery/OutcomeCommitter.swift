@@ -227,8 +227,11 @@ final class OutcomeCommitter: @unchecked Sendable {
             condition.lock()
             failure = error
             condition.unlock()
-            ahead?.open()
+            // The stop first, then the window: opened first, it let the pump, woken before the flag was up, hand out
+            // devices past the ahead window until the flag rose — sent, never committed, and sent again by the next
+            // run (DatabaseOutageFaultTests: 452 sent twice against the bound of 400, with the cores busy).
             onFailure(error)
+            ahead?.open()
             onUnrecorded(batch)
         }
     }
