@@ -120,11 +120,12 @@ let package = Package(
             swiftSettings: ownSettings),
 
         // The delivery engine: broadcasts, send jobs, leases, checkpoints, outcome commits. Storage only through
-        // PushCore's DeliveryStore protocol.
+        // PushCore's DeliveryStore protocol, the push services only through its DeliverySender, webhooks through its
+        // WebhookPoster: the engine links no transport (no PushSender, libcurl or OpenSSL).
         .target(
             name: "PushDelivery",
             dependencies: [
-                "PushCore", "PushLanes", "PushSender",
+                "PushCore", "PushLanes",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: ownSettings),

@@ -159,9 +159,13 @@ async function refreshApps() {
     const pairs = [
       ['Health', el('span', { class: health.status === 'ok' ? 'ok' : 'bad' }, health.status)],
       ['Database', health.database && health.database.ok ? 'reachable' : `unavailable ${health.database?.error ?? ''}`],
-      ['Endpoint', app.endpoint ?? '?'],
-      ['Credentials', `${app.credentials ?? '?'}${app.loaded ? ', loaded' : ', not loaded'}`],
+      ['Services', (app.services || []).join(', ') || '?'],
     ];
+    // APNs' endpoint and credentials, for an app with APNs (a web-only or Android-only app has neither).
+    if (app.endpoint !== undefined) {
+      pairs.push(['APNs endpoint', app.endpoint]);
+      pairs.push(['APNs credentials', `${app.credentials ?? '?'}${app.loaded ? ', loaded' : ', not loaded'}`]);
+    }
     if (app.expiresAt) pairs.push(['Expires', app.expiresAt]);
     if (app.daysToExpiry !== undefined) {
       pairs.push(['Days to expiry', el('span', { class: app.expiresSoon || app.expired ? 'bad' : 'ok' }, app.daysToExpiry)]);

@@ -2,7 +2,6 @@
 /// the record once per pass: reading them from the record for every device copied the whole record (its payload,
 /// targeting and strings) three times per device (callgrind).
 public struct BroadcastRequests: Sendable {
-    private let topic: String
     private let pushType: PushType
     private let priority: PushPriority
     private let expiration: Int64?
@@ -11,9 +10,9 @@ public struct BroadcastRequests: Sendable {
     private let payload: [UInt8]
     private let targeting: JobTargeting?
 
-    /// The requests of `record`'s devices, sent to `topic` (the app's topic for the broadcast's push type).
-    public init(_ record: BroadcastRecord, topic: String) {
-        self.topic = topic
+    /// The requests of `record`'s devices. They carry no `apns-topic`: the engine knows no service, and the APNs
+    /// sender gives a request without one its app's bundle id with the push type's suffix.
+    public init(_ record: BroadcastRecord) {
         pushType = record.pushType
         priority = record.priority
         expiration = record.expiration
@@ -27,7 +26,7 @@ public struct BroadcastRequests: Sendable {
     /// its locale's variant of the payload (per-locale text), else the broadcast's payload.
     public func request(to token: DeviceToken, locale: String?) -> NotificationRequest {
         NotificationRequest(
-            token: token, topic: topic, pushType: pushType, priority: priority, expiration: expiration,
+            token: token, topic: "", pushType: pushType, priority: priority, expiration: expiration,
             collapseId: collapseId, apnsId: ids.id(for: token), payload: payload(forLocale: locale))
     }
 

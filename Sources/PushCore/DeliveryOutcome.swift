@@ -69,24 +69,42 @@ public struct DeliveryOutcome: Sendable, Equatable {
     }
 }
 
-/// A token removal the sender's policy decided on; the store applies it (gated on the timestamp when
-/// ``APNsAnswerRule`` says so) and refuses one the rule says does not prune.
+/// A device removal the sender's policy decided on, in the service's own words: the store applies it by the verdict
+/// it carries (gated on the service's timestamp when the verdict says so) and records the service's own reason —
+/// never an APNs reason for a web or Android device. The store refuses one whose verdict does not prune.
 public struct PruneRequest: Sendable, Equatable {
-    /// APNs' reason (Unregistered, ExpiredToken, BadDeviceToken, DeviceTokenNotForTopic, or one this version does
-    /// not know that came with a 410).
-    public var reason: APNsReason
-    /// The answer's HTTP status: with an unknown reason it is what decides (410 prunes).
+    /// The service's own reason: APNs' (`Unregistered`, `ExpiredToken`, `BadDeviceToken`, `DeviceTokenNotForTopic`,
+    /// or one this version does not know that came with a 410), a Web Push service's status (`404`, `410`), FCM's
+    /// error code (`UNREGISTERED`, `SENDER_ID_MISMATCH`, `INVALID_ARGUMENT`).
+    public var reason: String
+    /// The answer's HTTP status.
     public var status: Int
-    /// The 410 answer's `timestamp` (ms): a token registered at or after it is kept.
+    /// The service's evidence of when the device went away: APNs' 410 `timestamp` (ms); a device registered at or
+    /// after it is kept. Nil for the services that give none.
     public var apnsTimestampMs: Int64?
+    /// The answer's verdict, by the service's rule (``APNsAnswerRule``, ``WebPushAnswerRule``, ``FCMAnswerRule``).
+    public var verdict: AnswerVerdict
+    /// The prune counters' reason: bounded like `/metrics`' labels (a reason this version does not know counts as
+    /// `unknown`; the prune log keeps the reason as the service gave it).
+    public var counterReason: String
 
-    /// Creates a request; `status` defaults to the one Apple pairs with `reason`.
+    /// An APNs removal; `status` defaults to the one Apple pairs with `reason`, and the verdict is
+    /// ``APNsAnswerRule``'s.
     public init(reason: APNsReason, status: Int? = nil, apnsTimestampMs: Int64? = nil) {
-        self.reason = reason
+        self.reason = reason.rawValue
         self.status = status ?? reason.status
         self.apnsTimestampMs = apnsTimestampMs
+        verdict = APNsAnswerRule.verdict(status: self.status, reason: reason)
+        counterReason = APNsReason.label(status: self.status, reason: reason.rawValue)
     }
 
-    /// The rule's verdict for this answer.
-    public var verdict: AnswerVerdict { APNsAnswerRule.verdict(status: status, reason: reason) }
+    /// A removal by a service that gives no timestamp (Web Push, FCM): its own `reason` as it answered, the status,
+    /// and the bounded `counterReason` (default: the reason). The device goes whatever its registration time.
+    public init(service reason: String, status: Int, counterReason: String? = nil) {
+        self.reason = reason
+        self.status = status
+        apnsTimestampMs = nil
+        verdict = AnswerVerdict(.tokenDead)
+        self.counterReason = counterReason ?? reason
+    }
 }

@@ -50,10 +50,7 @@ public struct PreparedNotification: Sendable, Equatable {
     public var truncated: Bool
 
     /// The `apns-topic` for an app's bundle id: the suffix the push type needs is appended once.
-    public func topic(for bundleId: String) -> String {
-        let suffix = pushType.topicSuffix
-        return suffix.isEmpty || bundleId.hasSuffix(suffix) ? bundleId : bundleId + suffix
-    }
+    public func topic(for bundleId: String) -> String { pushType.topic(bundleId: bundleId) }
 
     /// The request for one device.
     public func request(token: DeviceToken, bundleId: String, apnsId: String? = nil) -> NotificationRequest {

@@ -2,7 +2,8 @@
 public struct NotificationRequest: Sendable, Equatable {
     /// The destination device.
     public var token: DeviceToken
-    /// `apns-topic`: the bundle id with the suffix the push type needs.
+    /// `apns-topic`: the bundle id with the suffix the push type needs, or empty: then the APNs sender sets its app's
+    /// (the delivery engine, which knows no service, leaves it empty).
     public var topic: String
     /// `apns-push-type`.
     public var pushType: PushType

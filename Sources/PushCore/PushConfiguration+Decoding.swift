@@ -156,30 +156,23 @@ extension PushConfiguration {
     ) throws(ConfigurationError) -> AppSettings {
         let at = "apps.\(id)"
         var f = try Fields(value, at: at)
-        guard let topic = try f.string("topic"), !topic.isEmpty else {
-            throw ConfigurationError("\(at).topic is required (the app's bundle id)")
+        let flatKeys = APNsSettings.keys.filter { f.contains($0) }
+        var apns: APNsSettings?
+        var apnsKeysAreFlat = false
+        if let section = try f.take("apns") {
+            if !flatKeys.isEmpty {
+                let named = flatKeys.map { "\(at).\($0)" }.joined(separator: ", ")
+                throw ConfigurationError("\(at): \(named) and \(at).apns both configure APNs; move the keys into \(at).apns")
+            }
+            var a = try Fields(section, at: "\(at).apns")
+            apns = try decodeAPNs(&a, at: "\(at).apns", base: base)
+            try a.finish()
+        } else if !flatKeys.isEmpty {
+            apns = try decodeAPNs(&f, at: at, base: base)
+            apnsKeysAreFlat = true
         }
-        let endpoint = try APNsEndpoint(parsing: try f.string("endpoint") ?? "development")
-        func optionalEndpoint(_ key: String) throws(ConfigurationError) -> APNsEndpoint? {
-            guard let text = try f.string(key) else { return nil }
-            do { return try APNsEndpoint(parsing: text) } catch { throw ConfigurationError("\(at).\(key): \(error.message)") }
-        }
-        let channelEndpoint = try optionalEndpoint("channelEndpoint")
-        let broadcastEndpoint = try optionalEndpoint("broadcastEndpoint")
-        let caFile = try f.string("caFile").map { resolve($0, against: base) }
-        guard let authValue = try f.take("auth") else {
-            throw ConfigurationError("\(at).auth is required ({\"p12\",\"passwordFile\"|\"passwordEnv\"} or {\"p8\",\"keyId\",\"teamId\"})")
-        }
-        let auth = try decodeAuth(authValue, at: "\(at).auth", base: base)
         let registrationKeys = try f.keyHashes("registrationKeys")
         let sendKeys = try f.keyHashes("sendKeys")
-        var payloadLimit: Int?
-        if let limit = try f.int("payloadLimit") {
-            guard (1...5120).contains(limit) else {
-                throw ConfigurationError("\(at).payloadLimit must be between 1 and 5120 bytes, not \(limit)")
-            }
-            payloadLimit = limit
-        }
         let window = try f.int("window")
         if let window, !AppSettings.windowRange.contains(window) {
             throw ConfigurationError("\(at).window must be between 1 and 10000 notifications, not \(window)")
@@ -219,19 +212,49 @@ extension PushConfiguration {
             defaultTimeZone = canonical
         }
         try f.finish()
+        if apns == nil && webPush == nil && fcm == nil {
+            throw ConfigurationError(
+                "\(at) needs at least one service: \(at).apns (iOS, macOS), \(at).webpush (browsers) or \(at).fcm (Android)")
+        }
         var app = AppSettings(
-            topic: topic, endpoint: endpoint, caFile: caFile, auth: auth,
-            registrationKeys: registrationKeys, sendKeys: sendKeys, payloadLimit: payloadLimit, window: window,
-            connections: connections, outageLimitSeconds: outageLimit, webhook: webhook)
+            apns: apns, webPush: webPush, fcm: fcm, registrationKeys: registrationKeys, sendKeys: sendKeys,
+            window: window, connections: connections, outageLimitSeconds: outageLimit, webhook: webhook)
+        app.apnsKeysAreFlat = apnsKeysAreFlat
         app.proxy = proxy
         app.deliveryLog = deliveryLog
-        app.channelEndpoint = channelEndpoint
-        app.broadcastEndpoint = broadcastEndpoint
         app.userSecret = userSecretFile.map { .file($0) } ?? userSecretEnv.map { .environment($0) }
         app.defaultTimeZone = defaultTimeZone
-        app.webPush = webPush
-        app.fcm = fcm
         return app
+    }
+
+    /// The APNs keys (`topic`, `auth`, `endpoint`, …) from `f`: an `apps.ID.apns` section, or the app object itself
+    /// in the flat form of older files. `topic` and `auth` are required.
+    private static func decodeAPNs(_ f: inout Fields, at: String, base: String) throws(ConfigurationError) -> APNsSettings {
+        guard let topic = try f.string("topic"), !topic.isEmpty else {
+            throw ConfigurationError("\(at).topic is required (the app's bundle id)")
+        }
+        let endpoint = try APNsEndpoint(parsing: try f.string("endpoint") ?? "development")
+        func optionalEndpoint(_ key: String) throws(ConfigurationError) -> APNsEndpoint? {
+            guard let text = try f.string(key) else { return nil }
+            do { return try APNsEndpoint(parsing: text) } catch { throw ConfigurationError("\(at).\(key): \(error.message)") }
+        }
+        let channelEndpoint = try optionalEndpoint("channelEndpoint")
+        let broadcastEndpoint = try optionalEndpoint("broadcastEndpoint")
+        let caFile = try f.string("caFile").map { resolve($0, against: base) }
+        guard let authValue = try f.take("auth") else {
+            throw ConfigurationError("\(at).auth is required ({\"p12\",\"passwordFile\"|\"passwordEnv\"} or {\"p8\",\"keyId\",\"teamId\"})")
+        }
+        let auth = try decodeAuth(authValue, at: "\(at).auth", base: base)
+        var payloadLimit: Int?
+        if let limit = try f.int("payloadLimit") {
+            guard (1...5120).contains(limit) else {
+                throw ConfigurationError("\(at).payloadLimit must be between 1 and 5120 bytes, not \(limit)")
+            }
+            payloadLimit = limit
+        }
+        return APNsSettings(
+            topic: topic, endpoint: endpoint, caFile: caFile, auth: auth, payloadLimit: payloadLimit,
+            channelEndpoint: channelEndpoint, broadcastEndpoint: broadcastEndpoint)
     }
 
     /// `apps.ID.fcm`: `{"serviceAccount", "endpoint"?, "caFile"?}`. The file's contents are read by the sender
@@ -362,9 +385,10 @@ private struct Fields {
         return value == .null ? nil : value
     }
 
-    mutating func has(_ key: String) throws(ConfigurationError) -> Bool {
-        remaining.contains(where: { $0.0 == key })
-    }
+    mutating func has(_ key: String) throws(ConfigurationError) -> Bool { contains(key) }
+
+    /// True when the object still holds `key`.
+    func contains(_ key: String) -> Bool { remaining.contains(where: { $0.0 == key }) }
 
     mutating func string(_ key: String) throws(ConfigurationError) -> String? {
         guard let v = try take(key) else { return nil }

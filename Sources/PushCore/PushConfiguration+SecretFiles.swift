@@ -8,12 +8,14 @@ extension PushConfiguration {
         if case .file(let path) = proxy?.credentials { files.append(SecretFile(key: "proxyCredentialsFile", path: path)) }
         for (id, app) in apps.sorted(by: { $0.key < $1.key }) {
             let at = "apps.\(id)"
-            switch app.auth {
+            let apnsAt = app.apnsKeysAreFlat ? at : "\(at).apns"
+            switch app.apns?.auth {
             case .certificate(let p12, let password):
-                files.append(SecretFile(key: "\(at).auth.p12", path: p12))
-                if case .file(let path) = password { files.append(SecretFile(key: "\(at).auth.passwordFile", path: path)) }
+                files.append(SecretFile(key: "\(apnsAt).auth.p12", path: p12))
+                if case .file(let path) = password { files.append(SecretFile(key: "\(apnsAt).auth.passwordFile", path: path)) }
             case .token(let p8, _, _):
-                files.append(SecretFile(key: "\(at).auth.p8", path: p8))
+                files.append(SecretFile(key: "\(apnsAt).auth.p8", path: p8))
+            case nil: break
             }
             if case .file(let path) = app.proxy?.credentials {
                 files.append(SecretFile(key: "\(at).proxyCredentialsFile", path: path))

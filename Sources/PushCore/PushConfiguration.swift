@@ -49,8 +49,8 @@ public struct PushConfiguration: Sendable, Equatable {
     /// Default ``DeliveryLogScope/failures``. See ``deliveryLog(for:)``.
     public var deliveryLog = DeliveryLogScope.default
 
-    /// The outbound HTTP proxy to APNs for every app without its own (`proxy`), or nil: then libcurl honours
-    /// `HTTPS_PROXY` / `NO_PROXY` from the environment.
+    /// The outbound HTTP proxy to the push services for every app without its own (`proxy`), or nil: then the
+    /// proxy variables of the environment apply (`HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`: ``ProxyEnvironment``).
     public var proxy: ProxySettings?
 
     /// `/healthz` reports `degraded` when an app's certificate expires in fewer days than this. Default 30.
@@ -79,7 +79,7 @@ public struct PushConfiguration: Sendable, Equatable {
         return app
     }
 
-    /// The proxy `app`'s connections to APNs go through: its own, else the global one, else nil.
+    /// The proxy `app`'s connections to its push services go through: its own, else the global one, else nil.
     public func proxy(for app: AppSettings) -> ProxySettings? { app.proxy ?? proxy }
 
     /// Which of `app`'s outcomes become delivery-log rows: its own `deliveryLog`, else the global one.
@@ -127,7 +127,7 @@ public struct ServerSettings: Sendable, Equatable {
     public var servesOneListener: Bool { admin == address }
 }
 
-/// The built-in APNs simulator's address and certificate directory.
+/// The built-in simulator's address and certificate directory (it plays APNs, Web Push services and FCM).
 public struct SimulatorSettings: Sendable, Equatable {
     /// Interface to bind. Default `127.0.0.1`.
     public var host: String
@@ -160,44 +160,35 @@ public enum PasswordSource: Sendable, Equatable {
     case environment(String)
 }
 
-/// One app's settings.
+/// One app's settings: the services it sends through (``apns``, ``webPush``, ``fcm``: each optional, at least one
+/// configured) and what applies to the app's traffic as a whole (keys, window, connections, outage limit, webhook,
+/// proxy, delivery log, user secret, default zone). A key that shapes one service's requests or credentials lives in
+/// that service's settings (docs/configuration.md, "Which key goes where").
 public struct AppSettings: Sendable, Equatable {
-    /// The bundle id; push types that need a suffix (`.voip`, …) get it added.
-    public var topic: String
-    /// Where notifications go.
-    public var endpoint: APNsEndpoint
-    /// Where broadcast channel management (`/1/apps/…/channels`) goes (`apps.ID.channelEndpoint`), or nil for
-    /// the default: Apple's channel-management host of the request's environment when ``endpoint`` is
-    /// `production` or `development`, the simulator when it is `simulator`, the same URL when it is a URL.
-    /// With `production` / `development` here too, the host follows the request's environment.
-    public var channelEndpoint: APNsEndpoint?
-    /// Where broadcast sends (`/4/broadcasts/apps/…`) go (`apps.ID.broadcastEndpoint`), or nil for ``endpoint``.
-    /// Apple's hosts are chosen per the request's environment, as for device sends.
-    public var broadcastEndpoint: APNsEndpoint?
-    /// An extra trust anchor (PEM) for the endpoint. TLS verification is never switched off.
-    public var caFile: String?
-    /// Credentials.
-    public var auth: AuthSettings
+    /// APNs for this app (`apps.ID.apns`, or the flat APNs keys of older files), or nil: its iOS devices cannot
+    /// register and a broadcast has none.
+    public var apns: APNsSettings?
+    /// True when ``apns`` came from the flat keys at the app's top level (the form before `apps.ID.apns`): it loads as
+    /// before, and `pushctl doctor` suggests the section.
+    public var apnsKeysAreFlat = false
     /// `sha256:<hex>` hashes of keys allowed to register and unregister tokens.
     public var registrationKeys: [String]
     /// `sha256:<hex>` hashes of keys allowed to count and send.
     public var sendKeys: [String]
-    /// An override of the payload byte limit (e.g. 2048 to mimic older iOS limits).
-    public var payloadLimit: Int?
     /// Notifications in flight at once when sending for this app, or nil for the sender's default (500).
-    /// Raise it when APNs is far away: it must cover rate × round-trip time.
+    /// Raise it when a push service is far away: it must cover rate × round-trip time.
     public var window: Int?
-    /// HTTP/2 connections to each APNs endpoint, or nil for one. Each carries its own window of
+    /// HTTP/2 connections to each push service endpoint, or nil for one. Each carries its own window of
     /// ``window`` notifications: one connection holds at most ~1000 streams, so over a long round trip
     /// more connections send more (Apple recommends several for throughput).
     public var connections: Int?
-    /// How long APNs may stay unreachable (refused or reset connections, DNS or TLS handshake failures)
+    /// How long a push service may stay unreachable (refused or reset connections, DNS or TLS handshake failures)
     /// before a send or broadcast stops as interrupted, in seconds; nil for the default (600). Until then
     /// the sender reconnects with backoff and no device's outcome is decided.
     public var outageLimitSeconds: Int?
     /// Where pruned tokens and final failures are POSTed (signed), or nil for none.
     public var webhook: WebhookSettings?
-    /// This app's outbound HTTP proxy to APNs (`apps.ID.proxy`), overriding the global `proxy`; nil for the
+    /// This app's outbound HTTP proxy (`apps.ID.proxy`), overriding the global `proxy`; nil for the
     /// global one. See ``PushConfiguration/proxy(for:)``.
     public var proxy: ProxySettings?
     /// Which of this app's outcomes become delivery-log rows (`apps.ID.deliveryLog`), overriding the global
@@ -218,6 +209,15 @@ public struct AppSettings: Sendable, Equatable {
     /// The zone local-time sends use for devices without one.
     public var effectiveDefaultTimeZone: String { defaultTimeZone ?? "UTC" }
 
+    /// The services this app has, in a stable order.
+    public var services: [PushService] {
+        var out: [PushService] = []
+        if apns != nil { out.append(.apns) }
+        if webPush != nil { out.append(.webpush) }
+        if fcm != nil { out.append(.fcm) }
+        return out
+    }
+
     /// The accepted range of ``window``.
     public static let windowRange = 1...10_000
     /// The accepted range of ``connections``.
@@ -225,34 +225,55 @@ public struct AppSettings: Sendable, Equatable {
     /// The accepted range of ``outageLimitSeconds`` (one second to one day).
     public static let outageLimitRange = 1...86_400
 
-    /// Creates app settings.
+    /// Creates app settings with the services given (at least one, for a configuration that loads).
+    public init(
+        apns: APNsSettings? = nil, webPush: WebPushSettings? = nil, fcm: FCMSettings? = nil,
+        registrationKeys: [String] = [], sendKeys: [String] = [], window: Int? = nil,
+        connections: Int? = nil, outageLimitSeconds: Int? = nil, webhook: WebhookSettings? = nil
+    ) {
+        self.apns = apns
+        self.webPush = webPush
+        self.fcm = fcm
+        self.webhook = webhook
+        self.window = window
+        self.connections = connections
+        self.outageLimitSeconds = outageLimitSeconds
+        self.registrationKeys = registrationKeys
+        self.sendKeys = sendKeys
+    }
+
+    /// Creates the settings of an app with APNs (the form tests and older callers use).
     public init(
         topic: String, endpoint: APNsEndpoint, caFile: String? = nil, auth: AuthSettings,
         registrationKeys: [String] = [], sendKeys: [String] = [], payloadLimit: Int? = nil, window: Int? = nil,
         connections: Int? = nil, outageLimitSeconds: Int? = nil, webhook: WebhookSettings? = nil
     ) {
-        self.webhook = webhook
-        self.window = window
-        self.connections = connections
-        self.outageLimitSeconds = outageLimitSeconds
-        self.topic = topic
-        self.endpoint = endpoint
-        self.caFile = caFile
-        self.auth = auth
-        self.registrationKeys = registrationKeys
-        self.sendKeys = sendKeys
-        self.payloadLimit = payloadLimit
+        self.init(
+            apns: APNsSettings(topic: topic, endpoint: endpoint, caFile: caFile, auth: auth, payloadLimit: payloadLimit),
+            registrationKeys: registrationKeys, sendKeys: sendKeys, window: window, connections: connections,
+            outageLimitSeconds: outageLimitSeconds, webhook: webhook)
     }
 
-    /// The environment a token gets when registration names none.
-    public var defaultEnvironment: APNsEnvironment { endpoint.impliedEnvironment ?? .production }
+    /// True when every service of the app sends to the built-in simulator at `simulator`: APNs and FCM with the
+    /// endpoint `simulator`, Web Push with the simulator's `host:port` among its allowed hosts. (A web app's subscriptions
+    /// may still name the known push services; what makes it a simulator app is that its developer pointed it there.)
+    /// `pushctl serve` gives such an app an ephemeral development key and starts the simulator for it.
+    public func sendsToSimulator(_ simulator: SimulatorSettings) -> Bool {
+        let address = "\(simulator.host):\(simulator.port)"
+        if let apns, apns.endpoint != .simulator { return false }
+        if let fcm, fcm.endpoint != .simulator { return false }
+        if let webPush, !webPush.allowedHosts.contains(address) { return false }
+        return !services.isEmpty
+    }
 
-    /// ``channelEndpoint`` or, when unset, ``endpoint`` (whose Apple values then mean Apple's
-    /// channel-management hosts).
-    public var effectiveChannelEndpoint: APNsEndpoint { channelEndpoint ?? endpoint }
-
-    /// ``broadcastEndpoint`` or, when unset, ``endpoint``.
-    public var effectiveBroadcastEndpoint: APNsEndpoint { broadcastEndpoint ?? endpoint }
+    /// The APNs settings, or an error saying the app has no APNs (for what only APNs does: channels, Live
+    /// Activities, certificate checks).
+    public func requireAPNs(app id: String) throws(ConfigurationError) -> APNsSettings {
+        guard let apns else {
+            throw ConfigurationError("app '\(id)' has no apns service (add apps.\(id).apns to the configuration)")
+        }
+        return apns
+    }
 }
 
 /// A configuration problem, with a message that names the key or value at fault.

@@ -18,6 +18,12 @@ public enum PushType: String, Sendable, CaseIterable, Codable {
         }
     }
 
+    /// The `apns-topic` of this push type for an app's bundle id: the suffix it needs, appended once. An empty bundle
+    /// id stays empty (a request without a topic: the APNs sender sets its app's).
+    public func topic(bundleId: String) -> String {
+        topicSuffix.isEmpty || bundleId.isEmpty || bundleId.hasSuffix(topicSuffix) ? bundleId : bundleId + topicSuffix
+    }
+
     /// The largest payload APNs accepts for this push type, in bytes.
     public var payloadLimit: Int { self == .voip ? 5120 : 4096 }
 

@@ -1,5 +1,4 @@
 import PushCore
-import PushSender
 import Synchronization
 
 /// Live counts while a run goes on (committed outcomes of this run; totals come from the store).

@@ -1,5 +1,4 @@
 import PushCore
-import PushSender
 
 /// How a run ended.
 public struct BroadcastReport: Sendable {

@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import PushCore
-import PushSender
 import Synchronization
 
 /// Runs broadcasts and send jobs: one notification to every targeted device, safe under cron, crashes and
@@ -21,19 +20,17 @@ import Synchronization
 ///   under a fenced claim on the store's clock, so several processes on several hosts share a broadcast.
 public final class Broadcaster: Sendable {
     let store: DeliveryStore
-    let bundleId: String
     let configuration: BroadcastConfiguration
     let clock: SenderClock
     let sleeper: Sleeper
     let logger: Logger
 
-    /// Creates a broadcaster for one app (`bundleId` is its topic).
+    /// Creates a broadcaster (a broadcast names its app; the app's sender is given to each run).
     public init(
-        store: DeliveryStore, bundleId: String, configuration: BroadcastConfiguration = .init(),
+        store: DeliveryStore, configuration: BroadcastConfiguration = .init(),
         clock: SenderClock = SystemClock(), sleeper: Sleeper = TaskSleeper(), logger: Logger = Logger(label: "broadcast")
     ) {
         self.store = store
-        self.bundleId = bundleId
         self.configuration = configuration
         self.clock = clock
         self.sleeper = sleeper
@@ -261,8 +258,8 @@ public final class Broadcaster: Sendable {
             onCancelled: { stop.raise(.leaseLost("broadcast \(record.id) was cancelled")) })
         let feed = TargetFeed(
             pass: pass, record: record, shard: shard, access: access, batchSize: configuration.batchSize,
-            markStep: Self.markStep(for: sender.configuration.inFlightLimit), sleeper: sleeper)
-        let requests = BroadcastRequests(record, topic: bundleTopic(record.pushType))
+            markStep: Self.markStep(for: sender.inFlightLimit), sleeper: sleeper)
+        let requests = BroadcastRequests(record)
         var count = 0
         await DeliveryPump(sender: sender, inFlight: inFlight, ahead: ahead, committer: committer, stop: stop).run {
             () throws(DeliveryStoreError) -> DeliveryPump.Step? in
@@ -302,11 +299,6 @@ public final class Broadcaster: Sendable {
                 }
             }
         }
-    }
-
-    private func bundleTopic(_ pushType: PushType) -> String {
-        let suffix = pushType.topicSuffix
-        return suffix.isEmpty || bundleId.hasSuffix(suffix) ? bundleId : bundleId + suffix
     }
 
     /// How far ahead of what it hands out the feed writes a pass's dispatch mark: half the in-flight window. Each

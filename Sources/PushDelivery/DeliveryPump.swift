@@ -1,5 +1,4 @@
 import PushCore
-import PushSender
 
 /// Moves notifications from a source through two windows into the sender, and their results into the
 /// committer — the loop broadcasts, send jobs and `pushctl send` share. A device takes a slot of each window
@@ -19,7 +18,7 @@ struct DeliveryPump {
     /// quarter made one connection send 77% of window ÷ RTT, a thirty-second 90%); ahead, twice that
     /// (answered but not yet committed, or committed past the checkpoint, the other half).
     static func windows(for sender: any DeliverySender) -> (inFlight: BatchWindow, ahead: BatchWindow) {
-        let limit = sender.configuration.inFlightLimit
+        let limit = sender.inFlightLimit
         return (BatchWindow(limit: limit, resumeAfter: max(1, limit / 32)), BatchWindow(limit: 2 * limit))
     }
 

@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import PushCore
 import PushLanes
-import PushSender
 import Synchronization
 
 /// Runs the server's send jobs with the broadcast engine: jobs of different apps concurrently, jobs of one
@@ -30,9 +29,9 @@ public final class JobRunner: Sendable {
     public typealias SenderFactory = @Sendable (_ app: String, _ breakers: [String: PruningBreaker.State]) throws -> any DeliverySender
 
     private let store: DeliveryStore
-    /// The apps served (app id → bundle id); a reload replaces them (``reload(topics:)``).
-    private let topicsNow: Mutex<[String: String]>
-    private var topics: [String: String] { topicsNow.withLock { $0 } }
+    /// The ids of the apps served; a reload replaces them (``reload(apps:)``).
+    private let appsNow: Mutex<Set<String>>
+    private var apps: Set<String> { appsNow.withLock { $0 } }
     private let makeSender: SenderFactory
     private let configuration: BroadcastConfiguration
     private let settings: Settings
@@ -64,13 +63,13 @@ public final class JobRunner: Sendable {
         var evenIfCompleted: Bool
     }
 
-    /// Creates a runner for the apps in `topics` (app id → bundle id).
+    /// Creates a runner for the apps with these ids.
     public init(
-        store: DeliveryStore, topics: [String: String], configuration: BroadcastConfiguration = .init(),
+        store: DeliveryStore, apps: Set<String>, configuration: BroadcastConfiguration = .init(),
         settings: Settings = .init(), logger: Logger, makeSender: @escaping SenderFactory
     ) {
         self.store = store
-        self.topicsNow = Mutex(topics)
+        self.appsNow = Mutex(apps)
         self.makeSender = makeSender
         self.configuration = configuration
         self.settings = settings
@@ -79,7 +78,7 @@ public final class JobRunner: Sendable {
 
     /// Queues a stored job of `app`. With `retryDeferred`, a completed job runs again for its deferred devices.
     public func enqueue(_ id: String, app: String, retryDeferred: Bool = false) {
-        guard topics[app] != nil else { return }
+        guard apps.contains(app) else { return }
         state.withLock { s in
             guard !s.shuttingDown else { return }
             if s.lanes[app] == nil {
@@ -105,7 +104,7 @@ public final class JobRunner: Sendable {
             let (unfinished, now) = try await access.run("reading unfinished jobs") { store throws(DeliveryStoreError) in
                 (try store.unfinishedBroadcasts(), try store.clockMs())
             }
-            for record in unfinished where topics[record.app] != nil && !record.isWaiting(atMs: now) {
+            for record in unfinished where apps.contains(record.app) && !record.isWaiting(atMs: now) {
                 logger.info("resuming send job \(record.id) (\(record.state.rawValue))")
                 enqueue(record.id, app: record.app)
             }
@@ -139,7 +138,7 @@ public final class JobRunner: Sendable {
             logger.warning("cannot read unfinished send jobs: \(error.message)")
             return
         }
-        for record in unfinished where topics[record.app] != nil && !record.isWaiting(atMs: now) {
+        for record in unfinished where apps.contains(record.app) && !record.isWaiting(atMs: now) {
             let scheduled = record.state == .pending && record.scheduledMs != nil
             guard adopting || scheduled else { continue }
             let known = state.withLock { $0.tracked.contains(record.id) || $0.shuttingDown }
@@ -202,7 +201,7 @@ public final class JobRunner: Sendable {
 
     /// Runs one job; true when it scheduled a retry of itself.
     private func runJob(_ request: Request, app: String) async -> Bool {
-        guard let topic = topics[app] else { return false }
+        guard apps.contains(app) else { return false }
         let id = request.id
         let access = StoreAccess(store: store, outageLimitMs: configuration.storeOutageLimitMs, logger: logger)
         let found: BroadcastRecord?, now: Int64
@@ -258,7 +257,7 @@ public final class JobRunner: Sendable {
             }
             return false
         }
-        let broadcaster = Broadcaster(store: store, bundleId: topic, configuration: configuration, logger: logger)
+        let broadcaster = Broadcaster(store: store, configuration: configuration, logger: logger)
         let report: BroadcastReport
         do {
             report = try await broadcaster.run(id: id, sender: sender, stop: stop)
@@ -314,12 +313,12 @@ public final class JobRunner: Sendable {
         }
     }
 
-    /// Applies a reloaded configuration: the apps served become `topics`, and every app's long-lived sender is
+    /// Applies a reloaded configuration: the apps served become `apps`, and every app's long-lived sender is
     /// replaced at its next job, so new connections use the credentials and settings read now. A sender a job is
     /// using keeps sending until that job ends (its transfers finish on the old credentials), then shuts down; an
     /// idle one shuts down now.
-    public func reload(topics: [String: String]) async {
-        topicsNow.withLock { $0 = topics }
+    public func reload(apps: Set<String>) async {
+        appsNow.withLock { $0 = apps }
         let idle = state.withLock { s -> [any DeliverySender] in
             var idle: [any DeliverySender] = []
             for (app, sender) in s.senders {

@@ -3,7 +3,6 @@ import Foundation
 import Logging
 import PushCore
 import PushLanes
-import PushSender
 
 /// Commits results on its own thread, in batches: one transaction at least every `intervalMs` or every
 /// `batchSize` results, holding the rows of devices that need action later, the job's counts, the prunes (as

@@ -1,5 +1,4 @@
 import PushCore
-import PushSender
 
 /// Paces one pass of a claim by its broadcast's stored rate (`--rate`), which every process working on the
 /// broadcast shares: notifications are reserved against the store's schedule a few at a time

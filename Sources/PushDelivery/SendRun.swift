@@ -1,6 +1,5 @@
 import Logging
 import PushCore
-import PushSender
 
 /// `pushctl send`: one notification to a list of tokens or to registered devices, with every outcome
 /// committed to the delivery log (prunes and last-success times in the same transactions) before it is

@@ -1,4 +1,4 @@
-import PushSender
+import PushCore
 import Synchronization
 
 /// Why a run stops before it has gone through every device. The first reason raised wins.

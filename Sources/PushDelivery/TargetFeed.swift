@@ -1,5 +1,4 @@
 import PushCore
-import PushSender
 
 /// The devices of one pass of a shard's claim, in token order, as keyset pages read off the cooperative pool. Before a
 /// device is handed out, the pass's dispatch mark in the store covers it: the mark is written ahead in steps

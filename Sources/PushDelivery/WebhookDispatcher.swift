@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import PushCore
 import PushLanes
-import PushSender
 import Synchronization
 
 /// Delivers the store's webhook outbox: for each app with a webhook, leases a batch of due events, POSTs them
@@ -35,7 +34,7 @@ public final class WebhookDispatcher: Sendable {
     }
 
     private let store: DeliveryStore
-    private let clients: [String: WebhookClient]
+    private let clients: [String: any WebhookPoster]
     private let settings: Settings
     private let logger: Logger
     /// (started, stopping)
@@ -45,7 +44,7 @@ public final class WebhookDispatcher: Sendable {
     private let finished = ThreadEnd()
 
     /// A dispatcher for the apps in `clients` (app id → its webhook).
-    public init(store: DeliveryStore, clients: [String: WebhookClient], settings: Settings = .init(), logger: Logger) {
+    public init(store: DeliveryStore, clients: [String: any WebhookPoster], settings: Settings = .init(), logger: Logger) {
         self.store = store
         self.clients = clients
         self.settings = settings
@@ -122,7 +121,7 @@ public final class WebhookDispatcher: Sendable {
             }
             problem = "HTTP \(status)"
         } catch {
-            problem = error.message
+            problem = "\(error)"
         }
         let attempts = events.map(\.attempts).max() ?? 0
         let delay = Int64(settings.backoff.delayMs(failedAttempts: attempts + 1, random: settings.random()))

@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import PushCore
 import PushLanes
-import PushSender
 import Synchronization
 
 /// `pushctl worker`: claims shards of any running broadcast or send job of its apps — started by
@@ -25,22 +24,22 @@ public final class Worker: Sendable {
     }
 
     private let store: DeliveryStore
-    /// The apps worked for (app id → bundle id) and how many reloads replaced them (``reload(topics:)``).
-    private let served: Mutex<(topics: [String: String], generation: Int)>
-    private var topics: [String: String] { served.withLock { $0.topics } }
+    /// The ids of the apps worked for and how many reloads replaced them (``reload(apps:)``).
+    private let served: Mutex<(apps: Set<String>, generation: Int)>
+    private var apps: Set<String> { served.withLock { $0.apps } }
     private let configuration: BroadcastConfiguration
     private let concurrency: Int
     private let makeSender: SenderFactory
     private let logger: Logger
     private let report = Mutex(Report())
 
-    /// A worker for the apps in `topics` (app id → bundle id).
+    /// A worker for the apps with these ids.
     public init(
-        store: DeliveryStore, topics: [String: String], configuration: BroadcastConfiguration = .init(), concurrency: Int = 1,
+        store: DeliveryStore, apps: Set<String>, configuration: BroadcastConfiguration = .init(), concurrency: Int = 1,
         logger: Logger = Logger(label: "worker"), makeSender: @escaping SenderFactory
     ) {
         self.store = store
-        self.served = Mutex((topics, 0))
+        self.served = Mutex((apps, 0))
         self.configuration = configuration
         self.concurrency = max(1, concurrency)
         self.makeSender = makeSender
@@ -50,7 +49,7 @@ public final class Worker: Sendable {
     /// Works until `stop` is raised, then drains and returns what it did.
     public func run(stop: StopFlag) async -> Report {
         logger.info("worker \(configuration.owner) started", metadata: [
-            "apps": "\(topics.keys.sorted().joined(separator: ","))", "concurrency": "\(concurrency)",
+            "apps": "\(apps.sorted().joined(separator: ","))", "concurrency": "\(concurrency)",
         ])
         await withTaskGroup(of: Void.self) { group in
             for slot in 0..<concurrency {
@@ -66,14 +65,14 @@ public final class Worker: Sendable {
 
     private func slot(_ slot: Int, stop: StopFlag) async {
         let access = StoreAccess(store: store, outageLimitMs: configuration.storeOutageLimitMs, logger: logger)
-        var (servedApps, generation) = served.withLock { ($0.topics.keys.sorted(), $0.generation) }
+        var (servedApps, generation) = served.withLock { ($0.apps.sorted(), $0.generation) }
         let (owner, ttl, pollMs) = (configuration.owner, configuration.leaseTtlMs, configuration.pollMs)
         var senders: [String: any DeliverySender] = [:]
         var records: [String: BroadcastRecord] = [:]
         while !stop.isRaised {
             // Between shards (none is in flight here): after a reload, this slot's senders are rebuilt from the
             // reloaded configuration at their app's next shard, and the apps claimed are the reloaded ones.
-            let now = served.withLock { ($0.topics.keys.sorted(), $0.generation) }
+            let now = served.withLock { ($0.apps.sorted(), $0.generation) }
             if now.1 != generation {
                 (servedApps, generation) = now
                 for sender in senders.values { await sender.shutdown() }
@@ -110,7 +109,7 @@ public final class Worker: Sendable {
                 }
                 records[id] = record
             }
-            guard let record, let topic = topics[record.app] else {
+            guard let record, self.apps.contains(record.app) else {
                 await give(back: shard, error: "broadcast \(id) is not readable here", access: access)
                 continue
             }
@@ -142,7 +141,7 @@ public final class Worker: Sendable {
                     continue
                 }
             }
-            let broadcaster = Broadcaster(store: store, bundleId: topic, configuration: configuration, logger: logger)
+            let broadcaster = Broadcaster(store: store, configuration: configuration, logger: logger)
             let live = LiveProgress(total: 0, doneBefore: 0)
             let result = await broadcaster.work(on: shard, of: record, sender: sender, stop: stop, live: live)
             let sent = live.snapshot.done
@@ -170,11 +169,11 @@ public final class Worker: Sendable {
         for sender in senders.values { await sender.shutdown() }
     }
 
-    /// Applies a reloaded configuration: the apps worked for become `topics`, and each slot replaces its senders
+    /// Applies a reloaded configuration: the apps worked for become `apps`, and each slot replaces its senders
     /// before its next shard (a shard in flight finishes on the sender it started with, old credentials included),
     /// so new connections use the credentials read at the reload.
-    public func reload(topics: [String: String]) {
-        served.withLock { $0 = (topics, $0.generation + 1) }
+    public func reload(apps: Set<String>) {
+        served.withLock { $0 = (apps, $0.generation + 1) }
     }
 
     /// Starts (splits into shards) the scheduled broadcasts and send jobs of `apps` that are due on the store's
@@ -192,7 +191,7 @@ public final class Worker: Sendable {
         let shardSize = configuration.shardSize
         var started = 0
         for record in unfinished
-        where record.state == .pending && record.scheduledMs != nil && record.isDue(atMs: now) && topics[record.app] != nil {
+        where record.state == .pending && record.scheduledMs != nil && record.isDue(atMs: now) && self.apps.contains(record.app) {
             let id = record.id
             do throws(DeliveryStoreError) {
                 let running = try await access.run("starting scheduled job \(id)", retry: false) { store throws(DeliveryStoreError) in

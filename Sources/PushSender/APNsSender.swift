@@ -30,6 +30,9 @@ public final class APNsSender: Sendable {
     let identity: TLSIdentity?
     private let primary: SenderTarget
     private let byEnvironment: [APNsEnvironment: SenderTarget]
+    /// The app's bundle id, or nil: a request without a topic (the engine's, which knows no APNs) gets this one with
+    /// its push type's suffix.
+    let bundleId: String?
     let shared: Mutex<Shared>
     /// Notifications waiting out a retry backoff, and the run's stopping flag (``abandonWaiting(_:)`` sets it): the
     /// retry rule the Web Push and FCM senders use too. Notifications parked for an unreachable endpoint stay in its
@@ -51,7 +54,7 @@ public final class APNsSender: Sendable {
         target: SenderTarget, byEnvironment: [APNsEnvironment: SenderTarget] = [:],
         credentials: CredentialProvider, configuration: SenderConfiguration = .init(),
         breakerStates: [String: PruningBreaker.State] = [:], certificateNotAfterMs: Int64? = nil,
-        clock: SenderClock = SystemClock(), sleeper: Sleeper = TaskSleeper(),
+        bundleId: String? = nil, clock: SenderClock = SystemClock(), sleeper: Sleeper = TaskSleeper(),
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
         logger: Logger = Logger(label: "PushSender")
     ) throws(SenderError) {
@@ -61,6 +64,7 @@ public final class APNsSender: Sendable {
         guard CurlGlobal.initialized else { throw SenderError(.transport, "curl_global_init failed") }
         self.primary = target
         self.byEnvironment = byEnvironment
+        self.bundleId = bundleId
         self.credentials = credentials
         self.configuration = configuration
         self.clock = clock
@@ -73,23 +77,25 @@ public final class APNsSender: Sendable {
         shared = Mutex(Shared(storedBreakers: breakerStates))
     }
 
-    /// Creates a sender for an app's configured endpoint; with Apple's endpoints, items carrying their
-    /// token's environment go to the production or sandbox host accordingly. The app's own settings
-    /// (``SenderConfiguration/applying(_:)``) override `configuration`.
+    /// Creates a sender for an app's configured APNs endpoint (`apns`, by default the app's own); with Apple's
+    /// endpoints, items carrying their token's environment go to the production or sandbox host accordingly. The
+    /// app's own settings (``SenderConfiguration/applying(_:)``) override `configuration`. Throws
+    /// ``SenderError/Code/configuration`` for an app without APNs.
     public convenience init(
-        app: AppSettings, simulator: SimulatorSettings?, credentials: CredentialProvider,
+        app: AppSettings, apns: APNsSettings? = nil, simulator: SimulatorSettings?, credentials: CredentialProvider,
         configuration: SenderConfiguration = .init(), breakerStates: [String: PruningBreaker.State] = [:],
         certificateNotAfterMs: Int64? = nil, logger: Logger = Logger(label: "PushSender")
     ) throws(SenderError) {
-        let target = SenderTarget.forEndpoint(app.endpoint, caFile: app.caFile, simulator: simulator)
+        guard let apns = apns ?? app.apns else { throw SenderError(.configuration, "the app has no apns service") }
+        let target = SenderTarget.forEndpoint(apns.endpoint, caFile: apns.caFile, simulator: simulator)
         var routes: [APNsEnvironment: SenderTarget] = [:]
-        if app.endpoint == .production || app.endpoint == .development {
-            routes[.production] = SenderTarget.forEndpoint(.production, caFile: app.caFile, simulator: nil)
-            routes[.development] = SenderTarget.forEndpoint(.development, caFile: app.caFile, simulator: nil)
+        if apns.endpoint == .production || apns.endpoint == .development {
+            routes[.production] = SenderTarget.forEndpoint(.production, caFile: apns.caFile, simulator: nil)
+            routes[.development] = SenderTarget.forEndpoint(.development, caFile: apns.caFile, simulator: nil)
         }
         try self.init(
             target: target, byEnvironment: routes, credentials: credentials, configuration: configuration.applying(app),
-            breakerStates: breakerStates, certificateNotAfterMs: certificateNotAfterMs, logger: logger)
+            breakerStates: breakerStates, certificateNotAfterMs: certificateNotAfterMs, bundleId: apns.topic, logger: logger)
     }
 
     /// Hands one notification to the sender. `onResult` runs once, on a transport thread, when it has its
@@ -99,6 +105,8 @@ public final class APNsSender: Sendable {
         _ item: SendItem, onResult: @escaping @Sendable (DeliveryResult) -> Void,
         onPruneReleased: (@Sendable (DeviceToken) -> Void)? = nil
     ) {
+        var item = item
+        if item.request.topic.isEmpty, let bundleId { item.request.topic = item.request.pushType.topic(bundleId: bundleId) }
         let job = TransferJob(item, onResult: onResult, onPruneReleased: onPruneReleased)
         job.startedAtMs = clock.nowMs()
         metrics.submitted()
@@ -232,4 +240,9 @@ public final class APNsSender: Sendable {
         formatter.formatOptions = [.withInternetDateTime]
         return formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
     }
+}
+
+extension APNsSender: DeliverySender {
+    /// ``SenderConfiguration/inFlightLimit``.
+    public var inFlightLimit: Int { configuration.inFlightLimit }
 }

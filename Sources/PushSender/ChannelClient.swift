@@ -82,19 +82,23 @@ public final class ChannelClient: Sendable {
         self.logger = logger
     }
 
-    /// The client for one configured app: its credentials (.p12 or .p8), `channelEndpoint` and
-    /// `broadcastEndpoint` (see ``AppSettings/channelEndpoint``), CA file, proxy and, for the simulator, the
-    /// simulator's CA. Throws ``CredentialError`` when the credentials or the proxy credentials cannot be read.
+    /// The client for one configured app: its APNs credentials (.p12 or .p8), `channelEndpoint` and
+    /// `broadcastEndpoint` (see ``APNsSettings/channelEndpoint``), CA file, proxy and, for the simulator, the
+    /// simulator's CA. Throws ``CredentialError`` when the credentials or the proxy credentials cannot be read, and
+    /// ``SenderError`` (`.configuration`) for an app without APNs: broadcast channels are an APNs feature.
     public static func forApp(
         _ app: AppSettings, in configuration: PushConfiguration, settings: Settings = .init(),
         logger: Logger = Logger(label: "PushSender.channels")
     ) throws -> ChannelClient {
-        let credentials = try makeCredentials(for: app)
+        guard let apns = app.apns else {
+            throw SenderError(.configuration, "broadcast channels are an APNs feature, and the app has no apns service")
+        }
+        let credentials = try makeCredentials(for: apns)
         let proxy = try configuration.proxy(for: app).map { (settings) throws(CredentialError) in try SenderProxy(settings) }
         let simulator = configuration.simulator
-        let channels = app.effectiveChannelEndpoint, broadcasts = app.effectiveBroadcastEndpoint, caFile = app.caFile
+        let channels = apns.effectiveChannelEndpoint, broadcasts = apns.effectiveBroadcastEndpoint, caFile = apns.caFile
         return ChannelClient(
-            bundleId: app.topic, defaultEnvironment: app.defaultEnvironment,
+            bundleId: apns.topic, defaultEnvironment: apns.defaultEnvironment,
             managementTarget: { .channelManagement(channels, environment: $0, caFile: caFile, simulator: simulator) },
             broadcastTarget: { .broadcast(broadcasts, environment: $0, caFile: caFile, simulator: simulator) },
             credentials: credentials, proxy: proxy, settings: settings, logger: logger)

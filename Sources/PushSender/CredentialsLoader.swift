@@ -1,19 +1,19 @@
 import Foundation
 import PushCore
 
-/// Turns an app's configured `auth` into a ``CredentialProvider``.
+/// Turns an app's configured APNs `auth` into a ``CredentialProvider``.
 public enum CredentialsLoader {
-    /// Loads the app's credentials: a .p12 (password from `passwordFile` or `passwordEnv`) as
+    /// Loads the app's APNs credentials: a .p12 (password from `passwordFile` or `passwordEnv`) as
     /// ``CertificateCredentials`` or a .p8 as ``TokenCredentials``. Fails, naming the file or variable, when
     /// anything is missing or wrong, or when the certificate is expired or not yet valid.
     /// - Parameters:
     ///   - now: the clock the credentials use from now on (validity checks, token ages).
     ///   - environment: where `passwordEnv` variables are looked up. Default: the process environment.
     public static func makeCredentials(
-        for app: AppSettings, now: @escaping @Sendable () -> Date = { Date() },
+        for apns: APNsSettings, now: @escaping @Sendable () -> Date = { Date() },
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(CredentialError) -> any CredentialProvider {
-        switch app.auth {
+        switch apns.auth {
         case .certificate(let p12, let source):
             let password = try password(from: source, environment: environment)
             return try CertificateCredentials(p12Path: p12, password: password, now: now)
@@ -38,8 +38,8 @@ public enum CredentialsLoader {
 }
 
 /// `CredentialsLoader.makeCredentials(for:now:environment:)` with the process environment.
-public func makeCredentials(for app: AppSettings, now: @escaping @Sendable () -> Date = { Date() })
+public func makeCredentials(for apns: APNsSettings, now: @escaping @Sendable () -> Date = { Date() })
     throws(CredentialError) -> any CredentialProvider
 {
-    try CredentialsLoader.makeCredentials(for: app, now: now)
+    try CredentialsLoader.makeCredentials(for: apns, now: now)
 }

@@ -23,16 +23,19 @@ public struct EndpointProbe: Sendable, Equatable {
     /// libcurl's code of ``error`` (60: the certificate did not verify), or nil.
     public var errorCode: Int?
 
-    /// Sends the probe on the process's blocking lane (never on Swift's pool); at most `timeoutMs`.
-    public static func run(_ app: AppSettings, in configuration: PushConfiguration, timeoutMs: Int = 10_000) async -> EndpointProbe {
-        let target = SenderTarget.forEndpoint(app.endpoint, caFile: app.caFile, simulator: configuration.simulator)
+    /// Sends the probe to `apns`, the APNs service of `app` (whose proxy it uses), on the process's blocking lane
+    /// (never on Swift's pool); at most `timeoutMs`.
+    public static func run(
+        _ apns: APNsSettings, of app: AppSettings, in configuration: PushConfiguration, timeoutMs: Int = 10_000
+    ) async -> EndpointProbe {
+        let target = SenderTarget.forEndpoint(apns.endpoint, caFile: apns.caFile, simulator: configuration.simulator)
         // The simulator and some proxies want the client certificate in the handshake (APNs takes it when offered).
-        let identity = (try? makeCredentials(for: app))?.tlsIdentity
+        let identity = (try? makeCredentials(for: apns))?.tlsIdentity
         let proxy = try? configuration.proxy(for: app).map { try SenderProxy($0) }
         let url = "\(target.description)/3/device/\(String(repeating: "0", count: 64))"
         var probe = EndpointProbe(
             target: target.description, trust: target.caFile.map { "caFile \($0)" } ?? "the system trust store")
-        let lines = ["apns-topic: \(app.topic)", "apns-push-type: alert", "content-type: application/json"]
+        let lines = ["apns-topic: \(apns.topic)", "apns-push-type: alert", "content-type: application/json"]
         let answer = await BlockingLane.shared.perform { () -> Result<(BlockingResponse, [[String]]), TransportError> in
             do throws(TransportError) {
                 let request = try BlockingRequest(

@@ -137,10 +137,11 @@ extension FCMSender {
             if change == .tripped { s.summary.breakerTripped.append(breakerKey) }
             var decision = PruneDecision.none
             if let prune {
-                // FCM gives no timestamp: the store removes the token whatever its registration time. An invalid token
-                // is recorded as APNs' BadDeviceToken, an unregistered or foreign one as Unregistered.
-                let invalid = answer.status == 400
-                let request = PruneRequest(reason: invalid ? .badDeviceToken : .unregistered, status: invalid ? 400 : 410, apnsTimestampMs: nil)
+                // FCM gives no timestamp: the store removes the token whatever its registration time. The prune log and
+                // its counters name FCM's own error code (UNREGISTERED, SENDER_ID_MISMATCH, INVALID_ARGUMENT).
+                let code = answer.error.errorCode
+                    ?? (answer.status == 400 ? FCMAnswerRule.ErrorCode.invalidArgument : FCMAnswerRule.ErrorCode.unregistered)
+                let request = PruneRequest(service: code, status: answer.status)
                 decision = PruneDecision(prune, request)
                 if prune == .held { s.held.append(job) }
             }

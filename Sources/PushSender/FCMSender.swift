@@ -26,6 +26,8 @@ import Synchronization
 ///   evidence (APNs' 410): pruned at once.
 public final class FCMSender: DeliverySender, Sendable {
     public let configuration: SenderConfiguration
+    /// ``SenderConfiguration/inFlightLimit``.
+    public var inFlightLimit: Int { configuration.inFlightLimit }
     public let metrics = SenderMetrics()
     /// The service account: its `project_id` names the send URL.
     public let account: FCMServiceAccount

@@ -6,6 +6,8 @@ public struct SenderError: Error, Sendable, Equatable, CustomStringConvertible {
         case certificateExpired
         /// The transport could not be set up (curl initialisation).
         case transport
+        /// The app's configuration lacks what this sender needs (an APNs sender for an app without `apns`).
+        case configuration
         /// Anything else.
         case unknown(String)
     }

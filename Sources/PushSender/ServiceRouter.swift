@@ -3,9 +3,10 @@ import Synchronization
 
 /// One app's senders behind the one seam: routes each notification to its device's push service (the item's
 /// `service`) — the APNs ``APNsSender``, the ``WebPushSender`` or the ``FCMSender`` — and combines what the engine
-/// reads (summary, endpoint conditions, breakers) and the run boundaries. An app may have either service or both;
-/// a notification for a service the app does not have finishes at once as `.rejected`, status 0, with a reason
-/// naming the missing service.
+/// reads (summary, endpoint conditions, breakers) and the run boundaries. An app has any set of the services.
+/// A notification for a service the app does not have finishes at once as `.rejected`, status 0, reason `NoService`;
+/// one for a service whose credentials could not be loaded finishes as `.deferred` (a later run retries it), status 0,
+/// reason ``unavailableReason``, the load failure in its `error`.
 public final class ServiceRouter: DeliverySender, Sendable {
     /// The APNs sender, if the app has APNs.
     public let apns: APNsSender?
@@ -13,14 +14,20 @@ public final class ServiceRouter: DeliverySender, Sendable {
     public let webPush: WebPushSender?
     /// The FCM sender, if the app has FCM.
     public let fcm: FCMSender?
+    /// The services the app has whose senders could not be made, with one line naming why.
+    public let unavailable: [PushService: String]
     /// Counts of items finished here (no service for them).
     private let refused = Mutex(SendSummary())
 
-    /// Routes to `apns`, `webPush` and `fcm`; at least one should be given.
-    public init(apns: APNsSender?, webPush: WebPushSender?, fcm: FCMSender? = nil) {
+    /// The reason of a device whose service's credentials could not be loaded.
+    public static let unavailableReason = "CredentialsUnavailable"
+
+    /// Routes to `apns`, `webPush` and `fcm`; `unavailable` names the app's services that have no sender and why.
+    public init(apns: APNsSender?, webPush: WebPushSender?, fcm: FCMSender? = nil, unavailable: [PushService: String] = [:]) {
         self.apns = apns
         self.webPush = webPush
         self.fcm = fcm
+        self.unavailable = unavailable
     }
 
     private var senders: [any DeliverySender] { [apns as (any DeliverySender)?, webPush, fcm].compactMap { $0 } }
@@ -28,6 +35,9 @@ public final class ServiceRouter: DeliverySender, Sendable {
     /// The APNs sender's settings when the app has APNs, else Web Push's, else FCM's (the engine sizes its window from
     /// it).
     public var configuration: SenderConfiguration { apns?.configuration ?? webPush?.configuration ?? fcm?.configuration ?? .init() }
+
+    /// The window of that configuration.
+    public var inFlightLimit: Int { configuration.inFlightLimit }
 
     /// APNs' figures when the app has APNs, else Web Push's, else FCM's.
     public var metrics: SenderMetrics { apns?.metrics ?? webPush?.metrics ?? fcm?.metrics ?? SenderMetrics() }
@@ -64,9 +74,16 @@ public final class ServiceRouter: DeliverySender, Sendable {
             return
         }
         let service = item.service.rawValue
+        let now = SystemClock().nowMs()
+        if let problem = unavailable[item.service] {
+            refused.withLock { $0.count(.deferred, possiblyDuplicated: false) }
+            onResult(DeliveryResult(
+                token: item.request.token, apnsId: item.request.apnsId, status: 0, reason: .unknown(Self.unavailableReason),
+                kind: .deferred, attempts: 0, startedAtMs: now, finishedAtMs: now, error: problem, service: item.service))
+            return
+        }
         let reason = "the app has no \(service) configuration: a \(service) device cannot be sent to"
         refused.withLock { $0.count(.rejected, possiblyDuplicated: false) }
-        let now = SystemClock().nowMs()
         onResult(DeliveryResult(
             token: item.request.token, apnsId: item.request.apnsId, status: 0, reason: .unknown("NoService"),
             kind: .rejected, attempts: 0, startedAtMs: now, finishedAtMs: now, error: reason, service: item.service))

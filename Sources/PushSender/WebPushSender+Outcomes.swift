@@ -93,9 +93,9 @@ extension WebPushSender {
         case .accepted:
             finish(job, status: response.status, reason: nil, kind: .accepted)
         case .tokenDead:
-            // Web Push gives no timestamp: the store removes the subscription whatever its registration time
-            // (Unregistered with no timestamp is never kept by the prune gate).
-            let prune = PruneRequest(reason: .unregistered, status: 410, apnsTimestampMs: nil)
+            // Web Push gives no timestamp: the store removes the subscription whatever its registration time. The
+            // prune log and its counters say what the push service said: its status (404 or 410).
+            let prune = PruneRequest(service: String(response.status), status: response.status)
             finish(job, status: response.status, reason: reason ?? "Gone", kind: .tokenDead, prune: .delete(prune))
         case .permanent:
             finish(job, status: response.status, reason: reason ?? Self.statusText(response.status), kind: .rejected)

@@ -23,6 +23,8 @@ public final class WebPushSender: DeliverySender, Sendable {
     public static let http1ConnectionsPerOrigin = 6
 
     public let configuration: SenderConfiguration
+    /// ``SenderConfiguration/inFlightLimit``.
+    public var inFlightLimit: Int { configuration.inFlightLimit }
     public let metrics = SenderMetrics()
     /// The VAPID signer (one token per origin, reused until renewal).
     public let signer: VAPIDSigner

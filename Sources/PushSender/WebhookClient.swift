@@ -5,7 +5,7 @@ import PushCore
 /// `X-PushProvider-Timestamp: <epoch seconds>` and
 /// `X-PushProvider-Signature: sha256=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>`, so the receiver can check
 /// who sent it and refuse replays of old requests. Blocking: call it from a thread of its own.
-public final class WebhookClient: Sendable {
+public final class WebhookClient: WebhookPoster, Sendable {
     /// The URL posted to.
     public let url: String
     private let secret: [UInt8]
@@ -47,7 +47,12 @@ public final class WebhookClient: Sendable {
     }
 
     /// POSTs `body` (JSON) signed at `timestamp`; returns the HTTP status, or throws when there was no answer.
-    public func post(_ body: [UInt8], timestamp: Int64, delivery: String) throws(TransportError) -> Int {
+    public func post(_ body: [UInt8], timestamp: Int64, delivery: String) throws -> Int {
+        try postSigned(body, timestamp: timestamp, delivery: delivery)
+    }
+
+    /// ``post(_:timestamp:delivery:)`` with its transport error typed.
+    public func postSigned(_ body: [UInt8], timestamp: Int64, delivery: String) throws(TransportError) -> Int {
         let headers = [
             "Content-Type: application/json",
             "User-Agent: PushProvider-webhook",

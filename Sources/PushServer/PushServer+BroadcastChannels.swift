@@ -54,7 +54,7 @@ extension PushServer {
             }
             label = text
         }
-        let environment = try JobFields.environment(json) ?? settings.defaultEnvironment
+        let environment = try JobFields.environment(json) ?? Self.apns(settings, app: app).defaultEnvironment
         let client = try await channelClient(app: app, settings: settings)
         let id: String
         do { id = try await client.create(policy: policy, environment: environment) } catch { throw Self.apiError(error) }
@@ -77,7 +77,7 @@ extension PushServer {
     /// `GET …/broadcast-channels/{channel}[?environment=]` (send keys) → the channel as APNs reports it.
     func showChannel(_ request: Request, app: String, channel: String) async throws -> Response {
         let settings = try authorize(request, app: app, need: .send)
-        let (id, environment) = try channelAddress(request, channel: channel, settings: settings)
+        let (id, environment) = try channelAddress(request, app: app, channel: channel, settings: settings)
         let client = try await channelClient(app: app, settings: settings)
         let info: ChannelInfo
         do { info = try await client.info(channelId: id, environment: environment) } catch { throw Self.apiError(error) }
@@ -94,7 +94,7 @@ extension PushServer {
     /// `DELETE …/broadcast-channels/{channel}[?environment=]` (send keys) → 204: deleted at APNs and in the registry.
     func deleteChannel(_ request: Request, app: String, channel: String) async throws -> Response {
         let settings = try authorize(request, app: app, need: .send)
-        let (id, environment) = try channelAddress(request, channel: channel, settings: settings)
+        let (id, environment) = try channelAddress(request, app: app, channel: channel, settings: settings)
         let client = try await channelClient(app: app, settings: settings)
         let registry = self.registry
         do { try await client.delete(channelId: id, environment: environment) } catch {
@@ -117,7 +117,7 @@ extension PushServer {
             throw APIError(.unsupportedMediaType, "unsupported_media_type", "broadcasts take application/json")
         }
         let body = try LiveActivityBody.parse(
-            try await readBody(request, limit: limits.notificationBodyBytes), kind: .channel, payloadLimit: settings.payloadLimit,
+            try await readBody(request, limit: limits.notificationBodyBytes), kind: .channel, payloadLimit: Self.apns(settings, app: app).payloadLimit,
             nowSeconds: Int64(now().timeIntervalSince1970))
         let client = try await channelClient(app: app, settings: settings)
         let result: ChannelBroadcastResult
@@ -128,15 +128,24 @@ extension PushServer {
     }
 
     /// The channel id from the path and the environment from `?environment=` (default: the app's).
-    private func channelAddress(_ request: Request, channel: String, settings: AppSettings) throws(APIError) -> (String, APNsEnvironment) {
+    private func channelAddress(_ request: Request, app: String, channel: String, settings: AppSettings) throws(APIError) -> (String, APNsEnvironment) {
         let id = channel.removingPercentEncodingIfNeeded
         if let problem = Self.channelIdProblem(id) { throw APIError.badRequest("channel", problem) }
-        var environment = settings.defaultEnvironment
+        var environment = try Self.apns(settings, app: app).defaultEnvironment
         if let text = request.uri.queryParameters.get("environment") {
             guard let e = APNsEnvironment(rawValue: text) else { throw APIError.badRequest("environment", "environment must be development or production") }
             environment = e
         }
         return (id, environment)
+    }
+
+    /// The app's APNs settings, or 404 `apns_not_configured` for an app without APNs (channels and Live Activities
+    /// are APNs features).
+    static func apns(_ settings: AppSettings, app: String) throws(APIError) -> APNsSettings {
+        guard let apns = settings.apns else {
+            throw APIError(.notFound, "apns_not_configured", "app \(app) has no APNs configured (apps.\(app).apns)")
+        }
+        return apns
     }
 
     /// Apple's channel ids are base64 text: 1–256 characters of `A-Z a-z 0-9 + / =`.
@@ -150,6 +159,7 @@ extension PushServer {
 
     /// The app's channel-management client, made once and kept (its credentials read on ``BlockingLane/shared``).
     private func channelClient(app: String, settings: AppSettings) async throws(APIError) -> ChannelClient {
+        _ = try Self.apns(settings, app: app)
         if let client = channelClients.withLock({ $0[app] }) { return client }
         let client: ChannelClient
         let configuration = configuration, logger = logger

@@ -45,7 +45,13 @@ extension PushServer {
         }
         var apps: [(String, JSONValue)] = []
         for (id, settings) in configuration.apps.sorted(by: { $0.key < $1.key }) {
-            var fields: [(String, JSONValue)] = [("endpoint", .string(settings.endpoint.description))]
+            var fields: [(String, JSONValue)] = [("services", .array(settings.services.map { .string($0.rawValue) }))]
+            // The APNs credentials and endpoint; an app without APNs reports its services only.
+            guard let apns = settings.apns else {
+                apps.append((id, .object(fields)))
+                continue
+            }
+            fields.append(("endpoint", .string(apns.endpoint.description)))
             if let status = credentials[id] {
                 fields.append(("credentials", .string(status.kind)))
                 fields.append(("loaded", .bool(status.loaded)))

@@ -23,10 +23,10 @@ extension PushServer {
     /// `channel`, optionally of one `environment`). It runs through the broadcast engine: resumable, pruned, logged.
     func startActivities(_ request: Request, app: String) async throws -> Response {
         let settings = try authorize(request, app: app, need: .send)
-        try Self.requireTokenAuth(settings)
+        try Self.requireTokenAuth(settings, app: app)
         let bytes = try await jsonBody(request)
         let body = try LiveActivityBody.parse(
-            bytes, kind: .start, payloadLimit: settings.payloadLimit, nowSeconds: Int64(now().timeIntervalSince1970))
+            bytes, kind: .start, payloadLimit: settings.apns?.payloadLimit, nowSeconds: Int64(now().timeIntervalSince1970))
         let type = body.content.attributesType ?? ""
         let tokens: [DeviceToken]
         switch body.target {
@@ -53,12 +53,12 @@ extension PushServer {
     /// registry (the job keeps its own copy of them until every outcome is final).
     func sendToActivity(_ request: Request, app: String, activity: String, event: LiveActivityEvent) async throws -> Response {
         let settings = try authorize(request, app: app, need: .send)
-        try Self.requireTokenAuth(settings)
+        try Self.requireTokenAuth(settings, app: app)
         let id = activity.removingPercentEncodingIfNeeded
         if let problem = LiveActivityRegistration.idProblem(id, "activity") { throw APIError.badRequest("activity", problem) }
         let bytes = try await jsonBody(request)
         let body = try LiveActivityBody.parse(
-            bytes, kind: .activity(event), payloadLimit: settings.payloadLimit, nowSeconds: Int64(now().timeIntervalSince1970))
+            bytes, kind: .activity(event), payloadLimit: settings.apns?.payloadLimit, nowSeconds: Int64(now().timeIntervalSince1970))
         let registry = self.registry
         let query = LiveActivityTokenQuery(app: app, kind: .update, activityId: id)
         let tokens = try await registry.run { try $0.allLiveActivityTokens(query) }.map(\.token)
@@ -67,8 +67,10 @@ extension PushServer {
         return response
     }
 
-    /// 409 `token_auth_required` for an app with certificate credentials: APNs would refuse every notification.
-    static func requireTokenAuth(_ settings: AppSettings) throws(APIError) {
+    /// 409 `token_auth_required` for an app with certificate credentials: APNs would refuse every notification; 404
+    /// `apns_not_configured` for an app without APNs.
+    static func requireTokenAuth(_ settings: AppSettings, app: String) throws(APIError) {
+        _ = try apns(settings, app: app)
         if let problem = settings.liveActivityProblem { throw APIError(.conflict, "token_auth_required", problem) }
     }
 

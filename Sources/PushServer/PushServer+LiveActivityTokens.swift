@@ -33,7 +33,7 @@ extension PushServer {
         }
         let registration = try LiveActivityTokenBody.parse(
             try await readBody(request, limit: limits.deviceBodyBytes), app: app, kind: kind,
-            defaultEnvironment: settings.defaultEnvironment)
+            defaultEnvironment: try Self.apns(settings, app: app).defaultEnvironment)
         let registry = self.registry
         let outcome = try await registry.run { try $0.registerLiveActivityToken(registration) }
         var fields: [(String, JSONValue)] = [

@@ -29,7 +29,7 @@ extension PushServer {
             throw APIError(.unsupportedMediaType, "unsupported_media_type", "send jobs take application/json")
         }
         let body = try NotificationBody.parse(try await readBody(request, limit: limits.notificationBodyBytes),
-                                              payloadLimit: settings.payloadLimit)
+                                              payloadLimit: settings.apns?.payloadLimit)
         var channel: String?
         var tokens: [DeviceToken]?
         var audience: Audience?

@@ -20,12 +20,12 @@ extension PushServer {
             throw APIError(.unsupportedMediaType, "unsupported_media_type", "a payload preview takes application/json")
         }
         let (prepared, variants) = try NotificationBody.parsePreview(
-            try await readBody(request, limit: limits.notificationBodyBytes), payloadLimit: settings.payloadLimit)
+            try await readBody(request, limit: limits.notificationBodyBytes), payloadLimit: settings.apns?.payloadLimit)
         var headers: [(String, JSONValue)] = [
             ("apns-push-type", .string(prepared.pushType.rawValue)),
             ("apns-priority", .string(String(prepared.priority.rawValue))),
-            ("apns-topic", .string(prepared.topic(for: settings.topic))),
         ]
+        if let apns = settings.apns { headers.append(("apns-topic", .string(prepared.topic(for: apns.topic)))) }
         if let expiration = prepared.expiration { headers.append(("apns-expiration", .string(String(expiration)))) }
         if let collapseId = prepared.collapseId { headers.append(("apns-collapse-id", .string(collapseId))) }
         let declarative = settings.webPush?.declarative

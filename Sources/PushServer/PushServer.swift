@@ -37,9 +37,9 @@ public final class PushServer: Sendable {
             self.notAfter = notAfter
         }
 
-        /// Loads `app`'s credentials as the sender would and describes them at `now`: a certificate that is
+        /// Loads an app's APNs credentials as the sender would and describes them at `now`: a certificate that is
         /// expired, or credentials that cannot be loaded, are not `loaded` (with the reason in ``error``).
-        public static func loading(_ app: AppSettings, now: Date = Date()) -> CredentialStatus {
+        public static func loading(_ app: APNsSettings, now: Date = Date()) -> CredentialStatus {
             do {
                 let health = CredentialHealth(try makeCredentials(for: app), now: now)
                 return CredentialStatus(
@@ -114,7 +114,7 @@ public final class PushServer: Sendable {
         self.metrics = ServerMetrics(registry: prometheus)
         let engine = BroadcastConfiguration(configuration)
         self.jobs = JobRunner(
-            store: registry.deliveryStore, topics: configuration.apps.mapValues(\.topic), configuration: engine,
+            store: registry.deliveryStore, apps: Set(configuration.apps.keys), configuration: engine,
             settings: jobSettings, logger: logger
         ) { app, breakers in
             // The configuration of the moment: a sender made after a reload uses the reloaded credentials.
@@ -136,7 +136,7 @@ public final class PushServer: Sendable {
     ) async {
         live.replace(with: .init(configuration: configuration, keys: keys, credentials: credentials, userSecrets: userSecrets))
         channelClients.withLock { $0.removeAll() }
-        await jobs.reload(topics: configuration.apps.mapValues(\.topic))
+        await jobs.reload(apps: Set(configuration.apps.keys))
     }
 
     /// Which routes a listener serves.

@@ -2,7 +2,9 @@ import PushCore
 
 /// ``APNsAnswerRule`` as SQL (valid on SQLite and PostgreSQL alike), generated from the rule as ``AudienceSQL``
 /// generates the filter language: the reason lists here are the rule evaluated over every reason this version
-/// knows, never lists of their own. Used for rows stored before their kind was.
+/// knows, never lists of their own. Used only for rows stored before their kind was: those are all APNs rows (every
+/// device was an APNs device then); a Web Push or FCM row always carries its kind, and the store judges it by the
+/// verdict its sender gave, never by APNs' rule.
 enum AnswerSQL {
     /// The condition, over the named columns, for an answer the rule calls a dead token: a known reason that
     /// prunes (at the status Apple pairs it with), or a ``APNsAnswerRule/goneStatus`` answer whose reason is none,

@@ -6,8 +6,9 @@ public struct PruneLogEntry: Sendable, Equatable {
     public var app: String
     /// The token.
     public var token: DeviceToken
-    /// APNs' reason.
-    public var reason: APNsReason
+    /// The service's own reason, as it gave it: APNs' (`Unregistered`, …), a Web Push service's status (`404`,
+    /// `410`), FCM's error code (`UNREGISTERED`, `SENDER_ID_MISMATCH`, …).
+    public var reason: String
     /// `deleted` or `skippedNewerRegistration` (never `notFound`: nothing is logged then).
     public var outcome: PruneOutcome
     /// APNs' `timestamp` for a 410, if it sent one.

@@ -54,7 +54,7 @@ struct BroadcastCommand: AsyncParsableCommand {
             }
             settings.outageLimitSeconds = outageLimit
         }
-        let (prepared, variants) = try payload.prepareLocalized(appLimit: settings.payloadLimit)
+        let (prepared, variants) = try payload.prepareLocalized(appLimit: settings.apns?.payloadLimit)
         let env = try environment.map { (text) throws -> APNsEnvironment in
             guard let e = APNsEnvironment(rawValue: text) else { throw CLIError.usage("--environment must be development or production") }
             return e
@@ -108,7 +108,7 @@ struct BroadcastCommand: AsyncParsableCommand {
             print(prepared.payloadString)
             print("apns-push-type: \(prepared.pushType.rawValue)")
             print("apns-priority: \(prepared.priority.rawValue)")
-            print("apns-topic: \(prepared.topic(for: settings.topic))")
+            if let apns = settings.apns { print("apns-topic: \(prepared.topic(for: apns.topic))") }
             print("apns-collapse-id: \(wanted.effectiveCollapseId)")
             for (locale, payload) in variants.sorted(by: { $0.key < $1.key }) {
                 print("locale \(locale): \(String(decoding: payload, as: UTF8.self))")

@@ -75,7 +75,7 @@ struct BroadcastExecution {
         // the command returns soon after the broadcast completes.
         engine.pollMs = 200
         let store = registry.deliveryStore
-        let broadcaster = Broadcaster(store: store, bundleId: settings.topic, configuration: engine)
+        let broadcaster = Broadcaster(store: store, configuration: engine)
         // Never a sender with its breakers reset by an outage: an unreadable state fails the command (exit 5).
         let app = self.app
         let breakers = try await registry.run { try $0.breakerStates(app: app) }

@@ -29,7 +29,7 @@ struct ChannelOptions: ParsableArguments {
         let config = try global.loadConfiguration()
         let settings: AppSettings
         do { settings = try config.app(app) } catch { throw CLIError.usage(error.message) }
-        let env = try parseEnvironment(environment) ?? settings.defaultEnvironment
+        let env = try parseEnvironment(environment) ?? settings.apnsForCommand(app: app).defaultEnvironment
         let registry = try RegistryStores.openForCommand(config)
         return (config, settings, env, registry)
     }

@@ -22,7 +22,7 @@ enum DeviceSend {
     @discardableResult
     static func run(
         config: PushConfiguration, app: String, settings: AppSettings, registry: any RegistryStore, targets: SendRun.Targets,
-        json: Bool, credentials: Task<any CredentialProvider, any Error>? = nil,
+        json: Bool, credentials: Task<Result<any CredentialProvider, any Error>?, Never>? = nil,
         makeRequest: @escaping @Sendable (DeviceToken) -> NotificationRequest
     ) async throws -> Counts {
         // Never a sender with its breakers reset by an outage: an unreadable state fails the command (exit 5).

@@ -48,9 +48,12 @@ struct DoctorCommand: AsyncParsableCommand {
             name: "configuration", status: .ok,
             detail: "\(global.configPath): \(config.apps.count) apps; no unknown keys; secret files readable by no other user"))
         for (id, app) in config.apps.sorted(by: { $0.key < $1.key }) {
-            checks.append(Self.credentials(id, app))
-            let probe = await EndpointProbe.run(app, in: config)
-            checks += Self.endpoint(id, app, probe)
+            if let notice = Self.flatKeysNotice(id, app) { checks.append(notice) }
+            // APNs' credentials and endpoint; the other services' checks are their own (their senders say why at a send).
+            guard let apns = app.apns else { continue }
+            checks.append(Self.credentials(id, apns))
+            let probe = await EndpointProbe.run(apns, of: app, in: config)
+            checks += Self.endpoint(id, apns, probe)
         }
         checks.append(await Self.database(config))
         if checks.contains(where: { $0.status == .fail }) { throw ExitCode(1) }
@@ -71,8 +74,18 @@ struct DoctorCommand: AsyncParsableCommand {
         }
     }
 
-    /// The app's credentials as the sender loads them (``CredentialHealth``).
-    static func credentials(_ id: String, _ app: AppSettings) -> Check {
+    /// A notice for an app whose APNs keys are flat (the form before `apps.ID.apns`): it loads as before; the
+    /// section is what an app with several services reads best.
+    static func flatKeysNotice(_ id: String, _ app: AppSettings) -> Check? {
+        guard app.apnsKeysAreFlat else { return nil }
+        return Check(
+            name: "app \(id) configuration", status: .ok,
+            detail: "notice: the APNs keys (topic, auth, endpoint, …) sit at apps.\(id)'s top level, the older form, which "
+                + "still loads; move them into apps.\(id).apns (docs/configuration.md)")
+    }
+
+    /// The app's APNs credentials as the sender loads them (``CredentialHealth``).
+    static func credentials(_ id: String, _ app: APNsSettings) -> Check {
         let name = "app \(id) credentials"
         let health: CredentialHealth
         do { health = CredentialHealth(try makeCredentials(for: app), now: Date()) } catch {
@@ -92,7 +105,7 @@ struct DoctorCommand: AsyncParsableCommand {
     }
 
     /// The endpoint's trust and clock, from one probe.
-    static func endpoint(_ id: String, _ app: AppSettings, _ probe: EndpointProbe, now: Date = Date()) -> [Check] {
+    static func endpoint(_ id: String, _ app: APNsSettings, _ probe: EndpointProbe, now: Date = Date()) -> [Check] {
         let name = "app \(id) endpoint"
         guard probe.error == nil, let status = probe.status else {
             var detail = "\(probe.target): \(probe.error ?? "no answer")"

@@ -58,7 +58,7 @@ enum LiveActivityEventCommand {
             ]
             if inputPushToken { extra.append(("input-push-token", .int(1))) }
             if let inputPushChannel { extra.append(("input-push-channel", .string(inputPushChannel))) }
-            let prepared = try content.prepare(event: .start, extra: extra, appLimit: settings.payloadLimit)
+            let prepared = try content.prepare(event: .start, extra: extra, appLimit: settings.apnsForCommand(app: app).payloadLimit)
             let environment = try parseEnvironment(environment)
             let registry = try RegistryStores.openForCommand(config)
             if let id, at == nil, let existing = try await registry.run({ try $0.broadcast(id: id) }) {
@@ -109,7 +109,7 @@ enum LiveActivityEventCommand {
                     .run(id: record.id, config: config, settings: settings, registry: registry)
                 return
             }
-            let bundleId = settings.topic
+            let bundleId = try settings.apnsForCommand(app: app).topic
             try await DeviceSend.run(
                 config: config, app: app, settings: settings, registry: registry, targets: .tokens(list), json: json,
                 makeRequest: { prepared.request(token: $0, bundleId: bundleId) })
@@ -164,7 +164,7 @@ struct LiveActivityTarget: ParsableArguments {
         do { settings = try config.app(app) } catch { throw CLIError.usage(error.message) }
         guard (activityId == nil) != (broadcastChannel == nil) else { throw CLIError.usage("give --activity-id or --broadcast-channel") }
         if activityId != nil && environment != nil { throw CLIError.usage("--environment is for --broadcast-channel") }
-        let prepared = try content.prepare(event: event, extra: extra, appLimit: settings.payloadLimit)
+        let prepared = try content.prepare(event: event, extra: extra, appLimit: settings.apnsForCommand(app: app).payloadLimit)
         if let broadcastChannel {
             try await ChannelBroadcast.send(
                 config: config, app: app, settings: settings, channelId: broadcastChannel, prepared: prepared,
@@ -177,7 +177,7 @@ struct LiveActivityTarget: ParsableArguments {
         let query = LiveActivityTokenQuery(app: app, kind: .update, activityId: activity)
         let tokens = try cli { () throws(StoreError) in try registry.allLiveActivityTokens(query) }.map(\.token)
         guard !tokens.isEmpty else { throw CLIError(code: 1, message: "no update token registered for activity \(activity)") }
-        let bundleId = settings.topic
+        let bundleId = try settings.apnsForCommand(app: app).topic
         try await DeviceSend.run(
             config: config, app: app, settings: settings, registry: registry, targets: .tokens(tokens), json: json,
             makeRequest: { prepared.request(token: $0, bundleId: bundleId) })

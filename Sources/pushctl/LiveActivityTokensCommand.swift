@@ -38,7 +38,7 @@ extension LiveActivityTokensCommand {
             let (settings, registry) = try options.open()
             let request = LiveActivityRegistration(
                 app: options.app, token: try parseToken(token, "token"), kind: try LiveActivityTokensCommand.kind(kind),
-                environment: try parseEnvironment(environment) ?? settings.defaultEnvironment, installation: installation,
+                environment: try parseEnvironment(environment) ?? settings.apnsForCommand(app: options.app).defaultEnvironment, installation: installation,
                 attributesType: attributesType, activityId: activityId, channels: channel.isEmpty ? nil : channel)
             if let problem = request.problem { throw CLIError.usage(problem) }
             let outcome = try cli { () throws(StoreError) in try registry.registerLiveActivityToken(request) }

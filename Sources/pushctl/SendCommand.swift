@@ -56,7 +56,7 @@ struct SendCommand: AsyncParsableCommand {
             if at != nil || id != nil || outageLimit != nil {
                 throw CLIError.usage("--broadcast-channel sends one request now; --at, --id and --outage-limit do not apply")
             }
-            let prepared = try payload.prepareLiveActivity(appLimit: appSettings.payloadLimit, nowSeconds: Int64(Date().timeIntervalSince1970))
+            let prepared = try payload.prepareLiveActivity(appLimit: appSettings.apnsForCommand(app: app).payloadLimit, nowSeconds: Int64(Date().timeIntervalSince1970))
             try await ChannelBroadcast.send(
                 config: config, app: app, settings: appSettings, channelId: broadcastChannel, prepared: prepared,
                 environment: try parseEnvironment(environment), json: json)
@@ -70,7 +70,7 @@ struct SendCommand: AsyncParsableCommand {
             appSettings.outageLimitSeconds = outageLimit
         }
         if let channel, let problem = ChannelNames.problem(channel) { throw CLIError.usage("--channel: \(problem)") }
-        let (prepared, variants) = try payload.prepareLocalized(appLimit: appSettings.payloadLimit)
+        let (prepared, variants) = try payload.prepareLocalized(appLimit: appSettings.apns?.payloadLimit)
         if !variants.isEmpty && at == nil {
             // A send made now builds each request from its token alone; a stored job reads each device's locale.
             throw CLIError.usage("per-locale text (--alert-for, --title-for, --subtitle-for) is sent by a stored job: add --at, or use `pushctl broadcast`")
@@ -101,7 +101,8 @@ struct SendCommand: AsyncParsableCommand {
         if let explicit { targets = .listed(try registry.listedTargets(app: app, tokens: explicit)) }
         // An audience is read first (a user's devices: one index range), then sent to as listed devices.
         if let audience { targets = .audience(try registry.audienceTargets(app: app, audience: audience, environment: nil), audience) }
-        let bundleId = appSettings.topic
+        // Without APNs no request needs a topic (the APNs sender sets its own on a request without one).
+        let bundleId = appSettings.apns?.topic ?? ""
         try await DeviceSend.run(
             config: config, app: app, settings: appSettings, registry: registry, targets: targets, json: json,
             credentials: credentials, makeRequest: { prepared.request(token: $0, bundleId: bundleId) })

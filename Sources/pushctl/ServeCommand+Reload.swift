@@ -17,12 +17,14 @@ extension ServeCommand {
         return config
     }
 
-    /// Each app's credentials loaded now, with a warning for each that does not load. Reading and decrypting
+    /// Each app's APNs credentials loaded now, with a warning for each that does not load (an app without APNs has
+    /// none). Reading and decrypting
     /// credentials blocks: on the process's lane, not a cooperative thread.
     static func credentialStatuses(_ config: PushConfiguration, logger: Logger) async -> [String: PushServer.CredentialStatus] {
         var credentials: [String: PushServer.CredentialStatus] = [:]
         for (id, app) in config.apps.sorted(by: { $0.key < $1.key }) {
-            let status = await BlockingLane.shared.perform { PushServer.CredentialStatus.loading(app) }
+            guard let apns = app.apns else { continue }
+            let status = await BlockingLane.shared.perform { PushServer.CredentialStatus.loading(apns) }
                 ?? PushServer.CredentialStatus(loaded: false, kind: "unknown", error: "not loaded: too many blocking calls waiting")
             if let error = status.error, !status.loaded {
                 logger.warning("app \(id): credentials not loaded: \(error)", metadata: ["app": "\(id)"])
@@ -35,7 +37,7 @@ extension ServeCommand {
     /// The configured keys, plus this run's development key of each simulator app that still has no key.
     static func keys(_ config: PushConfiguration, devKeys: [String: String]) -> APIKeys {
         var keys = APIKeys(apps: config.apps)
-        for (id, key) in devKeys where config.apps[id]?.endpoint == .simulator && !keys.hasKeys(for: id) {
+        for (id, key) in devKeys where config.apps[id]?.sendsToSimulator(config.simulator) == true && !keys.hasKeys(for: id) {
             keys.add(key: key, app: id, kind: .send)
         }
         return keys

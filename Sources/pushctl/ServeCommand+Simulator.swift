@@ -6,16 +6,19 @@ import PushSecrets
 
 /// Starts the built-in simulator inside `pushctl serve` when an app's endpoint is `simulator`.
 enum SimulatorHost {
-    /// The running simulator, or nil when no app uses it (for APNs, or for FCM with `fcm.endpoint` `simulator`). It
+    /// The running simulator, or nil when no app uses it (APNs or FCM with the endpoint `simulator`, Web Push with the
+    /// simulator among its allowed hosts). It
     /// trusts the service account of every app whose FCM endpoint is `simulator` (docs/fcm.md): its token endpoint
     /// grants them access tokens as Google's would.
     static func startIfNeeded(config: PushConfiguration, logger: Logger) async throws -> PushSimulator? {
-        let apps = config.apps.values.filter { $0.endpoint == .simulator }
+        let apps = config.apps.values.compactMap { $0.apns?.endpoint == .simulator ? $0.apns : nil }
+        let address = "\(config.simulator.host):\(config.simulator.port)"
+        let webApps = config.apps.values.filter { $0.webPush?.allowedHosts.contains(address) == true }
         let fcmAccounts = config.apps.sorted { $0.key < $1.key }.compactMap { id, app -> (String, String)? in
             guard let fcm = app.fcm, fcm.endpoint == .simulator else { return nil }
             return ("apps.\(id).fcm.serviceAccount", fcm.serviceAccount)
         }
-        guard !apps.isEmpty || !fcmAccounts.isEmpty else { return nil }
+        guard !apps.isEmpty || !fcmAccounts.isEmpty || !webApps.isEmpty else { return nil }
         let pem: (ca: String?, certificate: String, key: String)
         do { pem = try SimulatorConfiguration.pemFiles(in: config.simulator.certificates) } catch {
             throw CLIError.usage("\(error.message) (run `make certs` or `pushctl cert make-dev --out \(config.simulator.certificates) --topic TOPIC`)")

@@ -42,7 +42,7 @@ struct ServeCommand: AsyncParsableCommand {
         let credentials = await Self.credentialStatuses(config, logger: logger)
         var devKeys: [String: String] = [:]
         for (id, app) in config.apps.sorted(by: { $0.key < $1.key })
-        where app.endpoint == .simulator && !APIKeys(apps: config.apps).hasKeys(for: id) {
+        where app.sendsToSimulator(config.simulator) && !APIKeys(apps: config.apps).hasKeys(for: id) {
             // A simulator app cannot reach Apple, so an ephemeral key is harmless and lets `make run` work
             // on a fresh clone. Apps with real endpoints need keys in the config.
             devKeys[id] = APIKeys.generate()
@@ -101,6 +101,12 @@ struct ServeCommand: AsyncParsableCommand {
             lines.append("")
             lines.append("App '\(app)' has no API keys configured; this run accepts a development send key:")
             lines.append("  \(key)")
+            guard config.apps[app]?.apns != nil else {
+                // A web-only or Android-only app: no token to register the classic way.
+                let services = config.apps[app]?.services.map(\.rawValue).joined(separator: ", ") ?? ""
+                lines.append("Its services: \(services) (no APNs); docs/webpush.md and docs/fcm.md show how its devices register")
+                continue
+            }
             lines.append("Register a device exactly as the classic iOS client does:")
             lines.append("  curl -s -X POST \(base)/v1/apps/\(app)/devices -H 'Authorization: Bearer \(key)' --data 'oldToken=(null)&newToken=\(sample)'")
             lines.append("Send it a notification through the simulator:")

@@ -58,7 +58,7 @@ extension SimulatorCommand {
         }
         // Token-auth apps pointed at the simulator just work.
         for (_, app) in file?.apps.sorted(by: { $0.key < $1.key }) ?? [] {
-            guard app.endpoint == .simulator, case .token(let p8, let keyId, let teamId) = app.auth,
+            guard let apns = app.apns, apns.endpoint == .simulator, case .token(let p8, let keyId, let teamId) = apns.auth,
                 let data = try? SecretFileLoader.read(p8, name: ".p8 key")
             else { continue }
             keys.append(SimulatorJWTKey(keyId: keyId, teamId: teamId, publicKeyPEM: String(decoding: data, as: UTF8.self)))

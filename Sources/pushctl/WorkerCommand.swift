@@ -44,7 +44,7 @@ struct WorkerCommand: AsyncParsableCommand {
         // The configuration of the moment: a sender made after a reload uses the reloaded credentials.
         let running = RunningConfiguration(config)
         let worker = Worker(
-            store: registry.deliveryStore, topics: selected.mapValues(\.topic), configuration: BroadcastConfiguration(config),
+            store: registry.deliveryStore, apps: Set(selected.keys), configuration: BroadcastConfiguration(config),
             concurrency: concurrency, logger: logger
         ) { app, breakers in
             let config = running.value
@@ -110,13 +110,14 @@ extension WorkerCommand {
         let plan = ConfigurationReload(running: running.value, new: new, listening: false)
         if let line = plan.refusalLine { logger.warning("\(line)") }
         for (id, app) in selected.sorted(by: { $0.key < $1.key }) {
-            let status = PushServer.CredentialStatus.loading(app)
+            guard let apns = app.apns else { continue }
+            let status = PushServer.CredentialStatus.loading(apns)
             if let error = status.error, !status.loaded {
                 logger.warning("app \(id): credentials not loaded: \(error)", metadata: ["app": "\(id)"])
             }
         }
         running.replace(with: plan.applied)
-        worker.reload(topics: selected.mapValues(\.topic))
+        worker.reload(apps: Set(selected.keys))
         logger.info("configuration reloaded from \(global.configPath): \(selected.count) apps (\(selected.keys.sorted().joined(separator: ", ")))")
     }
 }

@@ -32,9 +32,9 @@ import Testing
         #expect(config.database == "/srv/push/data/pushctl.sqlite")
         #expect(config.simulator.certificates == "/srv/push/Certificates/dev")
         let app = try config.app("example")
-        #expect(app.endpoint == .simulator)
-        #expect(app.defaultEnvironment == .development)
-        #expect(app.auth == .certificate(p12: "/srv/push/Certificates/dev/client.p12", password: .file("/srv/push/Certificates/dev/client.p12.password")))
+        #expect(app.apns!.endpoint == .simulator)
+        #expect(app.apns!.defaultEnvironment == .development)
+        #expect(app.apns!.auth == .certificate(p12: "/srv/push/Certificates/dev/client.p12", password: .file("/srv/push/Certificates/dev/client.p12.password")))
     }
 
     @Test func aUserSecretComesFromAFileOrTheEnvironmentAndTheDefaultZoneIsChecked() throws {
@@ -201,7 +201,7 @@ import Testing
         let hash = "sha256:" + String(repeating: "ab", count: 32)
         let config = try decode(#"{"apps":{"a":{"topic":"t","endpoint":"production","auth":{"p8":"/k.p8","keyId":"K","teamId":"T"},"sendKeys":["\#(hash)"]}}}"#)
         #expect(try config.app("a").sendKeys == [hash])
-        #expect(try config.app("a").defaultEnvironment == .production)
+        #expect(try config.app("a").apns!.defaultEnvironment == .production)
         #expect(throws: ConfigurationError.self) {
             try decode(#"{"apps":{"a":{"topic":"t","auth":{"p8":"/k.p8","keyId":"K","teamId":"T"},"sendKeys":["abc"]}}}"#)
         }
@@ -211,21 +211,21 @@ import Testing
         let auth = #""auth":{"p8":"/k.p8","keyId":"K","teamId":"T"}"#
         // Unset: both follow the app's endpoint.
         let plain = try decode(#"{"apps":{"a":{"topic":"t","endpoint":"production",\#(auth)}}}"#).app("a")
-        #expect(plain.channelEndpoint == nil)
-        #expect(plain.broadcastEndpoint == nil)
-        #expect(plain.effectiveChannelEndpoint == .production)
-        #expect(plain.effectiveBroadcastEndpoint == .production)
+        #expect(plain.apns!.channelEndpoint == nil)
+        #expect(plain.apns!.broadcastEndpoint == nil)
+        #expect(plain.apns!.effectiveChannelEndpoint == .production)
+        #expect(plain.apns!.effectiveBroadcastEndpoint == .production)
         // Set: same syntax as endpoint.
         let set = try decode(
             #"{"apps":{"a":{"topic":"t","endpoint":"simulator","channelEndpoint":"https://manage.internal:2195","broadcastEndpoint":"development",\#(auth)}}}"#
         ).app("a")
-        #expect(set.channelEndpoint == .url(host: "manage.internal", port: 2195))
-        #expect(set.broadcastEndpoint == .development)
-        #expect(set.effectiveChannelEndpoint == .url(host: "manage.internal", port: 2195))
-        #expect(set.effectiveBroadcastEndpoint == .development)
+        #expect(set.apns!.channelEndpoint == .url(host: "manage.internal", port: 2195))
+        #expect(set.apns!.broadcastEndpoint == .development)
+        #expect(set.apns!.effectiveChannelEndpoint == .url(host: "manage.internal", port: 2195))
+        #expect(set.apns!.effectiveBroadcastEndpoint == .development)
         let simulator = try decode(#"{"apps":{"a":{"topic":"t","endpoint":"simulator","channelEndpoint":"simulator","broadcastEndpoint":null,\#(auth)}}}"#).app("a")
-        #expect(simulator.effectiveChannelEndpoint == .simulator)
-        #expect(simulator.effectiveBroadcastEndpoint == .simulator)
+        #expect(simulator.apns!.effectiveChannelEndpoint == .simulator)
+        #expect(simulator.apns!.effectiveBroadcastEndpoint == .simulator)
         // Errors name the key.
         #expect(throws: ConfigurationError.self) {
             try decode(#"{"apps":{"a":{"topic":"t","channelEndpoint":"http://x",\#(auth)}}}"#)

@@ -34,7 +34,7 @@ import TestSupport
         var configuration = BroadcastConfiguration()
         configuration.shardSize = 300
         configuration.batchSize = 100
-        let broadcaster = Broadcaster(store: f.store, bundleId: "com.example.app", configuration: configuration)
+        let broadcaster = Broadcaster(store: f.store, configuration: configuration)
         let stop = StopFlag()
         let sender = try f.makeSender(window: 50)
         let first = try await broadcaster.run(

@@ -58,7 +58,7 @@ struct BroadcastFixture {
         breakers: [String: PruningBreaker.State] = [:]
     ) throws -> APNsSender {
         try APNsSender(
-            app: settings, simulator: config.simulator, credentials: try makeCredentials(for: settings),
+            app: settings, simulator: config.simulator, credentials: try makeCredentials(for: settings.apns!),
             configuration: SenderConfiguration(
                 window: window, connectTimeoutMs: 2000, requestTimeoutMs: requestTimeoutMs, maxAttempts: maxAttempts,
                 outageLimitMs: outageLimitMs, reconnectBaseMs: 50, reconnectCapMs: 500, backoffBaseMs: 20,
@@ -70,7 +70,7 @@ struct BroadcastFixture {
         var c = BroadcastConfiguration()
         c.batchSize = batchSize
         c.storeOutageLimitMs = 30_000
-        return Broadcaster(store: store, bundleId: "com.example.app", configuration: c)
+        return Broadcaster(store: store, configuration: c)
     }
 
     /// Runs (or resumes) `id` with a fresh sender and shuts the sender down.

@@ -40,7 +40,7 @@ import Testing
         configuration.heartbeatMs = 500
         // A short busy timeout, so each attempt fails fast and the 1.5 s limit is measured closely.
         let quick = try SQLiteRegistry(path: f.config.database, options: RegistryOptions(busyTimeoutMs: 100)).deliveryStore
-        let broadcaster = Broadcaster(store: quick, bundleId: "com.example.app", configuration: configuration)
+        let broadcaster = Broadcaster(store: quick, configuration: configuration)
         let sender = try f.makeSender(window: 200)
         let lockBox = LockBox()
         let path = f.config.database

@@ -13,7 +13,7 @@ import TestSupport
 @Suite(.timeLimit(.minutes(2))) struct DeliverySenderSeamTests {
     /// Answers each item from a script on a thread of its own, as a transport does, and remembers what it got.
     final class ScriptedSender: DeliverySender {
-        let configuration = SenderConfiguration(window: 64)
+        let inFlightLimit = 64
         let metrics = SenderMetrics()
         private let script: @Sendable (DeviceToken) -> DeliveryResult.Kind
         private let state = Mutex((submitted: [DeviceToken](), summary: SendSummary()))
@@ -76,7 +76,7 @@ import TestSupport
         }
         var configuration = BroadcastConfiguration()
         configuration.batchSize = 128
-        let broadcaster = Broadcaster(store: registry.deliveryStore, bundleId: "com.example.app", configuration: configuration)
+        let broadcaster = Broadcaster(store: registry.deliveryStore, configuration: configuration)
 
         let first = ScriptedSender { token in dead.contains(token) ? .tokenDead : deferred.contains(token) ? .deferred : .accepted }
         let report = try await broadcaster.run(id: "seam-1", sender: first, stop: StopFlag())

@@ -11,7 +11,7 @@ import Testing
     @Test func certificateFromPasswordFile() throws {
         let certs = try CredentialFixture.make()
         let provider = try CredentialsLoader.makeCredentials(
-            for: app(.certificate(p12: certs.path("client-legacy.p12"), password: .file(certs.path("client.p12.password")))),
+            for: app(.certificate(p12: certs.path("client-legacy.p12"), password: .file(certs.path("client.p12.password")))).apns!,
             environment: [:])
         let credentials = try #require(provider as? CertificateCredentials)
         #expect(credentials.facts.topics == [CredentialFixture.topic])
@@ -38,15 +38,15 @@ import Testing
         let certs = try CredentialFixture.make()
         let settings = app(.certificate(p12: certs.path("client.p12"), password: .environment("PUSH_P12_PASSWORD")))
         let provider = try CredentialsLoader.makeCredentials(
-            for: settings, environment: ["PUSH_P12_PASSWORD": CredentialFixture.password(certs)])
+            for: settings.apns!, environment: ["PUSH_P12_PASSWORD": CredentialFixture.password(certs)])
         #expect(provider.tlsIdentity != nil)
         let missing = #expect(throws: CredentialError.self) {
-            try CredentialsLoader.makeCredentials(for: settings, environment: [:])
+            try CredentialsLoader.makeCredentials(for: settings.apns!, environment: [:])
         }
         #expect(missing?.code == .missingPassword)
         #expect(missing?.message.contains("PUSH_P12_PASSWORD") == true)
         let wrong = #expect(throws: CredentialError.self) {
-            try CredentialsLoader.makeCredentials(for: settings, environment: ["PUSH_P12_PASSWORD": "wrong"])
+            try CredentialsLoader.makeCredentials(for: settings.apns!, environment: ["PUSH_P12_PASSWORD": "wrong"])
         }
         #expect(wrong?.code == .wrongPassword)
         #expect(wrong?.message.contains("wrong") == true && wrong?.message.contains("mac verify failure") == true)
@@ -87,7 +87,7 @@ import Testing
         let certs = try CredentialFixture.make()
         let clock = ManualClock()
         let provider = try makeCredentials(
-            for: app(.token(p8: certs.path("AuthKey_DEVKEY1234.p8"), keyId: DevCertificates.keyId, teamId: DevCertificates.teamId)),
+            for: app(.token(p8: certs.path("AuthKey_DEVKEY1234.p8"), keyId: DevCertificates.keyId, teamId: DevCertificates.teamId)).apns!,
             now: clock.function)
         let token = try #require(provider as? TokenCredentials)
         #expect(try provider.authorizationHeader()?.hasPrefix("bearer ") == true)
@@ -100,7 +100,7 @@ import Testing
         let certs = try CredentialFixture.make(days: 1, now: Date().addingTimeInterval(-5 * 86_400))
         let error = #expect(throws: CredentialError.self) {
             try CredentialsLoader.makeCredentials(
-                for: app(.certificate(p12: certs.path("client.p12"), password: .file(certs.path("client.p12.password")))),
+                for: app(.certificate(p12: certs.path("client.p12"), password: .file(certs.path("client.p12.password")))).apns!,
                 environment: [:])
         }
         #expect(error?.code == .expired)

@@ -1,3 +1,4 @@
+import PushCore
 import Crypto
 import Foundation
 import PushSender

@@ -55,12 +55,13 @@ import TestSupport
         return path
     }
 
-    /// An app on the simulator with the .p12 of `pki`.
-    static func certificateApp(_ pki: DevCertificates, endpoint: String = "simulator", caFile: String? = nil) -> String {
-        """
-        {"topic": "com.example.app", "endpoint": "\(endpoint)",\(caFile.map { " \"caFile\": \"\($0)\"," } ?? "")
-         "auth": {"p12": "\(pki.path("client.p12"))", "passwordFile": "\(pki.path("client.p12.password"))"}}
-        """
+    /// An app on the simulator with the .p12 of `pki`, in the `apns` section (`flat`: the older form).
+    static func certificateApp(_ pki: DevCertificates, endpoint: String = "simulator", caFile: String? = nil, flat: Bool = false) -> String {
+        let keys = """
+            "topic": "com.example.app", "endpoint": "\(endpoint)",\(caFile.map { " \"caFile\": \"\($0)\"," } ?? "")
+             "auth": {"p12": "\(pki.path("client.p12"))", "passwordFile": "\(pki.path("client.p12.password"))"}
+            """
+        return flat ? "{\(keys)}" : #"{"apns": {\#(keys)}}"#
     }
 
     func doctor(_ config: String, json: Bool = false) throws -> ProcessResult {
@@ -93,6 +94,20 @@ import TestSupport
         }
         #expect(checks.count == 5)
         #expect(checks.allSatisfy { $0["status"] == .string("ok") }, "\(j.stdout)")
+    }
+
+    @Test func flatAPNsKeysPassWithANoticeNamingTheSection() throws {
+        let pki = try CredentialFixture.make()
+        let simulator = try Simulator(certificates: pki.path(""))
+        defer { simulator.stop() }
+        let dir = try CredentialFixture.temporaryDirectory()
+        let config = try Self.config(
+            in: dir, port: simulator.port, certificates: pki.path(""), apps: ["example": Self.certificateApp(pki, flat: true)])
+        let r = try doctor(config)
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        let notice = r.stdout.split(separator: "\n").filter { $0.hasPrefix("ok    app example configuration: notice: ") }
+        #expect(notice.count == 1 && notice.first?.contains("move them into apps.example.apns") == true, "\(r.stdout)")
+        #expect(r.stdout.contains("ok    app example credentials: certificate (.p12)"), "\(r.stdout)")
     }
 
     @Test func anExpiredCertificateFails() throws {

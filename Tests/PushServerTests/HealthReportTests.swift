@@ -16,7 +16,7 @@ import Testing
         let app = AppSettings(
             topic: "com.example.app", endpoint: .simulator,
             auth: .certificate(p12: pki.path("client.p12"), password: .file(pki.path("client.p12.password"))))
-        return (PushServer.CredentialStatus.loading(app), dir)
+        return (PushServer.CredentialStatus.loading(app.apns!), dir)
     }
 
     /// `/healthz` answers `status` with exactly `{"status": text}`: the verdict, no detail.
@@ -45,13 +45,13 @@ import Testing
         let days = Int((Double(notAfter) - clock.withLock { $0 }.timeIntervalSince1970) / 86_400)
         #expect(days == 39 || days == 40)
         #expect(fresh.json?["apps"]?["example"] == .object([
-            ("endpoint", .string("simulator")), ("credentials", .string("certificate")), ("loaded", .bool(true)),
+            ("services", .array([.string("apns")])), ("endpoint", .string("simulator")), ("credentials", .string("certificate")), ("loaded", .bool(true)),
             ("expiresAt", .string(expiresAt)), ("daysToExpiry", .int(Int64(days))), ("expired", .bool(false)),
             ("expiresSoon", .bool(false)),
         ]))
         // A .p8 key has no expiry: no days, never the cause of a degraded report.
         #expect(fresh.json?["apps"]?["other"] == .object([
-            ("endpoint", .string("production")), ("credentials", .string("token")), ("loaded", .bool(true)),
+            ("services", .array([.string("apns")])), ("endpoint", .string("production")), ("credentials", .string("token")), ("loaded", .bool(true)),
         ]))
 
         // Eleven days later, the same running server: inside the 30-day warning.
@@ -92,7 +92,7 @@ import Testing
         let app = AppSettings(
             topic: "com.example.app", endpoint: .simulator,
             auth: .certificate(p12: "/nonexistent/client.p12", password: .environment("HEALTH_TEST_UNSET_VARIABLE")))
-        let status = PushServer.CredentialStatus.loading(app)
+        let status = PushServer.CredentialStatus.loading(app.apns!)
         #expect(!status.loaded)
         #expect(status.kind == "certificate")
         #expect(status.error?.contains("HEALTH_TEST_UNSET_VARIABLE") == true)

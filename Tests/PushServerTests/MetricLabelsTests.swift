@@ -1,3 +1,4 @@
+import PushCore
 import Testing
 
 @testable import PushServer

@@ -47,7 +47,7 @@ import TestSupport
             // An app whose topic the client certificate does not cover: APNs refuses every notification (400
             // TopicDisallowed), a final failure.
             var wrong = try #require(config.apps["example"])
-            wrong.topic = "com.example.not-this-app"
+            wrong.apns!.topic = "com.example.not-this-app"
             wrong.sendKeys = [APIKeys.hash("send-wrong")]
             config.apps["wrong"] = wrong
             let setup = NotificationJobTests.Setup(dir: base.dir, config: config, simulator: simulator)

@@ -96,7 +96,7 @@ import TestSupport
         #expect(try registry.list(app: "a").map(\.token.hex) == [fresh.hex])
         let log = try registry.pruneLog(app: "a", limit: 100)
         #expect(log.count == 2)
-        #expect(log[0].token == fresh && log[0].outcome == .skippedNewerRegistration && log[0].reason == .expiredToken)
+        #expect(log[0].token == fresh && log[0].outcome == .skippedNewerRegistration && log[0].reason == APNsReason.expiredToken.rawValue)
         #expect(log[1].token == stale && log[1].outcome == .deleted && log[1].apnsTimestampMs == ts)
         #expect(log[1].lastRegisteredMs == t0 && log[1].atMs == clock.now)
     }
@@ -131,7 +131,7 @@ import TestSupport
             try registry.prune(app: "a", token: fresh, PruneRequest(reason: inactive, status: 400, apnsTimestampMs: nil))
         }
         #expect(try registry.list(app: "a").map(\.token.hex) == [fresh.hex])
-        #expect(try registry.pruneLog(app: "a", limit: 10).map(\.reason) == [inactive, inactive])
+        #expect(try registry.pruneLog(app: "a", limit: 10).map(\.reason) == [inactive.rawValue, inactive.rawValue])
         #expect(try registry.pruneCounts() == [
             PruneCount(app: "a", reason: APNsReason.unknownLabel, outcome: "deleted", count: 1),
             PruneCount(app: "a", reason: APNsReason.unknownLabel, outcome: "skipped", count: 1),

@@ -94,19 +94,48 @@ import TestSupport
         #expect(try registry.count(app: "a", channel: nil, environment: nil) == 3)
     }
 
-    /// What the Web Push sender sends for a 404 or 410: status 410 and no timestamp. It removes the device whatever
-    /// its last registration (no timestamp to gate on), and is logged like an APNs prune.
-    @Test(arguments: Backend.allCases) func aWebPushGoneAnswerRemovesTheDeviceUnconditionally(_ backend: Backend) throws {
+    /// What the Web Push sender sends for a 404 or 410: the push service's status as its reason, no timestamp. It
+    /// removes the device whatever its last registration (no timestamp to gate on), and the prune log and counters
+    /// say what the push service said, never an APNs reason.
+    @Test(arguments: Backend.allCases) func aWebPushGoneAnswerRemovesTheDeviceUnconditionallyUnderThePushServicesStatus(_ backend: Backend) throws {
         let clock = ManualClock()
         let registry = try backend.open(clock: clock)
-        let sub = try Self.subscription("gone")
-        let key = DeviceKey.of(sub)
-        _ = try registry.registerBatch([RegistrationRequest(app: "a", subscription: sub)]).first?.get()
+        let (gone, expired) = (try Self.subscription("gone"), try Self.subscription("expired", seed: 2))
+        let (key, expiredKey) = (DeviceKey.of(gone), DeviceKey.of(expired))
+        _ = try registry.registerBatch([RegistrationRequest(app: "a", subscription: gone), RegistrationRequest(app: "a", subscription: expired)])
         clock.advance(1000)
-        _ = try registry.registerBatch([RegistrationRequest(app: "a", subscription: sub)]).first?.get()  // registered again, later
-        #expect(try registry.prune(app: "a", token: key, PruneRequest(reason: .unknown("Gone"), status: 410)) == .deleted)
+        _ = try registry.registerBatch([RegistrationRequest(app: "a", subscription: gone)]).first?.get()  // registered again, later
+        #expect(try registry.prune(app: "a", token: key, PruneRequest(service: "410", status: 410)) == .deleted)
+        #expect(try registry.prune(app: "a", token: expiredKey, PruneRequest(service: "404", status: 404)) == .deleted)
         #expect(try registry.device(app: "a", token: key) == nil)
-        #expect(try registry.pruneLog(app: "a", limit: 10).map(\.token) == [key])
+        let log = try registry.pruneLog(app: "a", limit: 10)
+        #expect(log.map(\.token) == [expiredKey, key])
+        #expect(log.map(\.reason) == ["404", "410"])
+        #expect(log.allSatisfy { $0.apnsTimestampMs == nil && $0.outcome == .deleted })
+        #expect(Set(try registry.pruneCounts().map(\.reason)) == ["404", "410"])
+    }
+
+    /// What the FCM sender sends for a dead token: FCM's own error code. The prune log, its counters and the delivery
+    /// history carry it (UNREGISTERED, SENDER_ID_MISMATCH), never an APNs reason.
+    @Test(arguments: Backend.allCases) func anFCMPruneAndItsHistoryRowCarryFCMsOwnErrorCode(_ backend: Backend) throws {
+        let registry = try backend.open(clock: ManualClock())
+        let tokens = try ["a", "b"].map { try FCMRegistrationToken(parsing: String(repeating: $0, count: 22) + ":APA91b" + String(repeating: "c", count: 134)) }
+        let keys = tokens.map { DeviceKey.fcm(token: $0.value) }
+        _ = registry.registerBatch(tokens.map { RegistrationRequest(app: "a", fcmToken: $0) })
+        let outcomes = zip(keys, [("UNREGISTERED", 404), ("SENDER_ID_MISMATCH", 403)]).enumerated().map { i, pair in
+            DeliveryOutcome(
+                token: pair.0, kind: .tokenDead, apnsId: "00000000-0000-0000-0000-00000000000\(i)", status: pair.1.1,
+                reason: pair.1.0, attempts: 1, prune: PruneRequest(service: pair.1.0, status: pair.1.1), startedMs: 1,
+                finishedMs: 2, service: .fcm)
+        }
+        var batch = OutcomeBatch(app: "a", job: nil, outcomes: outcomes)
+        batch.deliveryLog = .all
+        #expect(Set(try registry.deliveryStore.commit(batch).pruned) == Set(keys))
+        #expect(Set(try registry.pruneLog(app: "a", limit: 10).map(\.reason)) == ["UNREGISTERED", "SENDER_ID_MISMATCH"])
+        #expect(Set(try registry.pruneCounts().map(\.reason)) == ["UNREGISTERED", "SENDER_ID_MISMATCH"])
+        let history = try registry.deliveries(DeliveryQuery(app: "a")).records
+        #expect(Set(history.compactMap(\.reason)) == ["UNREGISTERED", "SENDER_ID_MISMATCH"])
+        #expect(history.allSatisfy { $0.service == .fcm && $0.kind == .tokenDead })
     }
 
     /// A web device's outcomes carry its service into the delivery log and the webhook outbox (an APNs device's
@@ -120,7 +149,7 @@ import TestSupport
         _ = try registry.registerBatch([RegistrationRequest(app: "a", token: apns)]).first?.get()
         let gone = DeliveryOutcome(
             token: key, kind: .tokenDead, apnsId: "00000000-0000-0000-0000-000000000001", status: 410, reason: "Gone",
-            attempts: 1, prune: PruneRequest(reason: .unknown("Gone"), status: 410), startedMs: 1, finishedMs: 2, service: .webpush)
+            attempts: 1, prune: PruneRequest(service: "410", status: 410), startedMs: 1, finishedMs: 2, service: .webpush)
         let refused = DeliveryOutcome(
             token: apns, kind: .rejected, apnsId: "00000000-0000-0000-0000-000000000002", status: 400, reason: "BadTopic",
             attempts: 1, startedMs: 1, finishedMs: 3)

@@ -18,7 +18,7 @@ import Testing
         static func make(
             tokens: Int, delayMs: Int = 0, simulatorArgs: [String] = [], devices: String? = nil, startSimulator: Bool = true,
             database: String = "registry.sqlite", shardSize: Int? = nil, tokenAuth: Bool = false, extraConfig: String = "",
-            webPush: Bool = false, fcm: FCMSetup? = nil
+            webPush: Bool = false, fcm: FCMSetup? = nil, apns: APNsForm = .flat
         ) async throws -> World {
             let dir = try CLI.temporaryDirectory()
             let certs = dir.appendingPathComponent("certs").path
@@ -37,6 +37,16 @@ import Testing
                     ? #", "webpush": {"vapidKey": "vapid.pem", "subject": "mailto:ops@example.com", "allowedHosts": ["127.0.0.1:\#(port)"], "caFile": "certs/ca.pem"}"#
                     : ""
             }
+            // The app's APNs keys: flat (the older form), in an `apns` section, or none (a web-only or Android-only app).
+            let auth = tokenAuth
+                ? #"{"p8": "\#(apns.p8File)", "keyId": "DEVKEY1234", "teamId": "DEVTEAM123"}"#
+                : #"{"p12": "certs/client.p12", "passwordFile": "certs/client.p12.password"}"#
+            let apnsKeys = #""topic": "com.example.app", "endpoint": "simulator", "auth": \#(auth)"#
+            let apnsConfig = switch apns {
+            case .flat: apnsKeys
+            case .section, .sectionWithKey: #""apns": {\#(apnsKeys)}"#
+            case .none: ""
+            }
             // An app with FCM too: the development service account the simulator writes at its first start
             // (`token_uri` its /token), named in the config once it exists (the config's files are read as it loads).
             let account = dir.appendingPathComponent("fcm-account.json").path
@@ -45,15 +55,18 @@ import Testing
                     ? #", "fcm": {"serviceAccount": "fcm-account.json", "endpoint": "simulator"}"#
                     : ""
             }
+            if fcm != nil, case .none = apns {
+                // An Android-only app has no other service to load before the account exists: make it now (the
+                // simulator trusts an account that exists instead of writing one).
+                let made = try await CLI.run(["fcm", "account", "new", "--out", account])
+                guard made.status == 0 else { throw Failure(made.stderr) }
+            }
             let config = dir.appendingPathComponent("pushctl.json").path
             func writeConfig(port: Int) throws {
             try """
                 {"database": "\(database)",\(shardSize.map { " \"shardSize\": \($0)," } ?? "") \(extraConfig)
                  "simulator": {"host": "127.0.0.1", "port": \(port), "certificates": "certs"},
-                 "apps": {"example": {"topic": "com.example.app", "endpoint": "simulator",
-                   "auth": \(tokenAuth
-                        ? #"{"p8": "certs/AuthKey_DEVKEY1234.p8", "keyId": "DEVKEY1234", "teamId": "DEVTEAM123"}"#
-                        : #"{"p12": "certs/client.p12", "passwordFile": "certs/client.p12.password"}"#)\(webPushConfig(port: port))\(fcmConfig())}}}
+                 "apps": {"example": {\(String((apnsConfig + webPushConfig(port: port) + fcmConfig()).trimmingPrefix(", ")))}}}
                 """.write(toFile: config, atomically: true, encoding: .utf8)
             }
             var port = try freePort()
@@ -67,6 +80,8 @@ import Testing
             let record = dir.appendingPathComponent("received.jsonl").path
             var args = ["simulator", "--config", config, "--record", record]
                 + (tokenAuth ? ["--client-auth", "token"] : webPush || fcm != nil ? ["--client-auth", "either"] : []) + simulatorArgs
+            // The provider-token key the simulator checks, named here: the config's may name a file that is not there.
+            if tokenAuth { args += ["--jwt-key", "DEVKEY1234:DEVTEAM123:" + dir.appendingPathComponent("certs/AuthKey_DEVKEY1234.p8").path] }
             if let fcm {
                 let dead = dir.appendingPathComponent("fcm-unregistered.txt").path
                 try fcm.unregistered.joined(separator: "\n").write(toFile: dead, atomically: true, encoding: .utf8)
@@ -93,6 +108,18 @@ import Testing
                 }
             }
             throw Failure("no free port for the simulator")
+        }
+
+        /// How the app's APNs keys are written: flat at the app's top level (the older form), in an `apns` section, or
+        /// not at all; `p8File` is the token key's path in the config (with `tokenAuth`).
+        enum APNsForm {
+            case flat, section, none
+            /// A section whose .p8 is the given path (relative to the config), which may not exist.
+            case sectionWithKey(String)
+            var p8File: String {
+                if case .sectionWithKey(let path) = self { return path }
+                return "certs/AuthKey_DEVKEY1234.p8"
+            }
         }
 
         /// The simulator's FCM side: registration tokens it answers 404 UNREGISTERED and its access tokens' lifetime.
@@ -286,7 +313,7 @@ import Testing
         #expect(kept.count == 190 && kept.isDisjoint(with: inactive))
         // The prune log keeps the reason APNs sent.
         let log = try await registry.run { try $0.pruneLog(app: "example", limit: 20) }
-        #expect(log.count == 10 && log.allSatisfy { $0.reason.rawValue == "TokenInactive" && $0.outcome == .deleted })
+        #expect(log.count == 10 && log.allSatisfy { $0.reason == "TokenInactive" && $0.outcome == .deleted })
     }
 
     @Test func anAlreadyCompletedIdPrintsItsSummaryAndSendsNothing() async throws {

@@ -81,9 +81,10 @@ c["database"] = sys.argv[3]
 certs = sys.argv[4]
 c["simulator"]["certificates"] = certs
 for app in c["apps"].values():
+    auth = app.get("apns", app).get("auth", {})  # the apns section, or the flat keys of older files
     for key in ("p12", "passwordFile", "p8"):
-        if key in app["auth"]:
-            app["auth"][key] = app["auth"][key].replace("../Certificates/dev", certs)
+        if key in auth:
+            auth[key] = auth[key].replace("../Certificates/dev", certs)
     for key in ("vapidKey", "caFile"):
         if app.get("webpush", {}).get(key):
             app["webpush"][key] = app["webpush"][key].replace("../Certificates/dev", certs)

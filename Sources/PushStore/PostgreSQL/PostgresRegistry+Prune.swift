@@ -24,7 +24,7 @@ extension PostgresRegistry {
         } else {
             return .notFound
         }
-        let (hex, action, reasonText, counterReason) = (token.hex, PruneGate.action(keep: keep), reason.rawValue, PruneGate.counterReason(request))
+        let (hex, action, reasonText, counterReason) = (token.hex, PruneGate.action(keep: keep), reason, PruneGate.counterReason(request))
         try db.query("""
             INSERT INTO prune_log (app, token, reason, action, apns_timestamp_ms, last_registered_ms, at_ms)
             VALUES (\(app), \(hex), \(reasonText), \(action), \(apnsTimestampMs), \(lastRegisteredMs), coalesce(\(now)::bigint, pp_now_ms()))
@@ -48,7 +48,7 @@ extension PostgresRegistry {
             for (token, reason, action, apnsMs, lastMs, atMs) in rows {
                 guard let parsed = try? DeviceToken(parsing: token) else { throw StoreError(.corrupt, "prune log holds an invalid token") }
                 entries.append(PruneLogEntry(
-                    app: app, token: parsed, reason: APNsReason(rawValue: reason),
+                    app: app, token: parsed, reason: reason,
                     outcome: action == "deleted" ? .deleted : .skippedNewerRegistration,
                     apnsTimestampMs: apnsMs, lastRegisteredMs: lastMs, atMs: atMs))
             }

@@ -36,7 +36,7 @@ extension SQLiteRegistry {
             """)
         try log.bind(1, app)
         try log.bind(2, token.hex)
-        try log.bind(3, reason.rawValue)
+        try log.bind(3, reason)
         try log.bind(4, PruneGate.action(keep: keep))
         let counter = try db.statement("""
             INSERT INTO prune_counters (app, reason, action, count) VALUES (?1, ?2, ?3, 1)
@@ -72,7 +72,7 @@ extension SQLiteRegistry {
                 }
                 entries.append(
                     PruneLogEntry(
-                        app: app, token: token, reason: APNsReason(rawValue: select.text(1)),
+                        app: app, token: token, reason: select.text(1),
                         outcome: select.text(2) == "deleted" ? .deleted : .skippedNewerRegistration,
                         apnsTimestampMs: select.optionalInt64(3), lastRegisteredMs: select.optionalInt64(4),
                         atMs: select.int64(5)))

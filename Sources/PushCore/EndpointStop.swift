@@ -3,11 +3,11 @@
 public struct EndpointStop: Sendable, Equatable, CustomStringConvertible {
     /// The cause.
     public enum Kind: String, Sendable, Equatable {
-        /// APNs or TLS refused our credentials (BadCertificate, BadCertificateEnvironment, InvalidProviderToken,
+        /// The push service or TLS refused our credentials (BadCertificate, BadCertificateEnvironment, InvalidProviderToken,
         /// ExpiredProviderToken right after a refresh, a TLS alert from the server), or we refused the server's
         /// certificate. Fixing the credentials or the endpoint is needed.
         case credentials
-        /// APNs stayed unreachable longer than the outage limit.
+        /// The push service stayed unreachable longer than the outage limit.
         case outage
         /// The run is stopping (a signal, a lost lease, the database): waiting notifications were not sent.
         case stopping

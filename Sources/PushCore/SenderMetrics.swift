@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Live figures of one ``APNsSender`` for `/metrics`: notifications in flight, APNs answers and how long they took,
+/// Live figures of one sender for `/metrics`: notifications in flight, the service's answers and how long they took,
 /// TCP connections opened (and reopened). Updated on the transport threads with atomics (the latency histogram
 /// under a small lock), read at scrape time.
 public final class SenderMetrics: Sendable {
@@ -28,7 +28,7 @@ public final class SenderMetrics: Sendable {
     /// Notifications handed to the sender whose result has not been handed back yet (retries and parked ones
     /// included).
     public var inFlight: Int { inFlightCount.load(ordering: .relaxed) }
-    /// TCP connections opened to APNs (each transport's first one included).
+    /// TCP connections opened to the service (each transport's first one included).
     public var connectionsOpened: Int { opened.load(ordering: .relaxed) }
     /// Connections opened after a transport's first one: reconnects after a drop, a GOAWAY or an outage.
     public var reconnects: Int { reopened.load(ordering: .relaxed) }
@@ -45,11 +45,11 @@ public final class SenderMetrics: Sendable {
         }
     }
 
-    func submitted() { inFlightCount.add(1, ordering: .relaxed) }
-    func finished() { inFlightCount.subtract(1, ordering: .relaxed) }
+    package func submitted() { inFlightCount.add(1, ordering: .relaxed) }
+    package func finished() { inFlightCount.subtract(1, ordering: .relaxed) }
 
-    /// One APNs answer, `nanoseconds` after its attempt was handed to the transport.
-    func answered(afterNanoseconds nanoseconds: UInt64) {
+    /// One answer of the service, `nanoseconds` after its attempt was handed to the transport.
+    package func answered(afterNanoseconds nanoseconds: UInt64) {
         let index = Self.latencyBucketsMs.firstIndex { nanoseconds <= UInt64($0) * 1_000_000 } ?? Self.latencyBucketsMs.count
         histogram.withLock { h in
             h.buckets[index] += 1
@@ -59,7 +59,7 @@ public final class SenderMetrics: Sendable {
     }
 
     /// A connection opened; `first` when it is its transport's first.
-    func connectionOpened(first: Bool) {
+    package func connectionOpened(first: Bool) {
         opened.add(1, ordering: .relaxed)
         if !first { reopened.add(1, ordering: .relaxed) }
     }

@@ -1,21 +1,20 @@
-import PushCore
-
 /// The outcome of one notification as the sender decided it, after any retries.
 public struct DeliveryResult: Sendable, Equatable {
     /// What happened.
     public enum Kind: String, Sendable, Equatable {
-        /// 200 from APNs. Final.
+        /// The push service took it (APNs' 200, a Web Push service's 201, FCM's 200). Final.
         case accepted
-        /// 410 Unregistered/ExpiredToken or 400 BadDeviceToken/DeviceTokenNotForTopic: the token is dead. Final.
+        /// The device is gone (APNs' 410 Unregistered or 400 BadDeviceToken, a Web Push service's 404/410, FCM's
+        /// UNREGISTERED): pruned by the breaker's decision. Final.
         case tokenDead
-        /// A permanent 4xx (BadTopic, PayloadTooLarge, …): never retried. Final.
+        /// A permanent refusal (BadTopic, PayloadTooLarge, a 413, INVALID_ARGUMENT, …): never retried. Final.
         case rejected
-        /// Transient failures exhausted the attempts (APNs answered 429/5xx ``SenderConfiguration/maxAttempts``
+        /// Transient failures exhausted the attempts (the service answered 429/5xx the sender's attempt limit of
         /// times, or the connection dropped ``SenderConfiguration/maxDroppedAttempts`` times). Not final: a
         /// later run retries it.
         case deferred
         /// Not sent, or sent without an answer, because the endpoint stopped (``DeliveryResult/stop`` says
-        /// why: refused credentials, APNs unreachable past the outage limit) or the run is stopping. Not final.
+        /// why: refused credentials, the service unreachable past the outage limit) or the run is stopping. Not final.
         case unsent
     }
 
@@ -23,11 +22,12 @@ public struct DeliveryResult: Sendable, Equatable {
     public var token: DeviceToken
     /// The `apns-id` (the same on every attempt).
     public var apnsId: String
-    /// `apns-unique-id` from APNs (development environment only).
+    /// `apns-unique-id` from APNs (development environment only); nil for the other services.
     public var uniqueId: String?
     /// The last HTTP status, 0 when no answer arrived.
     public var status: Int
-    /// APNs' reason for a non-200 answer.
+    /// The service's reason for an answer that was not accepted (APNs' reason, or the Web Push or FCM reason the
+    /// sender names).
     public var reason: APNsReason?
     /// The outcome.
     public var kind: Kind
@@ -35,9 +35,9 @@ public struct DeliveryResult: Sendable, Equatable {
     public var prune: PruneDecision
     /// True once the store removed the token (set by whoever commits the result; the sender never does).
     public var pruned: Bool
-    /// Requests APNs answered for this notification (dropped connections are not counted).
+    /// Requests the service answered for this notification (dropped connections are not counted).
     public var attempts: Int
-    /// True when an attempt may have reached APNs without an answer (sent, then the connection died), so
+    /// True when an attempt may have reached the service without an answer (sent, then the connection died), so
     /// the device may see it twice.
     public var possiblyDuplicated: Bool
     /// The `timestamp` of a 410 answer (ms since epoch).

@@ -1,5 +1,3 @@
-import PushCore
-
 /// One notification to send, with the environment its token was registered in (used to route to Apple's
 /// production or sandbox host; ignored for the simulator and URL endpoints), or the Web Push subscription of a web
 /// device.

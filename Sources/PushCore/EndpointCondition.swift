@@ -1,4 +1,4 @@
-/// How one of a sender's APNs endpoints is doing, for `/metrics`.
+/// How one of a sender's endpoints is doing, for `/metrics`.
 public struct EndpointCondition: Sendable, Equatable {
     /// The endpoint's URL (`https://api.push.apple.com:443`).
     public var endpoint: String
@@ -8,4 +8,12 @@ public struct EndpointCondition: Sendable, Equatable {
     public var stopped: Bool
     /// True while its pruning breaker holds BadDeviceToken prunes back.
     public var breakerTripped: Bool
+
+    /// Creates a condition.
+    public init(endpoint: String, reachable: Bool, stopped: Bool, breakerTripped: Bool) {
+        self.endpoint = endpoint
+        self.reachable = reachable
+        self.stopped = stopped
+        self.breakerTripped = breakerTripped
+    }
 }

@@ -1,12 +1,13 @@
-import PushCore
-
-/// The one seam between the delivery engine and a push service: one prepared notification in, one
-/// ``DeliveryResult`` out (through `onResult`), with the run boundaries the engine needs. Each push service has
-/// its own implementation (``APNsSender`` for APNs); everything above it — windows, checkpoints, outcome commits,
-/// leases — is the same whatever service a device belongs to, and engine tests can drive it without TLS.
+/// The one seam between the delivery engine and the push services: one prepared notification in, one
+/// ``DeliveryResult`` out (through `onResult`), with the run boundaries the engine needs. It lives in the model,
+/// beside ``DeliveryStore``, so the engine (PushDelivery) depends on no transport: the senders (PushSender: APNs,
+/// Web Push, FCM, and the router that picks one per device) implement it, and engine tests drive a fake service
+/// without TLS. Everything above it — windows, checkpoints, outcome commits, leases — is the same whatever service
+/// a device belongs to.
 public protocol DeliverySender: AnyObject, Sendable {
-    /// The settings in use (the engine sizes its windows from ``SenderConfiguration/inFlightLimit``).
-    var configuration: SenderConfiguration { get }
+    /// Notifications the sender takes in flight at once (its window × connections): the engine sizes its windows
+    /// from it.
+    var inFlightLimit: Int { get }
     /// Live figures for `/metrics`.
     var metrics: SenderMetrics { get }
     /// Counts so far, over the sender's lifetime.
@@ -32,8 +33,6 @@ public protocol DeliverySender: AnyObject, Sendable {
     /// Waits for requests on the wire and stops the transport.
     func shutdown() async
 }
-
-extension APNsSender: DeliverySender {}
 
 extension DeliverySender {
     /// ``submit(_:onResult:onPruneReleased:)`` without a held-prune callback.
