@@ -16,11 +16,24 @@ public final class ServiceRouter: DeliverySender, Sendable {
     public let fcm: FCMSender?
     /// The services the app has whose senders could not be made, with one line naming why.
     public let unavailable: [PushService: String]
-    /// Counts of items finished here (no service for them).
-    private let refused = Mutex(SendSummary())
+    /// Counts of items finished here (no service for them, or their service's credentials unavailable), and of the
+    /// unsent results of a credential stop handed on as deferred.
+    private let refused = Mutex(Refusals())
+
+    private struct Refusals {
+        var summary = SendSummary()
+        var convertedFromUnsent = 0
+    }
 
     /// The reason of a device whose service's credentials could not be loaded.
     public static let unavailableReason = "CredentialsUnavailable"
+    /// The reason of a device whose service refused our credentials during the run, in an app with other services.
+    public static let refusedReason = "CredentialsRefused"
+
+    /// True when the app has more than one service: a credential stop of one then defers its devices rather than
+    /// stopping the run (``submit(_:onResult:onPruneReleased:)``). With one service nothing else could deliver, and the
+    /// stop interrupts the run as it always did (exit 3).
+    private let isolatesCredentialStops: Bool
 
     /// Routes to `apns`, `webPush` and `fcm`; `unavailable` names the app's services that have no sender and why.
     public init(apns: APNsSender?, webPush: WebPushSender?, fcm: FCMSender? = nil, unavailable: [PushService: String] = [:]) {
@@ -28,6 +41,7 @@ public final class ServiceRouter: DeliverySender, Sendable {
         self.webPush = webPush
         self.fcm = fcm
         self.unavailable = unavailable
+        isolatesCredentialStops = [apns != nil, webPush != nil, fcm != nil].filter { $0 }.count + unavailable.count > 1
     }
 
     private var senders: [any DeliverySender] { [apns as (any DeliverySender)?, webPush, fcm].compactMap { $0 } }
@@ -43,8 +57,12 @@ public final class ServiceRouter: DeliverySender, Sendable {
     public var metrics: SenderMetrics { apns?.metrics ?? webPush?.metrics ?? fcm?.metrics ?? SenderMetrics() }
 
     public var summary: SendSummary {
-        var total = refused.withLock { $0 }
+        let (own, converted) = refused.withLock { ($0.summary, $0.convertedFromUnsent) }
+        var total = own
         for sender in senders { total.add(sender.summary) }
+        // The senders counted these as unsent; the engine got them deferred.
+        total.unsent -= converted
+        total.deferred += converted
         return total
     }
 
@@ -70,20 +88,41 @@ public final class ServiceRouter: DeliverySender, Sendable {
         case .fcm: fcm
         }
         if let sender {
-            sender.submit(item, onResult: onResult, onPruneReleased: onPruneReleased)
+            guard isolatesCredentialStops else {
+                sender.submit(item, onResult: onResult, onPruneReleased: onPruneReleased)
+                return
+            }
+            // An app with several services: one service refusing our credentials (APNs' InvalidProviderToken, a Web
+            // Push service's 401/403, FCM's THIRD_PARTY_AUTH_ERROR) stops that service only. Its devices come back
+            // deferred under `CredentialsRefused`, the stop's message as their error, instead of stopping the run:
+            // the other services go on, the run completes (exit 1), and the same command sends them once the
+            // credentials are fixed.
+            sender.submit(item, onResult: { [self] result in
+                guard result.kind == .unsent, let stop = result.stop, stop.kind == .credentials else {
+                    onResult(result)
+                    return
+                }
+                var converted = result
+                converted.kind = .deferred
+                converted.reason = .unknown(Self.refusedReason)
+                converted.error = stop.message
+                converted.stop = nil
+                refused.withLock { $0.convertedFromUnsent += 1 }
+                onResult(converted)
+            }, onPruneReleased: onPruneReleased)
             return
         }
         let service = item.service.rawValue
         let now = SystemClock().nowMs()
         if let problem = unavailable[item.service] {
-            refused.withLock { $0.count(.deferred, possiblyDuplicated: false) }
+            refused.withLock { $0.summary.count(.deferred, possiblyDuplicated: false) }
             onResult(DeliveryResult(
                 token: item.request.token, apnsId: item.request.apnsId, status: 0, reason: .unknown(Self.unavailableReason),
                 kind: .deferred, attempts: 0, startedAtMs: now, finishedAtMs: now, error: problem, service: item.service))
             return
         }
         let reason = "the app has no \(service) configuration: a \(service) device cannot be sent to"
-        refused.withLock { $0.count(.rejected, possiblyDuplicated: false) }
+        refused.withLock { $0.summary.count(.rejected, possiblyDuplicated: false) }
         onResult(DeliveryResult(
             token: item.request.token, apnsId: item.request.apnsId, status: 0, reason: .unknown("NoService"),
             kind: .rejected, attempts: 0, startedAtMs: now, finishedAtMs: now, error: reason, service: item.service))

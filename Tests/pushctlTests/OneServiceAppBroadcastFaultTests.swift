@@ -132,4 +132,47 @@ import TestSupport
         #expect(after.count == records.count + apnsCount)
         #expect(Set(after.dropFirst(records.count).compactMap { $0["token"]?.stringValue }) == Set((0..<apnsCount).map(World.token)))
     }
+
+    /// APNs refusing the app's provider token mid-run (a key APNs does not know: 403 InvalidProviderToken) stops
+    /// APNs only: the browsers and phones are reached, APNs' devices deferred under `CredentialsRefused`, exit 1, not
+    /// the run interrupted (exit 3) while other services could deliver; with the right key the same command sends them.
+    @Test func aServiceRefusingTheCredentialsMidRunDefersOnlyItsDevicesAndTheOthersDeliver() async throws {
+        let (apnsCount, webCount, fcmCount) = (40, 30, 30)
+        let fcmTokens = (0..<fcmCount).map { _ in ThreeServiceBroadcastFaultTests.fcmToken() }
+        var w = try await World.make(
+            tokens: apnsCount, tokenAuth: true, webPush: true, fcm: .init(), apns: .sectionWithKey("keys/AuthKey_DEVKEY1234.p8"))
+        defer { w.stop() }
+        // A valid P-256 key under the right key id, but not the one APNs (the simulator) holds for it.
+        let keys = w.dir.appendingPathComponent("keys")
+        try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true)
+        let key = keys.appendingPathComponent("AuthKey_DEVKEY1234.p8").path
+        let made = try await ProcessRunner.run(
+            URL(fileURLWithPath: "/usr/bin/openssl"), ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key])
+        #expect(made.status == 0, "\(made.stderr)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key)
+        let minted = try await WebPushBroadcastFaultTests.mint(w, count: webCount, expireEvery: 0)
+        let registry = try w.openRegistry()
+        try await WebPushBroadcastFaultTests.register(minted, in: registry)
+        let imported = try await CLI.run(
+            ["tokens", "import", "--config", w.config, "--app", "example", "--service", "fcm", "-"], stdin: fcmTokens.joined(separator: "\n"))
+        #expect(imported.status == 0, "\(imported.stderr)")
+
+        let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "everyone", "--alert", "Hello", "--json"]
+        let first = try Self.summary(of: try await CLI.run(args, timeout: 300), status: 1)
+        #expect(first["accepted"] == .int(Int64(webCount + fcmCount)) && first["deferred"] == .int(Int64(apnsCount)), "\(first)")
+        let records = try w.records()
+        #expect(records.filter { $0["service"]?.stringValue == "webpush" }.count == webCount)
+        #expect(records.filter { $0["service"]?.stringValue == "fcm" }.count == fcmCount)
+        let deferred = try await registry.run {
+            try $0.deliveries(DeliveryQuery(app: "example", broadcastId: "everyone", kind: .deferred)).records
+        }
+        #expect(deferred.count == apnsCount && deferred.allSatisfy { $0.reason == "CredentialsRefused" && $0.service == .apns })
+
+        try FileManager.default.removeItem(atPath: key)
+        try FileManager.default.copyItem(atPath: w.dir.appendingPathComponent("certs/AuthKey_DEVKEY1234.p8").path, toPath: key)
+        let second = try Self.summary(of: try await CLI.run(args, timeout: 300), status: 0)
+        #expect(second["sentThisRun"] == .int(Int64(apnsCount)) && second["deferred"] == .int(0), "\(second)")
+        let apnsReceived = try w.records().filter { $0["token"]?.stringValue?.hasPrefix("cd") == true }
+        #expect(Set(apnsReceived.compactMap { $0["token"]?.stringValue }) == Set((0..<apnsCount).map(World.token)))
+    }
 }
