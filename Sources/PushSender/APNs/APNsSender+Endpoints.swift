@@ -63,7 +63,10 @@ extension APNsSender {
         do {
             for _ in 0..<configuration.connections {
                 transports.append(
-                    try Transport(target: target, identity: identity, configuration: configuration, metrics: metrics, threadName: "sender-apns") {
+                    try Transport(
+                        target: target, identity: identity, configuration: configuration, metrics: metrics, threadName: "sender-apns",
+                        shape: APNsRequestShape(target: target)
+                    ) {
                         [unowned self] job, response in
                         self.handle(job, response, target)
                     })

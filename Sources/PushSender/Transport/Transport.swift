@@ -15,7 +15,9 @@ final class Transport: @unchecked Sendable {
     private let options: EasyOptions
     private let configuration: SenderConfiguration
     private let onComplete: (TransferJob, TransferResponse) -> Void
-    private let urlPrefix: String
+    /// The service's request shaping on this thread, for jobs that come without a ``TransferJob/prepared`` request
+    /// (APNs': ``APNsRequestShape``), or nil when every job comes prepared (Web Push, FCM).
+    private let shape: (any RequestShape)?
 
     /// What other threads and the loop share: one lock, taken by ``submit(_:)`` for every notification.
     private struct Inbox {
@@ -48,7 +50,7 @@ final class Transport: @unchecked Sendable {
     init(
         target: SenderTarget, identity: TLSIdentity?, configuration: SenderConfiguration, metrics: SenderMetrics? = nil,
         maxHostConnections: Int = 1, http1Only: Bool = false, addressCheck: AddressCheck? = nil, threadName: String,
-        onComplete: @escaping (TransferJob, TransferResponse) -> Void
+        shape: (any RequestShape)? = nil, onComplete: @escaping (TransferJob, TransferResponse) -> Void
     ) throws(TransportError) {
         self.threadName = threadName
         multi = try MultiHandle(
@@ -63,7 +65,7 @@ final class Transport: @unchecked Sendable {
             verbose: configuration.verbose,
             route: ProxyRoute(host: target.host, configured: configuration.proxy, environment: configuration.proxyEnvironment),
             http1Only: http1Only, addressCheck: addressCheck)
-        urlPrefix = target.description + "/3/device/"
+        self.shape = shape
         cadence = RefillCadence(window: configuration.window, maxConcurrentStreams: configuration.maxConcurrentStreams)
         options.connections.metrics = metrics
     }
@@ -271,69 +273,9 @@ final class Transport: @unchecked Sendable {
             try handle.prepare(url: prepared.url, apnsId: nil, headers: prepared.headers, body: prepared.body)
             return
         }
-        let request = job.item.request
-        try handle.prepare(
-            urlPrefix: urlPrefix, path: request.token.hex, apnsId: request.apnsId,
-            headers: sharedHeaders(request, job.authorization), body: request.payload)
-    }
-
-    /// What the headers of a request other than its apns-id depend on.
-    private struct HeaderKey: Hashable {
-        var pushType: String
-        var priority: Int
-        var topic: String
-        var expiration: Int64?
-        var collapseId: String?
-        var authorization: String?
-
-        init(_ request: NotificationRequest, _ authorization: String?) {
-            pushType = request.pushType.rawValue
-            priority = Int(request.priority.rawValue)
-            topic = request.topic
-            expiration = request.expiration
-            collapseId = request.collapseId
-            self.authorization = authorization
+        guard let shape else {
+            throw TransportError(code: 0, message: "no request prepared for this transfer, and the transport has no shape")
         }
-
-        /// Whether `request` has these headers, read in place: a key built per request to compare copied its
-        /// strings in and out (~12 reference-count operations per notification, callgrind).
-        func matches(_ request: NotificationRequest, _ authorization: String?) -> Bool {
-            topic == request.topic && priority == Int(request.priority.rawValue) && expiration == request.expiration
-                && collapseId == request.collapseId && self.authorization == authorization
-                && pushType == request.pushType.rawValue
-        }
-    }
-
-    /// Header lists shared by the requests that have them in common (a broadcast's all do), built once; used on
-    /// the transport thread only. Handles keep the list of their current request alive, so the cache may drop
-    /// its lists at any time: it starts over past 32 of them (tokens rotate, send jobs differ).
-    private var headerCache: [HeaderKey: HeaderList] = [:]
-    /// The last list handed out and its key: consecutive requests of a broadcast share it, and comparing their
-    /// strings (the same storage, so one pointer compare each) costs less than hashing them for the cache.
-    private var lastKey: HeaderKey?
-    private var lastList: HeaderList?
-
-    private func sharedHeaders(_ request: NotificationRequest, _ authorization: String?) -> HeaderList {
-        if let lastList, lastKey?.matches(request, authorization) == true { return lastList }
-        let key = HeaderKey(request, authorization)
-        if let cached = headerCache[key] {
-            lastKey = key
-            lastList = cached
-            return cached
-        }
-        let headers = HeaderList()
-        headers.append("apns-push-type: " + key.pushType)
-        headers.append("apns-priority: " + String(key.priority))
-        headers.append("apns-topic: " + key.topic)
-        if let expiration = key.expiration { headers.append("apns-expiration: " + String(expiration)) }
-        if let collapseId = key.collapseId { headers.append("apns-collapse-id: " + collapseId) }
-        if let authorization { headers.append("authorization: " + authorization) }
-        headers.append("content-type: application/json")
-        headers.append("Expect:")
-        if headerCache.count >= 32 { headerCache.removeAll(keepingCapacity: true) }
-        headerCache[key] = headers
-        lastKey = key
-        lastList = headers
-        return headers
+        try shape.prepare(handle, job)
     }
 }
