@@ -91,9 +91,7 @@ extension APNsSender {
     }
 
     /// The stop an endpoint's notification carries when it comes back unsent because the run is stopping.
-    func stoppingStop(_ target: SenderTarget) -> EndpointStop {
-        EndpointStop(.stopping, endpoint: target.description, message: "the run is stopping")
-    }
+    func stoppingStop(_ target: SenderTarget) -> EndpointStop { core.stoppingStop(target.description) }
 
     /// How much earlier than its connect timeout libcurl may end an attempt (its timer is not ours).
     static var timerSlackMs: Int64 { 100 }
@@ -145,7 +143,7 @@ extension APNsSender {
                 e.outage = nil
                 let jobs = e.parked + [job]
                 e.parked.removeAll()
-                s.summary.stops.append(stop)
+                core.recordStop(stop)
                 s.endpoints[target] = e
                 return .stopped(jobs, stop)
             }
@@ -215,7 +213,7 @@ extension APNsSender {
             e.outage = nil
             let parked = e.parked
             e.parked.removeAll()
-            s.summary.stops.append(stop)
+            core.recordStop(stop)
             s.endpoints[target] = e
             return (stop, true, parked, e.transports)
         }

@@ -57,7 +57,7 @@ extension APNsSender {
             s -> (PruneDecision, PruningBreaker.Change?, [TransferJob], Int, [TransferJob]) in
             guard let index = s.endpoints.index(forKey: target) else { return (.none, nil, [], 0, []) }
             let recorded = record(&s.endpoints.values[index])
-            if recorded.1 == .tripped { s.summary.breakerTripped.append(target.description) }
+            if recorded.1 == .tripped { core.recordBreakerTrip(target.description) }
             return recorded
         }
         if !reconnected.isEmpty {
@@ -101,13 +101,11 @@ extension APNsSender {
     }
 
     private func handleTransportError(_ job: TransferJob, _ error: TransportError, _ response: TransferResponse, _ target: SenderTarget) {
-        if error.code == TransportError.endpointStopped("").code {
+        switch SenderCore.failure(error, response) {
+        case .endpointStopped:
             let stop = shared.withLock { $0.endpoints[target]?.stop }
                 ?? EndpointStop(.stopping, endpoint: target.description, message: error.message)
             finish(job, status: 0, reason: nil, kind: .unsent, stop: stop)
-            return
-        }
-        switch error.failure(sent: response.sent) {
         case .refused:
             let cause = error.proxyStatus == nil ? "TLS with \(target) failed" : "cannot reach \(target)"
             let stop = stopEndpoint(target, .credentials, "\(cause): \(error.message)")
@@ -122,15 +120,10 @@ extension APNsSender {
                 endpointUnreachable(job, target, error.message)
                 return
             }
-            if let deferral = job.connectionLost(error, response, maxDropped: configuration.maxDroppedAttempts) {
-                finish(job, status: 0, reason: nil, kind: .deferred, error: deferral)
-            } else if waiting.stopping {
-                // The run is stopping: nothing is written to APNs again. A request written now could reach APNs
-                // after this process has gone — a host that lost its link delivers what its kernel still holds
-                // when the link comes back — and after another worker took the shard over and sent it too. It
-                // comes back unsent (a resume treats it as possibly sent).
-                finish(job, status: 0, reason: nil, kind: .unsent, error: error.message,
-                       stop: stoppingStop(target))
+            // A host that lost its link delivers what its kernel still holds when the link comes back: while the run
+            // stops nothing is written again (``SenderCore/afterDrop(_:_:_:endpoint:)``).
+            if let ending = core.afterDrop(job, error, response, endpoint: target.description) {
+                finish(job, status: 0, reason: nil, kind: ending.kind, error: ending.error, stop: ending.stop)
             } else {
                 dispatch(job)  // at once, on a new connection if this one died
             }
@@ -141,18 +134,15 @@ extension APNsSender {
     /// or defers the notification once its attempts are used up, or when the `Retry-After` is longer than
     /// ``SenderConfiguration/maxRetryAfterMs``. While the run is stopping it comes back unsent instead of waiting.
     func retryOrDefer(_ job: TransferJob, status: Int, reason: APNsReason?, error: String?, retryAfterMs: Int64? = nil) {
-        let delay = backoff.delayMs(
-            failedAttempts: job.attempts, random: random(), retryAfterMs: retryAfterMs, limitMs: configuration.maxRetryAfterMs)
-        switch waiting.retry(
-            job, delayMs: delay, retryAfterMs: retryAfterMs, counts: true, configuration: configuration, service: "APNs",
-            sleeper: sleeper, dispatch: { self.dispatch($0) })
-        {
-        case .waiting: break
-        case .deferred(let deferral): finish(job, status: status, reason: reason, kind: .deferred, error: deferral ?? error)
-        case .stopping:
-            finish(job, status: status, reason: reason, kind: .unsent,
-                   stop: stoppingStop(target(for: job.item.environment)))
-        }
+        guard let ending = core.retryOrDefer(
+            job, endpoint: target(for: job.item.environment).description, asker: "APNs",
+            delay: core.answerDelay(job, retryAfterMs: retryAfterMs), counts: true, retryAfterMs: retryAfterMs,
+            dispatch: { self.dispatch($0) })
+        else { return }
+        // A deferral names its cause (the attempts used up: the last answer's error); one the stopping run returns, none.
+        finish(
+            job, status: status, reason: reason, kind: ending.kind, error: ending.kind == .deferred ? ending.error ?? error : ending.error,
+            stop: ending.stop)
     }
 
     /// Builds the result, counts it and hands it to the submitter.
@@ -166,8 +156,6 @@ extension APNsSender {
             kind: kind, prune: prune, attempts: job.attempts, possiblyDuplicated: job.possiblyDuplicated,
             apnsTimestampMs: timestampMs, startedAtMs: job.startedAtMs, finishedAtMs: clock.nowMs(),
             error: error ?? (kind == .deferred || kind == .unsent ? job.lastError : nil), stop: stop)
-        shared.withLock { $0.summary.count(kind, possiblyDuplicated: job.possiblyDuplicated) }
-        metrics.finished()
-        job.onResult(result)
+        core.deliver(job, result)
     }
 }

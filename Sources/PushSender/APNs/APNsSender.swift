@@ -21,12 +21,13 @@ public final class APNsSender: Sendable {
     /// Live figures for `/metrics`.
     public let metrics = SenderMetrics()
     let credentials: CredentialProvider
-    let clock: SenderClock
-    let sleeper: Sleeper
-    let random: @Sendable () -> Double
-    let logger: Logger
-    let backoff: BackoffPolicy
-    let reconnect: BackoffPolicy
+    /// The sender skeleton every service shares (counts, retries, stops, the last step).
+    let core: SenderCore
+    var clock: SenderClock { core.clock }
+    var sleeper: Sleeper { core.sleeper }
+    var random: @Sendable () -> Double { core.random }
+    var logger: Logger { core.logger }
+    var reconnect: BackoffPolicy { core.reconnect }
     let identity: TLSIdentity?
     private let primary: SenderTarget
     private let byEnvironment: [APNsEnvironment: SenderTarget]
@@ -37,12 +38,11 @@ public final class APNsSender: Sendable {
     /// Notifications waiting out a retry backoff, and the run's stopping flag (``abandonWaiting(_:)`` sets it): the
     /// retry rule the Web Push and FCM senders use too. Notifications parked for an unreachable endpoint stay in its
     /// ``EndpointState`` (a probe releases them); ``Shared``'s lock may take this one's, never the other way round.
-    let waiting = WaitingRoom()
+    var waiting: WaitingRoom { core.waiting }
 
     /// Everything mutable, behind one lock. Callbacks never run while it is held.
     struct Shared {
         var endpoints: [SenderTarget: EndpointState] = [:]
-        var summary = SendSummary()
         /// Breaker state persisted by earlier runs, by endpoint URL (used when an endpoint is first needed).
         var storedBreakers: [String: PruningBreaker.State]
     }
@@ -67,13 +67,9 @@ public final class APNsSender: Sendable {
         self.bundleId = bundleId
         self.credentials = credentials
         self.configuration = configuration
-        self.clock = clock
-        self.sleeper = sleeper
-        self.random = random
-        self.logger = logger
+        core = SenderCore(
+            configuration: configuration, metrics: metrics, clock: clock, sleeper: sleeper, random: random, logger: logger)
         self.identity = credentials.tlsIdentity
-        backoff = BackoffPolicy(baseMs: configuration.backoffBaseMs, capMs: configuration.backoffCapMs)
-        reconnect = BackoffPolicy(baseMs: configuration.reconnectBaseMs, capMs: configuration.reconnectCapMs)
         shared = Mutex(Shared(storedBreakers: breakerStates))
     }
 
@@ -107,9 +103,7 @@ public final class APNsSender: Sendable {
     ) {
         var item = item
         if item.request.topic.isEmpty, let bundleId { item.request.topic = item.request.pushType.topic(bundleId: bundleId) }
-        let job = TransferJob(item, onResult: onResult, onPruneReleased: onPruneReleased)
-        job.startedAtMs = clock.nowMs()
-        metrics.submitted()
+        let job = core.start(item, onResult: onResult, onPruneReleased: onPruneReleased)
         dispatch(job)
     }
 
@@ -146,11 +140,7 @@ public final class APNsSender: Sendable {
     }
 
     /// Counts so far (over the sender's lifetime).
-    public var summary: SendSummary {
-        var summary = shared.withLock { $0.summary }
-        summary.retried += waiting.retried
-        return summary
-    }
+    public var summary: SendSummary { core.summary }
 
     /// Prepares for a new run on a long-lived sender: endpoints stopped by an outage get a fresh chance (one
     /// probe first), and waiting is allowed again. Credential stops stay: the credentials must change.

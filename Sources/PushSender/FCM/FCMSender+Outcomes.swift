@@ -71,7 +71,7 @@ extension FCMSender {
                 made.append(transport)
             } catch {
                 s.stop = EndpointStop(.credentials, endpoint: target.description, message: "cannot set up curl for \(target): \(error.message)")
-                s.summary.stops.append(s.stop!)
+                core.recordStop(s.stop!)
                 break
             }
         }
@@ -119,10 +119,7 @@ extension FCMSender {
         case .retryable:
             retryOrDefer(
                 job, status: response.status, reason: reason,
-                delay: backoff.delayMs(
-                    failedAttempts: job.attempts, random: random(), retryAfterMs: answer.retryAfterMs,
-                    limitMs: configuration.maxRetryAfterMs),
-                counts: true, retryAfterMs: answer.retryAfterMs)
+                delay: core.answerDelay(job, retryAfterMs: answer.retryAfterMs), counts: true, retryAfterMs: answer.retryAfterMs)
         }
     }
 
@@ -134,7 +131,7 @@ extension FCMSender {
         let (decision, change, released, discarded) = shared.withLock { s -> (PruneDecision, PruningBreaker.Change?, [TransferJob], Int) in
             let (prune, change) = s.breaker.answer(tokenDead: tokenDead, suspect: suspect)
             let (released, discarded) = PruningBreaker.settle(change, held: &s.held)
-            if change == .tripped { s.summary.breakerTripped.append(breakerKey) }
+            if change == .tripped { core.recordBreakerTrip(breakerKey) }
             var decision = PruneDecision.none
             if let prune {
                 // FCM gives no timestamp: the store removes the token whatever its registration time. The prune log and
@@ -157,23 +154,20 @@ extension FCMSender {
     }
 
     private func handleTransportError(_ job: TransferJob, _ error: TransportError, _ response: TransferResponse) {
-        if error.code == TransportError.endpointStopped("").code {
+        let failure = SenderCore.failure(error, response)
+        if failure != .endpointStopped { job.lastError = error.message }
+        switch failure {
+        case .endpointStopped:
             let stop = shared.withLock { $0.stop } ?? stoppingStop()
             finish(job, status: 0, reason: nil, kind: .unsent, stop: stop)
-            return
-        }
-        job.lastError = error.message
-        switch error.failure(sent: response.sent) {
         case .refused:
             let stop = stopFCM(.credentials, "TLS with \(target) failed: \(error.message)")
             finish(job, status: 0, reason: nil, kind: .unsent, error: error.message, stop: stop)
         case .unreachable:
             unreachable(job, error.message)
         case .dropped:
-            if let deferral = job.connectionLost(error, response, maxDropped: configuration.maxDroppedAttempts) {
-                finish(job, status: 0, reason: nil, kind: .deferred, error: deferral)
-            } else if waiting.stopping {
-                finish(job, status: 0, reason: nil, kind: .unsent, error: error.message, stop: stoppingStop())
+            if let ending = core.afterDrop(job, error, response, endpoint: target.description) {
+                finish(job, status: 0, reason: nil, kind: ending.kind, error: ending.error, stop: ending.stop)
             } else {
                 dispatch(job)
             }
@@ -198,22 +192,16 @@ extension FCMSender {
             return
         }
         job.dropped += 1
-        retryOrDefer(
-            job, status: 0, reason: nil, delay: reconnect.delayMs(failedAttempts: job.dropped, random: random()), counts: false,
-            retryAfterMs: nil)
+        retryOrDefer(job, status: 0, reason: nil, delay: core.reconnectDelay(job), counts: false, retryAfterMs: nil)
     }
 
-    /// Waits `delay` and sends again, or defers once the attempts are used up or the `Retry-After` is longer than a
-    /// send waits (`delay` nil); while the run stops it comes back unsent instead of waiting (``WaitingRoom``).
+    /// ``SenderCore/retryOrDefer(_:endpoint:asker:delay:counts:retryAfterMs:dispatch:)`` for FCM.
     private func retryOrDefer(_ job: TransferJob, status: Int, reason: String?, delay: Int?, counts: Bool, retryAfterMs: Int64?) {
-        switch waiting.retry(
-            job, delayMs: delay, retryAfterMs: retryAfterMs, counts: counts, configuration: configuration, service: "FCM",
-            sleeper: sleeper, dispatch: { [unowned self] in self.dispatch($0) })
-        {
-        case .waiting: break
-        case .deferred(let error): finish(job, status: status, reason: reason, kind: .deferred, error: error)
-        case .stopping: finish(job, status: status, reason: reason, kind: .unsent, stop: stoppingStop())
-        }
+        guard let ending = core.retryOrDefer(
+            job, endpoint: target.description, asker: "FCM", delay: delay, counts: counts, retryAfterMs: retryAfterMs,
+            dispatch: { [unowned self] in self.dispatch($0) })
+        else { return }
+        finish(job, status: status, reason: reason, kind: ending.kind, error: ending.error, stop: ending.stop)
     }
 
     /// Stops FCM sending for this app (credentials, TLS, outage): everything sent later comes back unsent. Returns the
@@ -224,7 +212,7 @@ extension FCMSender {
             if let existing = s.stop { return (existing, []) }
             let stop = EndpointStop(kind, endpoint: target.description, message: message)
             s.stop = stop
-            s.summary.stops.append(stop)
+            core.recordStop(stop)
             return (stop, s.transports ?? [])
         }
         if !transports.isEmpty {
@@ -234,9 +222,7 @@ extension FCMSender {
         return stop
     }
 
-    func stoppingStop() -> EndpointStop {
-        EndpointStop(.stopping, endpoint: target.description, message: "the run is stopping")
-    }
+    func stoppingStop() -> EndpointStop { core.stoppingStop(target.description) }
 
     /// The reason a result carries: FCM's own error code (UNREGISTERED, QUOTA_EXCEEDED, …), else the canonical status
     /// (INVALID_ARGUMENT, UNAUTHENTICATED, …), else the HTTP status.
@@ -249,11 +235,8 @@ extension FCMSender {
         _ job: TransferJob, status: Int, reason: String?, kind: DeliveryResult.Kind, prune: PruneDecision = .none,
         error: String? = nil, stop: EndpointStop? = nil
     ) {
-        let result = job.result(
+        core.deliver(job, job.result(
             status: status, reason: reason, kind: kind, prune: prune, error: error, stop: stop, service: .fcm,
-            finishedAtMs: clock.nowMs())
-        shared.withLock { $0.summary.count(kind, possiblyDuplicated: job.possiblyDuplicated) }
-        metrics.finished()
-        job.onResult(result)
+            finishedAtMs: clock.nowMs()))
     }
 }

@@ -37,15 +37,13 @@ public final class FCMSender: DeliverySender, Sendable {
     public let target: SenderTarget
     /// `https://host:port/v1/projects/{project_id}/messages:send`.
     public let sendURL: String
-    let clock: SenderClock
-    let sleeper: Sleeper
-    let random: @Sendable () -> Double
-    let logger: Logger
-    let backoff: BackoffPolicy
-    let reconnect: BackoffPolicy
+    /// The sender skeleton every service shares (counts, retries, stops, the last step).
+    let core: SenderCore
+    var clock: SenderClock { core.clock }
+    var logger: Logger { core.logger }
     let shared: Mutex<Shared>
     /// Notifications waiting out a retry or reconnect backoff, or a grant, and the run's stopping flag.
-    let waiting = WaitingRoom()
+    var waiting: WaitingRoom { core.waiting }
 
     /// Everything mutable, behind one lock. Callbacks never run while it is held.
     struct Shared {
@@ -56,7 +54,6 @@ public final class FCMSender: DeliverySender, Sendable {
         var stop: EndpointStop?
         /// Since when FCM has been unreachable (its first failed connect or grant), nil while it answers.
         var unreachableSinceMs: Int64?
-        var summary = SendSummary()
         /// The header list of the current access token: every request shares it until the token changes.
         var headers: (token: String, list: HeaderList)?
         /// Decides the prunes of suspect answers (SENDER_ID_MISMATCH, an invalid token).
@@ -85,12 +82,8 @@ public final class FCMSender: DeliverySender, Sendable {
         shared = Mutex(Shared(breaker: PruningBreaker(
             consecutive: configuration.breakerConsecutive, ratio: configuration.breakerRatio,
             minimumAnswers: configuration.breakerMinimumAnswers, state: breakerStates[sendURL] ?? .init())))
-        self.clock = clock
-        self.sleeper = sleeper
-        self.random = random
-        self.logger = logger
-        backoff = BackoffPolicy(baseMs: configuration.backoffBaseMs, capMs: configuration.backoffCapMs)
-        reconnect = BackoffPolicy(baseMs: configuration.reconnectBaseMs, capMs: configuration.reconnectCapMs)
+        core = SenderCore(
+            configuration: configuration, metrics: metrics, clock: clock, sleeper: sleeper, random: random, logger: logger)
     }
 
     /// Google's FCM host.
@@ -115,9 +108,7 @@ public final class FCMSender: DeliverySender, Sendable {
         _ item: SendItem, onResult: @escaping @Sendable (DeliveryResult) -> Void,
         onPruneReleased: (@Sendable (DeviceToken) -> Void)?
     ) {
-        let job = TransferJob(item, onResult: onResult, onPruneReleased: onPruneReleased)
-        job.startedAtMs = clock.nowMs()
-        metrics.submitted()
+        let job = core.start(item, onResult: onResult, onPruneReleased: onPruneReleased)
         guard let token = item.fcmToken else {
             finish(job, status: 0, reason: "not an Android device: the item has no FCM registration token", kind: .rejected)
             return
@@ -135,11 +126,7 @@ public final class FCMSender: DeliverySender, Sendable {
         }
     }
 
-    public var summary: SendSummary {
-        var summary = shared.withLock { $0.summary }
-        summary.retried += waiting.retried
-        return summary
-    }
+    public var summary: SendSummary { core.summary }
 
     /// The key of this sender's pruning breaker among the app's persisted ones: the send URL (the FCM host and the
     /// project), never an APNs endpoint's `https://host:port` even when the simulator serves both.

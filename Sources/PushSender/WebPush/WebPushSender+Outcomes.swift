@@ -28,7 +28,7 @@ extension WebPushSender {
             if s.origins[originName] == nil { s.origins[originName] = makeOrigin(endpoint) }
             let o = s.origins[originName]!
             if let stop = o.stop { return .unsent(stop) }
-            guard let transport = o.transport else { return .unsent(stoppingStop(originName)) }
+            guard let transport = o.transport else { return .unsent(core.stoppingStop(originName)) }
             if let last = o.lastHeaders, last.lines == lines { return .send(transport, last.list) }
             let list = HeaderList()
             for line in lines { list.append(line) }
@@ -106,26 +106,22 @@ extension WebPushSender {
         case .retryable:
             retryOrDefer(
                 job, origin, status: response.status, reason: reason ?? Self.statusText(response.status),
-                delay: backoff.delayMs(
-                    failedAttempts: job.attempts, random: random(), retryAfterMs: verdict.retryAfterMs,
-                    limitMs: configuration.maxRetryAfterMs),
-                counts: true, retryAfterMs: verdict.retryAfterMs)
+                delay: core.answerDelay(job, retryAfterMs: verdict.retryAfterMs), counts: true, retryAfterMs: verdict.retryAfterMs)
         }
     }
 
     private func handleTransportError(_ job: TransferJob, _ error: TransportError, _ response: TransferResponse, _ origin: String) {
-        if error.code == TransportError.endpointStopped("").code {
-            let stop = shared.withLock { $0.origins[origin]?.stop } ?? stoppingStop(origin)
-            finish(job, status: 0, reason: nil, kind: .unsent, stop: stop)
-            return
-        }
         if error.code == TransportError.addressRefused("").code {
             // The subscription was accepted at registration; its host now resolves somewhere we never send.
             finish(job, status: 0, reason: "AddressRefused", kind: .rejected, error: error.message)
             return
         }
-        job.lastError = error.message
-        switch error.failure(sent: response.sent) {
+        let failure = SenderCore.failure(error, response)
+        if failure != .endpointStopped { job.lastError = error.message }
+        switch failure {
+        case .endpointStopped:
+            let stop = shared.withLock { $0.origins[origin]?.stop } ?? core.stoppingStop(origin)
+            finish(job, status: 0, reason: nil, kind: .unsent, stop: stop)
         case .refused:
             let stop = stopOrigin(origin, .credentials, "TLS with \(origin) failed: \(error.message)")
             finish(job, status: 0, reason: nil, kind: .unsent, error: error.message, stop: stop)
@@ -144,34 +140,25 @@ extension WebPushSender {
                 return
             }
             job.dropped += 1
-            retryOrDefer(
-                job, origin, status: 0, reason: nil,
-                delay: reconnect.delayMs(failedAttempts: job.dropped, random: random()), counts: false, retryAfterMs: nil)
+            retryOrDefer(job, origin, status: 0, reason: nil, delay: core.reconnectDelay(job), counts: false, retryAfterMs: nil)
         case .dropped:
-            if let deferral = job.connectionLost(error, response, maxDropped: configuration.maxDroppedAttempts) {
-                finish(job, status: 0, reason: nil, kind: .deferred, error: deferral)
-            } else if waiting.stopping {
-                // As for APNs: nothing is written again while the run stops (a resume treats it as possibly sent).
-                finish(job, status: 0, reason: nil, kind: .unsent, error: error.message, stop: stoppingStop(origin))
+            if let ending = core.afterDrop(job, error, response, endpoint: origin) {
+                finish(job, status: 0, reason: nil, kind: ending.kind, error: ending.error, stop: ending.stop)
             } else {
                 dispatch(job)
             }
         }
     }
 
-    /// Waits `delay` and sends again, or defers once the attempts are used up or the `Retry-After` is longer than a
-    /// send waits (`delay` nil); while the run stops it comes back unsent instead of waiting (``WaitingRoom``).
+    /// ``SenderCore/retryOrDefer(_:endpoint:asker:delay:counts:retryAfterMs:dispatch:)`` for `origin`.
     private func retryOrDefer(
         _ job: TransferJob, _ origin: String, status: Int, reason: String?, delay: Int?, counts: Bool, retryAfterMs: Int64?
     ) {
-        switch waiting.retry(
-            job, delayMs: delay, retryAfterMs: retryAfterMs, counts: counts, configuration: configuration, service: origin,
-            sleeper: sleeper, dispatch: { [unowned self] in self.dispatch($0) })
-        {
-        case .waiting: break
-        case .deferred(let error): finish(job, status: status, reason: reason, kind: .deferred, error: error)
-        case .stopping: finish(job, status: status, reason: reason, kind: .unsent, stop: stoppingStop(origin))
-        }
+        guard let ending = core.retryOrDefer(
+            job, endpoint: origin, asker: origin, delay: delay, counts: counts, retryAfterMs: retryAfterMs,
+            dispatch: { [unowned self] in self.dispatch($0) })
+        else { return }
+        finish(job, status: status, reason: reason, kind: ending.kind, error: ending.error, stop: ending.stop)
     }
 
     /// Stops one origin for good (credentials, TLS, outage): everything sent there later comes back unsent; the
@@ -182,7 +169,7 @@ extension WebPushSender {
             if let existing = s.origins[origin]?.stop { return (existing, nil) }
             let stop = EndpointStop(kind, endpoint: origin, message: message)
             s.origins[origin]?.stop = stop
-            s.summary.stops.append(stop)
+            core.recordStop(stop)
             return (stop, s.origins[origin]?.transport)
         }
         if let transport {
@@ -190,10 +177,6 @@ extension WebPushSender {
             transport.cancel(TransportError.endpointStopped(message))
         }
         return stop
-    }
-
-    func stoppingStop(_ origin: String) -> EndpointStop {
-        EndpointStop(.stopping, endpoint: origin, message: "the run is stopping")
     }
 
     /// The push service's `reason` from a JSON error body (Apple's, the simulator's), if any.
@@ -218,11 +201,8 @@ extension WebPushSender {
         _ job: TransferJob, status: Int, reason: String?, kind: DeliveryResult.Kind, prune: PruneDecision = .none,
         error: String? = nil, stop: EndpointStop? = nil
     ) {
-        let result = job.result(
+        core.deliver(job, job.result(
             status: status, reason: reason, kind: kind, prune: prune, error: error, stop: stop, service: .webpush,
-            finishedAtMs: clock.nowMs())
-        shared.withLock { $0.summary.count(kind, possiblyDuplicated: job.possiblyDuplicated) }
-        metrics.finished()
-        job.onResult(result)
+            finishedAtMs: clock.nowMs()))
     }
 }

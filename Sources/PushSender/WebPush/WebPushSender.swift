@@ -26,26 +26,23 @@ public final class WebPushSender: DeliverySender, Sendable {
     /// ``SenderConfiguration/inFlightLimit``.
     public var inFlightLimit: Int { configuration.inFlightLimit }
     public let metrics = SenderMetrics()
+    /// The sender skeleton every service shares (counts, retries, stops, the last step).
+    let core: SenderCore
     /// The VAPID signer (one token per origin, reused until renewal).
     public let signer: VAPIDSigner
     let policy: WebPushHostPolicy
     let caFile: String?
     let declarative: Bool
     let http1Only: Bool
-    let clock: SenderClock
-    let sleeper: Sleeper
-    let random: @Sendable () -> Double
-    let logger: Logger
-    let backoff: BackoffPolicy
-    let reconnect: BackoffPolicy
+    var clock: SenderClock { core.clock }
+    var logger: Logger { core.logger }
     let shared = Mutex(Shared())
     /// Notifications waiting out a retry or reconnect backoff, and the run's stopping flag.
-    let waiting = WaitingRoom()
+    var waiting: WaitingRoom { core.waiting }
 
     /// Everything mutable, behind one lock. Callbacks never run while it is held.
     struct Shared {
         var origins: [String: Origin] = [:]
-        var summary = SendSummary()
         /// Answers by HTTP version (as libcurl negotiated it).
         var answeredOverHTTP2 = 0
         var answeredOverHTTP1 = 0
@@ -82,12 +79,8 @@ public final class WebPushSender: DeliverySender, Sendable {
         self.declarative = declarative
         self.http1Only = http1Only
         self.configuration = configuration
-        self.clock = clock
-        self.sleeper = sleeper
-        self.random = random
-        self.logger = logger
-        backoff = BackoffPolicy(baseMs: configuration.backoffBaseMs, capMs: configuration.backoffCapMs)
-        reconnect = BackoffPolicy(baseMs: configuration.reconnectBaseMs, capMs: configuration.reconnectCapMs)
+        core = SenderCore(
+            configuration: configuration, metrics: metrics, clock: clock, sleeper: sleeper, random: random, logger: logger)
     }
 
     /// A sender whose VAPID key is the PEM file at `vapidKeyPath` (refused like every secret file when others can read
@@ -110,9 +103,7 @@ public final class WebPushSender: DeliverySender, Sendable {
         _ item: SendItem, onResult: @escaping @Sendable (DeliveryResult) -> Void,
         onPruneReleased: (@Sendable (DeviceToken) -> Void)?
     ) {
-        let job = TransferJob(item, onResult: onResult, onPruneReleased: onPruneReleased)
-        job.startedAtMs = clock.nowMs()
-        metrics.submitted()
+        let job = core.start(item, onResult: onResult, onPruneReleased: onPruneReleased)
         guard let subscription = item.webPush else {
             finish(job, status: 0, reason: "not a web device: the item has no Web Push subscription", kind: .rejected)
             return
@@ -140,11 +131,7 @@ public final class WebPushSender: DeliverySender, Sendable {
         dispatch(job)
     }
 
-    public var summary: SendSummary {
-        var summary = shared.withLock { $0.summary }
-        summary.retried += waiting.retried
-        return summary
-    }
+    public var summary: SendSummary { core.summary }
 
     /// Answers received over HTTP/2 and over HTTP/1.1 so far: which the push services offered (ALPN).
     public var answersByHTTPVersion: (http2: Int, http1: Int) {
