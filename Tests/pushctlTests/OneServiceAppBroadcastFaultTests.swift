@@ -22,6 +22,17 @@ import TestSupport
         return summary
     }
 
+    /// Registers `web` subscriptions minted by the world's simulator and the FCM tokens `fcm` for the app; its registry.
+    static func registerBrowsersAndPhones(_ w: World, web: Int, fcm: [String]) async throws -> any RegistryStore {
+        let minted = try await WebPushBroadcastFaultTests.mint(w, count: web, expireEvery: 0)
+        let registry = try w.openRegistry()
+        try await WebPushBroadcastFaultTests.register(minted, in: registry)
+        let imported = try await CLI.run(
+            ["tokens", "import", "--config", w.config, "--app", "example", "--service", "fcm", "-"], stdin: fcm.joined(separator: "\n"))
+        #expect(imported.status == 0, "\(imported.stderr)")
+        return registry
+    }
+
     @Test(arguments: ["sqlite", "postgres"])
     func aWebOnlyAppBroadcastsToEveryLiveSubscriptionOnceAndPrunesTheExpired(_ backend: String) async throws {
         let database = backend == "postgres" ? try await PostgresTestServer.shared().makeDatabase("webonly") : "registry.sqlite"
@@ -96,12 +107,7 @@ import TestSupport
             tokens: apnsCount, database: database, tokenAuth: true, webPush: true, fcm: .init(),
             apns: .sectionWithKey("keys/AuthKey_DEVKEY1234.p8"))
         defer { w.stop() }
-        let minted = try await WebPushBroadcastFaultTests.mint(w, count: webCount, expireEvery: 0)
-        let registry = try w.openRegistry()
-        try await WebPushBroadcastFaultTests.register(minted, in: registry)
-        let imported = try await CLI.run(
-            ["tokens", "import", "--config", w.config, "--app", "example", "--service", "fcm", "-"], stdin: fcmTokens.joined(separator: "\n"))
-        #expect(imported.status == 0, "\(imported.stderr)")
+        let registry = try await Self.registerBrowsersAndPhones(w, web: webCount, fcm: fcmTokens)
 
         // The .p8 the config names is not there: APNs cannot sign; the browsers and phones are still reached.
         let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "everyone", "--alert", "Hello", "--json"]
@@ -150,12 +156,7 @@ import TestSupport
             URL(fileURLWithPath: "/usr/bin/openssl"), ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key])
         #expect(made.status == 0, "\(made.stderr)")
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key)
-        let minted = try await WebPushBroadcastFaultTests.mint(w, count: webCount, expireEvery: 0)
-        let registry = try w.openRegistry()
-        try await WebPushBroadcastFaultTests.register(minted, in: registry)
-        let imported = try await CLI.run(
-            ["tokens", "import", "--config", w.config, "--app", "example", "--service", "fcm", "-"], stdin: fcmTokens.joined(separator: "\n"))
-        #expect(imported.status == 0, "\(imported.stderr)")
+        let registry = try await Self.registerBrowsersAndPhones(w, web: webCount, fcm: fcmTokens)
 
         let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "everyone", "--alert", "Hello", "--json"]
         let first = try Self.summary(of: try await CLI.run(args, timeout: 300), status: 1)
