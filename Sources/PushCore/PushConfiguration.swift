@@ -136,6 +136,9 @@ public struct SimulatorSettings: Sendable, Equatable {
     /// Directory with `ca.pem`, `server.pem`, `server.key` (absolute after loading).
     public var certificates: String
 
+    /// `host:port`, as a Web Push app lists the simulator in `allowedHosts`.
+    public var hostAndPort: String { "\(host):\(port)" }
+
     /// Creates simulator settings.
     public init(host: String = "127.0.0.1", port: Int = 2197, certificates: String) {
         self.host = host
@@ -209,6 +212,10 @@ public struct AppSettings: Sendable, Equatable {
     /// The zone local-time sends use for devices without one.
     public var effectiveDefaultTimeZone: String { defaultTimeZone ?? "UTC" }
 
+    /// The environment an APNs token gets when its registration names none: the APNs section's
+    /// (``APNsSettings/defaultEnvironment``), production for an app without APNs.
+    public var defaultEnvironment: APNsEnvironment { apns?.defaultEnvironment ?? .production }
+
     /// The services this app has, in a stable order.
     public var services: [PushService] {
         var out: [PushService] = []
@@ -259,10 +266,9 @@ public struct AppSettings: Sendable, Equatable {
     /// may still name the known push services; what makes it a simulator app is that its developer pointed it there.)
     /// `pushctl serve` gives such an app an ephemeral development key and starts the simulator for it.
     public func sendsToSimulator(_ simulator: SimulatorSettings) -> Bool {
-        let address = "\(simulator.host):\(simulator.port)"
         if let apns, apns.endpoint != .simulator { return false }
         if let fcm, fcm.endpoint != .simulator { return false }
-        if let webPush, !webPush.allowedHosts.contains(address) { return false }
+        if let webPush, !webPush.allowedHosts.contains(simulator.hostAndPort) { return false }
         return !services.isEmpty
     }
 

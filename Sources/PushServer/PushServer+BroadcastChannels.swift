@@ -142,10 +142,7 @@ extension PushServer {
     /// The app's APNs settings, or 404 `apns_not_configured` for an app without APNs (channels and Live Activities
     /// are APNs features).
     static func apns(_ settings: AppSettings, app: String) throws(APIError) -> APNsSettings {
-        guard let apns = settings.apns else {
-            throw APIError(.notFound, "apns_not_configured", "app \(app) has no APNs configured (apps.\(app).apns)")
-        }
-        return apns
+        do { return try settings.requireAPNs(app: app) } catch { throw APIError(.notFound, "apns_not_configured", error.message) }
     }
 
     /// Apple's channel ids are base64 text: 1–256 characters of `A-Z a-z 0-9 + / =`.

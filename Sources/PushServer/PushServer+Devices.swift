@@ -66,7 +66,7 @@ extension PushServer {
                            "Content-Type \(other) is not supported; use application/json or application/x-www-form-urlencoded")
         }
         try checkUserProof(body.fields, app: app, key: kind)
-        let registration = body.fields.request(app: app, defaultEnvironment: settings.apns?.defaultEnvironment ?? .production)
+        let registration = body.fields.request(app: app, defaultEnvironment: settings.defaultEnvironment)
         // A new device without channels or installation fields is exactly what was just stored; anything else
         // (carried-over or normalised channels, an existing environment, installation fields) the batcher reads back
         // on its thread right after the commit.

@@ -12,8 +12,7 @@ enum SimulatorHost {
     /// grants them access tokens as Google's would.
     static func startIfNeeded(config: PushConfiguration, logger: Logger) async throws -> PushSimulator? {
         let apps = config.apps.values.compactMap { $0.apns?.endpoint == .simulator ? $0.apns : nil }
-        let address = "\(config.simulator.host):\(config.simulator.port)"
-        let webApps = config.apps.values.filter { $0.webPush?.allowedHosts.contains(address) == true }
+        let webApps = config.apps.values.filter { $0.webPush?.allowedHosts.contains(config.simulator.hostAndPort) == true }
         let fcmAccounts = config.apps.sorted { $0.key < $1.key }.compactMap { id, app -> (String, String)? in
             guard let fcm = app.fcm, fcm.endpoint == .simulator else { return nil }
             return ("apps.\(id).fcm.serviceAccount", fcm.serviceAccount)

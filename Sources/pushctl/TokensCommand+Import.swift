@@ -33,7 +33,7 @@ extension TokensCommand {
 
         func run() throws {
             let (settings, registry) = try options.open()
-            let environment = try parseEnvironment(environment) ?? settings.apns?.defaultEnvironment ?? .production
+            let environment = try parseEnvironment(environment) ?? settings.defaultEnvironment
             guard batchSize > 0 else { throw CLIError.usage("--batch-size must be positive") }
             let handle: FileHandle
             if file == "-" {
@@ -105,7 +105,7 @@ extension TokensCommand {
                 let requests = try (0..<n).map { _ in
                     let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
                     var request = RegistrationRequest(
-                        app: options.app, token: try DeviceToken(bytes: bytes), environment: settings.apns?.defaultEnvironment ?? .production)
+                        app: options.app, token: try DeviceToken(bytes: bytes), environment: settings.defaultEnvironment)
                     if withFields { request.installation = try Self.fields(done) }
                     return request
                 }
@@ -114,7 +114,7 @@ extension TokensCommand {
                     _ = try cli { () throws(StoreError) in
                         try registry.register(
                             app: options.app, token: requests[0].token, oldToken: nil, channels: nil,
-                            environment: settings.apns?.defaultEnvironment ?? .production)
+                            environment: settings.defaultEnvironment)
                     }
                 } else {
                     for result in registry.registerBatch(requests) {

@@ -68,7 +68,7 @@ extension TokensCommand {
             do { oldToken = try RegistrationRequest.parseOldToken(old) } catch {
                 throw CLIError.usage("--old: \(error.description)")
             }
-            let environment = try parseEnvironment(environment) ?? settings.apns?.defaultEnvironment ?? .production
+            let environment = try parseEnvironment(environment) ?? settings.defaultEnvironment
             let outcome = try cli { () throws(StoreError) in
                 try registry.register(
                     app: options.app, token: token, oldToken: oldToken, channels: channel.isEmpty ? nil : channel,

@@ -73,16 +73,15 @@ public final class APNsSender: Sendable {
         shared = Mutex(Shared(storedBreakers: breakerStates))
     }
 
-    /// Creates a sender for an app's configured APNs endpoint (`apns`, by default the app's own); with Apple's
-    /// endpoints, items carrying their token's environment go to the production or sandbox host accordingly. The
+    /// Creates a sender for an app's configured APNs endpoint; with Apple's endpoints, items carrying their token's environment go to the production or sandbox host accordingly. The
     /// app's own settings (``SenderConfiguration/applying(_:)``) override `configuration`. Throws
     /// ``SenderError/Code/configuration`` for an app without APNs.
     public convenience init(
-        app: AppSettings, apns: APNsSettings? = nil, simulator: SimulatorSettings?, credentials: CredentialProvider,
+        app: AppSettings, simulator: SimulatorSettings?, credentials: CredentialProvider,
         configuration: SenderConfiguration = .init(), breakerStates: [String: PruningBreaker.State] = [:],
         certificateNotAfterMs: Int64? = nil, logger: Logger = Logger(label: "PushSender")
     ) throws(SenderError) {
-        guard let apns = apns ?? app.apns else { throw SenderError(.configuration, "the app has no apns service") }
+        guard let apns = app.apns else { throw SenderError(.configuration, "the app has no apns service") }
         let target = SenderTarget.forEndpoint(apns.endpoint, caFile: apns.caFile, simulator: simulator)
         var routes: [APNsEnvironment: SenderTarget] = [:]
         if apns.endpoint == .production || apns.endpoint == .development {
