@@ -3,6 +3,8 @@ import PushCore
 /// A service's shaping of the requests a ``Transport`` sends for jobs that come without a prepared request, on the
 /// transport's thread (where it may keep what requests share). The transport itself knows no service.
 protocol RequestShape: AnyObject {
+    /// The service's id headers, if its requests carry one of their own.
+    var idHeaders: IdHeaders? { get }
     /// Arms `handle` for `job`'s request.
     func prepare(_ handle: EasyHandle, _ job: TransferJob) throws(TransportError)
 }
@@ -15,10 +17,13 @@ final class APNsRequestShape: RequestShape {
 
     init(target: SenderTarget) { urlPrefix = target.description + "/3/device/" }
 
+    /// `apns-id` on each request, echoed in the answer; `apns-unique-id` in the development environment's answers.
+    let idHeaders: IdHeaders? = IdHeaders(request: "apns-id: ", answer: "apns-id:", unique: "apns-unique-id:")
+
     func prepare(_ handle: EasyHandle, _ job: TransferJob) throws(TransportError) {
         let request = job.item.request
         try handle.prepare(
-            urlPrefix: urlPrefix, path: request.token.hex, apnsId: request.apnsId,
+            urlPrefix: urlPrefix, path: request.token.hex, id: request.notificationId,
             headers: sharedHeaders(request, job.authorization), body: request.payload)
     }
 

@@ -1,6 +1,6 @@
 import PushCore
 
-/// One notification moving through the sender, reused across its attempts (same apns-id every time).
+/// One notification moving through the sender, reused across its attempts (same notification id every time).
 /// Owned by one stage at a time (the sender's queues, or the transport thread while in flight).
 final class TransferJob: @unchecked Sendable {
     let item: SendItem
@@ -38,7 +38,7 @@ final class TransferJob: @unchecked Sendable {
 /// What came back for one attempt.
 struct TransferResponse {
     var status: Int
-    var apnsId: String?
+    var notificationId: String?
     var uniqueId: String?
     /// The answer's `Retry-After`, if it had a well-formed one.
     var retryAfter: RetryAfter? = nil

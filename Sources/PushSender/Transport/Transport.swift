@@ -64,7 +64,7 @@ final class Transport: @unchecked Sendable {
             connectTo: target.address.map { "\(target.host):\(target.port):\($0):\(target.port)" },
             verbose: configuration.verbose,
             route: ProxyRoute(host: target.host, configured: configuration.proxy, environment: configuration.proxyEnvironment),
-            http1Only: http1Only, addressCheck: addressCheck)
+            http1Only: http1Only, addressCheck: addressCheck, idHeaders: shape?.idHeaders)
         self.shape = shape
         cadence = RefillCadence(window: configuration.window, maxConcurrentStreams: configuration.maxConcurrentStreams)
         options.connections.metrics = metrics
@@ -235,7 +235,7 @@ final class Transport: @unchecked Sendable {
             let status = handle.responseCode
             let sent = handle.reachedConnection
             let response = TransferResponse(
-                status: status, apnsId: handle.apnsId, uniqueId: handle.uniqueId, retryAfter: handle.retryAfter, body: handle.body,
+                status: status, notificationId: handle.notificationId, uniqueId: handle.uniqueId, retryAfter: handle.retryAfter, body: handle.body,
                 usedHTTP2: error != nil || handle.usedHTTP2, uploadedBytes: handle.uploadedBytes,
                 sent: sent, error: error)
             if handle.renewIfConnectionsChanged() { pool.append(handle) }
@@ -270,7 +270,7 @@ final class Transport: @unchecked Sendable {
     private func prepare(_ handle: EasyHandle, _ job: TransferJob) throws(TransportError) {
         handle.job = job
         if let prepared = job.prepared {
-            try handle.prepare(url: prepared.url, apnsId: nil, headers: prepared.headers, body: prepared.body)
+            try handle.prepare(url: prepared.url, id: nil, headers: prepared.headers, body: prepared.body)
             return
         }
         guard let shape else {

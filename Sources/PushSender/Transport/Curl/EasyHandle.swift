@@ -9,20 +9,21 @@ final class EasyHandle {
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private var headers: HeaderList?
     private var connectTo: HeaderList?
-    /// This handle's `apns-id: …` header line: a list node of our own, chained in front of the shared headers
-    /// of each request (curl only reads the list), so arming a request allocates no header memory.
+    /// This handle's request id line (``IdHeaders/request``, APNs' `apns-id: …`): a list node of our own, chained in
+    /// front of the shared headers of each request (curl only reads the list), so arming a request allocates no
+    /// header memory.
     private let idNode: UnsafeMutablePointer<curl_slist>
     private let idLine = CLine(capacity: 64)
-    /// The URL of an APNs request, written here from the endpoint's prefix and the token (libcurl copies it): a
+    /// The URL of a shaped request, written here from the endpoint's prefix and a path (libcurl copies it): a
     /// `String` joined per request, then copied into a C array for the call, cost ~500 instructions (callgrind).
     private let urlLine = CLine(capacity: 128)
-    /// The apns-id of the current request.
+    /// The id of the current request (written under ``IdHeaders/request``).
     private var requestId = ""
-    /// Response body bytes (APNs sends a small JSON object on errors only).
+    /// Response body bytes (services send a small JSON object, mostly on errors only).
     var body: [UInt8] = []
-    /// `apns-id` response header.
-    var apnsId: String?
-    /// `apns-unique-id` response header (development environment only).
+    /// The answer's ``IdHeaders/answer`` header (APNs' `apns-id`).
+    var notificationId: String?
+    /// The answer's ``IdHeaders/unique`` header (APNs' `apns-unique-id`, development environment only).
     var uniqueId: String?
     /// `retry-after` response header, parsed where it arrives (no copy of it kept); nil when absent or malformed.
     var retryAfter: RetryAfter?
@@ -124,38 +125,39 @@ final class EasyHandle {
         idNode.deallocate()
     }
 
-    /// Re-arms the handle for one POST to `url`: `apns-id: <apnsId>` (when given) followed by `headers` (shared by
-    /// many requests and kept alive by the handle until its next request); curl copies the URL and the body.
-    func prepare(url: String, apnsId requestId: String?, headers: HeaderList, body payload: [UInt8]) throws(TransportError) {
+    /// Re-arms the handle for one POST to `url`: the request id line (``EasyOptions/idHeaders``, when `id` is given)
+    /// followed by `headers` (shared by many requests and kept alive by the handle until its next request); curl
+    /// copies the URL and the body.
+    func prepare(url: String, id requestId: String?, headers: HeaderList, body payload: [UInt8]) throws(TransportError) {
         try check(pp_curl_easy_setopt_string(raw, CURLOPT_URL, url), "URL")
-        try prepare(apnsId: requestId, headers: headers, body: payload)
+        try prepare(id: requestId, headers: headers, body: payload)
     }
 
-    /// ``prepare(url:apnsId:headers:body:)`` for the URL `prefix` + `path` (an endpoint's `https://host/3/device/`
-    /// and a token).
-    func prepare(urlPrefix prefix: String, path: String, apnsId requestId: String?, headers: HeaderList, body payload: [UInt8])
+    /// ``prepare(url:id:headers:body:)`` for the URL `prefix` + `path` (for APNs an endpoint's
+    /// `https://host/3/device/` and a token).
+    func prepare(urlPrefix prefix: String, path: String, id requestId: String?, headers: HeaderList, body payload: [UInt8])
         throws(TransportError)
     {
         var (prefix, path) = (prefix, path)
         prefix.withUTF8 { p in path.withUTF8 { urlLine.set(UnsafeRawBufferPointer(p), $0) } }
         try check(pp_curl_easy_setopt_string(raw, CURLOPT_URL, urlLine.pointer), "URL")
-        try prepare(apnsId: requestId, headers: headers, body: payload)
+        try prepare(id: requestId, headers: headers, body: payload)
     }
 
-    private func prepare(apnsId requestId: String?, headers: HeaderList, body payload: [UInt8]) throws(TransportError) {
+    private func prepare(id requestId: String?, headers: HeaderList, body payload: [UInt8]) throws(TransportError) {
         connectionsAtStart = options.connections.opened
         sentAtMs = 0
         refusedAddress = nil
         body.removeAll(keepingCapacity: true)
-        apnsId = nil
+        notificationId = nil
         uniqueId = nil
         retryAfter = nil
         errorBuffer[0] = 0
-        if let requestId {
+        if let requestId, let idName = options.idHeaders?.request {
             self.requestId = requestId
             // curl is not reading the line: the handle carries no transfer while it is armed.
             var value = requestId
-            value.withUTF8 { idLine.set(UnsafeRawBufferPointer(start: Self.idName.utf8Start, count: Self.idName.utf8CodeUnitCount), $0) }
+            value.withUTF8 { idLine.set(UnsafeRawBufferPointer(start: idName.utf8Start, count: idName.utf8CodeUnitCount), $0) }
             idNode.pointee.data = idLine.pointer
             idNode.pointee.next = headers.raw
             try check(pp_curl_easy_setopt_slist(raw, CURLOPT_HTTPHEADER, idNode), "HTTPHEADER")
@@ -169,8 +171,6 @@ final class EasyHandle {
         }
         try check(code, "COPYPOSTFIELDS")
     }
-
-    private static let idName: StaticString = "apns-id: "
 
     /// The HTTP status of the last response (0 when none arrived).
     var responseCode: Int {
@@ -236,16 +236,22 @@ final class EasyHandle {
     func upkeep() { _ = curl_easy_upkeep(raw) }
 
     fileprivate func appendHeader(_ line: UnsafeBufferPointer<UInt8>) {
-        // Only `apns-…` and `retry-after` lines are read: the others (the status line, the blank end) are passed by
-        // their first letter instead of being matched against each name (~600 instructions per answer, callgrind).
-        guard let first = line.first, first | 0x20 == UInt8(ascii: "a") || first | 0x20 == UInt8(ascii: "r") else { return }
-        if let v = Self.value(of: "apns-id:", in: line) {
-            // APNs echoes the request's id: keep the request's string rather than allocating a copy. Compared as
-            // bytes (memcmp): the generic `utf8.elementsEqual` cost ~1,900 instructions per answer (callgrind).
-            apnsId = Self.bytesEqual(&requestId, v) ? requestId : String(decoding: v, as: UTF8.self)
-        } else if let v = Self.value(of: "apns-unique-id:", in: line) {
-            uniqueId = String(decoding: v, as: UTF8.self)
-        } else if let v = Self.value(of: "retry-after:", in: line) {
+        // Only the service's id lines (``EasyOptions/idHeaders``) and `retry-after` are read: the others (the status
+        // line, the blank end) are passed by their first letter instead of being matched against each name (~600
+        // instructions per answer, callgrind).
+        guard let first = line.first.map({ $0 | 0x20 }) else { return }
+        if let ids = options.idHeaders, first == ids.answerInitial {
+            if let v = Self.value(of: ids.answer, in: line) {
+                // The service echoes the request's id: keep the request's string rather than allocating a copy.
+                // Compared as bytes (memcmp): the generic `utf8.elementsEqual` cost ~1,900 instructions per answer.
+                notificationId = Self.bytesEqual(&requestId, v) ? requestId : String(decoding: v, as: UTF8.self)
+                return
+            } else if let unique = ids.unique, let v = Self.value(of: unique, in: line) {
+                uniqueId = String(decoding: v, as: UTF8.self)
+                return
+            }
+        }
+        if first == UInt8(ascii: "r"), let v = Self.value(of: "retry-after:", in: line) {
             retryAfter = RetryAfter.parse(v)
         }
     }

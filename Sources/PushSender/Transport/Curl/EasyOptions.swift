@@ -58,6 +58,8 @@ struct EasyOptions {
     /// Judges every address libcurl is about to connect to on a ``ProxyRoute/direct`` route; nil connects to any.
     /// Through a proxy libcurl connects only to the proxy, which the operator chose: nothing to judge.
     var addressCheck: AddressCheck?
+    /// The service's id headers (``RequestShape/idHeaders``); nil writes and reads none.
+    var idHeaders: IdHeaders?
 }
 
 /// Judges the addresses a host resolved to, before libcurl connects (`CURLOPT_OPENSOCKETFUNCTION`): the reason to
