@@ -186,10 +186,17 @@ let package = Package(
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "PushCore", "TestSupport"], swiftSettings: testSettings),
         .testTarget(name: "PushSimulatorTests", dependencies: ["PushSimulator", "PushSender", "PushCore", "TestSupport"], swiftSettings: testSettings),
         .testTarget(name: "PushSenderTests", dependencies: ["PushSender", "PushLanes", "PushSimulator", "PushCore", "TestSupport"], swiftSettings: testSettings),
+        // The engine's tests run on a fake service behind its seam: no sender, no simulator, no TLS.
         .testTarget(
             name: "PushDeliveryTests",
+            dependencies: ["PushDelivery", "PushStore", "PushCore", "CSQLite", "TestSupport"],
+            swiftSettings: testSettings),
+        // The send path end to end: the engine through the real senders to the simulator, where the engine's
+        // promises depend on the sender's (faults, stream limits, stops with requests on the wire, breakers).
+        .testTarget(
+            name: "SendPathTests",
             dependencies: [
-                "PushDelivery", "PushSender", "PushStore", "PushSimulator", "PushCore", "CSQLite", "TestSupport",
+                "PushDelivery", "PushSender", "PushStore", "PushSimulator", "PushCore", "TestSupport",
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: testSettings),

@@ -1,8 +1,6 @@
-import PushSimulator
 import Foundation
 import PushCore
 import PushDelivery
-import PushSender
 import PushStore
 import Testing
 import TestSupport
@@ -12,8 +10,8 @@ import TestSupport
 /// writes nothing of its own.
 @Suite(.timeLimit(.minutes(2))) struct AudienceBroadcastTests {
     @Test func anAudienceBroadcastIsShardedResumedAndSpeaksEachDevicesLanguage() async throws {
-        let f = try await BroadcastFixture.start()
-        let tokens = BroadcastFixture.tokens(2000, prefix: "dd")
+        let f = try await EngineFixture.start()
+        let tokens = EngineFixture.tokens(2000, prefix: "dd")
         var requests: [RegistrationRequest] = []
         for (i, token) in tokens.enumerated() {
             var r = RegistrationRequest(app: "example", token: token, environment: .development)
@@ -36,7 +34,7 @@ import TestSupport
         configuration.batchSize = 100
         let broadcaster = Broadcaster(store: f.store, configuration: configuration)
         let stop = StopFlag()
-        let sender = try f.makeSender(window: 50)
+        let sender = f.makeSender(window: 50, answerDelay: .milliseconds(1))
         let first = try await broadcaster.run(
             id: "seg", sender: sender, stop: stop, progressInterval: 0.02, progress: { if $0.done >= 300 { stop.raise(signal: SIGTERM) } })
         await sender.shutdown()
@@ -46,7 +44,7 @@ import TestSupport
         let second = try await f.run("seg")
         #expect(second.record.state == .completed)
         #expect(second.counts.accepted == 1000 && second.counts.possiblyDuplicated == 0)
-        let received = f.simulator.received.map(\.request)
+        let received = f.received
         #expect(received.count == 1000)
         #expect(Set(received.map(\.token)) == matching)
         let byToken = Dictionary(uniqueKeysWithValues: tokens.enumerated().map { ($0.element, $0.offset) })

@@ -2,7 +2,6 @@ import CSQLite
 import Foundation
 import PushCore
 import PushDelivery
-import PushSender
 import PushStore
 import Testing
 
@@ -30,7 +29,7 @@ import Testing
     }
 
     @Test func aDatabaseLockedPastItsOutageLimitInterruptsTheRunAndTheSameIdCompletes() async throws {
-        let f = try await BroadcastFixture.start()
+        let f = try await EngineFixture.start()
         let tokens = try f.seed(3000)
         try f.create(id: "db-down")
         var configuration = BroadcastConfiguration()
@@ -39,11 +38,11 @@ import Testing
         configuration.leaseTtlMs = 3000
         configuration.heartbeatMs = 500
         // A short busy timeout, so each attempt fails fast and the 1.5 s limit is measured closely.
-        let quick = try SQLiteRegistry(path: f.config.database, options: RegistryOptions(busyTimeoutMs: 100)).deliveryStore
+        let quick = try SQLiteRegistry(path: f.database, options: RegistryOptions(busyTimeoutMs: 100)).deliveryStore
         let broadcaster = Broadcaster(store: quick, configuration: configuration)
-        let sender = try f.makeSender(window: 200)
+        let sender = f.makeSender(window: 200, answerDelay: .microseconds(500))
         let lockBox = LockBox()
-        let path = f.config.database
+        let path = f.database
         let report = try await broadcaster.run(id: "db-down", sender: sender, stop: StopFlag(), progressInterval: 0.01) { p in
             if p.done >= 500 { lockBox.takeOnce(path) }
         }

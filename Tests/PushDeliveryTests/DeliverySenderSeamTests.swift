@@ -1,63 +1,15 @@
 import Foundation
 import PushCore
 import PushDelivery
-import PushSender
 import PushStore
 import Synchronization
 import Testing
 import TestSupport
 
-/// The engine through its seam alone: a broadcast driven by a scripted ``DeliverySender`` (no TLS, no
+/// The engine through its seam alone: a broadcast driven by a ``FakeService`` (no TLS, no
 /// simulator) keeps every promise the engine makes whatever service is behind it — each device handed over once
 /// per pass, outcomes and prunes committed, counts exact, and a second run sending only the deferred devices.
 @Suite(.timeLimit(.minutes(2))) struct DeliverySenderSeamTests {
-    /// Answers each item from a script on a thread of its own, as a transport does, and remembers what it got.
-    final class ScriptedSender: DeliverySender {
-        let inFlightLimit = 64
-        let metrics = SenderMetrics()
-        private let script: @Sendable (DeviceToken) -> DeliveryResult.Kind
-        private let state = Mutex((submitted: [DeviceToken](), summary: SendSummary()))
-        private let queue = DispatchQueue(label: "scripted-transport", attributes: .concurrent)
-
-        init(script: @escaping @Sendable (DeviceToken) -> DeliveryResult.Kind) { self.script = script }
-
-        var submitted: [DeviceToken] { state.withLock { $0.submitted } }
-        var summary: SendSummary { state.withLock { $0.summary } }
-        var breakerStates: [String: PruningBreaker.State] { [:] }
-        var trippedEndpoints: [String] { [] }
-        var endpointConditions: [EndpointCondition] { [] }
-
-        func submit(
-            _ item: SendItem, onResult: @escaping @Sendable (DeliveryResult) -> Void,
-            onPruneReleased: (@Sendable (DeviceToken) -> Void)?
-        ) {
-            let token = item.request.token
-            let kind = script(token)
-            state.withLock { s in
-                s.submitted.append(token)
-                s.summary.finished += 1
-                if kind == .accepted { s.summary.accepted += 1 }
-            }
-            let now = Int64(Date().timeIntervalSince1970 * 1000)
-            let (status, reason, prune): (Int, APNsReason?, PruneDecision) = switch kind {
-            case .accepted: (200, nil, .none)
-            case .tokenDead: (410, .unregistered, .delete(PruneRequest(reason: .unregistered)))
-            case .rejected: (400, .badTopic, .none)
-            case .deferred: (503, .serviceUnavailable, .none)
-            case .unsent: (0, nil, .none)
-            }
-            let result = DeliveryResult(
-                token: token, apnsId: item.request.apnsId, status: status, reason: reason, kind: kind, prune: prune,
-                attempts: 1, startedAtMs: now, finishedAtMs: now)
-            queue.async { onResult(result) }
-        }
-
-        func beginRun() {}
-        func abandonWaiting(_ reason: String) {}
-        func endRun() -> Int { 0 }
-        func shutdown() async {}
-    }
-
     @Test func aBroadcastThroughAScriptedSenderCommitsEveryOutcomeAndRunsAgainOnlyForTheDeferred() async throws {
         let dir = try TemporaryDirectories.make("seam")
         let registry = try SQLiteRegistry(path: dir + "/registry.sqlite")
@@ -78,7 +30,9 @@ import TestSupport
         configuration.batchSize = 128
         let broadcaster = Broadcaster(store: registry.deliveryStore, configuration: configuration)
 
-        let first = ScriptedSender { token in dead.contains(token) ? .tokenDead : deferred.contains(token) ? .deferred : .accepted }
+        let first = FakeService(inFlightLimit: 64, rules: FakeService.Rules { token in
+            dead.contains(token) ? .gone() : deferred.contains(token) ? .later("ServiceUnavailable") : .accept
+        })
         let report = try await broadcaster.run(id: "seam-1", sender: first, stop: StopFlag())
         #expect(report.record.state == .completed)
         #expect(first.submitted.count == 2000)
@@ -92,7 +46,7 @@ import TestSupport
         #expect(left == 1900)
 
         // The same id again: a new round for the deferred devices only, which now go through.
-        let second = ScriptedSender { _ in .accepted }
+        let second = FakeService(inFlightLimit: 64)
         let again = try await broadcaster.run(id: "seam-1", sender: second, stop: StopFlag())
         #expect(again.record.state == .completed)
         #expect(again.record.run == 2)

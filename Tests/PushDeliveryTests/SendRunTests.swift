@@ -1,7 +1,6 @@
 import Foundation
 import PushCore
 import PushDelivery
-import PushSender
 import PushStore
 import Synchronization
 import Testing
@@ -11,7 +10,7 @@ import Testing
     /// delays the end: the last outcomes are committed as they arrive. With a commit interval of a minute, a
     /// send to three devices would otherwise take that minute.
     @Test func theLastOutcomesAreCommittedWithoutWaitingForTheBatchInterval() async throws {
-        let f = try await BroadcastFixture.start()
+        let f = try await EngineFixture.start()
         let tokens = try f.seed(3)
         var configuration = BroadcastConfiguration()
         configuration.commitIntervalMs = 60_000
@@ -36,7 +35,7 @@ import Testing
     /// only with the commit) or when the interval ends. With an interval of 90 seconds, 12 devices through a window
     /// of 4 would otherwise wait out that interval for every batch.
     @Test func aWindowSmallerThanTheCommitBatchCommitsAsItFills() async throws {
-        let f = try await BroadcastFixture.start()
+        let f = try await EngineFixture.start()
         let tokens = try f.seed(12)
         var configuration = BroadcastConfiguration()
         configuration.commitIntervalMs = 90_000
@@ -58,13 +57,13 @@ import Testing
         try await f.stop()
     }
 
-    /// Sends an alert to `tokens` through the fixture's simulator with a sender of `window` slots; returns how the
+    /// Sends an alert to `tokens` through the fixture's fake service taking `window` in flight; returns how the
     /// run stopped and how long it took.
     private static func send(
-        _ tokens: [DeviceToken], in f: BroadcastFixture, configuration: BroadcastConfiguration, window: Int,
+        _ tokens: [DeviceToken], in f: EngineFixture, configuration: BroadcastConfiguration, window: Int,
         onCommitted: @escaping @Sendable ([DeliveryResult]) -> Void
     ) async throws -> (StopReason?, Duration) {
-        let sender = try f.makeSender(window: window)
+        let sender = f.makeSender(window: window)
         let prepared = try Payload(aps: APS(alert: .text("Hello"))).prepare()
         let started = ContinuousClock.now
         let stop = await SendRun(store: f.store, app: "example", configuration: configuration).run(
@@ -72,7 +71,7 @@ import Testing
             makeRequest: { token in
                 NotificationRequest(
                     token: token, topic: "com.example.app", pushType: prepared.pushType, priority: prepared.priority,
-                    apnsId: UUID().uuidString.lowercased(), payload: prepared.payload)
+                    notificationId: UUID().uuidString.lowercased(), payload: prepared.payload)
             },
             onCommitted: onCommitted,
             onUnrecorded: { _ in Issue.record("an outcome was not recorded") })
