@@ -120,7 +120,7 @@ docs:
 	$(SWIFT) build --target PushProviderClient
 	bash Tests/docc/docc.sh .build/debug
 
-## run: the whole product on this machine: registry + HTTP API + built-in APNs simulator (one release build: the
+## run: the whole product on this machine: registry + HTTP API + built-in simulator (APNs, Web Push, FCM) (one release build: the
 ## certificates are made here, not by a second make that would build again).
 run: $(RELEASE)
 	@if $(RELEASE) --help | grep -q ' serve '; then \

@@ -56,9 +56,9 @@ enum SimulatorHost {
         do {
             _ = try await simulator.start()
         } catch {
-            throw CLIError(code: 1, message: "cannot start the APNs simulator: \((error as? SimulatorError)?.message ?? "\(error)")")
+            throw CLIError(code: 1, message: "cannot start the simulator: \((error as? SimulatorError)?.message ?? "\(error)")")
         }
-        logger.info("APNs simulator listening on \(config.simulator.host):\(simulator.port ?? 0)")
+        logger.info("simulator (APNs, Web Push, FCM) listening on \(config.simulator.host):\(simulator.port ?? 0)")
         return simulator
     }
 }

@@ -12,7 +12,7 @@ import Synchronization
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run the HTTP API (and the built-in APNs simulator for simulator apps).",
+        abstract: "Run the HTTP API (and the built-in simulator of APNs, Web Push and FCM for the apps that send to it).",
         discussion: """
             Stops gracefully on SIGTERM/SIGINT: stops accepting, finishes requests, commits queued work.
 
@@ -79,6 +79,23 @@ struct ServeCommand: AsyncParsableCommand {
         try? await simulator?.stop()
     }
 
+    /// The banner's simulator lines: its address, then each service it plays for this configuration, where, and for
+    /// which apps (a service no app sends to through it is not listed).
+    static func simulatorLines(config: PushConfiguration, base: String) -> [String] {
+        let apps = config.apps.sorted { $0.key < $1.key }
+        func users(_ uses: (AppSettings) -> Bool) -> String { apps.filter { uses($0.value) }.map(\.key).joined(separator: ", ") }
+        let apns = users { $0.apns?.endpoint == .simulator }
+        let web = users { $0.webPush?.allowedHosts.contains(config.simulator.hostAndPort) == true }
+        let fcm = users { $0.fcm?.endpoint == .simulator }
+        var lines = ["  simulator: \(base) (certificates in \(config.simulator.certificates)), playing:"]
+        if !apns.isEmpty { lines.append("    APNs      \(base)/3/device/<token>  for \(apns)") }
+        if !web.isEmpty { lines.append("    Web Push  \(base)/wp/<subscription>  (new ones: POST \(base)/subscribe)  for \(web)") }
+        if !fcm.isEmpty {
+            lines.append("    FCM       \(base)/v1/projects/<project>/messages:send  (tokens: \(base)/token)  for \(fcm)")
+        }
+        return lines
+    }
+
     func printBanner(config: PushConfiguration, devKeys: [String: String], simulatorPort: Int?) {
         let base = "http://\(config.server.address)"
         let admin = "http://\(config.server.admin)"
@@ -94,7 +111,7 @@ struct ServeCommand: AsyncParsableCommand {
         lines.append("  metrics: curl -s \(admin)/metrics")
         lines.append("  console: \(admin)/console")
         if let simulatorPort {
-            lines.append("  APNs simulator: https://\(config.simulator.host):\(simulatorPort) (certificates in \(config.simulator.certificates))")
+            lines += Self.simulatorLines(config: config, base: "https://\(config.simulator.host):\(simulatorPort)")
         }
         let sample = "<740f4707 bebcf74f 9b7c25d4 8e335894 5f6aa01d a5ddb387 462c7eaf 61bb78ad>"
         for (app, key) in devKeys.sorted(by: { $0.key < $1.key }) {

@@ -4,11 +4,11 @@ import Foundation
 import PushCore
 import Synchronization
 
-/// `pushctl simulator`: runs the built-in APNs simulator until SIGINT/SIGTERM, then prints a summary.
+/// `pushctl simulator`: runs the built-in simulator (APNs, Web Push, FCM) until SIGINT/SIGTERM, then prints a summary.
 struct SimulatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "simulator",
-        abstract: "Run the built-in APNs simulator (HTTP/2 over TLS, APNs' rules, injectable faults).",
+        abstract: "Run the built-in simulator of APNs, Web Push and FCM (HTTP/2 over TLS, each service's rules, injectable faults).",
         discussion: """
             Reads ca.pem, server.pem and server.key from the configuration's simulator.certificates directory \
             (or --certificates). Token-auth apps whose endpoint is "simulator" have their .p8 keys accepted \

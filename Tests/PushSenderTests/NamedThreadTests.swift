@@ -16,7 +16,7 @@ struct NamedThreadTests {
     }
 
     @Test func theKernelShowsTheThreadUnderItsName() async {
-        #expect(await kernelName(startingThreadNamed: "pushctl-apns") == "pushctl-apns")
+        #expect(await kernelName(startingThreadNamed: "sender-apns") == "sender-apns")
     }
 
     @Test func aNameLongerThanTheKernelKeepsIsCutToFifteenBytes() async {

@@ -6,7 +6,7 @@ import PushCore
 import Testing
 import TestSupport
 
-/// `pushctl serve` as `make run` starts it: the HTTP API and the built-in APNs simulator in one process.
+/// `pushctl serve` as `make run` starts it: the HTTP API and the built-in simulator in one process.
 @Suite(.timeLimit(.minutes(2))) struct ServeCommandTests {
     typealias World = BroadcastCommandTests.World
 
@@ -94,7 +94,10 @@ import TestSupport
         #expect(banner.contains("(API, admin and console on one listener)"), "\(banner)")
         #expect(banner.contains("curl -s http://127.0.0.1:\(oneListener)/healthz\n"), "\(banner)")
         #expect(banner.contains("curl -s http://127.0.0.1:\(oneListener)/metrics\n"), "\(banner)")
-        #expect(try Self.bannerPort(banner, after: "APNs simulator: https://127.0.0.1:") != 0)
+        let simulator = try Self.bannerPort(banner, after: "simulator: https://127.0.0.1:")
+        // Each service the simulator plays for this configuration, with its address and its apps: APNs only here.
+        #expect(banner.contains("    APNs      https://127.0.0.1:\(simulator)/3/device/<token>  for example, example-live\n"), "\(banner)")
+        #expect(!banner.contains("Web Push  https://") && !banner.contains("FCM       https://"), "\(banner)")
         #expect(try await Self.status(of: "http://127.0.0.1:\(oneListener)/metrics") == 200, "the admin routes are on it")
         serve.terminate()
         try await serve.exited()
@@ -139,7 +142,7 @@ import TestSupport
         let taken = try Self.sideBySideConfig(in: w, simulatorPort: w.port)
         r = try await CLI.run(["serve", "--config", taken, "--port", String(try BroadcastCommandTests.freePort())])
         #expect(r.status == 1)
-        #expect(r.stderr.hasSuffix("pushctl: cannot start the APNs simulator: cannot listen on 127.0.0.1:\(w.port): Address already in use (errno 98)\n"), "\(r.stderr)")
+        #expect(r.stderr.hasSuffix("pushctl: cannot start the simulator: cannot listen on 127.0.0.1:\(w.port): Address already in use (errno 98)\n"), "\(r.stderr)")
         #expect(!r.stdout.contains("PushProvider is listening"), "\(r.stdout)")
     }
 }

@@ -53,7 +53,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 # Sections (a heading, matched by its start) that must hold a block that runs: what README.md's "CLI" (its
 # subsections) and the other sections this script covered before the reference moved to docs/.
 SECTIONS = ["Quick start", "Payloads", "Certificates", "Sending", "The token registry", "Broadcasts",
-            "Live Activities", "Scheduled sends", "Audiences", "Delivery history", "The APNs simulator", "HTTP API",
+            "Live Activities", "Scheduled sends", "Audiences", "Delivery history", "The simulator", "HTTP API",
             "PostgreSQL", "Scaling out", "Outbound proxy", "Feedback webhook", "Cron broadcasts"]
 # README.md is covered in these sections only (the rest of it are tables and links); a docs page entirely.
 README_COVERED = ["Quick start"]
