@@ -15,7 +15,7 @@ public struct BroadcastRecord: Sendable, Equatable {
     /// `apns-expiration`, if any.
     public var expiration: Int64?
     /// An explicit `apns-collapse-id`; nil means the default derived from the id
-    /// (``APNsID/collapseId(forJob:)``), so a device that gets a copy twice shows it once.
+    /// (``NotificationID/collapseId(forJob:)``), so a device that gets a copy twice shows it once.
     public var collapseId: String?
     /// Only devices in this channel, if set.
     public var channel: String?
@@ -72,7 +72,7 @@ public struct BroadcastRecord: Sendable, Equatable {
     public var needsAudienceQuery: Bool { !explicitTokens && !(targeting?.isEmpty ?? true) }
 
     /// The `apns-collapse-id` every notification of this broadcast carries.
-    public var effectiveCollapseId: String { collapseId ?? APNsID.collapseId(forJob: id) }
+    public var effectiveCollapseId: String { collapseId ?? NotificationID.collapseId(forJob: id) }
 
     /// True when `other` asks for the same notification to the same devices (an idempotent retry of the
     /// same id); state and progress are ignored.

@@ -6,7 +6,7 @@ public struct BroadcastRequests: Sendable {
     private let priority: PushPriority
     private let expiration: Int64?
     private let collapseId: String
-    private let ids: APNsID.Derivation
+    private let ids: NotificationID.Derivation
     private let payload: [UInt8]
     private let targeting: JobTargeting?
 
@@ -17,7 +17,7 @@ public struct BroadcastRequests: Sendable {
         priority = record.priority
         expiration = record.expiration
         collapseId = record.effectiveCollapseId
-        ids = APNsID.Derivation(broadcast: record.id)
+        ids = NotificationID.Derivation(broadcast: record.id)
         payload = record.payload
         targeting = record.targeting
     }
@@ -27,7 +27,7 @@ public struct BroadcastRequests: Sendable {
     public func request(to token: DeviceToken, locale: String?) -> NotificationRequest {
         NotificationRequest(
             token: token, topic: "", pushType: pushType, priority: priority, expiration: expiration,
-            collapseId: collapseId, apnsId: ids.id(for: token), payload: payload(forLocale: locale))
+            collapseId: collapseId, notificationId: ids.id(for: token), payload: payload(forLocale: locale))
     }
 
     /// The payload a device of `locale` gets.

@@ -24,7 +24,7 @@ public struct DeliveryOutcome: Sendable, Equatable {
     /// The outcome.
     public var kind: Kind
     /// The `apns-id` sent on every attempt.
-    public var apnsId: String
+    public var notificationId: String
     /// `apns-unique-id` from APNs (development environment only).
     public var uniqueId: String?
     /// The last HTTP status; 0 when no answer arrived.
@@ -50,13 +50,13 @@ public struct DeliveryOutcome: Sendable, Equatable {
 
     /// Creates an outcome.
     public init(
-        token: DeviceToken, kind: Kind, apnsId: String, uniqueId: String? = nil, status: Int, reason: String? = nil,
+        token: DeviceToken, kind: Kind, notificationId: String, uniqueId: String? = nil, status: Int, reason: String? = nil,
         attempts: Int, possiblyDuplicated: Bool = false, prune: PruneRequest? = nil, startedMs: Int64, finishedMs: Int64,
         service: PushService = .apns
     ) {
         self.token = token
         self.kind = kind
-        self.apnsId = apnsId
+        self.notificationId = notificationId
         self.uniqueId = uniqueId
         self.status = status
         self.reason = reason

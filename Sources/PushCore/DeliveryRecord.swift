@@ -3,7 +3,7 @@ public struct DeliveryRecord: Sendable, Equatable {
     /// The app id.
     public var app: String
     /// The `apns-id` sent (and echoed by APNs).
-    public var apnsId: String
+    public var notificationId: String
     /// APNs' `apns-unique-id` (development environment only), if any.
     public var uniqueId: String?
     /// The token.
@@ -29,12 +29,12 @@ public struct DeliveryRecord: Sendable, Equatable {
 
     /// Creates a record.
     public init(
-        app: String, apnsId: String, uniqueId: String? = nil, token: DeviceToken, status: Int,
+        app: String, notificationId: String, uniqueId: String? = nil, token: DeviceToken, status: Int,
         reason: String? = nil, attempts: Int, possiblyDuplicated: Bool, firstAttemptMs: Int64, finishedMs: Int64,
         kind: DeliveryOutcome.Kind? = nil, broadcastId: String? = nil, service: PushService = .apns
     ) {
         self.app = app
-        self.apnsId = apnsId
+        self.notificationId = notificationId
         self.uniqueId = uniqueId
         self.token = token
         self.status = status

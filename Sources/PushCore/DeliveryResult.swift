@@ -21,7 +21,7 @@ public struct DeliveryResult: Sendable, Equatable {
     /// The device.
     public var token: DeviceToken
     /// The `apns-id` (the same on every attempt).
-    public var apnsId: String
+    public var notificationId: String
     /// `apns-unique-id` from APNs (development environment only); nil for the other services.
     public var uniqueId: String?
     /// The last HTTP status, 0 when no answer arrived.
@@ -56,13 +56,13 @@ public struct DeliveryResult: Sendable, Equatable {
 
     /// Creates a result.
     public init(
-        token: DeviceToken, apnsId: String, uniqueId: String? = nil, status: Int, reason: APNsReason? = nil,
+        token: DeviceToken, notificationId: String, uniqueId: String? = nil, status: Int, reason: APNsReason? = nil,
         kind: Kind, prune: PruneDecision = .none, pruned: Bool = false, attempts: Int, possiblyDuplicated: Bool = false,
         apnsTimestampMs: Int64? = nil, startedAtMs: Int64, finishedAtMs: Int64, error: String? = nil,
         stop: EndpointStop? = nil, service: PushService = .apns
     ) {
         self.token = token
-        self.apnsId = apnsId
+        self.notificationId = notificationId
         self.uniqueId = uniqueId
         self.status = status
         self.reason = reason

@@ -6,7 +6,7 @@ extension LiveActivityContent {
     /// - Parameter nowSeconds: the current time in epoch seconds, used as `timestamp` when none is set.
     public func prepare(
         nowSeconds: Int64, priority: PushPriority? = nil, expiration: Int64? = nil,
-        collapseId: String? = nil, apnsId: String? = nil, limit: Int? = nil
+        collapseId: String? = nil, notificationId: String? = nil, limit: Int? = nil
     ) throws(PayloadError) -> PreparedNotification {
         try validate(nowSeconds: nowSeconds)
         if priority == .low {
@@ -15,7 +15,7 @@ extension LiveActivityContent {
         }
         let options = NotificationOptions(
             pushType: .liveactivity, priority: priority, expiration: expiration, collapseId: collapseId,
-            apnsId: apnsId, limit: limit, allowTruncation: false)
+            notificationId: notificationId, limit: limit, allowTruncation: false)
         let header = try PushRules.headers(options, pushType: .liveactivity)
         let bytes = JSONValue.object([("aps", apsJSON(timestamp: nowSeconds))] + custom).encoded
         guard bytes.count <= header.limit else {
@@ -23,7 +23,7 @@ extension LiveActivityContent {
         }
         return PreparedNotification(
             payload: bytes, pushType: .liveactivity, priority: header.priority, expiration: expiration,
-            collapseId: collapseId, apnsId: apnsId, limit: header.limit, truncated: false)
+            collapseId: collapseId, notificationId: notificationId, limit: header.limit, truncated: false)
     }
 
     /// Apple's rules, each with its own message. The first rule broken is reported.

@@ -1,4 +1,4 @@
-extension APNsID {
+extension NotificationID {
     /// A stable UUID for one device in one broadcast, so a resumed broadcast sends the same `apns-id`
     /// it sent before the interruption without storing an id per device. Two 64-bit FNV-1a hashes with
     /// different seeds give 122 usable bits; ids only need to be unique, not secret.
@@ -19,11 +19,11 @@ extension APNsID {
             start = h
         }
 
-        /// The id of `token` in this broadcast: exactly ``APNsID/derived(broadcast:token:)``.
+        /// The id of `token` in this broadcast: exactly ``NotificationID/derived(broadcast:token:)``.
         public func id(for token: DeviceToken) -> String {
             var h = start
             h.mix(token.hex)
-            return APNsID.uuid(h)
+            return NotificationID.uuid(h)
         }
     }
 
@@ -49,7 +49,7 @@ extension APNsID {
     }
 }
 
-/// The two hashes ``APNsID/hashed(_:_:)`` runs side by side. The strings are read as contiguous UTF-8 (`withUTF8`, no copy
+/// The two hashes ``NotificationID/hashed(_:_:)`` runs side by side. The strings are read as contiguous UTF-8 (`withUTF8`, no copy
 /// for a native string): iterating `String.utf8` cost more than the hashing, ~3,000 instructions per device of a
 /// broadcast (callgrind). The bytes hashed, and so every derived id, are unchanged: a resumed broadcast must send
 /// the ids it sent before.
@@ -69,7 +69,7 @@ fileprivate struct TwoFNV: Sendable {
     }
 }
 
-extension APNsID {
+extension NotificationID {
     /// The default `apns-collapse-id` of a broadcast or send job: its id (ids are at most 64 bytes, APNs'
     /// limit). A device that receives a copy twice (a resend after a crash) replaces the first instead of
     /// showing two.

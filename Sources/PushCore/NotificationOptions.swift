@@ -9,7 +9,7 @@ public struct NotificationOptions: Sendable, Equatable {
     /// `apns-collapse-id` (≤ 64 bytes UTF-8).
     public var collapseId: String?
     /// A fixed `apns-id` (UUID); a new one per device when nil.
-    public var apnsId: String?
+    public var notificationId: String?
     /// A byte limit below Apple's (the app's `payloadLimit`, or `--limit`).
     public var limit: Int?
     /// Shorten an oversized alert body instead of failing. Default true.
@@ -18,13 +18,13 @@ public struct NotificationOptions: Sendable, Equatable {
     /// Creates options; every field defaults to "derive it".
     public init(
         pushType: PushType? = nil, priority: PushPriority? = nil, expiration: Int64? = nil,
-        collapseId: String? = nil, apnsId: String? = nil, limit: Int? = nil, allowTruncation: Bool = true
+        collapseId: String? = nil, notificationId: String? = nil, limit: Int? = nil, allowTruncation: Bool = true
     ) {
         self.pushType = pushType
         self.priority = priority
         self.expiration = expiration
         self.collapseId = collapseId
-        self.apnsId = apnsId
+        self.notificationId = notificationId
         self.limit = limit
         self.allowTruncation = allowTruncation
     }
@@ -43,7 +43,7 @@ public struct PreparedNotification: Sendable, Equatable {
     /// `apns-collapse-id`, if any.
     public var collapseId: String?
     /// A fixed `apns-id`, if the caller gave one.
-    public var apnsId: String?
+    public var notificationId: String?
     /// The byte limit that applied.
     public var limit: Int
     /// True when the alert text was shortened to fit.
@@ -53,11 +53,11 @@ public struct PreparedNotification: Sendable, Equatable {
     public func topic(for bundleId: String) -> String { pushType.topic(bundleId: bundleId) }
 
     /// The request for one device.
-    public func request(token: DeviceToken, bundleId: String, apnsId: String? = nil) -> NotificationRequest {
+    public func request(token: DeviceToken, bundleId: String, notificationId: String? = nil) -> NotificationRequest {
         NotificationRequest(
             token: token, topic: topic(for: bundleId), pushType: pushType, priority: priority,
             expiration: expiration, collapseId: collapseId,
-            apnsId: apnsId ?? self.apnsId ?? APNsID.random(), payload: payload)
+            notificationId: notificationId ?? self.notificationId ?? NotificationID.random(), payload: payload)
     }
 
     /// The payload as text.

@@ -14,14 +14,14 @@ public struct NotificationRequest: Sendable, Equatable {
     /// `apns-collapse-id` (at most 64 bytes of UTF-8).
     public var collapseId: String?
     /// `apns-id`: a canonical lowercase UUID, reused on every retry of this notification.
-    public var apnsId: String
+    public var notificationId: String
     /// The compact JSON payload.
     public var payload: [UInt8]
 
     /// Creates a request. Validation happens in ``NotificationOptions`` and the payload builder.
     public init(
         token: DeviceToken, topic: String, pushType: PushType, priority: PushPriority,
-        expiration: Int64? = nil, collapseId: String? = nil, apnsId: String, payload: [UInt8]
+        expiration: Int64? = nil, collapseId: String? = nil, notificationId: String, payload: [UInt8]
     ) {
         self.token = token
         self.topic = topic
@@ -29,7 +29,7 @@ public struct NotificationRequest: Sendable, Equatable {
         self.priority = priority
         self.expiration = expiration
         self.collapseId = collapseId
-        self.apnsId = apnsId
+        self.notificationId = notificationId
         self.payload = payload
     }
 
@@ -39,7 +39,7 @@ public struct NotificationRequest: Sendable, Equatable {
     /// The APNs request headers in a stable order (lowercase names, as HTTP/2 requires).
     public var headers: [(name: String, value: String)] {
         var h: [(String, String)] = [
-            ("apns-id", apnsId),
+            ("apns-id", notificationId),
             ("apns-push-type", pushType.rawValue),
             ("apns-priority", String(priority.rawValue)),
             ("apns-topic", topic),
@@ -52,12 +52,12 @@ public struct NotificationRequest: Sendable, Equatable {
     public static func == (lhs: NotificationRequest, rhs: NotificationRequest) -> Bool {
         lhs.token == rhs.token && lhs.topic == rhs.topic && lhs.pushType == rhs.pushType
             && lhs.priority == rhs.priority && lhs.expiration == rhs.expiration
-            && lhs.collapseId == rhs.collapseId && lhs.apnsId == rhs.apnsId && lhs.payload == rhs.payload
+            && lhs.collapseId == rhs.collapseId && lhs.notificationId == rhs.notificationId && lhs.payload == rhs.payload
     }
 }
 
 /// Canonical lowercase UUIDs for `apns-id`, without Foundation.
-public enum APNsID {
+public enum NotificationID {
     /// A random version-4 UUID in lowercase, using the system's secure generator.
     public static func random() -> String {
         var rng = SystemRandomNumberGenerator()

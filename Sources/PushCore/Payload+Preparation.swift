@@ -27,7 +27,7 @@ extension Payload {
         }
         return PreparedNotification(
             payload: bytes, pushType: pushType, priority: header.priority, expiration: options.expiration,
-            collapseId: options.collapseId, apnsId: options.apnsId, limit: header.limit, truncated: truncated)
+            collapseId: options.collapseId, notificationId: options.notificationId, limit: header.limit, truncated: truncated)
     }
 
     /// The longest grapheme-cluster prefix of `text` that, followed by "…", adds at most `budget` bytes to
@@ -77,7 +77,7 @@ extension PreparedNotification {
         }
         self.init(
             payload: Array(bytes), pushType: pushType, priority: header.priority, expiration: options.expiration,
-            collapseId: options.collapseId, apnsId: options.apnsId, limit: header.limit, truncated: false)
+            collapseId: options.collapseId, notificationId: options.notificationId, limit: header.limit, truncated: false)
     }
 }
 
@@ -119,7 +119,7 @@ enum PushRules {
                 throw PayloadError(.collapseIdNotPrintable, "collapse id must be printable ASCII (space to ~): it is sent as an HTTP header")
             }
         }
-        if let apnsId = options.apnsId, !APNsID.isValid(apnsId) {
+        if let notificationId = options.notificationId, !NotificationID.isValid(notificationId) {
             throw PayloadError(.badApnsId, "apns-id must be a UUID (8-4-4-4-12 hex digits)")
         }
         if let expiration = options.expiration, expiration < 0 {

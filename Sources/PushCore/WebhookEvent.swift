@@ -23,7 +23,7 @@ public struct WebhookEvent: Sendable, Equatable {
     /// APNs' reason.
     public var reason: String?
     /// The notification's `apns-id`.
-    public var apnsId: String?
+    public var notificationId: String?
     /// The broadcast or send job, if any.
     public var broadcastId: String?
     /// APNs' `timestamp` for Unregistered/ExpiredToken (ms since 1970): when the token stopped being valid.
@@ -37,7 +37,7 @@ public struct WebhookEvent: Sendable, Equatable {
 
     /// Creates an event.
     public init(
-        id: Int64 = 0, app: String, kind: Kind, token: String, status: Int, reason: String?, apnsId: String?,
+        id: Int64 = 0, app: String, kind: Kind, token: String, status: Int, reason: String?, notificationId: String?,
         broadcastId: String?, apnsTimestampMs: Int64?, createdMs: Int64 = 0, attempts: Int = 0,
         service: PushService = .apns
     ) {
@@ -47,7 +47,7 @@ public struct WebhookEvent: Sendable, Equatable {
         self.token = token
         self.status = status
         self.reason = reason
-        self.apnsId = apnsId
+        self.notificationId = notificationId
         self.broadcastId = broadcastId
         self.apnsTimestampMs = apnsTimestampMs
         self.createdMs = createdMs
@@ -63,7 +63,11 @@ public struct WebhookEvent: Sendable, Equatable {
         ]
         if let reason { fields.append(("reason", .string(reason))) }
         if let apnsTimestampMs { fields.append(("apnsTimestamp", .string(Timestamp.rfc3339(ms: apnsTimestampMs)))) }
-        if let apnsId { fields.append(("apnsId", .string(apnsId))) }
+        if let notificationId {
+            fields.append(("notificationId", .string(notificationId)))
+            // Its first name, for receivers written before Web Push and FCM (deprecated: docs/operating.md).
+            fields.append(("apnsId", .string(notificationId)))
+        }
         if let broadcastId { fields.append(("broadcast", .string(broadcastId))) }
         fields.append(("time", .string(Timestamp.rfc3339(ms: createdMs))))
         return .object(fields)

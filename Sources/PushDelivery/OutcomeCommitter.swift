@@ -189,7 +189,7 @@ final class OutcomeCommitter: @unchecked Sendable {
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             for token in plan.held {
                 outcomes.append(DeliveryOutcome(
-                    token: token, kind: .pending, apnsId: "", status: 0, attempts: 0, possiblyDuplicated: true,
+                    token: token, kind: .pending, notificationId: "", status: 0, attempts: 0, possiblyDuplicated: true,
                     startedMs: now, finishedMs: now))
             }
             part?.checkpoint = plan.checkpoint
@@ -242,7 +242,7 @@ final class OutcomeCommitter: @unchecked Sendable {
         guard logger.logLevel <= .debug else { return }
         for r in results {
             var metadata: Logger.Metadata = [
-                "app": "\(app)", "apnsId": "\(r.apnsId)", "token": "\(r.token.masked)", "status": "\(r.status)",
+                "app": "\(app)", "notificationId": "\(r.notificationId)", "token": "\(r.token.masked)", "status": "\(r.status)",
                 "outcome": "\(r.kind.rawValue)",
             ]
             if let job { metadata["job"] = "\(job.id)" }
@@ -269,7 +269,7 @@ final class OutcomeCommitter: @unchecked Sendable {
         var prune: PruneRequest?
         if case .delete(let request) = r.prune { prune = request }
         return DeliveryOutcome(
-            token: r.token, kind: kind, apnsId: r.apnsId, uniqueId: r.uniqueId, status: r.status,
+            token: r.token, kind: kind, notificationId: r.notificationId, uniqueId: r.uniqueId, status: r.status,
             reason: r.reason?.rawValue ?? r.stop?.message ?? r.error, attempts: r.attempts,
             possiblyDuplicated: r.possiblyDuplicated, prune: prune, startedMs: r.startedAtMs, finishedMs: r.finishedAtMs,
             service: r.service)

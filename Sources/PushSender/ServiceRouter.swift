@@ -117,14 +117,14 @@ public final class ServiceRouter: DeliverySender, Sendable {
         if let problem = unavailable[item.service] {
             refused.withLock { $0.summary.count(.deferred, possiblyDuplicated: false) }
             onResult(DeliveryResult(
-                token: item.request.token, apnsId: item.request.apnsId, status: 0, reason: .unknown(Self.unavailableReason),
+                token: item.request.token, notificationId: item.request.notificationId, status: 0, reason: .unknown(Self.unavailableReason),
                 kind: .deferred, attempts: 0, startedAtMs: now, finishedAtMs: now, error: problem, service: item.service))
             return
         }
         let reason = "the app has no \(service) configuration: a \(service) device cannot be sent to"
         refused.withLock { $0.summary.count(.rejected, possiblyDuplicated: false) }
         onResult(DeliveryResult(
-            token: item.request.token, apnsId: item.request.apnsId, status: 0, reason: .unknown("NoService"),
+            token: item.request.token, notificationId: item.request.notificationId, status: 0, reason: .unknown("NoService"),
             kind: .rejected, attempts: 0, startedAtMs: now, finishedAtMs: now, error: reason, service: item.service))
     }
 

@@ -9,7 +9,7 @@ import PushCore
 
 /// A swift-log handler that writes one JSON object per line to standard error (`--log-format json`):
 /// `timestamp` (RFC 3339 UTC with milliseconds), `level`, `label`, `message`, then every metadata entry as a
-/// field of its own (`app`, `job`, `apnsId`, `token` — masked by whoever logs it —, …). Values are strings,
+/// field of its own (`app`, `job`, `notificationId`, `token` — masked by whoever logs it —, …). Values are strings,
 /// arrays or objects as the metadata holds them. A metadata key that would shadow one of the four fields gets a
 /// `metadata.` prefix. Callers never log secrets or bodies; this handler adds nothing but the time.
 public struct JSONLogHandler: LogHandler {

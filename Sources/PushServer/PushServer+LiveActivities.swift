@@ -97,7 +97,7 @@ extension PushServer {
         }
         guard !tokens.isEmpty || known else { throw APIError(.notFound, "no_tokens", "no \(what) are registered for \(app)") }
         var record = BroadcastRecord(
-            id: body.id ?? "job-" + APNsID.random(), app: app, payload: body.prepared.payload, pushType: body.prepared.pushType,
+            id: body.id ?? "job-" + NotificationID.random(), app: app, payload: body.prepared.payload, pushType: body.prepared.pushType,
             priority: body.prepared.priority, expiration: body.prepared.expiration, collapseId: body.prepared.collapseId)
         record.scheduledMs = body.atMs
         return try await storeJob(record, tokens: tokens, now: now, extra: [("devices", .int(Int64(tokens.count)))])

@@ -40,7 +40,7 @@ extension PushServer {
         case .audience(let a): audience = a
         }
         let now = try await registry.run { try $0.clockMs() }
-        let id = body.id ?? "job-" + APNsID.random()
+        let id = body.id ?? "job-" + NotificationID.random()
         var record = BroadcastRecord(
             id: id, app: app, payload: body.prepared.payload, pushType: body.prepared.pushType,
             priority: body.prepared.priority, expiration: body.prepared.expiration,

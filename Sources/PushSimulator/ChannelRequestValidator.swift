@@ -74,7 +74,7 @@ struct ChannelRequestValidator: Sendable {
         case .success(let topics?) where !topics.contains(bundleId): return .failure(ReasonError(.topicDisallowed))
         case .success: break
         }
-        if let id = head.requestId, !APNsID.isValid(id) { return .failure(ReasonError(.badMessageId)) }
+        if let id = head.requestId, !NotificationID.isValid(id) { return .failure(ReasonError(.badMessageId)) }
         if broadcastDisabled.contains(bundleId) { return .failure(ReasonError(.featureNotEnabled)) }
 
         switch (route, method) {

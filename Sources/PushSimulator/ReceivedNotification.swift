@@ -13,7 +13,7 @@ public struct ReceivedNotification: Sendable, Equatable {
     public var receivedAtMs: Int64
     /// The `apns-channel-id` of a broadcast (`POST /4/broadcasts/apps/{bundle-id}`), nil for device sends.
     /// For a broadcast, `request.token` is empty, `request.topic` is the bundle id from the path and
-    /// `request.apnsId` the `apns-request-id` (given or made up).
+    /// `request.notificationId` the `apns-request-id` (given or made up).
     public var channelId: String?
     /// The SHA-256 of the client certificate the connection presented (DER, lowercase hex), nil on a connection
     /// without one (provider-token authentication): which certificate a provider used, e.g. a renewed one after a
@@ -53,7 +53,7 @@ public struct ReceivedNotification: Sendable, Equatable {
         if let e = request.expiration { out.append(contentsOf: String(e).utf8) } else { out.append(contentsOf: "null".utf8) }
         out.append(UInt8(ascii: ","))
         key("collapseId"); str(request.collapseId); out.append(UInt8(ascii: ","))
-        key("apnsId"); str(request.apnsId); out.append(UInt8(ascii: ","))
+        key("apnsId"); str(request.notificationId); out.append(UInt8(ascii: ","))
         key("uniqueId"); str(uniqueId); out.append(UInt8(ascii: ","))
         key("receivedAt"); out.append(contentsOf: String(receivedAtMs).utf8); out.append(UInt8(ascii: ","))
         // The payload was validated as a JSON object, so it is embedded verbatim.

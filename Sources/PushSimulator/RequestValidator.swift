@@ -9,7 +9,7 @@ struct RequestValidator: Sendable {
     struct Head: Sendable {
         var method: String?
         var path: String?
-        var apnsId: String?
+        var notificationId: String?
         var pushType: String?
         var priority: String?
         var expiration: String?
@@ -83,12 +83,12 @@ struct RequestValidator: Sendable {
         }
 
         var apnsIdGenerated = false
-        let apnsId: String
-        if let given = head.apnsId {
-            guard APNsID.isValid(given) else { return reject(.badMessageId) }
-            apnsId = given
+        let notificationId: String
+        if let given = head.notificationId {
+            guard NotificationID.isValid(given) else { return reject(.badMessageId) }
+            notificationId = given
         } else {
-            apnsId = newID()
+            notificationId = newID()
             apnsIdGenerated = true
         }
         var pushType = PushType.alert
@@ -161,7 +161,7 @@ struct RequestValidator: Sendable {
         if pushType == .liveactivity, let ended = activityEnded(token) { return reject(.unregistered, ended) }
         let request = NotificationRequest(
             token: token, topic: topic, pushType: pushType, priority: priority, expiration: expiration,
-            collapseId: head.collapseId, apnsId: apnsId, payload: body)
+            collapseId: head.collapseId, notificationId: notificationId, payload: body)
         return .accept(request, apnsIdGenerated: apnsIdGenerated, endsActivity: endsActivity)
     }
 

@@ -10,7 +10,7 @@ extension SimulatorConnectionHandler {
     func processChannel(context: ChannelHandlerContext, id: HTTP2StreamID, head: RequestValidator.Head, body: [UInt8]) {
         let faults = core.faults
         // Echo the request's apns-request-id unless that is what is wrong with it.
-        let given = head.requestId.flatMap { APNsID.isValid($0) ? $0 : nil }
+        let given = head.requestId.flatMap { NotificationID.isValid($0) ? $0 : nil }
         let requestId = given ?? rng.uuid()
         if rng.chance(faults.badGatewayFraction) {
             core.recorder.answered(status: 502, reason: nil, accepted: nil)
@@ -58,7 +58,7 @@ extension SimulatorConnectionHandler {
             headers.append(("apns-unique-id", unique))
             let request = NotificationRequest(
                 token: DeviceToken(trustedCanonicalHex: ""), topic: broadcast.bundleId, pushType: .liveactivity,
-                priority: broadcast.priority, expiration: broadcast.expiration, apnsId: requestId,
+                priority: broadcast.priority, expiration: broadcast.expiration, notificationId: requestId,
                 payload: broadcast.payload)
             core.recorder.answered(
                 status: status, reason: nil,

@@ -52,7 +52,7 @@ extension SimulatorConnectionHandler {
         let status: Int
         let reason: APNsReason?
         let timestamp: Int64?
-        let apnsId: String
+        let notificationId: String
         var uniqueId: String? = nil
         switch verdict {
         case .accept(let request, let generated, let endsActivity):
@@ -60,7 +60,7 @@ extension SimulatorConnectionHandler {
             status = 200
             reason = nil
             timestamp = nil
-            apnsId = head.apnsId ?? request.apnsId
+            notificationId = head.notificationId ?? request.notificationId
             let unique = rng.uuid()
             uniqueId = unique
             core.recorder.answered(
@@ -73,7 +73,7 @@ extension SimulatorConnectionHandler {
             reason = r
             timestamp = ts
             // Echo the request's apns-id unless that is what was wrong with it.
-            apnsId = head.apnsId.flatMap { APNsID.isValid($0) ? $0 : nil } ?? rng.uuid()
+            notificationId = head.notificationId.flatMap { NotificationID.isValid($0) ? $0 : nil } ?? rng.uuid()
             core.recorder.answered(status: status, reason: r, accepted: nil)
         }
 
@@ -93,14 +93,14 @@ extension SimulatorConnectionHandler {
                 guard !self.closed else { return }
                 self.writeResponse(
                     context: context, id: id, status: status, reason: reason, timestampMs: timestamp,
-                    apnsId: apnsId, uniqueId: uniqueId)
+                    notificationId: notificationId, uniqueId: uniqueId)
                 context.flush()
                 self.closeIfDrained(context: context)
             }
             return
         }
         writeResponse(
-            context: context, id: id, status: status, reason: reason, timestampMs: timestamp, apnsId: apnsId,
+            context: context, id: id, status: status, reason: reason, timestampMs: timestamp, notificationId: notificationId,
             uniqueId: uniqueId)
     }
 
@@ -166,13 +166,13 @@ extension SimulatorConnectionHandler {
 
     func writeResponse(
         context: ChannelHandlerContext, id: HTTP2StreamID, status: Int, reason: APNsReason?, timestampMs: Int64?,
-        apnsId: String, uniqueId: String?
+        notificationId: String, uniqueId: String?
     ) {
         var headers = HPACKHeaders()
         headers.reserveCapacity(4)
         headers.add(name: ":status", value: Self.statusText(status))
         // Unique per response: keep them out of the HPACK dynamic table, which they would only churn.
-        headers.add(name: "apns-id", value: apnsId, indexing: .nonIndexable)
+        headers.add(name: "apns-id", value: notificationId, indexing: .nonIndexable)
         // As any origin server with a clock (RFC 9110 §6.6.1); a provider can compare its own clock with it.
         headers.add(name: "date", value: HTTPDate.format(seconds: core.configuration.clock() / 1000 + core.configuration.dateSkewSeconds))
         needsFlush = true

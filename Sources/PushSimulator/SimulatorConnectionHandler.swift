@@ -294,7 +294,7 @@ final class SimulatorConnectionHandler: ChannelDuplexHandler {
             }
             regularSeen = true
             switch name {
-            case "apns-id": set(&head.apnsId, value)
+            case "apns-id": set(&head.notificationId, value)
             case "apns-push-type": set(&head.pushType, value)
             case "apns-priority": set(&head.priority, value)
             case "apns-expiration": set(&head.expiration, value)

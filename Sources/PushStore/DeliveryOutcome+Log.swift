@@ -6,7 +6,7 @@ extension DeliveryOutcome {
     func logRecord(app: String, broadcastId: String?) -> DeliveryRecord? {
         guard kind != .pending else { return nil }
         return DeliveryRecord(
-            app: app, apnsId: apnsId, uniqueId: uniqueId, token: token, status: status, reason: reason, attempts: attempts,
+            app: app, notificationId: notificationId, uniqueId: uniqueId, token: token, status: status, reason: reason, attempts: attempts,
             possiblyDuplicated: possiblyDuplicated, firstAttemptMs: startedMs, finishedMs: finishedMs, kind: kind, broadcastId: broadcastId,
             service: service)
     }

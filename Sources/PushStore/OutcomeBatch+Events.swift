@@ -12,11 +12,11 @@ extension OutcomeBatch {
             case .tokenDead where pruned.contains(o.token) && !covered.contains(o.token):
                 covered.insert(o.token)
                 events.append(WebhookEvent(
-                    app: app, kind: .tokenPruned, token: o.token.hex, status: o.status, reason: o.reason, apnsId: o.apnsId,
+                    app: app, kind: .tokenPruned, token: o.token.hex, status: o.status, reason: o.reason, notificationId: o.notificationId,
                     broadcastId: job?.id, apnsTimestampMs: o.prune?.apnsTimestampMs, service: o.service))
             case .rejected:
                 events.append(WebhookEvent(
-                    app: app, kind: .deliveryFailed, token: o.token.hex, status: o.status, reason: o.reason, apnsId: o.apnsId,
+                    app: app, kind: .deliveryFailed, token: o.token.hex, status: o.status, reason: o.reason, notificationId: o.notificationId,
                     broadcastId: job?.id, apnsTimestampMs: nil, service: o.service))
             default:
                 break
@@ -27,7 +27,7 @@ extension OutcomeBatch {
             covered.insert(token)
             events.append(WebhookEvent(
                 app: app, kind: .tokenPruned, token: token.hex, status: APNsReason.badDeviceToken.status, reason: APNsReason.badDeviceToken.rawValue,
-                apnsId: nil, broadcastId: job?.id, apnsTimestampMs: nil))
+                notificationId: nil, broadcastId: job?.id, apnsTimestampMs: nil))
         }
         return events
     }

@@ -22,7 +22,7 @@ struct DeliveriesCommand: ParsableCommand {
     @Option(name: .long, help: "Only notifications finished at or after TIME (RFC 3339 or seconds since 1970).") var since: String?
     @Option(name: .long, help: "Only this outcome: accepted, tokenDead, rejected or deferred.") var status: String?
     @Option(name: .long, help: "At most N rows (default 100).") var limit = DeliveryQuery.defaultLimit
-    @Flag(name: .long, help: "A JSON array of {token, status, reason, apnsId, broadcast, time, httpStatus, attempts, service}.") var json = false
+    @Flag(name: .long, help: "A JSON array of {token, status, reason, notificationId (also as apnsId, its deprecated name), broadcast, time, httpStatus, attempts, service}.") var json = false
 
     func run() throws {
         let config = try global.loadConfiguration()
@@ -81,7 +81,7 @@ struct DeliveriesCommand: ParsableCommand {
     static func table(_ records: [DeliveryRecord]) -> String {
         let header = ["TIME", "STATUS", "REASON", "TOKEN", "APNS-ID", "BROADCAST", "SERVICE"]
         let rows = records.map { r in
-            [Timestamp.rfc3339(ms: r.finishedMs, milliseconds: true), r.kind?.rawValue ?? "-", r.reason ?? "-", r.token.hex, r.apnsId, r.broadcastId ?? "-",
+            [Timestamp.rfc3339(ms: r.finishedMs, milliseconds: true), r.kind?.rawValue ?? "-", r.reason ?? "-", r.token.hex, r.notificationId, r.broadcastId ?? "-",
              r.service.rawValue]
         }
         var widths = header.map(\.count)

@@ -90,7 +90,7 @@ enum LiveActivityEventCommand {
             if id != nil || at != nil {
                 let now = try await registry.run { try $0.clockMs() }
                 var record = BroadcastRecord(
-                    id: id ?? "job-" + APNsID.random(), app: app, payload: prepared.payload, pushType: prepared.pushType,
+                    id: id ?? "job-" + NotificationID.random(), app: app, payload: prepared.payload, pushType: prepared.pushType,
                     priority: prepared.priority, expiration: prepared.expiration, collapseId: prepared.collapseId)
                 if let at {
                     record.scheduledMs = try ScheduleOption.parse(at, now: now)

@@ -28,7 +28,9 @@ final class ResultPrinter: Sendable {
         if json {
             var pairs: [(String, JSONValue)] = [
                 ("token", .string(r.token.masked)), ("status", .int(Int64(r.status))),
-                ("result", .string(r.kind.rawValue)), ("apnsId", .string(r.apnsId)),
+                ("result", .string(r.kind.rawValue)), ("notificationId", .string(r.notificationId)),
+                // Its first name, for scripts written before Web Push and FCM (deprecated: docs/sending.md).
+                ("apnsId", .string(r.notificationId)),
                 ("attempts", .int(Int64(r.attempts))),
             ]
             if let reason = r.reason { pairs.append(("reason", .string(reason.rawValue))) }
@@ -39,7 +41,7 @@ final class ResultPrinter: Sendable {
             if let note { pairs.append(("note", .string(note))) }
             line = JSONValue.object(pairs).encodedString
         } else {
-            line = "\(r.token.masked) \(r.status) \(r.reason?.rawValue ?? (r.isAccepted ? "accepted" : r.kind.rawValue)) \(r.apnsId)"
+            line = "\(r.token.masked) \(r.status) \(r.reason?.rawValue ?? (r.isAccepted ? "accepted" : r.kind.rawValue)) \(r.notificationId)"
             if r.pruned { line += " pruned" }
             if let e = r.stop?.message ?? r.error { line += " (\(e))" }
             if let note { line += " [\(note)]" }

@@ -88,7 +88,7 @@ struct SendCommand: AsyncParsableCommand {
         if let at {
             let now = try await registry.run { try $0.clockMs() }
             var record = BroadcastRecord(
-                id: id ?? "job-" + APNsID.random(), app: app, payload: prepared.payload, pushType: prepared.pushType,
+                id: id ?? "job-" + NotificationID.random(), app: app, payload: prepared.payload, pushType: prepared.pushType,
                 priority: prepared.priority, expiration: prepared.expiration, collapseId: prepared.collapseId,
                 channel: channel)
             let targeting = JobTargeting(audience: audience, variants: variants)

@@ -311,10 +311,10 @@ import Testing
     @Test func headersCarryThroughToTheRequest() throws {
         let prepared = try LiveActivityContent(event: .update, contentState: .object([]))
             .prepare(nowSeconds: Self.now, priority: .conserve, expiration: 1_700_003_600, collapseId: "match-1",
-                     apnsId: "123e4567-e89b-12d3-a456-4266554400a0")
+                     notificationId: "123e4567-e89b-12d3-a456-4266554400a0")
         #expect(prepared.expiration == 1_700_003_600)
         #expect(prepared.collapseId == "match-1")
-        #expect(prepared.apnsId == "123e4567-e89b-12d3-a456-4266554400a0")
+        #expect(prepared.notificationId == "123e4567-e89b-12d3-a456-4266554400a0")
         let token = try DeviceToken(parsing: String(repeating: "ab", count: 32))
         let request = prepared.request(token: token, bundleId: "com.example.app")
         let headers = Dictionary(uniqueKeysWithValues: request.headers.map { ($0.name, $0.value) })
@@ -323,7 +323,7 @@ import Testing
         #expect(headers["apns-topic"] == "com.example.app.push-type.liveactivity")
         #expect(prepared.topic(for: "com.example.app.push-type.liveactivity") == "com.example.app.push-type.liveactivity")
         #expect(throws: PayloadError.self) {
-            try LiveActivityContent(event: .update, contentState: .object([])).prepare(nowSeconds: Self.now, apnsId: "nope")
+            try LiveActivityContent(event: .update, contentState: .object([])).prepare(nowSeconds: Self.now, notificationId: "nope")
         }
         #expect(throws: PayloadError.self) {
             try LiveActivityContent(event: .update, contentState: .object([])).prepare(nowSeconds: -1)

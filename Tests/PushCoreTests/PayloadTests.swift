@@ -82,7 +82,7 @@ import Testing
                 try alert.prepare(NotificationOptions(collapseId: bad))
             }
         }
-        #expect(throws: PayloadError.self) { try alert.prepare(NotificationOptions(apnsId: "not-a-uuid")) }
+        #expect(throws: PayloadError.self) { try alert.prepare(NotificationOptions(notificationId: "not-a-uuid")) }
         #expect(throws: PayloadError.self) { try Payload(aps: APS(badge: -1)).prepare() }
         #expect(throws: PayloadError.self) { try Payload(aps: APS(alert: .text("x"), relevanceScore: 2)).prepare() }
         #expect(throws: PayloadError.self) { try Payload(aps: APS(alert: .text("x")), custom: [("aps", .null)]).prepare() }
@@ -93,7 +93,7 @@ import Testing
         let p = try Payload(aps: APS(alert: .text("x"))).prepare(NotificationOptions(expiration: 0, collapseId: "c"))
         let r = p.request(token: token, bundleId: "com.example.app")
         #expect(r.path == "/3/device/" + token.hex)
-        #expect(APNsID.isValid(r.apnsId))
+        #expect(NotificationID.isValid(r.notificationId))
         let names = r.headers.map(\.name)
         #expect(names == ["apns-id", "apns-push-type", "apns-priority", "apns-topic", "apns-expiration", "apns-collapse-id"])
     }
@@ -129,38 +129,38 @@ import Testing
     /// these values come from the algorithm written out independently (FNV-1a pair, version 4 and variant bits).
     @Test func derivedIdsKeepTheirPublishedValues() throws {
         let a = try DeviceToken(parsing: String(repeating: "ab", count: 32))
-        #expect(APNsID.derived(broadcast: "digest-2026-11-22", token: a) == "b4c344e3-7168-4cae-8ef2-d7756a9aaf38")
-        #expect(APNsID.collapseId(forJob: String(repeating: "x", count: 70)) == "5b5b7e9d-0f6a-4ac4-b929-b3498acf09cf")
+        #expect(NotificationID.derived(broadcast: "digest-2026-11-22", token: a) == "b4c344e3-7168-4cae-8ef2-d7756a9aaf38")
+        #expect(NotificationID.collapseId(forJob: String(repeating: "x", count: 70)) == "5b5b7e9d-0f6a-4ac4-b929-b3498acf09cf")
         // A broadcast id outside ASCII: its UTF-8 bytes are what is hashed.
-        #expect(APNsID.derived(broadcast: "Ünïcode-bröadcast", token: a) == "996dfa41-c017-40af-b975-dd63da37d017")
+        #expect(NotificationID.derived(broadcast: "Ünïcode-bröadcast", token: a) == "996dfa41-c017-40af-b975-dd63da37d017")
     }
 
-    /// The engine derives a broadcast's ids through ``APNsID/Derivation`` (the broadcast id hashed once): the same
+    /// The engine derives a broadcast's ids through ``NotificationID/Derivation`` (the broadcast id hashed once): the same
     /// published values, for every token.
     @Test func aBroadcastsDerivationGivesTheDerivedIds() throws {
         let a = try DeviceToken(parsing: String(repeating: "ab", count: 32))
-        #expect(APNsID.Derivation(broadcast: "digest-2026-11-22").id(for: a) == "b4c344e3-7168-4cae-8ef2-d7756a9aaf38")
-        #expect(APNsID.Derivation(broadcast: "Ünïcode-bröadcast").id(for: a) == "996dfa41-c017-40af-b975-dd63da37d017")
-        let derivation = APNsID.Derivation(broadcast: "b-7")
+        #expect(NotificationID.Derivation(broadcast: "digest-2026-11-22").id(for: a) == "b4c344e3-7168-4cae-8ef2-d7756a9aaf38")
+        #expect(NotificationID.Derivation(broadcast: "Ünïcode-bröadcast").id(for: a) == "996dfa41-c017-40af-b975-dd63da37d017")
+        let derivation = NotificationID.Derivation(broadcast: "b-7")
         for i in 0..<50 {
             let token = try DeviceToken(bytes: (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i) })
-            #expect(derivation.id(for: token) == APNsID.derived(broadcast: "b-7", token: token))
+            #expect(derivation.id(for: token) == NotificationID.derived(broadcast: "b-7", token: token))
         }
     }
 
     @Test func derivedIdsAreStableUniqueAndValid() throws {
         let a = try DeviceToken(parsing: String(repeating: "ab", count: 32))
         let b = try DeviceToken(parsing: String(repeating: "ab", count: 31) + "ac")
-        let id = APNsID.derived(broadcast: "digest-2026-11-22", token: a)
-        #expect(APNsID.isValid(id))
-        #expect(id == APNsID.derived(broadcast: "digest-2026-11-22", token: a))
-        #expect(id != APNsID.derived(broadcast: "digest-2026-11-22", token: b))
-        #expect(id != APNsID.derived(broadcast: "digest-2026-11-23", token: a))
+        let id = NotificationID.derived(broadcast: "digest-2026-11-22", token: a)
+        #expect(NotificationID.isValid(id))
+        #expect(id == NotificationID.derived(broadcast: "digest-2026-11-22", token: a))
+        #expect(id != NotificationID.derived(broadcast: "digest-2026-11-22", token: b))
+        #expect(id != NotificationID.derived(broadcast: "digest-2026-11-23", token: a))
         var seen = Set<String>()
         for i in 0..<20_000 {
             let digits = String(i, radix: 16)
             let hex = String(repeating: "0", count: 16 - digits.count) + digits
-            seen.insert(APNsID.derived(broadcast: "b", token: try DeviceToken(parsing: hex)))
+            seen.insert(NotificationID.derived(broadcast: "b", token: try DeviceToken(parsing: hex)))
         }
         #expect(seen.count == 20_000)
     }

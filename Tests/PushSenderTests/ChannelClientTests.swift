@@ -22,11 +22,11 @@ struct ChannelClientTests {
     }
 
     static func notification(
-        _ payload: String = update, priority: PushPriority = .immediate, expiration: Int64? = nil, apnsId: String? = nil
+        _ payload: String = update, priority: PushPriority = .immediate, expiration: Int64? = nil, notificationId: String? = nil
     ) throws -> PreparedNotification {
         try PreparedNotification(
             raw: Array(payload.utf8),
-            options: NotificationOptions(pushType: .liveactivity, priority: priority, expiration: expiration, apnsId: apnsId))
+            options: NotificationOptions(pushType: .liveactivity, priority: priority, expiration: expiration, notificationId: notificationId))
     }
 
     /// Runs `body` with a started harness, stopping it whatever happens.
@@ -71,14 +71,14 @@ struct ChannelClientTests {
             let channel = try await client.create(policy: .mostRecent, environment: nil)
             let id = "123e4567-e89b-42d3-a456-426614174abc"
             let result = try await client.broadcast(
-                channelId: channel, notification: try Self.notification(priority: .conserve, expiration: 1_900_000_000, apnsId: id),
+                channelId: channel, notification: try Self.notification(priority: .conserve, expiration: 1_900_000_000, notificationId: id),
                 environment: nil)
             #expect(result.status == 200)
             #expect(result.requestId == id)
-            #expect(APNsID.isValid(result.uniqueId ?? ""))
+            #expect(NotificationID.isValid(result.uniqueId ?? ""))
             // Without an apns-id a request id is made up; the simulator answers with it.
             let second = try await client.broadcast(channelId: channel, notification: try Self.notification(), environment: nil)
-            #expect(APNsID.isValid(second.requestId))
+            #expect(NotificationID.isValid(second.requestId))
 
             let received = sim.simulator.received
             #expect(received.count == 2)
@@ -88,10 +88,10 @@ struct ChannelClientTests {
             #expect(first.request.pushType == .liveactivity)
             #expect(first.request.priority == .conserve)
             #expect(first.request.expiration == 1_900_000_000)
-            #expect(first.request.apnsId == id)
+            #expect(first.request.notificationId == id)
             #expect(first.uniqueId == result.uniqueId)
             #expect(try JSONValue(parsing: first.request.payload) == JSONValue(parsing: Array(Self.update.utf8)))
-            #expect(received.last?.request.apnsId == second.requestId)
+            #expect(received.last?.request.notificationId == second.requestId)
             #expect(received.last?.request.expiration == nil)
             #expect(received.last?.request.priority == .immediate)
         }
@@ -114,7 +114,7 @@ struct ChannelClientTests {
                     #expect(error.code == .rejected(status: status, reason: reason), sourceLocation: sourceLocation)
                     #expect(error.message.hasPrefix("APNs refused: \(reason.rawValue) ("), sourceLocation: sourceLocation)
                     #expect(error.message.contains(meaning), "\(error.message)", sourceLocation: sourceLocation)
-                    #expect(APNsID.isValid(error.requestId ?? ""), sourceLocation: sourceLocation)
+                    #expect(NotificationID.isValid(error.requestId ?? ""), sourceLocation: sourceLocation)
                 } catch {
                     Issue.record("not a ChannelError: \(error)", sourceLocation: sourceLocation)
                 }

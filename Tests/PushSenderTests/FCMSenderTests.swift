@@ -44,7 +44,7 @@ struct FCMSenderTests {
 
     static func item(_ fcmToken: String, payload: String = #"{"aps":{"alert":{"title":"T","body":"B"}}}"#, index: Int = 0) -> SendItem {
         let request = NotificationRequest(
-            token: testToken(index), topic: "com.example.app", pushType: .alert, priority: .immediate, apnsId: APNsID.random(),
+            token: testToken(index), topic: "com.example.app", pushType: .alert, priority: .immediate, notificationId: NotificationID.random(),
             payload: Array(payload.utf8))
         var item = SendItem(request, service: .fcm)
         item.fcmToken = fcmToken

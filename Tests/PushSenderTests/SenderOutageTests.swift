@@ -122,11 +122,11 @@ struct SenderOutageTests {
         let results = box.results
         #expect(results.count == 1500)
         #expect(results.allSatisfy { $0.kind == .accepted }, "\(Set(results.filter { !$0.isAccepted }.map { "\($0.kind) \($0.error ?? "")" }))")
-        #expect(Set(simulator.received.map(\.request.apnsId)).isSuperset(of: requests.map(\.apnsId)))
+        #expect(Set(simulator.received.map(\.request.notificationId)).isSuperset(of: requests.map(\.notificationId)))
         // Only requests on the wire when it died can have been processed twice: at most the window. (libcurl
         // itself silently resends a request whose reused connection died before any answer byte, so not every
         // such copy can be flagged possibly duplicated.)
-        let copies = Dictionary(grouping: simulator.received.map(\.request.apnsId), by: { $0 }).filter { $0.value.count > 1 }
+        let copies = Dictionary(grouping: simulator.received.map(\.request.notificationId), by: { $0 }).filter { $0.value.count > 1 }
         #expect(copies.count <= sender.configuration.window)
         #expect(copies.values.allSatisfy { $0.count == 2 })
     }

@@ -30,9 +30,9 @@ struct SenderTests {
         await sim.stop()
         #expect(result.kind == .accepted)
         #expect(result.status == 200)
-        #expect(result.apnsId == request.apnsId)
+        #expect(result.notificationId == request.notificationId)
         #expect(result.attempts == 1)
-        #expect(sim.simulator.received.map(\.request.apnsId) == [request.apnsId])
+        #expect(sim.simulator.received.map(\.request.notificationId) == [request.notificationId])
     }
 
     /// A handle writes each request's URL and apns-id into lines of its own, reused from request to request: a token
@@ -52,7 +52,7 @@ struct SenderTests {
         await sim.stop()
         #expect(results.map(\.kind) == Array(repeating: .accepted, count: tokens.count))
         #expect(sim.simulator.received.map(\.request.token) == tokens)
-        #expect(sim.simulator.received.map(\.request.apnsId) == results.map(\.apnsId))
+        #expect(sim.simulator.received.map(\.request.notificationId) == results.map(\.notificationId))
     }
 
     @Test func fourConnectionsEachCarryNotificationsAndWidenTheWindow() async throws {
@@ -69,7 +69,7 @@ struct SenderTests {
         await sim.stop()
         #expect(box.results.count == 400)
         #expect(box.results.allSatisfy { $0.kind == .accepted && $0.attempts == 1 })
-        #expect(Set(sim.simulator.received.map(\.request.apnsId)) == Set(requests.map(\.apnsId)))
+        #expect(Set(sim.simulator.received.map(\.request.notificationId)) == Set(requests.map(\.notificationId)))
         // Connections open lazily, with a transport's first request: four means every transport sent.
         #expect(sim.simulator.counters.connections == 4)
     }
@@ -187,7 +187,7 @@ struct SenderTests {
         #expect(result.attempts == 3)
         #expect(sleeper.delays == [500, 1000])
         #expect(simulator.counters.byStatus[503] == 2)
-        #expect(simulator.received.map(\.request.apnsId) == [request.apnsId])
+        #expect(simulator.received.map(\.request.notificationId) == [request.notificationId])
     }
 
     @Test func goAwayAfter500Of2000StreamsLosesNothing() async throws {
@@ -200,10 +200,10 @@ struct SenderTests {
         await sim.stop()
         let results = box.results
         #expect(results.count == 2000)
-        #expect(Set(results.map(\.apnsId)) == Set(requests.map(\.apnsId)))
+        #expect(Set(results.map(\.notificationId)) == Set(requests.map(\.notificationId)))
         let failures = results.filter { $0.kind != .accepted }
         #expect(failures.isEmpty, "\(failures.count) not accepted: \(Set(failures.map { "\($0.kind) \($0.status) \($0.reason?.rawValue ?? "") \($0.error ?? "")" }).prefix(3))")
-        #expect(Set(sim.simulator.received.map(\.request.apnsId)).isSuperset(of: requests.map(\.apnsId)))
+        #expect(Set(sim.simulator.received.map(\.request.notificationId)).isSuperset(of: requests.map(\.notificationId)))
         #expect(sim.simulator.counters.goAways >= 1)
         // Streams above the GOAWAY's last-stream-id were never processed: resent, not flagged, not counted.
         let resent = results.filter { $0.possiblyDuplicated || $0.attempts != 1 }
@@ -235,7 +235,7 @@ struct SenderTests {
         #expect(results.count == 1001)
         let failures = results.filter { $0.kind != .accepted && $0.token != bad }
         #expect(failures.isEmpty, "\(failures.count) not accepted: \(Set(failures.map { "\($0.kind) \($0.status) \($0.reason?.rawValue ?? "") \($0.error ?? "")" }).prefix(3))")
-        #expect(Set(results.map(\.apnsId)).count == 1001)
+        #expect(Set(results.map(\.notificationId)).count == 1001)
     }
 
     @Test func connectionResetWithHundredInFlightLosesNothing() async throws {
@@ -261,12 +261,12 @@ struct SenderTests {
         #expect(results.count == 300)
         let failures = results.filter { $0.kind != .accepted }
         #expect(failures.isEmpty, "\(failures.count) not accepted: \(Set(failures.map { "\($0.kind) \($0.status) \($0.reason?.rawValue ?? "") \($0.error ?? "")" }).prefix(3))")
-        #expect(Set(results.map(\.apnsId)).count == 300)
+        #expect(Set(results.map(\.notificationId)).count == 300)
         // Requests lost with the connection were sent (their body left): flagged, resent without using an attempt.
         #expect(results.contains { $0.possiblyDuplicated })
         #expect(results.allSatisfy { $0.attempts == 1 })
         #expect(simulator.counters.resets >= 1)
-        #expect(Set(simulator.received.map(\.request.apnsId)).isSuperset(of: requests.map(\.apnsId)))
+        #expect(Set(simulator.received.map(\.request.notificationId)).isSuperset(of: requests.map(\.notificationId)))
     }
 
     @Test func slowServerHitsRequestTimeoutsThenDefersWithoutHanging() async throws {

@@ -57,9 +57,9 @@ struct SimulatorHarness {
     let topic = "com.example.app"
 
     /// A request to `token` with a small alert payload.
-    func request(_ token: DeviceToken, apnsId: String = APNsID.random()) -> NotificationRequest {
+    func request(_ token: DeviceToken, notificationId: String = NotificationID.random()) -> NotificationRequest {
         NotificationRequest(
-            token: token, topic: topic, pushType: .alert, priority: .immediate, apnsId: apnsId,
+            token: token, topic: topic, pushType: .alert, priority: .immediate, notificationId: notificationId,
             payload: Array(#"{"aps":{"alert":"Hi"}}"#.utf8))
     }
 

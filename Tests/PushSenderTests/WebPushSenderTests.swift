@@ -40,7 +40,7 @@ import class TestSupport.RecordingListener
         let json = payload ?? #"{"aps":{"alert":{"title":"Hello \#(index)","body":"Grüße 🍉"},"sound":"default","badge":\#(index)},"url":"https://shop.example/\#(index)","orderId":\#(index)}"#
         let request = NotificationRequest(
             token: testToken(index), topic: "web", pushType: pushType, priority: priority, expiration: expiration,
-            collapseId: collapseId, apnsId: APNsID.random(), payload: Array(json.utf8))
+            collapseId: collapseId, notificationId: NotificationID.random(), payload: Array(json.utf8))
         return SendItem(request, webPush: subscription)
     }
 
@@ -48,7 +48,7 @@ import class TestSupport.RecordingListener
     static func expected(_ item: SendItem, declarative: Bool = false) -> String? {
         let r = item.request
         guard case .send(let bytes) = WebPushPayload.map(
-            apnsPayload: r.payload, pushType: r.pushType, id: r.apnsId, collapseId: r.collapseId, declarative: declarative)
+            apnsPayload: r.payload, pushType: r.pushType, id: r.notificationId, collapseId: r.collapseId, declarative: declarative)
         else { return nil }
         return String(decoding: bytes, as: UTF8.self)
     }

@@ -229,7 +229,7 @@ import TestSupport
         // A send to one user reaches exactly that user's devices.
         #expect(try await w.post(#"{"id":"to-bob","audience":{"user":"bob"},"alert":"Hi Bob"}"#).status == 202)
         _ = try await w.settle("to-bob") { $0["state"]?.stringValue == "completed" }
-        #expect(Set(w.received(collapse: APNsID.collapseId(forJob: "to-bob")).keys) == [Self.token("bob-1"), Self.token("bob-2")])
+        #expect(Set(w.received(collapse: NotificationID.collapseId(forJob: "to-bob")).keys) == [Self.token("bob-1"), Self.token("bob-2")])
 
         // A segment reaches exactly the matching devices (version order: 2.10 >= 2.3), and counts as it will send.
         let segment = #"{"where":["appVersion >= 2.3","locale = de*"]}"#
@@ -237,7 +237,7 @@ import TestSupport
         #expect(count.json?["count"] == .int(2))
         #expect(try await w.post(#"{"id":"seg","audience":\#(segment),"alert":"Neu"}"#).status == 202)
         _ = try await w.settle("seg") { $0["state"]?.stringValue == "completed" }
-        #expect(Set(w.received(collapse: APNsID.collapseId(forJob: "seg")).keys) == [Self.token("alice-1"), Self.token("bob-1")])
+        #expect(Set(w.received(collapse: NotificationID.collapseId(forJob: "seg")).keys) == [Self.token("alice-1"), Self.token("bob-1")])
         // A bad audience is a 400 naming the clause; nothing is stored.
         let bad = try await w.post(#"{"id":"bad","audience":{"where":["appVersion >= 2.3","locale ~ de"]},"alert":"x"}"#)
         #expect(bad.status == 400 && bad.errorCode == "invalid_audience")
@@ -260,7 +260,7 @@ import TestSupport
                 return due > ms || wave["state"]?.stringValue == "completed"
             }
         }
-        let collapse = APNsID.collapseId(forJob: "morning")
+        let collapse = NotificationID.collapseId(forJob: "morning")
         // Past the first wave (the reference instant), two devices move: bob-2 New York → Tokyo, carol-2 Tokyo →
         // New York. Each still gets it once, in the wave of the zone it had when the job's first wave was due.
         w.clock.set(reference + 60_000)

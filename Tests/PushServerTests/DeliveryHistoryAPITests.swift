@@ -12,7 +12,7 @@ import Testing
     static func seed(_ registry: any RegistryStore) throws {
         let base: Int64 = 1_795_507_200_000  // 2026-11-24T08:00:00Z
         func row(_ n: Int64, _ token: DeviceToken, _ kind: DeliveryOutcome.Kind, _ status: Int, _ reason: String?, _ broadcast: String?, app: String = "example") -> DeliveryRecord {
-            DeliveryRecord(app: app, apnsId: "00000000-0000-0000-0000-00000000000\(n)", token: token, status: status, reason: reason,
+            DeliveryRecord(app: app, notificationId: "00000000-0000-0000-0000-00000000000\(n)", token: token, status: status, reason: reason,
                            attempts: 1, possiblyDuplicated: false, firstAttemptMs: base + n * 1000 - 10,
                            finishedMs: base + n * 1000, kind: kind, broadcastId: broadcast)
         }
@@ -48,13 +48,13 @@ import Testing
         #expect(items.count == 5)
         #expect(items.first == .object([
             ("token", .string(Self.tokens[0].hex)), ("status", .string("accepted")), ("reason", .null),
-            ("apnsId", .string("00000000-0000-0000-0000-000000000005")), ("broadcast", .null),
+            ("notificationId", .string("00000000-0000-0000-0000-000000000005")), ("apnsId", .string("00000000-0000-0000-0000-000000000005")), ("broadcast", .null),
             ("time", .string("2026-11-24T08:00:05.000Z")), ("httpStatus", .int(200)), ("attempts", .int(1)),
             ("service", .string("apns")),
         ]))
         #expect(items[3] == .object([
             ("token", .string(Self.tokens[1].hex)), ("status", .string("tokenDead")), ("reason", .string("Unregistered")),
-            ("apnsId", .string("00000000-0000-0000-0000-000000000002")), ("broadcast", .string("digest")),
+            ("notificationId", .string("00000000-0000-0000-0000-000000000002")), ("apnsId", .string("00000000-0000-0000-0000-000000000002")), ("broadcast", .string("digest")),
             ("time", .string("2026-11-24T08:00:02.000Z")), ("httpStatus", .int(410)), ("attempts", .int(1)),
             ("service", .string("apns")),
         ]))
@@ -65,18 +65,18 @@ import Testing
     @Test func filtersNarrowTheHistory() async throws {
         let s = try await TestServer.start()
         try Self.seed(s.store)
-        func apnsIds(_ query: String) async throws -> [String] {
+        func notificationIds(_ query: String) async throws -> [String] {
             let reply = try await s.request("GET", "/v1/apps/example/deliveries?\(query)", key: TestServer.sendKey)
             #expect(reply.status == 200, "\(query): \(String(decoding: reply.body, as: UTF8.self))")
             return (reply.json?["deliveries"]?.elements ?? []).compactMap { $0["apnsId"]?.stringValue.map { String($0.suffix(1)) } }
         }
-        #expect(try await apnsIds("token=\(Self.tokens[0].hex)") == ["5", "4", "1"])
-        #expect(try await apnsIds("broadcast=digest") == ["3", "2", "1"])
-        #expect(try await apnsIds("status=deferred") == ["3"])
-        #expect(try await apnsIds("since=2026-11-24T08:00:04Z") == ["5", "4"])
-        #expect(try await apnsIds("since=1795507203") == ["5", "4", "3"])
-        #expect(try await apnsIds("since=2026-11-24T09:00:02%2B01:00&broadcast=digest") == ["3", "2"])
-        #expect(try await apnsIds("token=\(Self.tokens[0].hex)&status=accepted") == ["5", "1"])
+        #expect(try await notificationIds("token=\(Self.tokens[0].hex)") == ["5", "4", "1"])
+        #expect(try await notificationIds("broadcast=digest") == ["3", "2", "1"])
+        #expect(try await notificationIds("status=deferred") == ["3"])
+        #expect(try await notificationIds("since=2026-11-24T08:00:04Z") == ["5", "4"])
+        #expect(try await notificationIds("since=1795507203") == ["5", "4", "3"])
+        #expect(try await notificationIds("since=2026-11-24T09:00:02%2B01:00&broadcast=digest") == ["3", "2"])
+        #expect(try await notificationIds("token=\(Self.tokens[0].hex)&status=accepted") == ["5", "1"])
         try await s.stop()
     }
 

@@ -130,7 +130,7 @@ import TestSupport
         let token = try DeviceToken(parsing: String(repeating: "ab", count: 32))
         func record(_ status: Int, _ reason: String?) -> DeliveryRecord {
             DeliveryRecord(
-                app: "example", apnsId: "00000000-0000-0000-0000-000000000001", token: token, status: status,
+                app: "example", notificationId: "00000000-0000-0000-0000-000000000001", token: token, status: status,
                 reason: reason, attempts: 1, possiblyDuplicated: false, firstAttemptMs: 1, finishedMs: 2)
         }
         let rows = [

@@ -127,7 +127,7 @@ import TestSupport
             #expect(event["reason"]?.stringValue == "Unregistered" && event["status"] == .int(410))
             #expect(event["broadcast"]?.stringValue == "hello")
             #expect(event["service"]?.stringValue == "apns")
-            #expect(event["apnsTimestamp"]?.stringValue != nil && event["apnsId"]?.stringValue != nil)
+            #expect(event["apnsTimestamp"]?.stringValue != nil && event["apnsId"]?.stringValue != nil && event["notificationId"] == event["apnsId"])
         }
         let read1 = try await w.registry.run { [registry = w.registry] _ in try registry.count(app: "example") }
         #expect(read1 == 6)

@@ -45,7 +45,7 @@ struct ChannelRequestValidatorTests {
             #expect(Data(base64Encoded: stored)?.count == 16)
             #expect(stored != noStorage)
             #expect(second.status == 201)
-            #expect(APNsID.isValid(second.header("apns-request-id") ?? ""))
+            #expect(NotificationID.isValid(second.header("apns-request-id") ?? ""))
             #expect(full.status == 400)
             #expect(reasonOf(full) == "CannotCreateChannelConfig")
             #expect(f.simulator.channels(bundleId: Self.bundle) == [
@@ -66,7 +66,7 @@ struct ChannelRequestValidatorTests {
             let sent = try await client.send(Self.broadcast(stored, [("apns-expiration", "1900000000"), ("apns-request-id", requestId)]))
             #expect(sent.status == 200)
             #expect(sent.header("apns-request-id") == requestId)
-            #expect(APNsID.isValid(sent.header("apns-unique-id") ?? ""))
+            #expect(NotificationID.isValid(sent.header("apns-unique-id") ?? ""))
             #expect(sent.body.isEmpty)
             let deliverNow = try await client.send(Self.broadcast(noStorage, [("apns-expiration", "0")]).replacing("apns-priority", "5"))
             #expect(deliverNow.status == 200)
@@ -78,7 +78,7 @@ struct ChannelRequestValidatorTests {
             #expect(first.request.pushType == .liveactivity)
             #expect(first.request.priority == .immediate)
             #expect(first.request.expiration == 1_900_000_000)
-            #expect(first.request.apnsId == requestId)
+            #expect(first.request.notificationId == requestId)
             #expect(try JSONValue(parsing: first.request.payload) == JSONValue(parsing: Array(Self.update.utf8)))
             #expect(received.last?.request.priority == .conserve)
             // The --record line: channelId set, token null; device sends keep every key and get channelId null.
@@ -164,7 +164,7 @@ struct ChannelRequestValidatorTests {
                 #expect(r.status == c.status, "\(c.name)")
                 #expect(reasonOf(r) == c.reason, "\(c.name)")
                 #expect(r.header("content-type") == "application/json", "\(c.name)")
-                #expect(APNsID.isValid(r.header("apns-request-id") ?? ""), "\(c.name): apns-request-id on every answer")
+                #expect(NotificationID.isValid(r.header("apns-request-id") ?? ""), "\(c.name): apns-request-id on every answer")
             }
             await client.close()
             #expect(f.simulator.counters.accepted == 0)

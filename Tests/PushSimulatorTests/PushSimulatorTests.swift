@@ -9,16 +9,16 @@ struct PushSimulatorTests {
     @Test func acceptsANotificationAndRecordsEveryField() async throws {
         try await SimulatorFixture.run { f in
             let client = try await f.connect()
-            let apnsId = "123e4567-e89b-42d3-a456-426614174000"
+            let notificationId = "123e4567-e89b-42d3-a456-426614174000"
             let response = try await client.send(
                 notification(headers: [
-                    ("apns-topic", SimulatorFixture.topic), ("apns-id", apnsId), ("apns-push-type", "alert"),
+                    ("apns-topic", SimulatorFixture.topic), ("apns-id", notificationId), ("apns-push-type", "alert"),
                     ("apns-priority", "5"), ("apns-expiration", "1700000000"), ("apns-collapse-id", "game-1"),
                 ]))
             await client.close()
             #expect(response.status == 200)
-            #expect(response.header("apns-id") == apnsId)
-            #expect(APNsID.isValid(response.header("apns-unique-id") ?? ""))
+            #expect(response.header("apns-id") == notificationId)
+            #expect(NotificationID.isValid(response.header("apns-unique-id") ?? ""))
             #expect(response.body.isEmpty)
             let received = f.simulator.received
             #expect(received.count == 1)
@@ -29,7 +29,7 @@ struct PushSimulatorTests {
             #expect(first.request.priority == .conserve)
             #expect(first.request.expiration == 1_700_000_000)
             #expect(first.request.collapseId == "game-1")
-            #expect(first.request.apnsId == apnsId)
+            #expect(first.request.notificationId == notificationId)
             #expect(first.uniqueId == response.header("apns-unique-id"))
             #expect(!first.apnsIdGenerated)
             #expect(try JSONValue(parsing: first.request.payload) == JSONValue(parsing: #"{"aps":{"alert":"hi"}}"#))
@@ -47,8 +47,8 @@ struct PushSimulatorTests {
             await client.close()
             #expect(response.status == 200)
             let id = try #require(response.header("apns-id"))
-            #expect(APNsID.isValid(id))
-            #expect(f.simulator.received.first?.request.apnsId == id)
+            #expect(NotificationID.isValid(id))
+            #expect(f.simulator.received.first?.request.notificationId == id)
             #expect(f.simulator.received.first?.apnsIdGenerated == true)
             #expect(f.simulator.received.first?.request.priority == .immediate)
         }
@@ -96,8 +96,8 @@ struct PushSimulatorTests {
         #expect(one["priority"] == .int(10))
         #expect(one["expiration"] == .null)
         #expect(one["collapseId"] == .string("a"))
-        #expect(APNsID.isValid(one["apnsId"]?.stringValue ?? ""))
-        #expect(APNsID.isValid(one["uniqueId"]?.stringValue ?? ""))
+        #expect(NotificationID.isValid(one["apnsId"]?.stringValue ?? ""))
+        #expect(NotificationID.isValid(one["uniqueId"]?.stringValue ?? ""))
         #expect(one["payload"] == (try JSONValue(parsing: #"{"aps":{"alert":"hi"}}"#)))
         let two = try #require(byToken[hexToken(2)])
         #expect(two["payload"] == (try JSONValue(parsing: #"{"aps":{"badge":3},"x":[1,2]}"#)))

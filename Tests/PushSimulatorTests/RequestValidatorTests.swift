@@ -94,7 +94,7 @@ struct RequestValidatorTests {
                 let r = try await client.send(c.request)
                 #expect(r.status == c.status, "\(c.name)")
                 #expect(reasonOf(r) == c.reason, "\(c.name)")
-                #expect(APNsID.isValid(r.header("apns-id") ?? ""), "\(c.name): apns-id on every answer")
+                #expect(NotificationID.isValid(r.header("apns-id") ?? ""), "\(c.name): apns-id on every answer")
                 #expect((r.header("apns-unique-id") != nil) == (c.status == 200), "\(c.name)")
                 if c.status != 200 {
                     #expect(r.header("content-type") == "application/json", "\(c.name)")

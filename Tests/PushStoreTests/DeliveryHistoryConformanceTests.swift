@@ -86,7 +86,7 @@ import TestSupport
         default: nil
         }
         return DeliveryOutcome(
-            token: token, kind: kind, apnsId: APNsID.derived(broadcast: id, token: token), status: status, reason: reason,
+            token: token, kind: kind, notificationId: NotificationID.derived(broadcast: id, token: token), status: status, reason: reason,
             attempts: 1, prune: prune, startedMs: ms - 5, finishedMs: ms)
     }
 
@@ -101,17 +101,17 @@ import TestSupport
         ])
         // A `pushctl send` row (no broadcast), a row as older versions wrote it (no kind), another app's row.
         try w.registry.recordDeliveries([
-            DeliveryRecord(app: "a", apnsId: "send-1", token: t[0], status: 400, reason: "BadTopic", attempts: 1,
+            DeliveryRecord(app: "a", notificationId: "send-1", token: t[0], status: 400, reason: "BadTopic", attempts: 1,
                            possiblyDuplicated: false, firstAttemptMs: 3990, finishedMs: 4000, kind: .rejected),
-            DeliveryRecord(app: "a", apnsId: "old-1", token: t[0], status: 200, attempts: 1, possiblyDuplicated: false,
+            DeliveryRecord(app: "a", notificationId: "old-1", token: t[0], status: 200, attempts: 1, possiblyDuplicated: false,
                            firstAttemptMs: 490, finishedMs: 500),
-            DeliveryRecord(app: "z", apnsId: "other", token: t[5], status: 200, attempts: 1, possiblyDuplicated: false,
+            DeliveryRecord(app: "z", notificationId: "other", token: t[5], status: 200, attempts: 1, possiblyDuplicated: false,
                            firstAttemptMs: 4990, finishedMs: 5000, kind: .accepted),
         ])
         let all = try w.all()
         // Newest first; equal times in the order they were written, newest first; the pending marker is not history.
-        #expect(all.map(\.apnsId) == ["send-1", APNsID.derived(broadcast: "b", token: t[3]), APNsID.derived(broadcast: "b", token: t[2]),
-                                      APNsID.derived(broadcast: "b", token: t[1]), APNsID.derived(broadcast: "b", token: t[0]), "old-1"])
+        #expect(all.map(\.notificationId) == ["send-1", NotificationID.derived(broadcast: "b", token: t[3]), NotificationID.derived(broadcast: "b", token: t[2]),
+                                      NotificationID.derived(broadcast: "b", token: t[1]), NotificationID.derived(broadcast: "b", token: t[0]), "old-1"])
         #expect(all.map(\.kind) == [.rejected, .accepted, .deferred, .tokenDead, .accepted, .accepted])  // the old row's kind from its status
         #expect(all.map(\.broadcastId) == [nil, "b", "b", "b", "b", nil])
         #expect(all[0].token == t[0] && all[0].reason == "BadTopic" && all[0].status == 400 && all[0].finishedMs == 4000)
@@ -130,16 +130,16 @@ import TestSupport
         }
         #expect(paged == all && pages == 3)
         // Each filter, alone and together.
-        #expect(try w.all(DeliveryQuery(app: "a", token: t[0])).map(\.apnsId)
-            == ["send-1", APNsID.derived(broadcast: "b", token: t[0]), "old-1"])
+        #expect(try w.all(DeliveryQuery(app: "a", token: t[0])).map(\.notificationId)
+            == ["send-1", NotificationID.derived(broadcast: "b", token: t[0]), "old-1"])
         #expect(try w.all(DeliveryQuery(app: "a", broadcastId: "b")).count == 4)
         #expect(try w.all(DeliveryQuery(app: "a", broadcastId: "nope")).isEmpty)
         #expect(try w.all(DeliveryQuery(app: "a", sinceMs: 3000)).map(\.finishedMs) == [4000, 3000, 3000])
         #expect(try w.all(DeliveryQuery(app: "a", kind: .deferred)).map(\.token) == [t[2]])
-        #expect(try w.all(DeliveryQuery(app: "a", kind: .accepted)).map(\.apnsId)
-            == [APNsID.derived(broadcast: "b", token: t[3]), APNsID.derived(broadcast: "b", token: t[0]), "old-1"])
+        #expect(try w.all(DeliveryQuery(app: "a", kind: .accepted)).map(\.notificationId)
+            == [NotificationID.derived(broadcast: "b", token: t[3]), NotificationID.derived(broadcast: "b", token: t[0]), "old-1"])
         #expect(try w.all(DeliveryQuery(app: "a", token: t[0], broadcastId: "b", sinceMs: 1000, kind: .accepted)).count == 1)
-        #expect(try w.all(DeliveryQuery(app: "z")).map(\.apnsId) == ["other"])
+        #expect(try w.all(DeliveryQuery(app: "z")).map(\.notificationId) == ["other"])
     }
 
     @Test(arguments: Backend.allCases) func aFailuresOnlyLogKeepsNoAcceptedRowOfABroadcastButCountsItAndLogsSendsToListedTokens(_ backend: Backend) throws {

@@ -61,7 +61,7 @@ import TestSupport
             mayHaveRow: Bool = false, attempts: Int = 1
         ) -> DeliveryOutcome {
             var o = DeliveryOutcome(
-                token: token, kind: kind, apnsId: APNsID.derived(broadcast: "b", token: token),
+                token: token, kind: kind, notificationId: NotificationID.derived(broadcast: "b", token: token),
                 status: kind == .accepted ? 200 : (kind == .tokenDead ? 410 : (kind == .rejected ? 400 : 0)),
                 reason: kind == .tokenDead ? "Unregistered" : (kind == .rejected ? "BadTopic" : nil),
                 attempts: attempts, possiblyDuplicated: duplicated, prune: prune, startedMs: 1, finishedMs: 2)

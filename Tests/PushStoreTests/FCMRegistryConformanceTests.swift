@@ -102,7 +102,7 @@ import TestSupport
         _ = try registry.registerBatch([RegistrationRequest(app: "a", fcmToken: try Self.token(7))]).first?.get()
         // A permanent refusal (how the sender asks for a prune is the sending side's; the service is what is tested).
         let refused = DeliveryOutcome(
-            token: key, kind: .rejected, apnsId: "00000000-0000-0000-0000-000000000011", status: 400, reason: "INVALID_ARGUMENT",
+            token: key, kind: .rejected, notificationId: "00000000-0000-0000-0000-000000000011", status: 400, reason: "INVALID_ARGUMENT",
             attempts: 1, startedMs: 1, finishedMs: 2, service: .fcm)
         var batch = OutcomeBatch(app: "a", job: nil, outcomes: [refused])
         batch.recordEvents = true

@@ -11,7 +11,7 @@ import TestSupport
     static let dayMs: Int64 = 86_400_000
 
     static func record(_ n: Int, at ms: Int64) -> DeliveryRecord {
-        DeliveryRecord(app: "a", apnsId: "id-\(n)", token: testToken(n), status: 200, attempts: 1, possiblyDuplicated: false,
+        DeliveryRecord(app: "a", notificationId: "id-\(n)", token: testToken(n), status: 200, attempts: 1, possiblyDuplicated: false,
                        firstAttemptMs: ms, finishedMs: ms, kind: .accepted)
     }
 
@@ -28,7 +28,7 @@ import TestSupport
             every: .seconds(3600),
             sleep: { interval in
                 // What each pass left, then the day moves on (three days: record 2 falls out of the window).
-                let left = try await registry.run { try $0.deliveries(DeliveryQuery(app: "a")).records.map(\.apnsId) }
+                let left = try await registry.run { try $0.deliveries(DeliveryQuery(app: "a")).records.map(\.notificationId) }
                 guard seen.add(left, interval) < 2 else { throw CancellationError() }
                 clock.advance(3 * Self.dayMs)
             },

@@ -208,10 +208,10 @@ import TestSupport
         let token = testToken(1)
         try registry.add(app: "a", token: token)
         let record = DeliveryRecord(
-            app: "a", apnsId: "0F3D2A1E-0000-4000-8000-000000000001", token: token, status: 200, attempts: 2,
+            app: "a", notificationId: "0F3D2A1E-0000-4000-8000-000000000001", token: token, status: 200, attempts: 2,
             possiblyDuplicated: true, firstAttemptMs: 10, finishedMs: 20)
         let failed = DeliveryRecord(
-            app: "a", apnsId: "0F3D2A1E-0000-4000-8000-000000000002", uniqueId: "u-2", token: testToken(2), status: 400,
+            app: "a", notificationId: "0F3D2A1E-0000-4000-8000-000000000002", uniqueId: "u-2", token: testToken(2), status: 400,
             reason: "BadDeviceToken", attempts: 1, possiblyDuplicated: false, firstAttemptMs: 11, finishedMs: 21)
         try registry.recordDeliveries([record, failed])
         #expect(try registry.recentDeliveries(app: "a", limit: 10) == [failed, record])
@@ -225,7 +225,7 @@ import TestSupport
         let store = registry.deliveryStore
         func accepted(at ms: Int64, direct: Bool = true) -> OutcomeBatch {
             var batch = OutcomeBatch(app: "a", outcomes: [
-                DeliveryOutcome(token: token, kind: .accepted, apnsId: "x", status: 200, reason: nil, attempts: 1,
+                DeliveryOutcome(token: token, kind: .accepted, notificationId: "x", status: 200, reason: nil, attempts: 1,
                                 possiblyDuplicated: false, prune: nil, startedMs: ms - 1, finishedMs: ms)])
             batch.direct = direct
             return batch
@@ -247,7 +247,7 @@ import TestSupport
         try registry.add(app: "a", token: dead)
         func outcome(_ i: Int, _ kind: DeliveryOutcome.Kind, status: Int, reason: String?, attempts: Int = 1,
                      prune: PruneRequest? = nil) -> DeliveryOutcome {
-            DeliveryOutcome(token: i == 9 ? dead : testToken(i), kind: kind, apnsId: "id-\(i)", status: status, reason: reason,
+            DeliveryOutcome(token: i == 9 ? dead : testToken(i), kind: kind, notificationId: "id-\(i)", status: status, reason: reason,
                             attempts: attempts, possiblyDuplicated: false, prune: prune, startedMs: 1, finishedMs: 2)
         }
         _ = try store.commit(OutcomeBatch(app: "a", outcomes: [

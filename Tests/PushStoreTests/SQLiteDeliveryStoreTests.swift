@@ -18,7 +18,7 @@ import TestSupport
         let other = try Connection(path: registry.path, busyTimeoutMs: 100, synchronous: "NORMAL")
         try other.execute("BEGIN IMMEDIATE")
         defer { try? other.execute("ROLLBACK") }
-        let outcome = DeliveryOutcome(token: token, kind: .accepted, apnsId: "x", status: 200, reason: nil, attempts: 1,
+        let outcome = DeliveryOutcome(token: token, kind: .accepted, notificationId: "x", status: 200, reason: nil, attempts: 1,
                                       possiblyDuplicated: false, prune: nil, startedMs: 1, finishedMs: 2)
         #expect { _ = try fast.commit(OutcomeBatch(app: "a", outcomes: [outcome])) } throws: {
             ($0 as? DeliveryStoreError)?.kind == .unavailable

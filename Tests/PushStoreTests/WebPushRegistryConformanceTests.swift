@@ -124,7 +124,7 @@ import TestSupport
         _ = registry.registerBatch(tokens.map { RegistrationRequest(app: "a", fcmToken: $0) })
         let outcomes = zip(keys, [("UNREGISTERED", 404), ("SENDER_ID_MISMATCH", 403)]).enumerated().map { i, pair in
             DeliveryOutcome(
-                token: pair.0, kind: .tokenDead, apnsId: "00000000-0000-0000-0000-00000000000\(i)", status: pair.1.1,
+                token: pair.0, kind: .tokenDead, notificationId: "00000000-0000-0000-0000-00000000000\(i)", status: pair.1.1,
                 reason: pair.1.0, attempts: 1, prune: PruneRequest(service: pair.1.0, status: pair.1.1), startedMs: 1,
                 finishedMs: 2, service: .fcm)
         }
@@ -148,10 +148,10 @@ import TestSupport
         _ = try registry.registerBatch([RegistrationRequest(app: "a", subscription: sub)]).first?.get()
         _ = try registry.registerBatch([RegistrationRequest(app: "a", token: apns)]).first?.get()
         let gone = DeliveryOutcome(
-            token: key, kind: .tokenDead, apnsId: "00000000-0000-0000-0000-000000000001", status: 410, reason: "Gone",
+            token: key, kind: .tokenDead, notificationId: "00000000-0000-0000-0000-000000000001", status: 410, reason: "Gone",
             attempts: 1, prune: PruneRequest(service: "410", status: 410), startedMs: 1, finishedMs: 2, service: .webpush)
         let refused = DeliveryOutcome(
-            token: apns, kind: .rejected, apnsId: "00000000-0000-0000-0000-000000000002", status: 400, reason: "BadTopic",
+            token: apns, kind: .rejected, notificationId: "00000000-0000-0000-0000-000000000002", status: 400, reason: "BadTopic",
             attempts: 1, startedMs: 1, finishedMs: 3)
         var batch = OutcomeBatch(app: "a", job: nil, outcomes: [gone, refused])
         batch.recordEvents = true
@@ -174,7 +174,7 @@ import TestSupport
         let token = testToken(2, salt: 78)
         _ = try registry.registerBatch([RegistrationRequest(app: "a", token: token)]).first?.get()
         var batch = OutcomeBatch(app: "a", job: nil, outcomes: [DeliveryOutcome(
-            token: token, kind: .rejected, apnsId: "00000000-0000-0000-0000-000000000003", status: 400, reason: "BadTopic",
+            token: token, kind: .rejected, notificationId: "00000000-0000-0000-0000-000000000003", status: 400, reason: "BadTopic",
             attempts: 1, startedMs: 1, finishedMs: 2)])
         batch.recordEvents = true
         _ = try registry.deliveryStore.commit(batch)
@@ -194,7 +194,7 @@ import TestSupport
         #expect(events.count == 1 && events.first?.service == .apns && events.first?.json["service"]?.stringValue == "apns")
         // A web outcome after the upgrade keeps its service.
         var record = try #require(old.first)
-        record.apnsId = "00000000-0000-0000-0000-000000000004"
+        record.notificationId = "00000000-0000-0000-0000-000000000004"
         record.finishedMs = 5
         record.service = .webpush
         try upgraded.recordDeliveries([record])

@@ -22,7 +22,7 @@ import Testing
 
     static func row(_ n: Int64, _ token: DeviceToken, _ kind: DeliveryOutcome.Kind, _ status: Int, _ reason: String?, _ broadcast: String?, at ms: Int64,
                     service: PushService = .apns) -> DeliveryRecord {
-        DeliveryRecord(app: "example", apnsId: "00000000-0000-0000-0000-00000000000\(n)", token: token, status: status, reason: reason,
+        DeliveryRecord(app: "example", notificationId: "00000000-0000-0000-0000-00000000000\(n)", token: token, status: status, reason: reason,
                        attempts: 1, possiblyDuplicated: false, firstAttemptMs: ms - 10, finishedMs: ms, kind: kind, broadcastId: broadcast,
                        service: service)
     }
@@ -50,11 +50,11 @@ import Testing
         #expect(json.status == 0, "\(json.stderr)")
         #expect(try JSONValue(parsing: Array(json.stdout.utf8)) == .array([
             .object([("token", .string(Self.tokens[0].hex)), ("status", .string("rejected")), ("reason", .string("BadTopic")),
-                     ("apnsId", .string("00000000-0000-0000-0000-000000000003")), ("broadcast", .null),
+                     ("notificationId", .string("00000000-0000-0000-0000-000000000003")), ("apnsId", .string("00000000-0000-0000-0000-000000000003")), ("broadcast", .null),
                      ("time", .string("2026-11-24T08:00:03.000Z")), ("httpStatus", .int(400)), ("attempts", .int(1)),
                      ("service", .string("webpush"))]),
             .object([("token", .string(Self.tokens[0].hex)), ("status", .string("accepted")), ("reason", .null),
-                     ("apnsId", .string("00000000-0000-0000-0000-000000000001")), ("broadcast", .string("digest")),
+                     ("notificationId", .string("00000000-0000-0000-0000-000000000001")), ("apnsId", .string("00000000-0000-0000-0000-000000000001")), ("broadcast", .string("digest")),
                      ("time", .string("2026-11-24T08:00:01.000Z")), ("httpStatus", .int(200)), ("attempts", .int(1)),
                      ("service", .string("apns"))]),
         ]))

@@ -72,13 +72,13 @@ import TestSupport
         #expect(delete["status"] == .string("204"))
         #expect(delete["app"] == .string("example"))
         #expect(delete["label"] == .string("pushctl.serve"))
-        // The job's outcome: app, job id, apns-id and the masked token.
+        // The job's outcome: app, job id, notification id and the masked token.
         let outcome = try #require(lines.first { $0["message"] == .string("outcome committed") }, "\(stderr)")
         #expect(outcome["app"] == .string("example"))
         #expect(outcome["job"] == .string("job-json-1"))
         #expect(outcome["token"] == .string(masked))
         #expect(outcome["status"] == .string("200"))
-        #expect(outcome["apnsId"]?.stringValue?.count == 36)
+        #expect(outcome["notificationId"]?.stringValue?.count == 36)
         #expect(lines.contains { $0["job"] == .string("job-json-1") && $0["level"] == .string("info") })
         // Never the token, the key, the .p12 password or a body.
         let password = try String(contentsOf: w.dir.appendingPathComponent("certs/client.p12.password"), encoding: .utf8)

@@ -152,7 +152,7 @@ extension APNsSender {
     ) {
         let request = job.item.request
         let result = DeliveryResult(
-            token: request.token, apnsId: request.apnsId, uniqueId: uniqueId, status: status, reason: reason,
+            token: request.token, notificationId: request.notificationId, uniqueId: uniqueId, status: status, reason: reason,
             kind: kind, prune: prune, attempts: job.attempts, possiblyDuplicated: job.possiblyDuplicated,
             apnsTimestampMs: timestampMs, startedAtMs: job.startedAtMs, finishedAtMs: clock.nowMs(),
             error: error ?? (kind == .deferred || kind == .unsent ? job.lastError : nil), stop: stop)

@@ -174,7 +174,7 @@ public final class ChannelClient: Sendable {
         let answer = try await perform(
             "broadcast", method: "POST", path: "/4/broadcasts/apps/\(bundleId)", environment: environment,
             headers: headers, body: notification.payload, expect: 200, resendDropped: true,
-            requestId: notification.apnsId, management: false)
+            requestId: notification.notificationId, management: false)
         return ChannelBroadcastResult(
             requestId: answer.requestId, uniqueId: answer.response.headers["apns-unique-id"], status: answer.response.status)
     }
@@ -201,7 +201,7 @@ public final class ChannelClient: Sendable {
     ) async throws(ChannelError) -> Answer {
         let environment = environment ?? defaultEnvironment
         let target = management ? managementTarget(environment) : broadcastTarget(environment)
-        let requestId = given ?? APNsID.random()
+        let requestId = given ?? NotificationID.random()
         let deadline = ContinuousClock.now + .milliseconds(settings.totalTimeoutMs)
         var failures = 0
         var refreshedToken = false

@@ -112,7 +112,7 @@ extension TransferJob {
         service: PushService, finishedAtMs: Int64
     ) -> DeliveryResult {
         DeliveryResult(
-            token: item.request.token, apnsId: item.request.apnsId, status: status, reason: reason.map(APNsReason.init(rawValue:)),
+            token: item.request.token, notificationId: item.request.notificationId, status: status, reason: reason.map(APNsReason.init(rawValue:)),
             kind: kind, prune: prune, attempts: attempts, possiblyDuplicated: possiblyDuplicated, startedAtMs: startedAtMs,
             finishedAtMs: finishedAtMs,
             error: error ?? (kind == .deferred || kind == .unsent ? lastError : (status == 0 ? reason : nil)), stop: stop,

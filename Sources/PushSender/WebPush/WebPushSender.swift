@@ -111,7 +111,7 @@ public final class WebPushSender: DeliverySender, Sendable {
         let request = item.request
         let plaintext: [UInt8]
         switch WebPushPayload.map(
-            apnsPayload: request.payload, pushType: request.pushType, id: request.apnsId, collapseId: request.collapseId,
+            apnsPayload: request.payload, pushType: request.pushType, id: request.notificationId, collapseId: request.collapseId,
             declarative: declarative)
         {
         case .skip(let reason):

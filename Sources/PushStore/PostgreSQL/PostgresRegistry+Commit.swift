@@ -74,7 +74,7 @@ extension PostgresRegistry {
         let (lTokens, lKinds, lStatuses, lReasons) = (logged.map(\.token.hex), logged.map(\.kind.rawValue),
             logged.map { Int64($0.status) }, logged.map { $0.reason ?? "" })
         let (lAttempts, lDups, lIds, lUniques) = (logged.map { Int64($0.attempts) }, logged.map(\.possiblyDuplicated),
-            logged.map(\.apnsId), logged.map { $0.uniqueId ?? "" })
+            logged.map(\.notificationId), logged.map { $0.uniqueId ?? "" })
         let (lFirsts, lFinished, lServices) = (logged.map(\.startedMs), logged.map(\.finishedMs), logged.map(\.service.rawValue))
         let succeeded = logged.filter { $0.kind == .accepted }
         let successTokens = succeeded.map(\.token.hex)

@@ -12,7 +12,7 @@ extension PostgresRegistry {
     /// One multi-row insert (arrays unnested on the server: one round trip for the whole batch).
     func insertDeliveries(_ records: [DeliveryRecord], in db: PostgresSession) throws(StoreError) {
         guard !records.isEmpty else { return }
-        let apps = records.map(\.app), ids = records.map(\.apnsId), uniques = records.map { $0.uniqueId ?? "" }
+        let apps = records.map(\.app), ids = records.map(\.notificationId), uniques = records.map { $0.uniqueId ?? "" }
         let tokens = records.map(\.token.hex), statuses = records.map { Int64($0.status) }
         let reasons = records.map { $0.reason ?? "" }, attempts = records.map { Int64($0.attempts) }
         let dups = records.map(\.possiblyDuplicated), firsts = records.map(\.firstAttemptMs), finished = records.map(\.finishedMs)
@@ -56,10 +56,10 @@ extension PostgresRegistry {
                 FROM delivery_log WHERE app = \(app) ORDER BY id DESC LIMIT \(limit)
                 """, as: (String, String?, String, Int64, String?, Int64, Bool, Int64, Int64, String).self)
             var out: [DeliveryRecord] = []
-            for (apnsId, unique, token, status, reason, attempts, dup, first, finished, service) in rows {
+            for (notificationId, unique, token, status, reason, attempts, dup, first, finished, service) in rows {
                 guard let parsed = try? DeviceToken(parsing: token) else { throw StoreError(.corrupt, "delivery log holds an invalid token") }
                 out.append(DeliveryRecord(
-                    app: app, apnsId: apnsId, uniqueId: unique, token: parsed, status: Int(status), reason: reason,
+                    app: app, notificationId: notificationId, uniqueId: unique, token: parsed, status: Int(status), reason: reason,
                     attempts: Int(attempts), possiblyDuplicated: dup, firstAttemptMs: first, finishedMs: finished,
                     service: PushService(rawValue: service) ?? .apns))
             }

@@ -12,10 +12,10 @@ extension PostgresRegistry {
         }
         var records: [DeliveryRecord] = []
         var last: DeliveryCursor?
-        for (apnsId, unique, token, status, reason, attempts, dup, first, finished, kind, broadcast, id, service) in rows.prefix(query.limit) {
+        for (notificationId, unique, token, status, reason, attempts, dup, first, finished, kind, broadcast, id, service) in rows.prefix(query.limit) {
             guard let parsed = try? DeviceToken(parsing: token) else { throw StoreError(.corrupt, "delivery log holds an invalid token") }
             records.append(DeliveryRecord(
-                app: query.app, apnsId: apnsId, uniqueId: unique, token: parsed, status: Int(status), reason: reason,
+                app: query.app, notificationId: notificationId, uniqueId: unique, token: parsed, status: Int(status), reason: reason,
                 attempts: Int(attempts), possiblyDuplicated: dup, firstAttemptMs: first, finishedMs: finished,
                 kind: DeliveryOutcome.Kind(rawValue: kind), broadcastId: broadcast, service: PushService(rawValue: service) ?? .apns))
             last = DeliveryCursor(finishedMs: finished, id: id)

@@ -8,14 +8,14 @@ extension PostgresRegistry {
         guard !events.isEmpty else { return }
         let apps = events.map(\.app), kinds = events.map(\.kind.rawValue), tokens = events.map(\.token)
         let statuses = events.map { Int64($0.status) }, reasons = events.map { $0.reason ?? "" }
-        let apnsIds = events.map { $0.apnsId ?? "" }, broadcasts = events.map { $0.broadcastId ?? "" }
+        let notificationIds = events.map { $0.notificationId ?? "" }, broadcasts = events.map { $0.broadcastId ?? "" }
         let stamps = events.map { $0.apnsTimestampMs ?? -1 }, services = events.map(\.service.rawValue)
         try db.query("""
             INSERT INTO webhook_events (app, kind, token, status, reason, apns_id, broadcast_id, apns_timestamp_ms, created_ms,
                 service)
             SELECT a, k, t, s, nullif(r, ''), nullif(i, ''), nullif(b, ''), nullif(ts, -1), coalesce(\(now)::bigint, pp_now_ms()), v
             FROM unnest(\(apps)::text[], \(kinds)::text[], \(tokens)::text[], \(statuses)::bigint[], \(reasons)::text[],
-                \(apnsIds)::text[], \(broadcasts)::text[], \(stamps)::bigint[], \(services)::text[])
+                \(notificationIds)::text[], \(broadcasts)::text[], \(stamps)::bigint[], \(services)::text[])
                 AS x (a, k, t, s, r, i, b, ts, v)
             """)
     }
@@ -36,7 +36,7 @@ extension PostgresRegistry {
             return rows.map { r in
                 WebhookEvent(
                     id: r.0, app: r.1, kind: WebhookEvent.Kind(rawValue: r.2) ?? .deliveryFailed, token: r.3, status: Int(r.4),
-                    reason: r.5, apnsId: r.6, broadcastId: r.7, apnsTimestampMs: r.8, createdMs: r.9, attempts: Int(r.10),
+                    reason: r.5, notificationId: r.6, broadcastId: r.7, apnsTimestampMs: r.8, createdMs: r.9, attempts: Int(r.10),
                     service: PushService(rawValue: r.11) ?? .apns)
             }.sorted { $0.id < $1.id }
         }

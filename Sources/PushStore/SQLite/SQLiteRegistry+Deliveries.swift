@@ -22,7 +22,7 @@ extension SQLiteRegistry {
             """)
         for record in records {
             try insert.bind(1, record.app)
-            try insert.bind(2, record.apnsId)
+            try insert.bind(2, record.notificationId)
             try insert.bind(3, record.uniqueId)
             try insert.bind(4, record.token.hex)
             try insert.bind(5, Int64(record.status))
@@ -98,7 +98,7 @@ extension SQLiteRegistry {
                 }
                 records.append(
                     DeliveryRecord(
-                        app: app, apnsId: select.text(0), uniqueId: select.optionalText(1), token: token,
+                        app: app, notificationId: select.text(0), uniqueId: select.optionalText(1), token: token,
                         status: Int(select.int64(3)), reason: select.optionalText(4), attempts: Int(select.int64(5)),
                         possiblyDuplicated: select.int64(6) != 0, firstAttemptMs: select.int64(7),
                         finishedMs: select.int64(8), service: PushService(rawValue: select.text(9)) ?? .apns))

@@ -19,7 +19,7 @@ extension SQLiteRegistry {
                     throw StoreError(.corrupt, "delivery log holds an invalid token")
                 }
                 records.append(DeliveryRecord(
-                    app: query.app, apnsId: select.text(0), uniqueId: select.optionalText(1), token: token,
+                    app: query.app, notificationId: select.text(0), uniqueId: select.optionalText(1), token: token,
                     status: Int(select.int64(3)), reason: select.optionalText(4), attempts: Int(select.int64(5)),
                     possiblyDuplicated: select.int64(6) != 0, firstAttemptMs: select.int64(7), finishedMs: select.int64(8),
                     kind: DeliveryOutcome.Kind(rawValue: select.text(9)), broadcastId: select.optionalText(10),

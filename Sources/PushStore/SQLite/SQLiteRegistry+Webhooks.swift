@@ -17,7 +17,7 @@ extension SQLiteRegistry {
             try insert.bind(3, e.token)
             try insert.bind(4, Int64(e.status))
             try insert.bind(5, e.reason)
-            try insert.bind(6, e.apnsId)
+            try insert.bind(6, e.notificationId)
             try insert.bind(7, e.broadcastId)
             try insert.bind(8, e.apnsTimestampMs)
             try insert.bind(9, now)
@@ -44,7 +44,7 @@ extension SQLiteRegistry {
                 events.append(WebhookEvent(
                     id: select.int64(0), app: select.text(1), kind: WebhookEvent.Kind(rawValue: select.text(2)) ?? .deliveryFailed,
                     token: select.text(3), status: Int(select.int64(4)), reason: select.optionalText(5),
-                    apnsId: select.optionalText(6), broadcastId: select.optionalText(7),
+                    notificationId: select.optionalText(6), broadcastId: select.optionalText(7),
                     apnsTimestampMs: select.optionalInt64(8), createdMs: select.int64(9), attempts: Int(select.int64(10)),
                     service: PushService(rawValue: select.text(11)) ?? .apns))
             }
