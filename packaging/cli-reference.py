@@ -276,7 +276,7 @@ def roff(dump, version, sections):
            ".nh",
            ".ad l",
            ".SH NAME",
-           "pushctl \\- " + roff_text("PushProvider, a self-hosted Apple Push Notification (APNs) provider"),
+           "pushctl \\- " + roff_text("PushProvider, a self-hosted push provider for APNs, Web Push and FCM"),
            ".SH SYNOPSIS",
            ".B pushctl",
            ".RB [ \\-\\-version ]",
