@@ -1,5 +1,5 @@
 // swift-tools-version:6.1
-// PushProvider: a self-hosted APNs provider. See README.md.
+// PushProvider: a self-hosted push provider for APNs, Web Push and FCM. See README.md.
 import PackageDescription
 
 /// The git commit being built, from `$PUSHPROVIDER_COMMIT` (the Makefile sets it from `git rev-parse HEAD`), else

@@ -99,14 +99,17 @@ Installed-Size: $INSTALLED_KB
 Depends: $SHLIBS, adduser, ca-certificates, tzdata
 Section: net
 Priority: optional
-Description: self-hosted Apple Push Notification (APNs) provider
- PushProvider keeps your iOS app's device tokens and sends alerts, silent
- pushes and Live Activity updates to Apple over HTTP/2 with a .p12
- certificate or a .p8 key: an HTTP API for apps and backends, broadcasts
- and scheduled sends, workers on several hosts, and a built-in APNs
- simulator. The package installs pushctl, a configuration with an example
- app on the simulator, and systemd units for the server, workers and the
- nightly maintenance (none enabled at install).
+Description: self-hosted push provider for APNs, Web Push and FCM
+ PushProvider keeps your apps' devices (iOS device tokens, browsers' Web
+ Push subscriptions, Android FCM registration tokens) and sends alerts and
+ silent pushes, and Live Activity updates to iOS, over HTTP/2: to APNs with
+ a .p12 certificate or a .p8 key, to browsers' push services with a VAPID
+ key, to Firebase Cloud Messaging (HTTP v1) with a service account. An HTTP
+ API for apps and backends, broadcasts and scheduled sends, workers on
+ several hosts, and a built-in simulator of all three services. The package
+ installs pushctl, a configuration with an example app on the simulator,
+ and systemd units for the server, workers and the nightly maintenance
+ (none enabled at install).
 EOF
 (cd "$R" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum) > "$R/DEBIAN/md5sums"
 chmod 0644 "$R/DEBIAN/control" "$R/DEBIAN/conffiles" "$R/DEBIAN/md5sums"

@@ -7,7 +7,7 @@ import PushCore
 struct Pushctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pushctl",
-        abstract: "PushProvider: a self-hosted Apple Push Notification provider.",
+        abstract: "PushProvider: a self-hosted push provider for APNs, Web Push and FCM.",
         discussion: "Configuration: --config FILE, else $PUSHCTL_CONFIG, else Config/pushctl.json, else /etc/pushprovider/pushctl.json.",
         subcommands: [
             PayloadCommand.self,

@@ -12,7 +12,7 @@ fail() { echo "release smoke: $*" >&2; exit 1; }
 
 # Outputs are read whole, then searched: `cmd | grep -q` fails under pipefail when grep stops before cmd is done.
 HELP=$("$BIN" --help) || fail "--help exited $?"
-grep -q "self-hosted Apple Push Notification provider" <<<"$HELP" || fail "--help does not describe pushctl"
+grep -q "self-hosted push provider for APNs, Web Push and FCM" <<<"$HELP" || fail "--help does not describe pushctl"
 "$BIN" cert make-dev --out "$WORK/certs" --topic com.example.smoke > /dev/null
 CERTS="$WORK/certs"
 . "$(dirname "$0")/../../bench/lib.sh"
