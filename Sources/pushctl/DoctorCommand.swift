@@ -8,15 +8,19 @@ import PushStore
 struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
-        abstract: "Check the configuration, each app's credentials, endpoint and clock, and the database.",
+        abstract: "Check the configuration, each service of each app (credentials, endpoints, clock), and the database.",
         discussion: """
             One line per check, `ok`, `warn` or `FAIL`; exits 1 when any check failed (0 otherwise), so it fits a \
             deploy script. Checks: the configuration file (it loads: no unknown key, no secret file other users \
-            can read); each app's credentials (kind, topics, environment, days to expiry); each app's endpoint, \
-            reached with a harmless request (a notification to an all-zero token, which no device has) \
-            verified with the system's trust store (or the app's caFile), naming the root the chain ends at; the \
-            clock against the endpoint's HTTP Date header (token authentication fails when the clock is off; more \
-            than 60 s fails); the database (reachable, schema version, free space).
+            can read; an app that does not load is reported and the others are still checked); per app and service: \
+            APNs' credentials (kind, topics, environment, days to expiry), its endpoint, reached with a harmless \
+            request (a notification to an all-zero token, which no device has) verified with the system's trust \
+            store (or the app's caFile), naming the root the chain ends at, and the clock against the endpoint's \
+            HTTP Date header (token authentication fails when the clock is off; more than 60 s fails); Web Push's \
+            VAPID key (a P-256 key), its subject, and each push service host it may send to (resolved, its address \
+            checked, TLS verified; a host listed exactly in allowedHosts fails when it does not answer, the default \
+            push services only warn, wildcards are not probed); FCM's service account (the file, its project) and \
+            one grant from its token endpoint; the database (reachable, schema version, free space).
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -39,21 +43,19 @@ struct DoctorCommand: AsyncParsableCommand {
     func run() async throws {
         var checks: [Check] = []
         defer { report(checks) }
-        let config: PushConfiguration
-        do { config = try global.loadConfiguration() } catch let error as CLIError {
-            checks.append(Check(name: "configuration", status: .fail, detail: error.message))
-            throw ExitCode(1)
-        }
-        checks.append(Check(
-            name: "configuration", status: .ok,
-            detail: "\(global.configPath): \(config.apps.count) apps; no unknown keys; secret files readable by no other user"))
+        let loaded = DoctorConfiguration.load(global)
+        checks.append(loaded.check)
+        guard let config = loaded.configuration else { throw ExitCode(1) }
         for (id, app) in config.apps.sorted(by: { $0.key < $1.key }) {
             if let notice = Self.flatKeysNotice(id, app) { checks.append(notice) }
-            // APNs' credentials and endpoint; the other services' checks are their own (their senders say why at a send).
-            guard let apns = app.apns else { continue }
-            checks.append(Self.credentials(id, apns))
-            let probe = await EndpointProbe.run(apns, of: app, in: config)
-            checks += Self.endpoint(id, apns, probe)
+            // One group of lines per service the app has, in the order the configuration names them.
+            if let apns = app.apns {
+                checks.append(Self.credentials(id, apns))
+                let probe = await EndpointProbe.run(apns, of: app, in: config)
+                checks += Self.endpoint(id, apns, probe)
+            }
+            if let web = app.webPush { checks += await Self.webPush(id, web, in: config, of: app) }
+            if let fcm = app.fcm { checks += await Self.fcm(id, fcm, in: config, of: app) }
         }
         checks.append(await Self.database(config))
         if checks.contains(where: { $0.status == .fail }) { throw ExitCode(1) }
@@ -86,7 +88,7 @@ struct DoctorCommand: AsyncParsableCommand {
 
     /// The app's APNs credentials as the sender loads them (``CredentialHealth``).
     static func credentials(_ id: String, _ app: APNsSettings) -> Check {
-        let name = "app \(id) credentials"
+        let name = "app \(id) apns credentials"
         let health: CredentialHealth
         do { health = CredentialHealth(try makeCredentials(for: app), now: Date()) } catch {
             return Check(name: name, status: .fail, detail: "\(error)")
@@ -106,7 +108,7 @@ struct DoctorCommand: AsyncParsableCommand {
 
     /// The endpoint's trust and clock, from one probe.
     static func endpoint(_ id: String, _ app: APNsSettings, _ probe: EndpointProbe, now: Date = Date()) -> [Check] {
-        let name = "app \(id) endpoint"
+        let name = "app \(id) apns endpoint"
         guard probe.error == nil, let status = probe.status else {
             var detail = "\(probe.target): \(probe.error ?? "no answer")"
             // CURLE_PEER_FAILED_VERIFICATION: the chain does not end at a root the trust in use holds.
@@ -122,14 +124,14 @@ struct DoctorCommand: AsyncParsableCommand {
             name: name, status: .ok,
             detail: "\(probe.target) answered HTTP \(status); verified with \(probe.trust), root: \(probe.root ?? "not named")")]
         guard let date = probe.serverDate else {
-            checks.append(Check(name: "app \(id) clock", status: .warn, detail: "\(probe.target) sent no Date header: clock not checked"))
+            checks.append(Check(name: "app \(id) apns clock", status: .warn, detail: "\(probe.target) sent no Date header: clock not checked"))
             return checks
         }
         let skew = now.timeIntervalSince(date)
         let said = abs(skew) < 1 ? "within 1 s of" : "\(Int(abs(skew).rounded())) s \(skew > 0 ? "ahead of" : "behind")"
         let within = abs(skew) <= maxSkewSeconds
         checks.append(Check(
-            name: "app \(id) clock", status: within ? .ok : .fail,
+            name: "app \(id) apns clock", status: within ? .ok : .fail,
             detail: "this host's clock is \(said) \(probe.target)'s Date"
                 + (within ? "" : " (more than \(Int(maxSkewSeconds)) s: token authentication fails; synchronise the clock, e.g. systemd-timesyncd)")))
         return checks

@@ -78,11 +78,11 @@ import TestSupport
         let r = try doctor(config)
         #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
         #expect(r.stdout.contains("ok    configuration: \(config): 1 apps"), "\(r.stdout)")
-        #expect(r.stdout.contains("ok    app example credentials: certificate (.p12)"), "\(r.stdout)")
+        #expect(r.stdout.contains("ok    app example apns credentials: certificate (.p12)"), "\(r.stdout)")
         #expect(r.stdout.contains("development, topics com.example.app"), "\(r.stdout)")
-        #expect(r.stdout.contains("ok    app example endpoint: https://127.0.0.1:\(simulator.port) answered HTTP "), "\(r.stdout)")
+        #expect(r.stdout.contains("ok    app example apns endpoint: https://127.0.0.1:\(simulator.port) answered HTTP "), "\(r.stdout)")
         #expect(r.stdout.contains("root: ") && r.stdout.contains("PushProvider Development CA"), "\(r.stdout)")
-        #expect(r.stdout.contains("ok    app example clock: this host's clock is"), "\(r.stdout)")
+        #expect(r.stdout.contains("ok    app example apns clock: this host's clock is"), "\(r.stdout)")
         #expect(r.stdout.contains("ok    database: "), "\(r.stdout)")
         #expect(r.stdout.contains("schema version "), "\(r.stdout)")
 
@@ -107,7 +107,7 @@ import TestSupport
         #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
         let notice = r.stdout.split(separator: "\n").filter { $0.hasPrefix("ok    app example configuration: notice: ") }
         #expect(notice.count == 1 && notice.first?.contains("move them into apps.example.apns") == true, "\(r.stdout)")
-        #expect(r.stdout.contains("ok    app example credentials: certificate (.p12)"), "\(r.stdout)")
+        #expect(r.stdout.contains("ok    app example apns credentials: certificate (.p12)"), "\(r.stdout)")
     }
 
     @Test func anExpiredCertificateFails() throws {
@@ -119,7 +119,7 @@ import TestSupport
         let config = try Self.config(in: dir, port: simulator.port, certificates: pki.path(""), apps: ["example": Self.certificateApp(old)])
         let r = try doctor(config)
         #expect(r.status == 1, "\(r.stdout)\(r.stderr)")
-        let line = r.stdout.split(separator: "\n").first { $0.hasPrefix("FAIL  app example credentials: ") }
+        let line = r.stdout.split(separator: "\n").first { $0.hasPrefix("FAIL  app example apns credentials: ") }
         #expect(line?.contains("expired") == true, "\(r.stdout)")
     }
 
@@ -138,10 +138,10 @@ import TestSupport
         let r = try doctor(config)
         #expect(r.status == 1, "\(r.stdout)\(r.stderr)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
-        let system = lines.first { $0.hasPrefix("FAIL  app system endpoint: ") }
+        let system = lines.first { $0.hasPrefix("FAIL  app system apns endpoint: ") }
         #expect(system?.contains("the system trust store lacks the root of this endpoint's chain") == true, "\(r.stdout)")
         #expect(system?.contains("USERTrust RSA") == true, "\(r.stdout)")
-        let mismatch = lines.first { $0.hasPrefix("FAIL  app mismatch endpoint: ") }
+        let mismatch = lines.first { $0.hasPrefix("FAIL  app mismatch apns endpoint: ") }
         #expect(mismatch?.contains("does not end at the CA in caFile \(stranger.path("ca.pem"))") == true, "\(r.stdout)")
     }
 
@@ -153,9 +153,149 @@ import TestSupport
         let config = try Self.config(in: dir, port: simulator.port, certificates: pki.path(""), apps: ["example": Self.certificateApp(pki)])
         let r = try doctor(config)
         #expect(r.status == 1, "\(r.stdout)\(r.stderr)")
-        let line = r.stdout.split(separator: "\n").first { $0.hasPrefix("FAIL  app example clock: ") }.map(String.init) ?? ""
+        let line = r.stdout.split(separator: "\n").first { $0.hasPrefix("FAIL  app example apns clock: ") }.map(String.init) ?? ""
         #expect(line.contains("s behind https://127.0.0.1:\(simulator.port)'s Date"), "\(r.stdout)")
         #expect(["299 s", "300 s", "301 s"].contains { line.contains("clock is \($0) behind") }, "\(r.stdout)")
-        #expect(r.stdout.contains("ok    app example endpoint: "), "only the clock fails: \(r.stdout)")
+        #expect(r.stdout.contains("ok    app example apns endpoint: "), "only the clock fails: \(r.stdout)")
+    }
+
+    // MARK: Every service of an app
+
+    /// The files of an app with all three services on the simulator: the dev PKI, a VAPID key (`vapid` replaces it)
+    /// and the FCM service account the simulator was started to trust.
+    struct ThreeServices {
+        let pki: DevCertificates
+        let simulator: Simulator
+        let dir: String
+        let account: String
+
+        init(extraHosts: [String] = []) throws {
+            pki = try CredentialFixture.make()
+            dir = try CredentialFixture.temporaryDirectory("doctor-services")
+            account = dir + "/fcm-account.json"
+            // The simulator writes a development account there and trusts it (token_uri: its /token).
+            simulator = try Simulator(certificates: pki.path(""), extra: ["--fcm-service-account", account])
+            let binary = try #require(CredentialFixture.pushctlPath)
+            let key = try runProcess(binary, ["webpush", "key", "new", "--out", dir + "/vapid.pem"], timeout: 30)
+            guard key.status == 0 else { throw TestPKIError(message: "webpush key new: \(key.stderr)") }
+        }
+
+        /// The app's JSON: APNs (.p12), Web Push allowed to the simulator (plus `extraHosts`) and FCM on the simulator.
+        func app(vapidKey: String? = nil, serviceAccount: String? = nil, extraHosts: [String] = []) -> String {
+            let hosts = (["127.0.0.1:\(simulator.port)"] + extraHosts).map { "\"\($0)\"" }.joined(separator: ", ")
+            return """
+                {"apns": {"topic": "com.example.app", "endpoint": "simulator",
+                          "auth": {"p12": "\(pki.path("client.p12"))", "passwordFile": "\(pki.path("client.p12.password"))"}},
+                 "webpush": {"vapidKey": "\(vapidKey ?? dir + "/vapid.pem")", "subject": "mailto:ops@example.com",
+                             "allowedHosts": [\(hosts)], "caFile": "\(pki.path("ca.pem"))"},
+                 "fcm": {"serviceAccount": "\(serviceAccount ?? account)", "endpoint": "simulator"}}
+                """
+        }
+
+        func config(_ app: String) throws -> String {
+            try DoctorCommandTests.config(in: dir, port: simulator.port, certificates: pki.path(""), apps: ["example": app])
+        }
+    }
+
+    /// Lines of `stdout` starting with `prefix`.
+    static func lines(_ stdout: String, _ prefix: String) -> [String] {
+        stdout.split(separator: "\n").map(String.init).filter { $0.hasPrefix(prefix) }
+    }
+
+    @Test func anAppWithEveryServiceGetsLinesForEachAndPassesOfflineWithTheDefaultPushServicesOnlyWarned() throws {
+        let world = try ThreeServices()
+        defer { world.simulator.stop() }
+        let config = try world.config(world.app())
+        let r = try doctor(config)
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        let port = world.simulator.port
+        for line in [
+            "ok    app example apns credentials: certificate (.p12)",
+            "ok    app example apns endpoint: https://127.0.0.1:\(port) answered HTTP ",
+            "ok    app example webpush key: \(world.dir)/vapid.pem: a P-256 key",
+            "ok    app example webpush subject: mailto:ops@example.com",
+            "ok    app example webpush host 127.0.0.1:\(port): https://127.0.0.1:\(port) answered HTTP ",
+            "ok    app example webpush hosts *.push.apple.com, *.notify.windows.com: wildcards, not probed",
+            "ok    app example fcm account: \(world.account): project ",
+            "ok    app example fcm grant: https://127.0.0.1:\(port)/token granted an access token",
+        ] {
+            #expect(Self.lines(r.stdout, line).count == 1, "\(line)\n\(r.stdout)")
+        }
+        // The default push services: probed, and at most a warning on a machine that cannot reach them.
+        for host in ["fcm.googleapis.com", "updates.push.services.mozilla.com"] {
+            let line = Self.lines(r.stdout, "").first { $0.contains(" app example webpush host \(host): ") }
+            #expect(line?.hasPrefix("ok    ") == true || line?.hasPrefix("warn  ") == true, "\(host)\n\(r.stdout)")
+        }
+        #expect(!r.stdout.contains("FAIL"), "\(r.stdout)")
+    }
+
+    @Test func aVAPIDKeyThatIsNotP256FailsByNameWhileTheOtherChecksStillReport() throws {
+        let world = try ThreeServices()
+        defer { world.simulator.stop() }
+        let p384 = world.dir + "/p384.pem"
+        let made = try runProcess("/usr/bin/openssl", ["ecparam", "-name", "secp384r1", "-genkey", "-noout", "-out", p384], timeout: 30)
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(chmod(p384, 0o600) == 0)
+        let r = try doctor(try world.config(world.app(vapidKey: p384)))
+        #expect(r.status == 1, "\(r.stdout)\(r.stderr)")
+        let failed = Self.lines(r.stdout, "FAIL  ")
+        #expect(failed.count == 1, "\(r.stdout)")
+        #expect(failed.first?.hasPrefix("FAIL  app example webpush key: apps.example.webpush.vapidKey: \(p384) is not a P-256 private key") == true, "\(r.stdout)")
+        #expect(Self.lines(r.stdout, "ok    app example apns endpoint: ").count == 1, "\(r.stdout)")
+        #expect(Self.lines(r.stdout, "ok    app example webpush host 127.0.0.1:").count == 1, "\(r.stdout)")
+        #expect(Self.lines(r.stdout, "ok    app example fcm grant: ").count == 1, "\(r.stdout)")
+        #expect(Self.lines(r.stdout, "ok    database: ").count == 1, "\(r.stdout)")
+    }
+
+    @Test func anFCMAccountWhoseGrantTheTokenEndpointRefusesFailsByNameWhileTheOtherChecksStillReport() throws {
+        let world = try ThreeServices()
+        defer { world.simulator.stop() }
+        // A well-formed account the simulator's token endpoint does not know (as Google's for a deleted key).
+        let stranger = world.dir + "/stranger.json"
+        let binary = try #require(CredentialFixture.pushctlPath)
+        let made = try runProcess(binary, ["fcm", "account", "new", "--out", stranger], timeout: 30)
+        #expect(made.status == 0, "\(made.stderr)")
+        let r = try doctor(try world.config(world.app(serviceAccount: stranger)))
+        #expect(r.status == 1, "\(r.stdout)\(r.stderr)")
+        let failed = Self.lines(r.stdout, "FAIL  ")
+        #expect(failed.count == 1, "\(r.stdout)")
+        let port = world.simulator.port
+        #expect(failed.first?.hasPrefix("FAIL  app example fcm grant: https://127.0.0.1:\(port)/token refused the service account's grant (HTTP 400)") == true, "\(r.stdout)")
+        #expect(Self.lines(r.stdout, "ok    app example fcm account: \(stranger)").count == 1, "\(r.stdout)")
+        #expect(Self.lines(r.stdout, "ok    app example webpush key: ").count == 1, "\(r.stdout)")
+        #expect(Self.lines(r.stdout, "ok    app example apns endpoint: ").count == 1, "\(r.stdout)")
+    }
+
+    @Test func anExactlyListedPushServiceHostThatDoesNotAnswerFailsByNameWhileTheOtherChecksStillReport() throws {
+        let world = try ThreeServices()
+        defer { world.simulator.stop() }
+        // A port nothing listens on: bound, then closed.
+        let closed = try PostgresTestServer.freePort()
+        let r = try doctor(try world.config(world.app(extraHosts: ["127.0.0.1:\(closed)"])))
+        #expect(r.status == 1, "\(r.stdout)\(r.stderr)")
+        let failed = Self.lines(r.stdout, "FAIL  ")
+        #expect(failed.count == 1, "\(r.stdout)")
+        #expect(failed.first?.hasPrefix("FAIL  app example webpush host 127.0.0.1:\(closed): https://127.0.0.1:\(closed): ") == true, "\(r.stdout)")
+        #expect(failed.first?.contains("listed exactly in apps.example.webpush.allowedHosts") == true, "\(r.stdout)")
+        #expect(Self.lines(r.stdout, "ok    app example webpush host 127.0.0.1:\(world.simulator.port): ").count == 1, "\(r.stdout)")
+        #expect(Self.lines(r.stdout, "ok    app example fcm grant: ").count == 1, "\(r.stdout)")
+        #expect(Self.lines(r.stdout, "ok    app example apns endpoint: ").count == 1, "\(r.stdout)")
+    }
+
+    @Test func aConfigurationWithAnAppThatDoesNotLoadFailsByNameAndTheOtherAppsAreStillChecked() throws {
+        let world = try ThreeServices()
+        defer { world.simulator.stop() }
+        let config = try DoctorCommandTests.config(
+            in: world.dir, port: world.simulator.port, certificates: world.pki.path(""),
+            apps: ["example": world.app(), "typo": #"{"fcm": {"serviceAcount": "x.json", "endpoint": "simulator"}}"#])
+        let r = try doctor(config)
+        #expect(r.status == 1, "\(r.stdout)\(r.stderr)")
+        let failed = Self.lines(r.stdout, "FAIL  ")
+        #expect(failed.count == 1, "\(r.stdout)")
+        #expect(failed.first?.hasPrefix("FAIL  configuration: \(config): apps.typo") == true, "\(r.stdout)")
+        #expect(failed.first?.hasSuffix("checking the apps that load on their own (example)") == true, "\(r.stdout)")
+        #expect(Self.lines(r.stdout, "ok    app example fcm grant: ").count == 1, "\(r.stdout)")
+        #expect(Self.lines(r.stdout, "ok    app example webpush key: ").count == 1, "\(r.stdout)")
+        #expect(Self.lines(r.stdout, "ok    database: ").count == 1, "\(r.stdout)")
     }
 }

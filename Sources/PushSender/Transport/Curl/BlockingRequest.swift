@@ -26,6 +26,11 @@ final class BlockingRequest {
     /// Kept as long as the handle: libcurl points at its decoded form (``setTLSOptions(_:caFile:identity:)``).
     private let identity: TLSIdentity?
     private let requireHTTP2: Bool
+    /// Judges every address libcurl is about to connect to on a direct route (as the transport's
+    /// ``EasyOptions/addressCheck``); nil connects to any.
+    fileprivate let addressCheck: AddressCheck?
+    /// Why ``addressCheck`` refused the address of the last transfer's connection, if it did.
+    fileprivate var refusedAddress: String?
 
     /// - Parameters:
     ///   - method: `GET`, `POST` or `DELETE`; only POST sends `body`.
@@ -35,13 +40,14 @@ final class BlockingRequest {
     init(
         method: String, url: String, headers lines: [String], body payload: [UInt8], timeoutMs: Int,
         connectTimeoutMs: Int, caFile: String?, identity: TLSIdentity?, connectTo line: String?, route: ProxyRoute,
-        certificateInfo: Bool = false, requireHTTP2: Bool = true
+        certificateInfo: Bool = false, requireHTTP2: Bool = true, addressCheck: AddressCheck? = nil
     ) throws(TransportError) {
         _ = CurlGlobal.initialized
         guard let raw = curl_easy_init() else { throw TransportError(code: -1, message: "curl_easy_init failed") }
         self.raw = raw
         self.identity = identity
         self.requireHTTP2 = requireHTTP2
+        self.addressCheck = addressCheck
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         for l in lines { headerList.append(l) }
@@ -58,6 +64,10 @@ final class BlockingRequest {
             try check(pp_curl_easy_setopt_slist(raw, CURLOPT_CONNECT_TO, connectTo.raw), "CONNECT_TO")
         }
         try setRouteOptions(raw, route)
+        if addressCheck != nil, route.isDirect {
+            try check(pp_curl_easy_setopt_opensocket_callback(raw, blockingOpenSocketCallback), "OPENSOCKETFUNCTION")
+            try check(pp_curl_easy_setopt_pointer(raw, CURLOPT_OPENSOCKETDATA, me), "OPENSOCKETDATA")
+        }
         if certificateInfo { try check(pp_curl_easy_setopt_long(raw, CURLOPT_CERTINFO, 1), "CERTINFO") }
         switch method {
         case "POST":
@@ -87,8 +97,10 @@ final class BlockingRequest {
         errorBuffer[0] = 0
         body.removeAll()
         headers.removeAll()
+        refusedAddress = nil
         let code = curl_easy_perform(raw)
         guard code == CURLE_OK else {
+            if let refusedAddress { throw TransportError.addressRefused(refusedAddress) }
             let detail = String(cString: errorBuffer)
             var connectCode = 0
             if pp_curl_easy_getinfo_long(raw, CURLINFO_HTTP_CONNECTCODE, &connectCode) == CURLE_OK, connectCode >= 300 {
@@ -167,4 +179,17 @@ private let blockingHeaderCallback: @convention(c) (UnsafeMutablePointer<CChar>?
     let n = size * count
     data.withMemoryRebound(to: UInt8.self, capacity: n) { request.appendHeader(UnsafeBufferPointer(start: $0, count: n)) }
     return n
+}
+
+/// Opens a connection's socket unless ``BlockingRequest``'s address check refuses the address (the request then fails
+/// before any byte is sent, with ``TransportError/addressRefused(_:)``).
+private let blockingOpenSocketCallback: @convention(c) (UnsafeMutableRawPointer?, curlsocktype, UnsafeMutablePointer<curl_sockaddr>?) -> curl_socket_t = {
+    user, _, address in
+    guard let user, let address else { return pp_curl_socket_bad() }
+    let request = Unmanaged<BlockingRequest>.fromOpaque(user).takeUnretainedValue()
+    if let reason = request.addressCheck?.refusal(of: address) {
+        request.refusedAddress = reason
+        return pp_curl_socket_bad()
+    }
+    return pp_curl_open_socket(address)
 }

@@ -301,17 +301,9 @@ private let easyOpenSocketCallback: @convention(c) (UnsafeMutableRawPointer?, cu
     user, _, address in
     guard let user, let address else { return pp_curl_socket_bad() }
     let handle = Unmanaged<EasyHandle>.fromOpaque(user).takeUnretainedValue()
-    if let check = handle.addressCheck {
-        var bytes = [UInt8](repeating: 0, count: 16)
-        let count = Int(pp_curl_sockaddr_bytes(address, &bytes))
-        guard let ip = IPAddress(bytes: Array(bytes.prefix(count))) else {
-            handle.refusedAddress = "an address of an unknown family"
-            return pp_curl_socket_bad()
-        }
-        if let reason = check.refusal(ip) {
-            handle.refusedAddress = reason
-            return pp_curl_socket_bad()
-        }
+    if let reason = handle.addressCheck?.refusal(of: address) {
+        handle.refusedAddress = reason
+        return pp_curl_socket_bad()
     }
     return pp_curl_open_socket(address)
 }

@@ -68,4 +68,13 @@ final class AddressCheck: Sendable {
     let refusal: @Sendable (IPAddress) -> String?
 
     init(_ refusal: @escaping @Sendable (IPAddress) -> String?) { self.refusal = refusal }
+
+    /// Why not to connect to the address libcurl is about to open a socket to, or nil (what both libcurl
+    /// open-socket callbacks ask: the transport's and ``BlockingRequest``'s).
+    func refusal(of address: UnsafeMutablePointer<curl_sockaddr>) -> String? {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let count = Int(pp_curl_sockaddr_bytes(address, &bytes))
+        guard let ip = IPAddress(bytes: Array(bytes.prefix(count))) else { return "an address of an unknown family" }
+        return refusal(ip)
+    }
 }
