@@ -281,6 +281,7 @@ async function refreshPreview() {
     setList($('preview-variants'), Object.entries(preview.variants || {}).map(([locale, variant]) =>
       [`Body for ${locale}`, `${JSON.stringify(variant.payload)} (${variant.bytes} bytes)`]));
     showWebPreview(preview);
+    showFCMPreview(preview);
   } catch (error) {
     if (seq === previewSeq) showPreviewError(error.message);
   }
@@ -305,8 +306,24 @@ function showWebPreview(preview) {
     .map(([locale, variant]) => [`Web body for ${locale}`, `${JSON.stringify(variant.webPush.payload)} (${variant.webPush.bytes} bytes)`]));
 }
 
+/** The server's `fcm` answer (only for an app with FCM): the message an Android device gets, or why it gets none. */
+function showFCMPreview(preview) {
+  const fcm = preview.fcm;
+  $('preview-fcm').hidden = !fcm;
+  if (!fcm) return;
+  $('preview-fcm-size').textContent = fcm.skipped
+    ? `Not sent to Android devices: ${fcm.skipped}`
+    : `${fcm.bytes} bytes, FCM HTTP v1 message (the token is the device's)`;
+  $('preview-fcm-payload').textContent = fcm.skipped ? '' : JSON.stringify(fcm.payload);
+  $('preview-fcm-payload').hidden = !!fcm.skipped;
+  setList($('preview-fcm-variants'), Object.entries(preview.variants || {})
+    .filter(([, variant]) => variant.fcm && variant.fcm.payload)
+    .map(([locale, variant]) => [`Android message for ${locale}`, `${JSON.stringify(variant.fcm.payload)} (${variant.fcm.bytes} bytes)`]));
+}
+
 function showPreviewError(message) {
   $('preview-web').hidden = true;
+  $('preview-fcm').hidden = true;
   $('preview-payload').textContent = '';
   $('preview-bytes').textContent = '';
   $('preview-headers').replaceChildren();

@@ -210,6 +210,12 @@ enum ConsoleAssets {
             <pre id="preview-web-payload"></pre>
             <dl id="preview-web-variants" class="facts"></dl>
           </section>
+          <section id="preview-fcm" aria-labelledby="preview-fcm-title" hidden>
+            <h4 id="preview-fcm-title">FCM (Android)</h4>
+            <p id="preview-fcm-size" aria-live="polite"></p>
+            <pre id="preview-fcm-payload"></pre>
+            <dl id="preview-fcm-variants" class="facts"></dl>
+          </section>
         </div>
         <p id="preview-error" class="error" role="alert"></p>
       </div>
@@ -557,6 +563,7 @@ async function refreshPreview() {
     setList($('preview-variants'), Object.entries(preview.variants || {}).map(([locale, variant]) =>
       [`Body for ${locale}`, `${JSON.stringify(variant.payload)} (${variant.bytes} bytes)`]));
     showWebPreview(preview);
+    showFCMPreview(preview);
   } catch (error) {
     if (seq === previewSeq) showPreviewError(error.message);
   }
@@ -581,8 +588,24 @@ function showWebPreview(preview) {
     .map(([locale, variant]) => [`Web body for ${locale}`, `${JSON.stringify(variant.webPush.payload)} (${variant.webPush.bytes} bytes)`]));
 }
 
+/** The server's `fcm` answer (only for an app with FCM): the message an Android device gets, or why it gets none. */
+function showFCMPreview(preview) {
+  const fcm = preview.fcm;
+  $('preview-fcm').hidden = !fcm;
+  if (!fcm) return;
+  $('preview-fcm-size').textContent = fcm.skipped
+    ? `Not sent to Android devices: ${fcm.skipped}`
+    : `${fcm.bytes} bytes, FCM HTTP v1 message (the token is the device's)`;
+  $('preview-fcm-payload').textContent = fcm.skipped ? '' : JSON.stringify(fcm.payload);
+  $('preview-fcm-payload').hidden = !!fcm.skipped;
+  setList($('preview-fcm-variants'), Object.entries(preview.variants || {})
+    .filter(([, variant]) => variant.fcm && variant.fcm.payload)
+    .map(([locale, variant]) => [`Android message for ${locale}`, `${JSON.stringify(variant.fcm.payload)} (${variant.fcm.bytes} bytes)`]));
+}
+
 function showPreviewError(message) {
   $('preview-web').hidden = true;
+  $('preview-fcm').hidden = true;
   $('preview-payload').textContent = '';
   $('preview-bytes').textContent = '';
   $('preview-headers').replaceChildren();

@@ -12,8 +12,9 @@ extension PushServer {
     /// content fields would use, and its size — built and validated by the same code as the send job, so a
     /// 400 here is the 400 the send would get. Nothing is stored or sent. With per-locale text, `variants` shows
     /// each locale's payload and size (the top-level payload is the `default` text's). When the app has Web Push
-    /// (`apps.ID.webpush`), `webPush` (top level and per variant) is what a web device would get, mapped by the
-    /// sender's own ``WebPushPayload/map(apnsPayload:pushType:id:collapseId:declarative:)``, or why it is not sent.
+    /// (`apps.ID.webpush`), `webPush` (top level and per variant) is what a web device would get, and when it has FCM,
+    /// `fcm` what an Android device would get — each mapped by its sender's own function (``ServicePreview``), or why
+    /// it is not sent. The APNs headers' `apns-topic` only for an app with APNs.
     func previewPayload(_ request: Request, app: String) async throws -> Response {
         let settings = try authorize(request, app: app, need: .send)
         guard mediaType(request) == "application/json" else {
@@ -29,10 +30,13 @@ extension PushServer {
         if let expiration = prepared.expiration { headers.append(("apns-expiration", .string(String(expiration)))) }
         if let collapseId = prepared.collapseId { headers.append(("apns-collapse-id", .string(collapseId))) }
         let declarative = settings.webPush?.declarative
-        /// `webPush` beside a payload, for an app with Web Push only.
+        let nowMs = Int64(now().timeIntervalSince1970 * 1000)
+        /// `webPush` and `fcm` beside a payload, for the services the app has.
         func web(_ payload: [UInt8]) -> [(String, JSONValue)] {
-            guard let declarative else { return [] }
-            return [("webPush", Self.webPushPreview(payload, prepared: prepared, declarative: declarative))]
+            var fields: [(String, JSONValue)] = []
+            if let declarative { fields.append(("webPush", ServicePreview.webPush(payload, prepared: prepared, declarative: declarative))) }
+            if settings.fcm != nil { fields.append(("fcm", ServicePreview.fcm(payload, prepared: prepared, nowMs: nowMs))) }
+            return fields
         }
         var fields: [(String, JSONValue)] = [
             ("payload", (try? JSONValue(parsing: prepared.payload)) ?? .null),
@@ -52,27 +56,5 @@ extension PushServer {
             fields.append(("variants", .object(byLocale)))
         }
         return JSONResponse.make(.ok, .object(fields))
-    }
-
-    /// The id a previewed web payload carries where a sent one has its notification's apns-id (a preview has none).
-    static let previewNotificationId = "00000000-0000-0000-0000-000000000000"
-
-    /// `{"form": "serviceWorker"|"declarative", "payload", "bytes"}`, or `{"skipped": reason}` for a notification
-    /// Web Push does not carry (a silent push, an Apple-only push type).
-    static func webPushPreview(_ apnsPayload: [UInt8], prepared: PreparedNotification, declarative: Bool) -> JSONValue {
-        switch WebPushPayload.map(
-            apnsPayload: apnsPayload, pushType: prepared.pushType, id: previewNotificationId, collapseId: prepared.collapseId,
-            declarative: declarative)
-        {
-        case .skip(let reason):
-            return .object([("skipped", .string(reason))])
-        case .send(let bytes):
-            let json = (try? JSONValue(parsing: bytes)) ?? .null
-            return .object([
-                ("form", .string(json["web_push"] == nil ? "serviceWorker" : "declarative")),
-                ("payload", json),
-                ("bytes", .int(Int64(bytes.count))),
-            ])
-        }
     }
 }

@@ -105,14 +105,30 @@ struct BroadcastCommand: AsyncParsableCommand {
             } catch {
                 throw CLIError.usage(error.message)
             }
-            print(prepared.payloadString)
-            print("apns-push-type: \(prepared.pushType.rawValue)")
-            print("apns-priority: \(prepared.priority.rawValue)")
-            if let apns = settings.apns { print("apns-topic: \(prepared.topic(for: apns.topic))") }
-            print("apns-collapse-id: \(wanted.effectiveCollapseId)")
-            for (locale, payload) in variants.sorted(by: { $0.key < $1.key }) {
-                print("locale \(locale): \(String(decoding: payload, as: UTF8.self))")
+            // Each service the app has, as its sender maps the notification: APNs' payload and headers (the lines
+            // before Web Push and FCM existed, unchanged), then what a browser and an Android device would get.
+            var shown = prepared
+            shown.collapseId = wanted.effectiveCollapseId
+            if let apns = settings.apns {
+                print(prepared.payloadString)
+                print("apns-push-type: \(prepared.pushType.rawValue)")
+                print("apns-priority: \(prepared.priority.rawValue)")
+                print("apns-topic: \(prepared.topic(for: apns.topic))")
+                print("apns-collapse-id: \(wanted.effectiveCollapseId)")
+                for (locale, payload) in variants.sorted(by: { $0.key < $1.key }) {
+                    print("locale \(locale): \(String(decoding: payload, as: UTF8.self))")
+                }
             }
+            let nowMs = now
+            let services: ([UInt8]) -> [(String, JSONValue)] = { body in
+                var fields: [(String, JSONValue)] = []
+                if let web = settings.webPush {
+                    fields.append(("webPush", ServicePreview.webPush(body, prepared: shown, declarative: web.declarative)))
+                }
+                if settings.fcm != nil { fields.append(("fcm", ServicePreview.fcm(body, prepared: shown, nowMs: nowMs))) }
+                return fields
+            }
+            for line in ServicePreview.lines(services: services, payload: prepared.payload, variants: variants) { print(line) }
             print("devices: \(count)")
             if let at = wanted.scheduledMs { print("at: \(Timestamp.rfc3339(ms: at))") }
             return

@@ -406,6 +406,28 @@ import Testing
         #expect(try w.received().isEmpty)
     }
 
+    @Test func dryRunShowsWhatADeviceOfEachOfTheAppsServicesWouldGetPerLocale() async throws {
+        var w = try await World.make(tokens: 3, webPush: true, fcm: .init())
+        defer { w.stop() }
+        let r = try await CLI.run([
+            "broadcast", "--config", w.config, "--app", "example", "--title", "Hi", "--alert", "Hello", "--alert-for", "de=Hallo",
+            "--dry-run",
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        // APNs' lines as before, then the browser's plaintext and the Android message, each per locale.
+        #expect(lines.first?.hasPrefix(#"{"aps":{"alert":{"title":"Hi","body":"Hello"}}"#) == true, "\(r.stdout)")
+        #expect(lines.contains("apns-topic: com.example.app"), "\(r.stdout)")
+        let web = try #require(lines.first { $0.hasPrefix("webpush: ") }, "\(r.stdout)")
+        #expect(web.contains(#""title":"Hi","body":"Hello""#) && web.hasSuffix(" bytes, serviceWorker)"), "\(web)")
+        let fcm = try #require(lines.first { $0.hasPrefix("fcm: ") }, "\(r.stdout)")
+        #expect(fcm.hasPrefix(#"fcm: {"message":{"token":"DEVICE_REGISTRATION_TOKEN","notification":{"title":"Hi","body":"Hello"}"#), "\(fcm)")
+        #expect(lines.contains { $0.hasPrefix("webpush locale de: ") && $0.contains(#""body":"Hallo""#) }, "\(r.stdout)")
+        #expect(lines.contains { $0.hasPrefix("fcm locale de: ") && $0.contains(#""body":"Hallo""#) }, "\(r.stdout)")
+        #expect(lines.last == "devices: 3", "\(r.stdout)")
+        #expect(try w.received().isEmpty)
+    }
+
     @Test func dryRunSendsNothing() async throws {
         var w = try await World.make(tokens: 25)
         defer { w.stop() }

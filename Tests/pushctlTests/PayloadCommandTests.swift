@@ -13,6 +13,21 @@ import Testing
         #expect(r.stdout.contains("apns-priority: 10"))
     }
 
+    @Test func webpushAndFCMShowWhatABrowserAndAnAndroidDeviceGetAndASilentPushSaysWhyWebDevicesGetNothing() async throws {
+        let r = try await CLI.run(["payload", "--alert", "Breaking", "--collapse-id", "n1", "--webpush", "--fcm"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains(#"webpush: {"id":"00000000-0000-0000-0000-000000000000","body":"Breaking","tag":"n1"} (74 bytes, serviceWorker)"#), "\(r.stdout)")
+        #expect(lines.contains { $0.hasPrefix(#"fcm: {"message":{"token":"DEVICE_REGISTRATION_TOKEN","notification":{"body":"Breaking"}"#) }, "\(r.stdout)")
+        let silent = try await CLI.run(["payload", "--silent", "--data", #"{"k":1}"#, "--webpush", "--json"])
+        #expect(silent.status == 0, "\(silent.stderr)")
+        let json = try JSONValue(parsing: Array(silent.stdout.utf8))
+        #expect(json["webPush"]?["skipped"]?.stringValue?.isEmpty == false, "\(silent.stdout)")
+        #expect(json["fcm"] == nil)
+        let lone = try await CLI.run(["payload", "--alert", "x", "--declarative"])
+        #expect(lone.status == 2 && lone.stderr == "pushctl: --declarative needs --webpush\n", "\(lone.stderr)")
+    }
+
     @Test func readmeSilentExample() async throws {
         let r = try await CLI.run(["payload", "--silent", "--data", #"{"photoTitle":"Nebula"}"#])
         #expect(r.status == 0)
