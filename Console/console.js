@@ -115,6 +115,7 @@ async function checkWebPush() {
 async function showConsole() {
   webPushApp = false;
   await checkWebPush();
+  await checkInbox();
   $('login-view').hidden = true;
   $('app-view').hidden = false;
   $('logout').hidden = false;
@@ -133,6 +134,7 @@ function show(view) {
   if (view === 'apps') refreshApps();
   if (view === 'compose') { refreshPreview(); refreshRecipients(); }
   if (view === 'jobs') refreshJobs();
+  if (view === 'inbox') refreshInbox();
 }
 
 // ---------------------------------------------------------------- apps
@@ -597,6 +599,61 @@ async function cancelJob() {
   }
 }
 
+// ---------------------------------------------------------------- inbox
+
+/** Shows the Inbox tab only when the server runs the built-in simulator (the route answers 404 inbox_unavailable). */
+async function checkInbox() {
+  let available = false;
+  try { await api('GET', appPath('/inbox?limit=1')); available = true; } catch { available = false; }
+  $('tab-inbox').hidden = !available;
+}
+
+const SERVICE_NAMES = { apns: 'APNs', webpush: 'Web Push', fcm: 'FCM' };
+
+/** One inbox entry: its service, device and time, the facts of its request, and what the device gets. */
+function inboxItem(entry) {
+  const record = entry.record || {};
+  const facts = entry.service === 'apns'
+    ? [['Topic', record.topic], ['Push type', record.pushType], ['Priority', record.priority], ['Collapse id', record.collapseId ?? 'none']]
+    : entry.service === 'webpush'
+      ? [['TTL', `${record.ttl} s`], ['Urgency', record.urgency ?? 'normal (none sent)'], ['Topic', record.topic ?? 'none']]
+      : [['Project', record.project], ['Message id', record.messageId]];
+  const dl = el('dl', { class: 'facts' });
+  setList(dl, facts.map(([term, value]) => [term, String(value ?? '')]));
+  const device = entry.device.length > 48 ? `${entry.device.slice(0, 45)}…` : entry.device;
+  return el('li', { class: 'inbox-entry', 'data-service': entry.service, 'data-sequence': entry.sequence },
+    el('h3', {}, `${SERVICE_NAMES[entry.service] ?? entry.service} · `, el('span', { title: entry.device }, device), ` · ${entry.receivedAt}`),
+    dl,
+    el('pre', { class: 'inbox-content' }, typeof entry.content === 'string' ? entry.content : JSON.stringify(entry.content, null, 2)));
+}
+
+async function refreshInbox(event) {
+  if (event) event.preventDefault();
+  $('inbox-error').textContent = '';
+  const params = new URLSearchParams({ limit: '100' });
+  if ($('i-service').value) params.set('service', $('i-service').value);
+  if ($('i-device').value.trim()) params.set('device', $('i-device').value.trim());
+  try {
+    const page = await api('GET', appPath(`/inbox?${params}`));
+    $('inbox-entries').replaceChildren(...page.entries.map(inboxItem));
+    $('inbox-status').textContent = page.entries.length
+      ? `${plural(page.entries.length, 'notification', 'notifications')} (the simulator keeps the newest ${page.capacity} of every app together)`
+      : 'Nothing received yet: send to a device of this app, then Refresh.';
+  } catch (error) {
+    $('inbox-error').textContent = error.message;
+  }
+}
+
+async function clearInbox() {
+  $('inbox-error').textContent = '';
+  try {
+    await api('DELETE', appPath('/inbox'));
+    await refreshInbox();
+  } catch (error) {
+    $('inbox-error').textContent = error.message;
+  }
+}
+
 // ---------------------------------------------------------------- devices
 
 async function findDevice(event) {
@@ -679,6 +736,8 @@ function start() {
   $('jobs-refresh').addEventListener('click', refreshJobs);
   $('job-cancel').addEventListener('click', cancelJob);
   $('device-form').addEventListener('submit', findDevice);
+  $('inbox-form').addEventListener('submit', refreshInbox);
+  $('inbox-clear').addEventListener('click', clearInbox);
   refreshFields();
   loadApps().then(() => {
     if (session().key && session().app) showConsole();

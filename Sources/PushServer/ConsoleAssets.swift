@@ -45,6 +45,7 @@ enum ConsoleAssets {
     <button type="button" class="tab" data-view="compose" id="tab-compose">Compose</button>
     <button type="button" class="tab" data-view="jobs" id="tab-jobs">Jobs</button>
     <button type="button" class="tab" data-view="devices" id="tab-devices">Devices</button>
+    <button type="button" class="tab" data-view="inbox" id="tab-inbox" hidden>Inbox</button>
   </nav>
 
   <section id="view-apps" class="view" aria-labelledby="apps-title">
@@ -272,6 +273,29 @@ enum ConsoleAssets {
       <p id="device-note" class="note">Notifications sent to listed tokens are recorded per device. Those of a send to all devices or a channel are counted per job (Jobs), and recorded per device only when the app's <code>deliveryLog</code> is <code>all</code> (failures always are).</p>
     </div>
   </section>
+
+  <section id="view-inbox" class="view" aria-labelledby="inbox-title" hidden>
+    <h2 id="inbox-title">Development inbox</h2>
+    <form id="inbox-form" class="card">
+      <p class="note">What the built-in simulator received for this app, newest first, as each device gets it: APNs' payload, a browser's decrypted Web Push message, an Android device's FCM message.</p>
+      <label for="i-service">Service</label>
+      <select id="i-service">
+        <option value="">Every service</option>
+        <option value="apns">APNs</option>
+        <option value="webpush">Web Push</option>
+        <option value="fcm">FCM</option>
+      </select>
+      <label for="i-device">Device (a token, an endpoint or an FCM token; empty: every device)</label>
+      <input id="i-device" type="text" spellcheck="false">
+      <div class="actions">
+        <button type="submit" id="inbox-refresh">Refresh</button>
+        <button type="button" id="inbox-clear">Clear</button>
+      </div>
+      <p id="inbox-status" aria-live="polite"></p>
+      <p id="inbox-error" class="error" role="alert"></p>
+    </form>
+    <ol id="inbox-entries" class="inbox" aria-labelledby="inbox-title"></ol>
+  </section>
 </div>
 </main>
 </body>
@@ -397,6 +421,7 @@ async function checkWebPush() {
 async function showConsole() {
   webPushApp = false;
   await checkWebPush();
+  await checkInbox();
   $('login-view').hidden = true;
   $('app-view').hidden = false;
   $('logout').hidden = false;
@@ -415,6 +440,7 @@ function show(view) {
   if (view === 'apps') refreshApps();
   if (view === 'compose') { refreshPreview(); refreshRecipients(); }
   if (view === 'jobs') refreshJobs();
+  if (view === 'inbox') refreshInbox();
 }
 
 // ---------------------------------------------------------------- apps
@@ -879,6 +905,61 @@ async function cancelJob() {
   }
 }
 
+// ---------------------------------------------------------------- inbox
+
+/** Shows the Inbox tab only when the server runs the built-in simulator (the route answers 404 inbox_unavailable). */
+async function checkInbox() {
+  let available = false;
+  try { await api('GET', appPath('/inbox?limit=1')); available = true; } catch { available = false; }
+  $('tab-inbox').hidden = !available;
+}
+
+const SERVICE_NAMES = { apns: 'APNs', webpush: 'Web Push', fcm: 'FCM' };
+
+/** One inbox entry: its service, device and time, the facts of its request, and what the device gets. */
+function inboxItem(entry) {
+  const record = entry.record || {};
+  const facts = entry.service === 'apns'
+    ? [['Topic', record.topic], ['Push type', record.pushType], ['Priority', record.priority], ['Collapse id', record.collapseId ?? 'none']]
+    : entry.service === 'webpush'
+      ? [['TTL', `${record.ttl} s`], ['Urgency', record.urgency ?? 'normal (none sent)'], ['Topic', record.topic ?? 'none']]
+      : [['Project', record.project], ['Message id', record.messageId]];
+  const dl = el('dl', { class: 'facts' });
+  setList(dl, facts.map(([term, value]) => [term, String(value ?? '')]));
+  const device = entry.device.length > 48 ? `${entry.device.slice(0, 45)}…` : entry.device;
+  return el('li', { class: 'inbox-entry', 'data-service': entry.service, 'data-sequence': entry.sequence },
+    el('h3', {}, `${SERVICE_NAMES[entry.service] ?? entry.service} · `, el('span', { title: entry.device }, device), ` · ${entry.receivedAt}`),
+    dl,
+    el('pre', { class: 'inbox-content' }, typeof entry.content === 'string' ? entry.content : JSON.stringify(entry.content, null, 2)));
+}
+
+async function refreshInbox(event) {
+  if (event) event.preventDefault();
+  $('inbox-error').textContent = '';
+  const params = new URLSearchParams({ limit: '100' });
+  if ($('i-service').value) params.set('service', $('i-service').value);
+  if ($('i-device').value.trim()) params.set('device', $('i-device').value.trim());
+  try {
+    const page = await api('GET', appPath(`/inbox?${params}`));
+    $('inbox-entries').replaceChildren(...page.entries.map(inboxItem));
+    $('inbox-status').textContent = page.entries.length
+      ? `${plural(page.entries.length, 'notification', 'notifications')} (the simulator keeps the newest ${page.capacity} of every app together)`
+      : 'Nothing received yet: send to a device of this app, then Refresh.';
+  } catch (error) {
+    $('inbox-error').textContent = error.message;
+  }
+}
+
+async function clearInbox() {
+  $('inbox-error').textContent = '';
+  try {
+    await api('DELETE', appPath('/inbox'));
+    await refreshInbox();
+  } catch (error) {
+    $('inbox-error').textContent = error.message;
+  }
+}
+
 // ---------------------------------------------------------------- devices
 
 async function findDevice(event) {
@@ -961,6 +1042,8 @@ function start() {
   $('jobs-refresh').addEventListener('click', refreshJobs);
   $('job-cancel').addEventListener('click', cancelJob);
   $('device-form').addEventListener('submit', findDevice);
+  $('inbox-form').addEventListener('submit', refreshInbox);
+  $('inbox-clear').addEventListener('click', clearInbox);
   refreshFields();
   loadApps().then(() => {
     if (session().key && session().app) showConsole();
@@ -1046,6 +1129,10 @@ progress { width: 100%; height: 1.1rem; }
   color: #555;
   font-size: 0.9em;
 }
+.inbox { list-style: none; padding: 0; margin: 0; }
+.inbox-entry { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 1rem; margin-bottom: 1rem; }
+.inbox-entry h3 { margin: 0 0 .5rem; font-size: 1rem; word-break: break-all; }
+.inbox-content { white-space: pre-wrap; word-break: break-all; margin: .5rem 0 0; }
 
 """#
 }

@@ -12,6 +12,13 @@ extension PushServer {
         guard let webPush = settings.webPush else {
             throw APIError(.notFound, "webpush_not_configured", "app \(app) has no Web Push configured (apps.\(app).webpush)")
         }
+        let publicKey = try await vapidPublicKey(app: app, webPush)
+        return JSONResponse.make(.ok, .object([("publicKey", .string(publicKey))]))
+    }
+
+    /// The app's VAPID public key (base64url), read once per key file; 503 `webpush_key_unavailable` when it cannot be
+    /// read.
+    func vapidPublicKey(app: String, _ webPush: WebPushSettings) async throws -> String {
         let cacheKey = webPush.vapidKey + "\u{0}" + webPush.subject
         var publicKey = webPushKeys.withLock { $0[cacheKey] }
         if publicKey == nil {
@@ -32,6 +39,6 @@ extension PushServer {
                 throw APIError(.serviceUnavailable, "webpush_key_unavailable", "the VAPID key of app \(app) cannot be read: \(error.message)")
             }
         }
-        return JSONResponse.make(.ok, .object([("publicKey", .string(publicKey ?? ""))]))
+        return publicKey ?? ""
     }
 }

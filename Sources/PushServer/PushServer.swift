@@ -90,6 +90,12 @@ public final class PushServer: Sendable {
     let channelClients = Mutex<[String: ChannelClient]>([:])
     /// Each VAPID key file's public key (base64url), read once: `GET /v1/apps/{app}/webpush/key`.
     let webPushKeys = Mutex<[String: String]>([:])
+    /// Each FCM service account file's project, read once: the development inbox's FCM entries.
+    let fcmProjects = Mutex<[String: String]>([:])
+    /// The built-in simulator's record, when this server runs one (``DevelopmentInbox``).
+    let developmentInbox: (any DevelopmentInbox)?
+    /// Per app, the newest inbox entry its last "clear" hid.
+    let inboxCleared = Mutex<[String: Int64]>([:])
 
     /// Creates the server. `keys` usually comes from `APIKeys(apps: configuration.apps)`; `now` is the clock
     /// `/healthz` reads at each request.
@@ -97,10 +103,11 @@ public final class PushServer: Sendable {
         configuration: PushConfiguration, registry: any RegistryStore, keys: APIKeys,
         credentials: [String: CredentialStatus] = [:], prometheus: PrometheusCollectorRegistry = .init(),
         limits: Limits = Limits(), jobSettings: JobRunner.Settings = .init(), webhooks: WebhookDispatcher? = nil,
-        userSecrets: [String: [UInt8]] = [:],
+        userSecrets: [String: [UInt8]] = [:], inbox: (any DevelopmentInbox)? = nil,
         logger: Logger = Logger(label: "pushctl.serve"), now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.webhooks = webhooks
+        self.developmentInbox = inbox
         self.now = now
         let live = LiveConfiguration(.init(
             configuration: configuration, keys: keys, credentials: credentials, userSecrets: userSecrets))
@@ -162,6 +169,7 @@ public final class PushServer: Sendable {
         addNotificationRoutes(to: router)
         addPayloadPreviewRoutes(to: router)
         addDeliveryRoutes(to: router)
+        addInboxRoutes(to: router)
         addHealthRoutes(to: router, listener: listener)
         if listener == .admin { addConsoleRoutes(to: router) }
         return router

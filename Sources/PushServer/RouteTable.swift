@@ -25,6 +25,7 @@ enum RouteTable {
         ("/v1/apps/:app/broadcast-channels/:channel/notifications", [.post]),
         ("/v1/apps/:app/payload-preview", [.post]),
         ("/v1/apps/:app/deliveries", [.get]),
+        ("/v1/apps/:app/inbox", [.get, .delete]),
         ("/v1/apps/:app/notifications", [.get, .post]),
         ("/v1/apps/:app/notifications/:id", [.get, .delete]),
         ("/healthz", [.get]),

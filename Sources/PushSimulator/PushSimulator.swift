@@ -161,6 +161,13 @@ public final class PushSimulator: Sendable {
     /// The most recent accepted notifications, oldest first (at most ``SimulatorConfiguration/receivedLimit``).
     public var received: [ReceivedNotification] { core.recorder.received }
 
+    /// The development inbox: the newest notifications every service accepted, newest first, at most `limit` (and
+    /// at most ``SimulatorConfiguration/inboxLimit``, which is 0 unless set).
+    public func inbox(limit: Int) -> [InboxEntry] { core.recorder.inbox(limit: limit) }
+
+    /// How many entries the inbox keeps (``SimulatorConfiguration/inboxLimit``).
+    public var inboxCapacity: Int { core.recorder.inboxLimit }
+
     /// Counters by status and reason since start (or the last ``resetRecords()``).
     public var counters: SimulatorCounters { core.recorder.counters }
 

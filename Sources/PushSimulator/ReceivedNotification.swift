@@ -34,7 +34,7 @@ public struct ReceivedNotification: Sendable, Equatable {
     }
 
     /// The record as one compact JSON object (the `--record` file's line format):
-    /// `{"token","topic","pushType","priority","expiration","collapseId","apnsId","uniqueId","receivedAt","payload","channelId","clientCertificate"}`
+    /// `{"service":"apns","token","topic","pushType","priority","expiration","collapseId","apnsId","uniqueId","receivedAt","payload","channelId","clientCertificate"}`
     /// (`token` null and `channelId` set for broadcasts; `channelId` null for device sends).
     public func jsonLine(into out: inout [UInt8]) {
         func key(_ k: String) {
@@ -45,6 +45,7 @@ public struct ReceivedNotification: Sendable, Equatable {
             if let s { JSONValue.string(s).encode(into: &out) } else { out.append(contentsOf: "null".utf8) }
         }
         out.append(UInt8(ascii: "{"))
+        key("service"); str("apns"); out.append(UInt8(ascii: ","))
         key("token"); str(channelId == nil ? request.token.hex : nil); out.append(UInt8(ascii: ","))
         key("topic"); str(request.topic); out.append(UInt8(ascii: ","))
         key("pushType"); str(request.pushType.rawValue); out.append(UInt8(ascii: ","))

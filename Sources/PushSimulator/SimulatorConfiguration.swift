@@ -44,6 +44,10 @@ public struct SimulatorConfiguration: Sendable {
     /// How many accepted notifications ``PushSimulator/received`` keeps (oldest dropped first), so long
     /// benchmarks run in bounded memory. Counters always cover everything. Default 10,000.
     public var receivedLimit: Int
+    /// How many accepted notifications of every service the development inbox keeps, newest first
+    /// (``PushSimulator/inbox(limit:)``; `pushctl serve` shows them in the console). 0, the default, keeps none and
+    /// spends nothing on it: a benchmark's simulator records no inbox.
+    public var inboxLimit = 0
     /// Faults active from the start; change them later with ``PushSimulator/faults``. Default none.
     public var faults: SimulatorFaults
     /// Scripted device behaviour active from the start (see ``DeviceBehaviour``). Default none.

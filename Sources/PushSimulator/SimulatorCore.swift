@@ -32,7 +32,8 @@ final class SimulatorCore: Sendable {
         self.validator = RequestValidator(environment: configuration.environment)
         self.verifier = try ProviderTokenVerifier(
             keys: configuration.jwtKeys, lifetimeSeconds: configuration.providerTokenLifetime)
-        self.recorder = try SimulatorRecorder(limit: configuration.receivedLimit, recordFile: configuration.recordFile)
+        self.recorder = try SimulatorRecorder(
+            limit: configuration.receivedLimit, recordFile: configuration.recordFile, inboxLimit: configuration.inboxLimit)
         self.channelValidator = ChannelRequestValidator(
             requests: validator, broadcastDisabled: configuration.broadcastDisabledBundleIds)
         self.channels = ChannelStore(limit: configuration.maxChannelsPerBundleId)

@@ -15,13 +15,19 @@ final class SimulatorRecorder: Sendable {
         var webPushStart = 0
         var pending: [UInt8] = []
         var file: FileHandle?
+        /// The development inbox: the newest accepted notifications of every service, in arrival order.
+        var inbox: [InboxEntry] = []
+        var inboxStart = 0
+        var sequence: Int64 = 0
     }
 
     private let state: Mutex<State>
     private let limit: Int
+    /// Entries the development inbox keeps (0: none, and no record is encoded for it).
+    let inboxLimit: Int
     private static let flushThreshold = 64 * 1024
 
-    init(limit: Int, recordFile: String?) throws(SimulatorError) {
+    init(limit: Int, recordFile: String?, inboxLimit: Int = 0) throws(SimulatorError) {
         var s = State()
         if let path = recordFile {
             if !FileManager.default.fileExists(atPath: path) {
@@ -36,7 +42,30 @@ final class SimulatorRecorder: Sendable {
             s.file = handle
         }
         self.limit = max(0, limit)
+        self.inboxLimit = max(0, inboxLimit)
         self.state = Mutex(s)
+    }
+
+    /// The inbox's entries, newest first, at most `limit`.
+    func inbox(limit: Int) -> [InboxEntry] {
+        state.withLock { s in
+            let ordered = Array(s.inbox[s.inboxStart...] + s.inbox[..<s.inboxStart])
+            return Array(ordered.reversed().prefix(max(0, limit)))
+        }
+    }
+
+    /// Keeps one accepted notification in the inbox (the lock is held).
+    private func inboxKeep(
+        _ s: inout State, _ service: PushService, device: String, appKey: String, atMs: Int64, _ line: (inout [UInt8]) -> Void
+    ) {
+        guard inboxLimit > 0 else { return }
+        var bytes: [UInt8] = []
+        line(&bytes)
+        s.sequence += 1
+        let entry = InboxEntry(
+            sequence: s.sequence, service: service, device: device, appKey: appKey, receivedAtMs: atMs,
+            record: (try? JSONValue(parsing: bytes)) ?? .null)
+        Self.keep(entry, in: &s.inbox, start: &s.inboxStart, limit: inboxLimit)
     }
 
     func answered(status: Int, reason: APNsReason?, accepted: ReceivedNotification?) {
@@ -48,6 +77,9 @@ final class SimulatorRecorder: Sendable {
             s.counters.accepted += 1
             Self.keep(accepted, in: &s.ring, start: &s.ringStart, limit: limit)
             if s.file != nil { Self.write(&s, accepted.jsonLine) }
+            inboxKeep(
+                &s, .apns, device: accepted.channelId.map { "channel:\($0)" } ?? accepted.request.token.hex,
+                appKey: accepted.request.topic, atMs: accepted.receivedAtMs, accepted.jsonLine)
         }
     }
 
@@ -69,6 +101,7 @@ final class SimulatorRecorder: Sendable {
             s.counters.webPushesAccepted += 1
             Self.keep(webPush, in: &s.webPushes, start: &s.webPushStart, limit: limit)
             if s.file != nil { Self.write(&s, webPush.jsonLine) }
+            inboxKeep(&s, .webpush, device: webPush.subscriptionId, appKey: webPush.vapidKey, atMs: webPush.receivedAtMs, webPush.jsonLine)
         }
     }
 
@@ -80,6 +113,8 @@ final class SimulatorRecorder: Sendable {
             s.counters.accepted += 1
             s.counters.fcmMessagesAccepted += 1
             if s.file != nil { Self.write(&s, message.jsonLine) }
+            let device = message.token ?? message.topic.map { "topic:\($0)" } ?? message.condition.map { "condition:\($0)" } ?? ""
+            inboxKeep(&s, .fcm, device: device, appKey: message.projectId, atMs: message.receivedAtMs, message.jsonLine)
         }
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PushCore
 import PushSecrets
+import PushServer
 
 /// Starts the built-in simulator inside `pushctl serve` when an app's endpoint is `simulator`.
 enum SimulatorHost {
@@ -10,7 +11,10 @@ enum SimulatorHost {
     /// simulator among its allowed hosts). It
     /// trusts the service account of every app whose FCM endpoint is `simulator` (docs/fcm.md): its token endpoint
     /// grants them access tokens as Google's would.
-    static func startIfNeeded(config: PushConfiguration, logger: Logger) async throws -> PushSimulator? {
+    /// How many notifications the console's development inbox keeps (every service together, newest first).
+    static let inboxLimit = 1000
+
+    static func startIfNeeded(config: PushConfiguration, record: String? = nil, logger: Logger) async throws -> PushSimulator? {
         let apps = config.apps.values.compactMap { $0.apns?.endpoint == .simulator ? $0.apns : nil }
         let webApps = config.apps.values.filter { $0.webPush?.allowedHosts.contains(config.simulator.hostAndPort) == true }
         let fcmAccounts = config.apps.sorted { $0.key < $1.key }.compactMap { id, app -> (String, String)? in
@@ -33,10 +37,11 @@ enum SimulatorHost {
             }
         }
         let tokenOnly = keys.count == apps.count && pem.ca == nil
-        let configuration = SimulatorConfiguration(
+        var configuration = SimulatorConfiguration(
             host: config.simulator.host, port: config.simulator.port, caPEM: pem.ca,
             serverCertificatePEM: pem.certificate, serverKeyPEM: pem.key,
-            clientAuth: tokenOnly ? .token : .either, jwtKeys: keys)
+            clientAuth: tokenOnly ? .token : .either, jwtKeys: keys, recordFile: record)
+        configuration.inboxLimit = inboxLimit
         let simulator: PushSimulator
         do { simulator = try PushSimulator(configuration: configuration) } catch {
             throw CLIError.usage(error.message)
@@ -62,3 +67,6 @@ enum SimulatorHost {
         return simulator
     }
 }
+
+/// The built-in simulator is the development inbox of the server it runs in (the console's Inbox tab).
+extension PushSimulator: DevelopmentInbox {}

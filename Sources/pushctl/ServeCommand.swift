@@ -31,6 +31,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The admin listener's host instead of the config's server.admin.host.") var adminHost: String?
     @Option(help: "The admin listener's port instead of the config's server.admin.port (the public address: one listener).")
     var adminPort: Int?
+    @Option(
+        name: .customLong("simulator-record"),
+        help: "With the built-in simulator: append every notification it accepts to this file, one JSON object a line (docs/simulator.md, \"The record\").")
+    var simulatorRecord: String?
 
     func run() async throws {
         ReloadSignal.ignoreUntilReady()
@@ -49,11 +53,15 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let keys = Self.keys(config, devKeys: devKeys)
 
-        let simulator = try await SimulatorHost.startIfNeeded(config: config, logger: logger)
+        let simulator = try await SimulatorHost.startIfNeeded(
+            config: config, record: simulatorRecord.map(absolutePath), logger: logger)
+        if simulatorRecord != nil, simulator == nil {
+            throw CLIError.usage("--simulator-record needs the built-in simulator: no app sends to it (an endpoint `simulator`)")
+        }
         let webhooks = try WebhookSetup.dispatcher(config: config, apps: config.apps, store: registry.deliveryStore, logger: logger)
         let server = PushServer(
             configuration: config, registry: registry, keys: keys, credentials: credentials, webhooks: webhooks,
-            userSecrets: try WebhookSetup.userSecrets(config: config), logger: logger)
+            userSecrets: try WebhookSetup.userSecrets(config: config), inbox: simulator, logger: logger)
         // The server's ServiceGroup stops on the same signals; this only bounds how long that may take.
         let deadline = SignalWatcher("pushctl serve", deadlineSeconds: SignalWatcher.stopDeadlineSeconds) { _ in }
         defer { deadline.cancel() }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The web console in a real browser: Debian's chromium, headless, driven over WebDriver (the system chromedriver)
 # by Selenium (PyPI), against a real `pushctl serve`'s admin listener, whose app sends to a `pushctl simulator
-# --record` process.
+# --record` process; then the development inbox on a `pushctl serve` of make run's configuration (built-in simulator).
 # Fails (never skips) when chromium, chromedriver or selenium cannot be had. Screenshots: .build/console-screenshots/.
 # Usage: Tests/console/console.sh [path/to/pushctl]   (run by `make test`)
 #        Tests/console/console.sh --install-only        (only installs chromium and selenium: make test does that
@@ -39,9 +39,9 @@ fi
 if [ -n "$INSTALL_ONLY" ]; then echo "console: chromium, chromedriver and selenium are installed"; exit 0; fi
 
 WORK=$(mktemp -d /tmp/pushprovider-console.XXXXXX)
-SERVER= SIMULATOR=
+SERVER= SIMULATOR= RUNSERVER=
 cleanup() {
-  for pid in $SERVER $SIMULATOR; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done
+  for pid in $SERVER $SIMULATOR $RUNSERVER; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -104,6 +104,36 @@ STATUS=$?
 set -e
 if [ "$STATUS" -ne 0 ]; then
   echo "--- serve.log (last 30 lines)"; tail -30 serve.log
+  echo "console: FAILED" >&2
+  exit 1
+fi
+
+# The development inbox, on `make run`'s own configuration (Config/pushctl.json, its certificates made as `make run`
+# makes them), with the built-in simulator on free ports: one device per service, one notification, the inbox.
+RUN="$WORK/run"
+mkdir -p "$RUN/Config" "$RUN/data"
+RUNSIM=$(free_port); RUNPORT=$(free_port); RUNADMIN=$(free_port)
+sed "s/2197/$RUNSIM/g" "$ROOT/Config/pushctl.json" > "$RUN/Config/pushctl.json"
+"$PUSHCTL" cert make-dev --out "$RUN/Certificates/dev" --topic com.example.app >/dev/null
+"$PUSHCTL" webpush key new --out "$RUN/Certificates/dev/vapid.pem" >/dev/null
+"$PUSHCTL" fcm account new --out "$RUN/Certificates/dev/fcm-service-account.json" >/dev/null
+"$PUSHCTL" serve --config "$RUN/Config/pushctl.json" --port "$RUNPORT" --admin-port "$RUNADMIN" > run-serve.log 2>&1 &
+RUNSERVER=$!
+for _ in $(seq 1 150); do
+  grep -q "Send it a notification" run-serve.log && break
+  kill -0 "$RUNSERVER" 2>/dev/null || { cat run-serve.log; echo "console: FAILED: pushctl serve (make run's configuration) did not start" >&2; exit 1; }
+  sleep 0.2
+done
+RUNKEY=$(grep -A1 "App 'example' has no API keys configured" run-serve.log | tail -1 | tr -d ' ')
+[ -n "$RUNKEY" ] || { cat run-serve.log; echo "console: FAILED: no development key in the banner" >&2; exit 1; }
+set +e
+SE_OFFLINE=true python3 "$ROOT/Tests/console/inbox_test.py" --api "http://127.0.0.1:$RUNPORT" --admin "http://127.0.0.1:$RUNADMIN" \
+  --simulator "https://127.0.0.1:$RUNSIM" --ca "$RUN/Certificates/dev/ca.pem" --key "$RUNKEY" \
+  --screenshots "$SHOTS" --chromium "$CHROMIUM" --chromedriver "$CHROMEDRIVER"
+STATUS=$?
+set -e
+if [ "$STATUS" -ne 0 ]; then
+  echo "--- run-serve.log (last 30 lines)"; tail -30 run-serve.log
   echo "console: FAILED" >&2
   exit 1
 fi

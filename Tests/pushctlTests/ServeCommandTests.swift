@@ -145,4 +145,81 @@ import TestSupport
         #expect(r.stderr.hasSuffix("pushctl: cannot start the simulator: cannot listen on 127.0.0.1:\(w.port): Address already in use (errno 98)\n"), "\(r.stderr)")
         #expect(!r.stdout.contains("PushProvider is listening"), "\(r.stdout)")
     }
+
+    /// One HTTP call to serve; the status and the JSON body.
+    static func call(_ method: String, _ url: String, key: String, form: String? = nil, json: String? = nil) async throws -> (Int, JSONValue?) {
+        var request = URLRequest(url: URL(string: url)!)
+        request.httpMethod = method
+        request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
+        if let form { request.httpBody = Data(form.utf8) }
+        if let json {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data(json.utf8)
+        }
+        let (body, response) = try await URLSession.shared.answer(for: request)
+        return (response.statusCode, body.isEmpty ? nil : try? JSONValue(parsing: Array(body)))
+    }
+
+    @Test func theDevelopmentInboxShowsWhatTheBuiltInSimulatorAcceptedAndClearHidesItAndTheRecordFileHasEveryLine() async throws {
+        var w = try await World.make(tokens: 0, startSimulator: false)
+        defer { w.stop() }
+        let record = w.dir.appendingPathComponent("inbox-record.jsonl").path
+        // The senders reach the simulator at the configuration's port, so it is a real one, chosen free beforehand
+        // (another test's process can take it first: then serve exits, and this takes another).
+        var started: CLI.Background?, keys: [String: String] = [:]
+        for _ in 1...5 {
+            let config = try Self.sideBySideConfig(in: w, simulatorPort: try BroadcastCommandTests.freePort())
+            (started, keys) = try await Self.startServe(config: config, port: 0, extra: ["--admin-port", "0", "--simulator-record", record])
+            guard let s = started, !s.isRunning, s.stderrText.contains("Address already in use") else { break }
+        }
+        let serve = try #require(started)
+        defer { serve.stop() }
+        let banner = serve.stdoutText
+        let api = "http://127.0.0.1:\(try Self.bannerPort(banner, after: "PushProvider is listening on http://127.0.0.1:"))"
+        let key = try #require(keys["example"], "\(banner)")
+        let token = String(repeating: "5e", count: 32)
+        var (status, body) = try await Self.call("POST", "\(api)/v1/apps/example/devices", key: key, form: "oldToken=(null)&newToken=\(token)")
+        #expect(status == 201, "\(String(describing: body))")
+
+        func inbox(_ query: String = "") async throws -> [JSONValue] {
+            let (status, body) = try await Self.call("GET", "\(api)/v1/apps/example/inbox\(query)", key: key)
+            #expect(status == 200, "\(String(describing: body))")
+            #expect(body?["capacity"] == JSONValue.int(1000))
+            return body?["entries"]?.arrayValue ?? []
+        }
+        func send(_ text: String) async throws {
+            let (status, body) = try await Self.call("POST", "\(api)/v1/apps/example/notifications", key: key, json: #"{"alert":"\#(text)","all":true}"#)
+            #expect(status == 202, "\(String(describing: body))")
+            try await waitUntil(deadline: .seconds(60), "the simulator accepted \(text)") {
+                try await inbox().contains { $0["content"]?["aps"]?["alert"]?.stringValue == text }
+            }
+        }
+        try await send("Inbox one")
+        var entries = try await inbox()
+        #expect(entries.count == 1, "\(entries)")
+        let first = try #require(entries.first)
+        #expect(first["service"] == .string("apns") && first["device"] == .string(token))
+        #expect(first["content"] == (try JSONValue(parsing: Array(#"{"aps":{"alert":"Inbox one"}}"#.utf8))))
+        #expect(first["record"]?["topic"] == .string("com.example.app") && first["record"]?["service"] == .string("apns"))
+        #expect(try await inbox("?service=webpush").isEmpty)
+        #expect(try await inbox("?device=\(String(repeating: "00", count: 32))").isEmpty)
+        #expect(try await inbox("?device=\(token)").count == 1)
+        (status, body) = try await Self.call("GET", "\(api)/v1/apps/example/inbox?service=sms", key: key)
+        #expect(status == 400 && body?["error"]?["code"] == JSONValue.string("invalid_service"), "\(String(describing: body))")
+
+        // Clear hides what came so far; what comes next is shown.
+        (status, _) = try await Self.call("DELETE", "\(api)/v1/apps/example/inbox", key: key)
+        #expect(status == 204)
+        #expect(try await inbox().isEmpty)
+        try await send("Inbox two")
+        entries = try await inbox()
+        #expect(entries.map { $0["content"]?["aps"]?["alert"]?.stringValue } == ["Inbox two"], "\(entries)")
+
+        // The record file: the same objects, one a line, every one kept (Clear is the inbox's, not the file's).
+        serve.terminate()
+        try await serve.exited()
+        let lines = try String(contentsOfFile: record, encoding: .utf8).split(separator: "\n").map { try JSONValue(parsing: Array($0.utf8)) }
+        #expect(lines.map { $0["payload"]?["aps"]?["alert"]?.stringValue } == ["Inbox one", "Inbox two"], "\(lines)")
+        #expect(lines.allSatisfy { $0["service"] == .string("apns") && $0["token"] == .string(token) })
+    }
 }
