@@ -479,6 +479,17 @@ async function refreshApps() {
       pairs.push(['Days to expiry', el('span', { class: app.expiresSoon || app.expired ? 'bad' : 'ok' }, app.daysToExpiry)]);
     }
     if (app.error) pairs.push(['Error', app.error]);
+    // Web Push's VAPID key and FCM's service account, for an app with them.
+    if (app.webpush) {
+      pairs.push(['Web Push credentials', app.webpush.loaded
+        ? el('span', { class: 'ok', title: app.webpush.publicKey }, `VAPID key loaded (${app.webpush.publicKey.slice(0, 12)}…), ${app.webpush.subject}`)
+        : el('span', { class: 'bad' }, `not loaded: ${app.webpush.error ?? ''}`)]);
+    }
+    if (app.fcm) {
+      pairs.push(['FCM credentials', app.fcm.loaded
+        ? el('span', { class: 'ok' }, `project ${app.fcm.project} (${app.fcm.clientEmail}), endpoint ${app.fcm.endpoint}`)
+        : el('span', { class: 'bad' }, `not loaded: ${app.fcm.error ?? ''}`)]);
+    }
     setList($('health'), pairs);
   } catch (error) {
     setList($('health'), [['Health', `unavailable: ${error.message}`]]);

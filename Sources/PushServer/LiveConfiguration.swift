@@ -11,6 +11,8 @@ final class LiveConfiguration: Sendable {
         var keys: APIKeys
         var credentials: [String: PushServer.CredentialStatus]
         var userSecrets: [String: [UInt8]]
+        /// Each app's Web Push and FCM health (``ServiceHealth``).
+        var services: [String: [ServiceHealth]] = [:]
     }
 
     private let current: Mutex<Snapshot>

@@ -46,7 +46,13 @@ extension PushServer {
         var apps: [(String, JSONValue)] = []
         for (id, settings) in configuration.apps.sorted(by: { $0.key < $1.key }) {
             var fields: [(String, JSONValue)] = [("services", .array(settings.services.map { .string($0.rawValue) }))]
-            // The APNs credentials and endpoint; an app without APNs reports its services only.
+            // Web Push's and FCM's credentials, each under its service's name; not loaded makes the app degraded.
+            // (A server made without them, as a library's test may make one, reports the services' names only.)
+            for status in serviceHealth[id] ?? [] where settings.services.contains(status.service) {
+                fields.append((status.service.rawValue, status.json))
+                if !status.loaded { healthy = false }
+            }
+            // The APNs credentials and endpoint, at the app's top level (where they were before the other services).
             guard let apns = settings.apns else {
                 apps.append((id, .object(fields)))
                 continue

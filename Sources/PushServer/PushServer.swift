@@ -73,6 +73,8 @@ public final class PushServer: Sendable {
     var credentials: [String: CredentialStatus] { live.snapshot.credentials }
     /// Each app's `userSecret` (read at start and at each reload), under which `userAuth` proofs are checked.
     var userSecrets: [String: [UInt8]] { live.snapshot.userSecrets }
+    /// Each app's Web Push and FCM health as last loaded.
+    var serviceHealth: [String: [ServiceHealth]] { live.snapshot.services }
     let registry: any RegistryStore
     let limiter: RateLimiter
     let limits: Limits
@@ -103,14 +105,14 @@ public final class PushServer: Sendable {
         configuration: PushConfiguration, registry: any RegistryStore, keys: APIKeys,
         credentials: [String: CredentialStatus] = [:], prometheus: PrometheusCollectorRegistry = .init(),
         limits: Limits = Limits(), jobSettings: JobRunner.Settings = .init(), webhooks: WebhookDispatcher? = nil,
-        userSecrets: [String: [UInt8]] = [:], inbox: (any DevelopmentInbox)? = nil,
+        userSecrets: [String: [UInt8]] = [:], services: [String: [ServiceHealth]] = [:], inbox: (any DevelopmentInbox)? = nil,
         logger: Logger = Logger(label: "pushctl.serve"), now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.webhooks = webhooks
         self.developmentInbox = inbox
         self.now = now
         let live = LiveConfiguration(.init(
-            configuration: configuration, keys: keys, credentials: credentials, userSecrets: userSecrets))
+            configuration: configuration, keys: keys, credentials: credentials, userSecrets: userSecrets, services: services))
         self.live = live
         self.registry = registry
         self.limiter = RateLimiter(rate: configuration.server.rateLimitPerSecond, burst: configuration.server.rateLimitBurst)
@@ -139,9 +141,10 @@ public final class PushServer: Sendable {
     /// caller has already kept the running values of what cannot change live (``ConfigurationReload``).
     public func reload(
         configuration: PushConfiguration, keys: APIKeys, credentials: [String: CredentialStatus],
-        userSecrets: [String: [UInt8]]
+        userSecrets: [String: [UInt8]], services: [String: [ServiceHealth]] = [:]
     ) async {
-        live.replace(with: .init(configuration: configuration, keys: keys, credentials: credentials, userSecrets: userSecrets))
+        live.replace(with: .init(
+            configuration: configuration, keys: keys, credentials: credentials, userSecrets: userSecrets, services: services))
         channelClients.withLock { $0.removeAll() }
         await jobs.reload(apps: Set(configuration.apps.keys))
     }

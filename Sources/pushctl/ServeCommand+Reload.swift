@@ -34,6 +34,20 @@ extension ServeCommand {
         return credentials
     }
 
+    /// Each app's Web Push and FCM health (``ServiceHealth``), loaded on the blocking lane; a service whose files do
+    /// not load is logged once, as APNs' credentials are.
+    static func serviceHealth(_ config: PushConfiguration, logger: Logger) async -> [String: [ServiceHealth]] {
+        var health: [String: [ServiceHealth]] = [:]
+        for (id, app) in config.apps.sorted(by: { $0.key < $1.key }) where app.webPush != nil || app.fcm != nil {
+            let statuses = await BlockingLane.shared.perform { ServiceHealth.loading(app: id, app) } ?? []
+            for status in statuses where !status.loaded {
+                logger.warning("app \(id): \(status.service.rawValue) credentials not loaded: \(status.error ?? "unknown")", metadata: ["app": "\(id)"])
+            }
+            health[id] = statuses
+        }
+        return health
+    }
+
     /// The configured keys, plus this run's development key of each simulator app that still has no key.
     static func keys(_ config: PushConfiguration, devKeys: [String: String]) -> APIKeys {
         var keys = APIKeys(apps: config.apps)
@@ -63,7 +77,7 @@ extension ServeCommand {
         let keys = Self.keys(config, devKeys: devKeys)
         await server.reload(
             configuration: config, keys: keys, credentials: await Self.credentialStatuses(config, logger: logger),
-            userSecrets: userSecrets)
+            userSecrets: userSecrets, services: await Self.serviceHealth(config, logger: logger))
         running.replace(with: config)
         logger.info("configuration reloaded from \(path): \(config.apps.count) apps")
     }

@@ -61,7 +61,8 @@ struct ServeCommand: AsyncParsableCommand {
         let webhooks = try WebhookSetup.dispatcher(config: config, apps: config.apps, store: registry.deliveryStore, logger: logger)
         let server = PushServer(
             configuration: config, registry: registry, keys: keys, credentials: credentials, webhooks: webhooks,
-            userSecrets: try WebhookSetup.userSecrets(config: config), inbox: simulator, logger: logger)
+            userSecrets: try WebhookSetup.userSecrets(config: config), services: await Self.serviceHealth(config, logger: logger),
+            inbox: simulator, logger: logger)
         // The server's ServiceGroup stops on the same signals; this only bounds how long that may take.
         let deadline = SignalWatcher("pushctl serve", deadlineSeconds: SignalWatcher.stopDeadlineSeconds) { _ in }
         defer { deadline.cancel() }

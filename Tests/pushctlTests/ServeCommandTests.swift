@@ -222,4 +222,50 @@ import TestSupport
         #expect(lines.map { $0["payload"]?["aps"]?["alert"]?.stringValue } == ["Inbox one", "Inbox two"], "\(lines)")
         #expect(lines.allSatisfy { $0["service"] == .string("apns") && $0["token"] == .string(token) })
     }
+
+    @Test func healthDetailsShowEachServicesCredentialsAndAReloadThatLosesTheFCMAccountDegradesTheApp() async throws {
+        var w = try await World.make(tokens: 0, startSimulator: false)
+        defer { w.stop() }
+        let dir = w.dir.path
+        let made = try await CLI.run(["webpush", "key", "new", "--out", dir + "/vapid.pem"])
+        #expect(made.status == 0, "\(made.stderr)")
+        let publicKey = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let account = try await CLI.run(["fcm", "account", "new", "--out", dir + "/fcm.json"])
+        #expect(account.status == 0, "\(account.stderr)")
+        let config = dir + "/health.json"
+        try #"""
+            {"database": "registry.sqlite", "server": {"host": "127.0.0.1", "port": 0},
+             "apps": {"web": {"webpush": {"vapidKey": "vapid.pem", "subject": "mailto:ops@example.com"},
+                              "fcm": {"serviceAccount": "fcm.json"},
+                              "sendKeys": ["sha256:0000000000000000000000000000000000000000000000000000000000000000"]}}}
+            """#.write(toFile: config, atomically: true, encoding: .utf8)
+        let serve = try CLI.startCapturing(["serve", "--config", config, "--port", "0", "--admin-port", "0"])
+        defer { serve.stop() }
+        try await waitUntil(deadline: .seconds(60), "serve listening") { !serve.isRunning || serve.stdoutText.contains("PushProvider is listening") }
+        let admin = try Self.bannerPort(serve.stdoutText, after: "PushProvider is listening on http://127.0.0.1:")  // one listener on port 0
+        func details() async throws -> (Int, JSONValue) {
+            let (body, response) = try await URLSession.shared.answer(from: URL(string: "http://127.0.0.1:\(admin)/healthz/details")!)
+            return (response.statusCode, try JSONValue(parsing: Array(body)))
+        }
+        var (status, health) = try await details()
+        #expect(status == 200, "\(health)")
+        let web = try #require(health["apps"]?["web"], "\(health)")
+        #expect(web["services"] == .array([.string("webpush"), .string("fcm")]))
+        #expect(web["webpush"]?["loaded"] == .bool(true) && web["webpush"]?["publicKey"] == .string(publicKey), "\(web)")
+        #expect(web["webpush"]?["subject"] == .string("mailto:ops@example.com"))
+        #expect(web["fcm"]?["loaded"] == .bool(true) && web["fcm"]?["project"]?.stringValue?.isEmpty == false, "\(web)")
+        #expect(web["fcm"]?["endpoint"] == .string("production"))
+        #expect(web["endpoint"] == nil && web["credentials"] == nil, "no APNs fields for an app without APNs")
+
+        // The account file goes away; a reload reads the services' credentials again: FCM not loaded, degraded.
+        try FileManager.default.removeItem(atPath: dir + "/fcm.json")
+        kill(serve.process.processIdentifier, SIGHUP)
+        try await waitUntil(deadline: .seconds(30), "the reload") { serve.stderrText.contains("configuration reloaded from") }
+        (status, health) = try await details()
+        #expect(status == 503 && health["status"] == .string("degraded"), "\(health)")
+        #expect(health["apps"]?["web"]?["fcm"]?["loaded"] == .bool(false), "\(health)")
+        #expect(health["apps"]?["web"]?["fcm"]?["error"]?.stringValue?.contains("fcm.json") == true, "\(health)")
+        #expect(health["apps"]?["web"]?["webpush"]?["loaded"] == .bool(true))
+        #expect(serve.stderrText.contains("app web: fcm credentials not loaded"), "\(serve.stderrText)")
+    }
 }
