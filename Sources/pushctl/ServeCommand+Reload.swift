@@ -75,6 +75,14 @@ extension ServeCommand {
         if let line = plan.refusalLine { logger.warning("\(line)") }
         let config = plan.applied
         let keys = Self.keys(config, devKeys: devKeys)
+        let configured = APIKeys(apps: config.apps), before = APIKeys(apps: running.value.apps)
+        for id in devKeys.keys.sorted() where configured.hasKeys(for: id) && !before.hasKeys(for: id) {
+            // The printed key stops working without a word otherwise: say so, and when it leaves no send key at all.
+            let sends = config.apps[id].map { !$0.sendKeys.isEmpty } ?? false
+            let line = "app \(id): the development key printed at start no longer works: the app has keys of its own now"
+                + (sends ? "" : " and none of them is a send key (add one to apps.\(id).sendKeys to send)")
+            logger.warning("\(line)", metadata: ["app": "\(id)"])
+        }
         await server.reload(
             configuration: config, keys: keys, credentials: await Self.credentialStatuses(config, logger: logger),
             userSecrets: userSecrets, services: await Self.serviceHealth(config, logger: logger))

@@ -268,4 +268,39 @@ import TestSupport
         #expect(health["apps"]?["web"]?["webpush"]?["loaded"] == .bool(true))
         #expect(serve.stderrText.contains("app web: fcm credentials not loaded"), "\(serve.stderrText)")
     }
+
+    @Test func aReloadThatGivesTheAppKeysSaysThePrintedDevelopmentKeyStoppedWorkingAndWhenNoSendKeyIsLeft() async throws {
+        var w = try await World.make(tokens: 0, startSimulator: false)
+        defer { w.stop() }
+        var started: CLI.Background?, keys: [String: String] = [:], config = ""
+        for _ in 1...5 {
+            config = try Self.sideBySideConfig(in: w, simulatorPort: try BroadcastCommandTests.freePort())
+            (started, keys) = try await Self.startServe(config: config, port: 0)
+            guard let s = started, !s.isRunning, s.stderrText.contains("Address already in use") else { break }
+        }
+        let serve = try #require(started)
+        defer { serve.stop() }
+        let key = try #require(keys["example"], "\(serve.stdoutText)")
+        let port = try Self.bannerPort(serve.stdoutText, after: "PushProvider is listening on http://127.0.0.1:")
+        func count() async throws -> Int {
+            try await Self.call("GET", "http://127.0.0.1:\(port)/v1/apps/example/devices/count", key: key).0
+        }
+        #expect(try await count() == 200)
+        // Only a registration key for "example": the printed send key stops, and nothing can send.
+        let text = try String(contentsOfFile: config, encoding: .utf8).replacingOccurrences(
+            of: #""example": {"#, with: #""example": {"registrationKeys": ["sha256:\#(String(repeating: "0", count: 64))"], "#)
+        try text.write(toFile: config, atomically: true, encoding: .utf8)
+        kill(serve.process.processIdentifier, SIGHUP)
+        try await waitUntil(deadline: .seconds(30), "the reload") { serve.stderrText.contains("configuration reloaded from") }
+        #expect(try await count() == 401)
+        let lines = serve.stderrText.split(separator: "\n").filter { $0.contains("the development key printed at start no longer works") }
+        #expect(lines.count == 1 && lines.first?.contains("app example:") == true, "\(serve.stderrText)")
+        #expect(lines.first?.contains("none of them is a send key (add one to apps.example.sendKeys to send)") == true, "\(serve.stderrText)")
+        // Another reload of the same file says nothing again.
+        kill(serve.process.processIdentifier, SIGHUP)
+        try await waitUntil(deadline: .seconds(30), "the second reload") {
+            serve.stderrText.components(separatedBy: "configuration reloaded from").count == 3
+        }
+        #expect(serve.stderrText.components(separatedBy: "no longer works").count == 2, "\(serve.stderrText)")
+    }
 }
