@@ -8,15 +8,18 @@ extension RegistryStore {
     /// anything is written and then written in one transaction; a batch with an invalid line writes nothing, and
     /// every invalid line is reported with its number and the field it names.
     ///
-    /// With `webPush` (the app's host policy: `tokens import --service webpush`) every line is a Web Push
-    /// registration, `{"subscription": …, …installation fields…}` (`"service": "webpush"` implied), judged exactly as
-    /// the API judges one. With `service` `.fcm` (`tokens import --service fcm --format jsonl`) every line is an FCM
-    /// registration, `{"token": "<registration token>", …installation fields…}` (`"service": "fcm"` implied).
+    /// Without `service`, each line's own `service` (as in the API's body; `apns` when left out) says what it is, so
+    /// a file of mixed registrations imports as the API would take them one by one; `webPush` is the app's host policy,
+    /// which judges the Web Push lines (nil: the app has no Web Push, and such a line is refused). With `service`
+    /// `.webpush` (`tokens import --service webpush`) every line is a Web Push registration, `{"subscription": …,
+    /// …installation fields…}` (`"service": "webpush"` implied); with `.fcm` (`--service fcm --format jsonl`) every
+    /// line is an FCM registration, `{"token": "<registration token>", …installation fields…}` (`"service": "fcm"`
+    /// implied); a line naming another service is refused.
     public func importRegistrations(
         app: String, lines: some Sequence<String>, defaultEnvironment: APNsEnvironment, batchSize: Int = 10_000,
         webPush: WebPushHostPolicy? = nil, service: PushService? = nil
     ) throws(StoreError) -> ImportReport {
-        let implied = service ?? (webPush != nil ? .webpush : nil)
+        let implied = service
         var batches = ImportBatches<RegistrationRequest>(size: batchSize)
         return try batches.importLines(lines) { (text) throws(ImportLineError) in
             do throws(FieldError) {
@@ -25,12 +28,12 @@ extension RegistryStore {
                     throw FieldError(field: "json", message: "not a JSON object: \(error)")
                 }
                 var line = json
-                if let implied, implied != .apns, let pairs = json.objectPairs {
+                if let implied, let pairs = json.objectPairs {
                     let name = implied.rawValue
                     if let given = json["service"], given != .string(name) {
                         throw FieldError(field: "service", message: "service must be \(name) (or left out) with --service \(name)")
                     }
-                    if json["service"] == nil { line = .object([("service", .string(name))] + pairs) }
+                    if json["service"] == nil, implied != .apns { line = .object([("service", .string(name))] + pairs) }
                 }
                 let fields = try RegistrationFields.parse(json: line, webPush: webPush)
                 if fields.userAuth != nil {

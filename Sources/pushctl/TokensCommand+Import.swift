@@ -12,8 +12,10 @@ extension TokensCommand {
             discussion: """
                 Each batch is validated before anything is written: a batch with an invalid line writes \
                 nothing; invalid lines are reported with their numbers and the command exits 2. With --format jsonl \
-                each line is a registration object as POST /v1/apps/{app}/devices takes it (token, oldToken, channels, \
-                environment and the installation fields: installation, user, timeZone, locale, appVersion, osVersion, tags). \
+                each line is a registration object as POST /v1/apps/{app}/devices takes it (service, token, oldToken, \
+                subscription, channels, environment and the installation fields: installation, user, timeZone, locale, \
+                appVersion, osVersion, tags): without --service each line's own service decides (apns when left out), \
+                so a file of mixed registrations imports as the API takes them. \
                 With --service webpush each line is a browser's subscription and its fields, {"subscription": \
                 {"endpoint", "expirationTime", "keys"}, …installation fields…}, judged as the API judges it (the app \
                 needs apps.ID.webpush). With --service fcm each line is an Android app's FCM registration token, \
@@ -28,8 +30,8 @@ extension TokensCommand {
         @Option(name: .long, help: "Tokens per transaction.") var batchSize = 50_000
         @Option(name: .long, help: "lines (one token per line) or jsonl (one registration object per line); default lines, jsonl with --service webpush.")
         var format: String?
-        @Option(name: .long, help: "apns (tokens), webpush (browser subscriptions as JSON lines) or fcm (FCM registration tokens).")
-        var service = "apns"
+        @Option(name: .long, help: "apns (tokens), webpush (browser subscriptions as JSON lines) or fcm (FCM registration tokens); every line's service. Default apns, or with --format jsonl each line's own.")
+        var service: String?
 
         func run() throws {
             let (settings, registry) = try options.open()
@@ -44,10 +46,12 @@ extension TokensCommand {
                 }
                 handle = opened
             }
-            guard let pushService = PushService(rawValue: service) else {
-                throw CLIError.usage("--service must be apns, webpush or fcm")
+            let given = try service.map { (name) throws(CLIError) -> PushService in
+                guard let service = PushService(rawValue: name) else { throw CLIError.usage("--service must be apns, webpush or fcm") }
+                return service
             }
-            let webPush = pushService == .webpush ? settings.webPush?.hostPolicy : nil
+            let pushService = given ?? .apns
+            let webPush = settings.webPush?.hostPolicy
             if pushService == .webpush {
                 guard webPush != nil else { throw CLIError.usage("app \(options.app) has no Web Push configured (apps.\(options.app).webpush)") }
                 guard self.format ?? "jsonl" == "jsonl" else { throw CLIError.usage("--service webpush reads JSON lines (--format jsonl)") }
@@ -62,7 +66,7 @@ extension TokensCommand {
                 if jsonl {
                     return try registry.importRegistrations(
                         app: options.app, lines: LineReader(handle), defaultEnvironment: environment, batchSize: min(batchSize, 10_000),
-                        webPush: webPush, service: pushService)
+                        webPush: webPush, service: given)
                 }
                 if pushService == .fcm {
                     return try registry.importFCMTokens(

@@ -52,6 +52,27 @@ import TestSupport
         // Without webpush configured: exit 2, one line.
         let plain = try await run("import", "--app", "example", "--service", "webpush", "-", stdin: line("https://web.push.apple.com/a") + "\n")
         #expect(plain.status == 2 && plain.stderr.contains("has no Web Push configured"), "\(plain.stderr)")
+
+        // --format jsonl without --service: each line is exactly the API's registration body, its own `service`
+        // deciding (apns when left out), so an export of mixed devices imports as they registered.
+        let apnsToken = String(repeating: "ab", count: 32)
+        let fcmToken = "eXaMpLe-mixed_0123456789abcd:APA91b" + String(repeating: "Zz9_-", count: 26)
+        let mixed = [
+            #"{"service":"webpush","subscription":{"endpoint":"https://push.example.net/mixed","expirationTime":null,"keys":{"p256dh":"\#(p256dh)","auth":"AAAAAAAAAAAAAAAAAAAAAA"}},"locale":"de-DE"}"#,
+            #"{"token":"\#(apnsToken)","channels":["news"]}"#,
+            #"{"service":"fcm","token":"\#(fcmToken)"}"#,
+        ]
+        let both = try await pushctl(["tokens", "import", "--app", "example", "--format", "jsonl", "-"], config: config,
+                                     stdin: mixed.joined(separator: "\n") + "\n")
+        #expect(both.status == 0 && both.stdout == "imported 3 tokens in 1 batches\n", "\(both.stderr)")
+        let all = try blocking { try SQLiteRegistry(path: dir + "/data/registry.sqlite").list(app: "example") }
+        #expect(all.first { $0.token == DeviceKey.webPush(endpointURL: "https://push.example.net/mixed") }?.service == .webpush)
+        #expect(all.first { $0.token == DeviceKey.fcm(token: fcmToken) }?.service == .fcm)
+        #expect(all.first { $0.token.hex == apnsToken }?.service == .apns)
+        // --service apns with a line naming another service: refused by name.
+        let apnsOnly = try await pushctl(["tokens", "import", "--app", "example", "--service", "apns", "--format", "jsonl", "-"],
+                                         config: config, stdin: mixed[2] + "\n")
+        #expect(apnsOnly.status == 2 && apnsOnly.stderr.contains("line 1: service must be apns"), "\(apnsOnly.stderr)")
     }
 
     /// `tokens import --service fcm`: registration tokens one per line, verbatim, judged as the API judges them (no
