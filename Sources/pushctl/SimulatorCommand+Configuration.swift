@@ -4,6 +4,19 @@ import PushCore
 import PushSecrets
 
 extension SimulatorCommand {
+    /// `apps.ID.fcm.serviceAccount` and its path for every app of the configuration file whose FCM endpoint is
+    /// `simulator` (none without a file).
+    func configuredServiceAccounts() -> [(String, String)] {
+        let explicitConfig = global.config != nil || ProcessInfo.processInfo.environment["PUSHCTL_CONFIG"] != nil
+        guard explicitConfig || FileManager.default.fileExists(atPath: global.configPath),
+            let file = try? global.loadConfiguration()
+        else { return [] }
+        return file.apps.sorted { $0.key < $1.key }.compactMap { id, app in
+            guard let fcm = app.fcm, fcm.endpoint == .simulator else { return nil }
+            return ("apps.\(id).fcm.serviceAccount", fcm.serviceAccount)
+        }
+    }
+
     /// Merges flags over the configuration file (optional: without one the documented defaults apply).
     func makeConfiguration() throws -> SimulatorConfiguration {
         let explicitConfig = global.config != nil || ProcessInfo.processInfo.environment["PUSHCTL_CONFIG"] != nil

@@ -2,6 +2,7 @@ import PushSimulator
 import ArgumentParser
 import Foundation
 import PushCore
+import PushSecrets
 import Synchronization
 
 /// `pushctl simulator`: runs the built-in simulator (APNs, Web Push, FCM) until SIGINT/SIGTERM, then prints a summary.
@@ -92,6 +93,21 @@ struct SimulatorCommand: AsyncParsableCommand {
             } catch {
                 try await simulator.stop()
                 throw error
+            }
+        }
+        // As for .p8 keys, and as `serve` does: the service account of every app in --config whose FCM endpoint is
+        // `simulator` is trusted, so its grants work without --fcm-service-account.
+        for (key, path) in configuredServiceAccounts() {
+            let data: [UInt8]
+            do { data = try SecretFileLoader.read(path, name: key) } catch {
+                Self.emit("simulator: not trusting \(key): \(error.message)")
+                continue
+            }
+            do {
+                try simulator.trustServiceAccount(try SimulatorServiceAccount(serviceAccountJSON: data, source: path))
+                Self.emit("simulator: FCM service account from \(key) (\(path))")
+            } catch {
+                Self.emit("simulator: not trusting \(key): \(error.message)")
             }
         }
         // Unbuffered, so scripts waiting for the port see the line at once.

@@ -298,4 +298,35 @@ import TestSupport
         #expect(Self.lines(r.stdout, "ok    app example webpush key: ").count == 1, "\(r.stdout)")
         #expect(Self.lines(r.stdout, "ok    database: ").count == 1, "\(r.stdout)")
     }
+
+    @Test func theStandaloneSimulatorTrustsTheFCMAccountsOfItsConfigurationSoTheirGrantsPass() throws {
+        let pki = try CredentialFixture.make()
+        let dir = try CredentialFixture.temporaryDirectory("doctor-standalone")
+        let binary = try #require(CredentialFixture.pushctlPath)
+        let made = try runProcess(binary, ["fcm", "account", "new", "--out", dir + "/account.json"], timeout: 30)
+        #expect(made.status == 0, "\(made.stderr)")
+        // The configuration names the simulator's port, so the simulator and doctor meet there (free beforehand;
+        // another process may take it first, then the simulator does not start and this picks another).
+        var simulator: ChildProcess?, config = "", out = ""
+        for _ in 1...5 {
+            let port = try PostgresTestServer.freePort()
+            config = try Self.config(
+                in: dir, port: port, certificates: pki.path(""),
+                apps: ["android": #"{"fcm": {"serviceAccount": "\#(dir)/account.json", "endpoint": "simulator"}}"#])
+            out = dir + "/simulator-\(port).out"
+            let process = try ChildProcess(binary, ["simulator", "--config", config, "--client-auth", "either"], stdoutPath: out, cwd: dir)
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline, process.isRunning,
+                !((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").contains("listening on") {
+                usleep(20_000)
+            }
+            if process.isRunning { simulator = process; break }
+        }
+        let running = try #require(simulator, "the simulator did not start")
+        defer { running.stop() }
+        let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+        #expect(text.contains("simulator: FCM service account from apps.android.fcm.serviceAccount"), "\(text)")
+        let r = try doctor(config)
+        #expect(Self.lines(r.stdout, "ok    app android fcm grant: ").count == 1, "\(r.stdout)")
+    }
 }
