@@ -21,7 +21,6 @@ extension PushServer {
     /// `inbox_unavailable` when this server runs no built-in simulator.
     func listInbox(_ request: Request, app: String) async throws -> Response {
         let settings = try authorize(request, app: app, need: .send)
-        let inbox = try requireInbox()
         let limit = try QueryLimit.parse(request, default: 100, maximum: 1000)
         let service = try request.uri.queryParameters.get("service").map { text throws(APIError) -> PushService in
             guard let service = PushService(rawValue: text) else {
@@ -30,6 +29,9 @@ extension PushServer {
             return service
         }
         let device: String? = request.uri.queryParameters.get("device").map { String($0) }
+        // The longest device name is a Web Push endpoint's (at most 2048) or an FCM token's (4096), as documented.
+        if let device, device.utf8.count > 4096 { throw APIError.badRequest("device", "device is at most 4096 characters") }
+        let inbox = try requireInbox()
         let keys = try await inboxKeys(app: app, settings)
         let cleared = inboxCleared.withLock { $0[app] ?? 0 }
         let base = "https://\(configuration.simulator.hostAndPort)/wp/"

@@ -15,6 +15,9 @@ import Testing
             #expect(reply.json?["error"]?["code"] == .string("inbox_unavailable"))
             #expect(reply.json?["error"]?["message"]?.stringValue?.contains("built-in simulator") == true)
         }
+        // Its parameters are judged first, as the description says: a device name longer than any is 400.
+        let long = try await s.request("GET", "/v1/apps/example/inbox?device=\(String(repeating: "0", count: 4097))", key: TestServer.sendKey)
+        #expect(long.status == 400 && long.json?["error"]?["code"] == .string("invalid_device"), "\(String(decoding: long.body, as: UTF8.self))")
         let anonymous = try await s.request("GET", "/v1/apps/example/inbox", key: "wrong")
         #expect(anonymous.status == 401)
     }
