@@ -73,20 +73,12 @@ struct EngineFixture {
         return tokens.sorted()
     }
 
-    static func tokens(_ count: Int, prefix: String = "aa") -> [DeviceToken] {
-        (0..<count).map { i in
-            let digits = String(i, radix: 16)
-            return try! DeviceToken(parsing: prefix + String(repeating: "0", count: 62 - digits.count) + digits)
-        }
-    }
+    static func tokens(_ count: Int, prefix: String = "aa") -> [DeviceToken] { prefixedTestTokens(count, prefix: prefix) }
 
     /// Creates a broadcast record for an alert.
     @discardableResult
     func create(id: String, channel: String? = nil, collapseId: String? = nil) throws -> BroadcastRecord {
-        let prepared = try Payload(aps: APS(alert: .text("Daily digest"))).prepare()
-        let record = BroadcastRecord(
-            id: id, app: "example", payload: prepared.payload, pushType: prepared.pushType,
-            priority: prepared.priority, collapseId: collapseId, channel: channel)
+        let record = try digestBroadcast(id: id, channel: channel, collapseId: collapseId)
         try registry.createBroadcast(record)
         return record
     }
