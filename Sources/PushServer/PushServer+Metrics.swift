@@ -37,25 +37,29 @@ extension PushServer {
             let counts = stored.deliveries
             text += "# HELP pushprovider_deliveries_total Notifications with a final outcome\n"
             text += "# TYPE pushprovider_deliveries_total counter\n"
-            // Rows counted by older versions hold unreduced reasons: several rows can make one series.
-            var series: [(app: String, status: Int, reason: String, count: Int)] = []
-            var retries: [String: Int] = [:]
+            // Rows counted by older versions hold unreduced reasons: several rows can make one series. Rows counted
+            // before the counters knew services have none: their series carry no `service` label (the series
+            // dashboards had before, frozen at the upgrade), those since carry the service that answered.
+            var series: [(app: String, service: PushService?, status: Int, reason: String, count: Int)] = []
+            var retries: [RetryKey: Int] = [:]
             for c in counts {
-                retries[c.app, default: 0] += c.retries
+                retries[RetryKey(app: c.app, service: c.service), default: 0] += c.retries
                 let reason = MetricLabels.reason(status: c.status, reason: c.reason)
-                if let i = series.firstIndex(where: { $0.app == c.app && $0.status == c.status && $0.reason == reason }) {
+                if let i = series.firstIndex(where: {
+                    $0.app == c.app && $0.service == c.service && $0.status == c.status && $0.reason == reason
+                }) {
                     series[i].count += c.count
                 } else {
-                    series.append((c.app, c.status, reason, c.count))
+                    series.append((c.app, c.service, c.status, reason, c.count))
                 }
             }
             for c in series {
-                text += "pushprovider_deliveries_total{app=\"\(MetricLabels.escape(c.app))\",status=\"\(c.status)\",reason=\"\(MetricLabels.escape(c.reason))\"} \(c.count)\n"
+                text += "pushprovider_deliveries_total{\(Self.appAndService(c.app, c.service)),status=\"\(c.status)\",reason=\"\(MetricLabels.escape(c.reason))\"} \(c.count)\n"
             }
             text += "# HELP pushprovider_retries_total Attempts beyond the first (resends after transient failures)\n"
             text += "# TYPE pushprovider_retries_total counter\n"
-            for (app, n) in retries.sorted(by: { $0.key < $1.key }) {
-                text += "pushprovider_retries_total{app=\"\(MetricLabels.escape(app))\"} \(n)\n"
+            for (key, n) in retries.sorted(by: { ($0.key.app, $0.key.service?.rawValue ?? "") < ($1.key.app, $1.key.service?.rawValue ?? "") }) {
+                text += "pushprovider_retries_total{\(Self.appAndService(key.app, key.service))} \(n)\n"
             }
         }
         do {
@@ -63,7 +67,7 @@ extension PushServer {
             text += "# HELP pushprovider_prunes_total Tokens pruned (or kept because of a newer registration)\n"
             text += "# TYPE pushprovider_prunes_total counter\n"
             for p in prunes {
-                text += "pushprovider_prunes_total{app=\"\(MetricLabels.escape(p.app))\",reason=\"\(MetricLabels.escape(p.reason))\",outcome=\"\(MetricLabels.escape(p.outcome))\"} \(p.count)\n"
+                text += "pushprovider_prunes_total{\(Self.appAndService(p.app, p.service)),reason=\"\(MetricLabels.escape(p.reason))\",outcome=\"\(MetricLabels.escape(p.outcome))\"} \(p.count)\n"
             }
         }
         text += senderMetrics()
@@ -78,6 +82,19 @@ extension PushServer {
         return Response(
             status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
             body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// The `app` label and, for what was counted since the counters knew services, the `service` label.
+    static func appAndService(_ app: String, _ service: PushService?) -> String {
+        let a = "app=\"\(MetricLabels.escape(app))\""
+        guard let service else { return a }
+        return a + ",service=\"\(service.rawValue)\""
+    }
+
+    /// A retries series: per app and service (none for what was counted before services).
+    struct RetryKey: Hashable {
+        var app: String
+        var service: PushService?
     }
 
     /// This server's senders (one per app, once it has sent), per push service: in flight, answer latency,

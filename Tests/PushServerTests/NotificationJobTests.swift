@@ -124,7 +124,7 @@ import TestSupport
         #expect(payload == (try JSONValue(parsing: #"{"aps":{"alert":"Hello","sound":"default"},"photoTitle":"Nebula"}"#)))
         // The sends show in /metrics (read from the delivery log).
         let metrics = String(decoding: try await s.request("GET", "/metrics").body, as: UTF8.self)
-        #expect(metrics.contains(#"pushprovider_deliveries_total{app="example",status="200",reason=""} 300"#))
+        #expect(metrics.contains(#"pushprovider_deliveries_total{app="example",service="apns",status="200",reason=""} 300"#))
         // The app's sender: nothing left in flight, every answer timed, one connection, the endpoint up.
         #expect(metrics.contains(#"pushprovider_apns_in_flight{app="example"} 0"#))
         #expect(metrics.contains(#"pushprovider_apns_response_seconds_count{app="example"} 300"#))
@@ -160,7 +160,8 @@ import TestSupport
         #expect(Set(web.map(\.subscriptionId)) == Set(minted.map(\.id)))
         #expect(web.allSatisfy { (try? JSONValue(parsing: $0.plaintext))?["body"]?.stringValue == "Hello" })
         let metrics = String(decoding: try await s.request("GET", "/metrics").body, as: UTF8.self)
-        #expect(metrics.contains(#"pushprovider_deliveries_total{app="example",status="201",reason=""} 5"#), "\(metrics)")
+        #expect(metrics.contains(#"pushprovider_deliveries_total{app="example",service="webpush",status="201",reason=""} 5"#), "\(metrics)")
+        #expect(metrics.contains(#"pushprovider_deliveries_total{app="example",service="apns",status="200",reason=""} 5"#), "\(metrics)")
         #expect(metrics.contains(#"pushprovider_apns_response_seconds_count{app="example"} 5"#))
         #expect(metrics.contains(#"pushprovider_webpush_in_flight{app="example"} 0"#))
         #expect(metrics.contains(#"pushprovider_webpush_response_seconds_count{app="example"} 5"#))

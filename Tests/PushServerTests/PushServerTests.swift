@@ -143,10 +143,10 @@ import TestSupport
         try await s.registry.run { [registry = s.registry] _ in try registry.recordDeliveries(rows) }
         let metrics = try await s.request("GET", "/metrics")
         let text = String(decoding: metrics.body, as: UTF8.self)
-        #expect(text.contains(#"pushprovider_deliveries_total{app="example",status="0",reason="transportError"} 2"#))
-        #expect(text.contains(#"pushprovider_deliveries_total{app="example",status="400",reason="unknown"} 1"#))
-        #expect(text.contains(#"pushprovider_deliveries_total{app="example",status="400",reason="BadDeviceToken"} 1"#))
-        #expect(text.contains(#"pushprovider_deliveries_total{app="example",status="200",reason=""} 1"#))
+        #expect(text.contains(#"pushprovider_deliveries_total{app="example",service="apns",status="0",reason="transportError"} 2"#))
+        #expect(text.contains(#"pushprovider_deliveries_total{app="example",service="apns",status="400",reason="unknown"} 1"#))
+        #expect(text.contains(#"pushprovider_deliveries_total{app="example",service="apns",status="400",reason="BadDeviceToken"} 1"#))
+        #expect(text.contains(#"pushprovider_deliveries_total{app="example",service="apns",status="200",reason=""} 1"#))
         #expect(!text.contains("quoted") && !text.contains("Connection reset"))
         // name{label="value",…} number — values without a bare quote, backslash or newline.
         let sample = try Regex(#"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\.)*",?)*\})? [-+0-9.eE]+(Inf|NaN)?$"#)

@@ -32,6 +32,41 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
         }
     }
 
+    /// SQL that puts the counters back in the shape they had before they knew services (SQLite 17, PostgreSQL 14),
+    /// for tests that set an older schema version: every later migration must find what its version left.
+    var countersWithoutServices: String {
+        switch self {
+        case .sqlite:
+            """
+            CREATE TABLE dc (app TEXT NOT NULL, status INTEGER NOT NULL, reason TEXT NOT NULL, count INTEGER NOT NULL,
+                retries INTEGER NOT NULL, PRIMARY KEY (app, status, reason)) WITHOUT ROWID;
+            INSERT INTO dc SELECT app, status, reason, sum(count), sum(retries) FROM delivery_counters GROUP BY 1, 2, 3;
+            DROP TABLE delivery_counters;
+            ALTER TABLE dc RENAME TO delivery_counters;
+            CREATE TABLE pc (app TEXT NOT NULL, reason TEXT NOT NULL, action TEXT NOT NULL, count INTEGER NOT NULL,
+                PRIMARY KEY (app, reason, action)) WITHOUT ROWID;
+            INSERT INTO pc SELECT app, reason, action, sum(count) FROM prune_counters GROUP BY 1, 2, 3;
+            DROP TABLE prune_counters;
+            ALTER TABLE pc RENAME TO prune_counters
+            """
+        case .postgres:
+            """
+            CREATE TABLE dc AS SELECT app, status, reason, bucket, sum(count)::bigint AS count, sum(retries)::bigint AS retries
+                FROM delivery_counters GROUP BY 1, 2, 3, 4;
+            DROP TABLE delivery_counters;
+            ALTER TABLE dc RENAME TO delivery_counters;
+            ALTER TABLE delivery_counters ADD PRIMARY KEY (app, status, reason, bucket);
+            CREATE TABLE pc AS SELECT app, reason, action, bucket, sum(count)::bigint AS count FROM prune_counters GROUP BY 1, 2, 3, 4;
+            DROP TABLE prune_counters;
+            ALTER TABLE pc RENAME TO prune_counters;
+            ALTER TABLE prune_counters ADD PRIMARY KEY (app, reason, action, bucket)
+            """
+        }
+    }
+
+    /// The schema version before the counters knew services (their migration is the last one).
+    var versionBeforeCounterServices: Int64 { currentSchemaVersion - 1 }
+
     /// A second handle on the same database, as another process would open it.
     func reopen(_ registry: any RegistryStore) throws -> any RegistryStore {
         switch self {

@@ -320,7 +320,8 @@ import TestSupport
                "tz_history", "tz_changed_ms", "service", "subscription"].map { "ALTER TABLE devices DROP COLUMN \($0);" }.joined(separator: "\n"))
             ALTER TABLE broadcasts DROP COLUMN targeting;
             ALTER TABLE delivery_log DROP COLUMN service;
-            ALTER TABLE webhook_events DROP COLUMN service
+            ALTER TABLE webhook_events DROP COLUMN service;
+            \(backend.countersWithoutServices)
             """)
 
         // Opened by the new version: migrated, and counted from its rows.

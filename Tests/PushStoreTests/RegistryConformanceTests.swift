@@ -133,8 +133,8 @@ import TestSupport
         #expect(try registry.list(app: "a").map(\.token.hex) == [fresh.hex])
         #expect(try registry.pruneLog(app: "a", limit: 10).map(\.reason) == [inactive.rawValue, inactive.rawValue])
         #expect(try registry.pruneCounts() == [
-            PruneCount(app: "a", reason: APNsReason.unknownLabel, outcome: "deleted", count: 1),
-            PruneCount(app: "a", reason: APNsReason.unknownLabel, outcome: "skipped", count: 1),
+            PruneCount(app: "a", service: .apns, reason: APNsReason.unknownLabel, outcome: "deleted", count: 1),
+            PruneCount(app: "a", service: .apns, reason: APNsReason.unknownLabel, outcome: "skipped", count: 1),
         ])
     }
 
@@ -217,8 +217,8 @@ import TestSupport
         #expect(try registry.recentDeliveries(app: "a", limit: 10) == [failed, record])
         #expect(try registry.recentDeliveries(app: "b", limit: 10).isEmpty)
         #expect(try registry.deliveryCounts() == [
-            DeliveryCount(app: "a", status: 200, reason: nil, count: 1, retries: 1),
-            DeliveryCount(app: "a", status: 400, reason: "BadDeviceToken", count: 1),
+            DeliveryCount(app: "a", service: .apns, status: 200, reason: nil, count: 1, retries: 1),
+            DeliveryCount(app: "a", service: .apns, status: 400, reason: "BadDeviceToken", count: 1),
         ])
         // An accepted outcome of a send to listed tokens, committed by the engine, sets the device's last success,
         // never backwards (and is logged under the default scope).
@@ -263,11 +263,11 @@ import TestSupport
         ]))
         // Transport errors are one series whatever curl said; pending markers are not deliveries.
         #expect(try registry.deliveryCounts() == [
-            DeliveryCount(app: "a", status: 0, reason: "transportError", count: 2, retries: 6),
-            DeliveryCount(app: "a", status: 200, reason: nil, count: 3, retries: 2),
-            DeliveryCount(app: "a", status: 410, reason: "Unregistered", count: 1),
+            DeliveryCount(app: "a", service: .apns, status: 0, reason: "transportError", count: 2, retries: 6),
+            DeliveryCount(app: "a", service: .apns, status: 200, reason: nil, count: 3, retries: 2),
+            DeliveryCount(app: "a", service: .apns, status: 410, reason: "Unregistered", count: 1),
         ])
-        #expect(try registry.pruneCounts() == [PruneCount(app: "a", reason: "Unregistered", outcome: "deleted", count: 1)])
+        #expect(try registry.pruneCounts() == [PruneCount(app: "a", service: .apns, reason: "Unregistered", outcome: "deleted", count: 1)])
         // A second process on the same database adds to the same totals.
         let other = try backend.reopen(registry)
         _ = try other.deliveryStore.commit(OutcomeBatch(app: "a", outcomes: [outcome(7, .accepted, status: 200, reason: nil)]))

@@ -65,7 +65,8 @@ import TestSupport
             UPDATE device_channels SET token = '\(token)' WHERE app = 'a' AND token = '\(hex(path))'
             """
         }
-        sql.append("UPDATE schema_version SET version = \(backend.currentSchemaVersion - 1)")
+        sql.append(backend.countersWithoutServices)
+        sql.append("UPDATE schema_version SET version = \(backend == .sqlite ? SQLiteSchema.rekeyingMigration : PostgresSchema.rekeyingMigration)")
         try registry.executeRaw(sql.joined(separator: ";\n"))
 
         let upgraded = try backend.reopen(registry)

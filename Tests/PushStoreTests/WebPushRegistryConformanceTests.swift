@@ -113,6 +113,7 @@ import TestSupport
         #expect(log.map(\.reason) == ["404", "410"])
         #expect(log.allSatisfy { $0.apnsTimestampMs == nil && $0.outcome == .deleted })
         #expect(Set(try registry.pruneCounts().map(\.reason)) == ["404", "410"])
+        #expect(try registry.pruneCounts().allSatisfy { $0.service == .webpush })
     }
 
     /// What the FCM sender sends for a dead token: FCM's own error code. The prune log, its counters and the delivery
@@ -136,6 +137,11 @@ import TestSupport
         let history = try registry.deliveries(DeliveryQuery(app: "a")).records
         #expect(Set(history.compactMap(\.reason)) == ["UNREGISTERED", "SENDER_ID_MISMATCH"])
         #expect(history.allSatisfy { $0.service == .fcm && $0.kind == .tokenDead })
+        #expect(try registry.pruneCounts().allSatisfy { $0.service == .fcm })
+        #expect(try registry.deliveryCounts() == [
+            DeliveryCount(app: "a", service: .fcm, status: 403, reason: "SENDER_ID_MISMATCH", count: 1),
+            DeliveryCount(app: "a", service: .fcm, status: 404, reason: "UNREGISTERED", count: 1),
+        ])
     }
 
     /// A web device's outcomes carry its service into the delivery log and the webhook outbox (an APNs device's
@@ -183,6 +189,7 @@ import TestSupport
         try registry.executeRaw("""
             ALTER TABLE delivery_log DROP COLUMN service;
             ALTER TABLE webhook_events DROP COLUMN service;
+            \(backend.countersWithoutServices);
             UPDATE schema_version SET version = \(previous)
             """)
 
@@ -199,6 +206,36 @@ import TestSupport
         record.service = .webpush
         try upgraded.recordDeliveries([record])
         #expect(try upgraded.deliveries(DeliveryQuery(app: "a")).records.map(\.service) == [.webpush, .apns])
+    }
+
+    /// The upgrade that counts by service (SQLite 18, PostgreSQL 15): what the counters held before keeps no service
+    /// (it cannot be split: the log need not hold every row they counted) and is not lost; what is counted after it
+    /// is counted under the service that answered, apart from the old counts, on both backends.
+    @Test(arguments: Backend.allCases) func countersFromBeforeTheUpgradeKeepNoServiceAndNewOnesCountPerService(_ backend: Backend) throws {
+        let registry = try backend.open(clock: ManualClock())
+        let (apns, web) = (testToken(3, salt: 79), try Self.subscription("counted"))
+        _ = registry.registerBatch([RegistrationRequest(app: "a", token: apns), RegistrationRequest(app: "a", subscription: web)])
+        func accepted(_ token: DeviceToken, _ service: PushService, _ n: Int) -> DeliveryOutcome {
+            DeliveryOutcome(token: token, kind: .accepted, notificationId: "00000000-0000-0000-0000-00000000010\(n)", status: 200,
+                            reason: nil, attempts: 1, startedMs: 1, finishedMs: 2, service: service)
+        }
+        let store = registry.deliveryStore
+        _ = try store.commit(OutcomeBatch(app: "a", job: nil, outcomes: [accepted(apns, .apns, 1), accepted(DeviceKey.of(web), .webpush, 2)]))
+        try registry.executeRaw(backend.countersWithoutServices + ";\nUPDATE schema_version SET version = \(backend.versionBeforeCounterServices)")
+
+        let upgraded = try backend.reopen(registry)
+        #expect(try upgraded.schemaVersion() == backend.currentSchemaVersion)
+        #expect(try upgraded.deliveryCounts() == [DeliveryCount(app: "a", service: nil, status: 200, reason: nil, count: 2)])
+        _ = try upgraded.deliveryStore.commit(OutcomeBatch(app: "a", job: nil, outcomes: [
+            accepted(apns, .apns, 3), accepted(DeviceKey.of(web), .webpush, 4), accepted(DeviceKey.of(web), .webpush, 5),
+        ]))
+        #expect(try upgraded.deliveryCounts() == [
+            DeliveryCount(app: "a", service: nil, status: 200, reason: nil, count: 2),
+            DeliveryCount(app: "a", service: .apns, status: 200, reason: nil, count: 1),
+            DeliveryCount(app: "a", service: .webpush, status: 200, reason: nil, count: 2),
+        ])
+        #expect(try upgraded.prune(app: "a", token: DeviceKey.of(web), PruneRequest(service: "410", status: 410)) == .deleted)
+        #expect(try upgraded.pruneCounts() == [PruneCount(app: "a", service: .webpush, reason: "410", outcome: "deleted", count: 1)])
     }
 
     /// The upgrade that adds push services (SQLite 15, PostgreSQL 12): every device of the previous schema becomes
@@ -231,6 +268,7 @@ import TestSupport
         // The previous schema: without the service columns (the later migration's on the log and outbox go too).
         let previous = backend == .sqlite ? 14 : 11
         let later = "ALTER TABLE delivery_log DROP COLUMN service;\nALTER TABLE webhook_events DROP COLUMN service;\n"
+            + backend.countersWithoutServices + ";\n"
         try registry.executeRaw(later + (backend == .sqlite
             ? "ALTER TABLE devices DROP COLUMN subscription;\nALTER TABLE devices DROP COLUMN service;\nUPDATE schema_version SET version = \(previous)"
             : "ALTER TABLE devices DROP COLUMN subscription, DROP COLUMN service;\nUPDATE schema_version SET version = \(previous)"))

@@ -222,7 +222,7 @@ python3 -c 'import json,sys; j=json.loads(sys.argv[1]); sys.exit(not (j["state"]
 # Read whole, then searched: piped into grep -q, curl still writing when grep stops at its match dies of EPIPE
 # (exit 23), and pipefail failed the check with the line there (CI, stop 48).
 METRICS=$(curl -sS "http://127.0.0.1:$ADMIN/metrics") || fail "GET /metrics on the admin listener failed"
-grep -qF 'pushprovider_deliveries_total{app="example",status="200",reason=""} 1' <<<"$METRICS" \
+grep -qF 'pushprovider_deliveries_total{app="example",service="apns",status="200",reason=""} 1' <<<"$METRICS" \
   || { grep '^pushprovider_deliveries_total\|^pushprovider_database_up' <<<"$METRICS" >&2; fail "the admin listener's /metrics does not count the delivery"; }
 as_service /usr/bin/pushctl deliveries --app example --json > "$WORK/deliveries.json"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (len(d) == 1 and d[0]["status"] == "accepted" and d[0]["token"] == sys.argv[2]))' \

@@ -80,7 +80,7 @@ extension PostgresRegistry {
         let successTokens = succeeded.map(\.token.hex)
         let lastSuccessMs = succeeded.map(\.finishedMs).max() ?? 0
         let tally = DeliveryCount.tally(app: app, batch.outcomes)
-        let (cStatuses, cReasons) = (tally.map { Int64($0.key.status) }, tally.map(\.key.reason))
+        let (cServices, cStatuses, cReasons) = (tally.map(\.key.service.rawValue), tally.map { Int64($0.key.status) }, tally.map(\.key.reason))
         let (cCounts, cRetries) = (tally.map { Int64($0.value.count) }, tally.map { Int64($0.value.retries) })
 
         // The broadcast's rows and counters.
@@ -114,12 +114,12 @@ extension PostgresRegistry {
                     WHERE \(sent) > 0 AND broadcast_id = \(id) AND shard = \(shard) AND fence = \(fence)
                         AND EXISTS (SELECT 1 FROM fenced)
                 ), counted AS (
-                    INSERT INTO delivery_counters (app, status, reason, bucket, count, retries)
-                    SELECT \(app), s, r, \(bucket), c, n
-                    FROM unnest(\(cStatuses)::bigint[], \(cReasons)::text[], \(cCounts)::bigint[], \(cRetries)::bigint[])
-                        AS y (s, r, c, n)
+                    INSERT INTO delivery_counters (app, service, status, reason, bucket, count, retries)
+                    SELECT \(app), v, s, r, \(bucket), c, n
+                    FROM unnest(\(cServices)::text[], \(cStatuses)::bigint[], \(cReasons)::text[], \(cCounts)::bigint[],
+                        \(cRetries)::bigint[]) AS y (v, s, r, c, n)
                     WHERE EXISTS (SELECT 1 FROM fenced)
-                    ON CONFLICT (app, status, reason, bucket) DO UPDATE SET count = delivery_counters.count + excluded.count,
+                    ON CONFLICT (app, service, status, reason, bucket) DO UPDATE SET count = delivery_counters.count + excluded.count,
                         retries = delivery_counters.retries + excluded.retries
                 ), tallied AS (
                     INSERT INTO broadcast_counts (broadcast_id, shard, kind, reason, devices, retried, possibly_duplicated, pruned)
@@ -161,12 +161,12 @@ extension PostgresRegistry {
                     \(lFinished)::bigint[], \(lServices)::text[]) AS x (t, k, s, r, a, d, i, u, f, e, v)
                 WHERE EXISTS (SELECT 1 FROM holds)
             ), counted AS (
-                INSERT INTO delivery_counters (app, status, reason, bucket, count, retries)
-                SELECT \(app), s, r, \(bucket), c, n
-                FROM unnest(\(cStatuses)::bigint[], \(cReasons)::text[], \(cCounts)::bigint[], \(cRetries)::bigint[])
-                    AS y (s, r, c, n)
+                INSERT INTO delivery_counters (app, service, status, reason, bucket, count, retries)
+                SELECT \(app), v, s, r, \(bucket), c, n
+                FROM unnest(\(cServices)::text[], \(cStatuses)::bigint[], \(cReasons)::text[], \(cCounts)::bigint[],
+                    \(cRetries)::bigint[]) AS y (v, s, r, c, n)
                 WHERE EXISTS (SELECT 1 FROM holds)
-                ON CONFLICT (app, status, reason, bucket) DO UPDATE SET count = delivery_counters.count + excluded.count,
+                ON CONFLICT (app, service, status, reason, bucket) DO UPDATE SET count = delivery_counters.count + excluded.count,
                     retries = delivery_counters.retries + excluded.retries
             ), seen AS (
                 UPDATE devices SET last_success_ms = greatest(coalesce(last_success_ms, 0), \(lastSuccessMs))

@@ -35,13 +35,14 @@ extension PostgresRegistry {
         let tally = DeliveryCount.tally(records)
         guard !tally.isEmpty else { return }
         let apps = tally.map(\.key.app), statuses = tally.map { Int64($0.key.status) }, reasons = tally.map(\.key.reason)
+        let services = tally.map(\.key.service.rawValue)
         let counts = tally.map { Int64($0.value.count) }, retries = tally.map { Int64($0.value.retries) }
         try db.query("""
-            INSERT INTO delivery_counters (app, status, reason, bucket, count, retries)
-            SELECT a, s, r, \(counterBucket), c, n
-            FROM unnest(\(apps)::text[], \(statuses)::bigint[], \(reasons)::text[], \(counts)::bigint[], \(retries)::bigint[])
-                AS x (a, s, r, c, n)
-            ON CONFLICT (app, status, reason, bucket) DO UPDATE SET count = delivery_counters.count + excluded.count,
+            INSERT INTO delivery_counters (app, service, status, reason, bucket, count, retries)
+            SELECT a, v, s, r, \(counterBucket), c, n
+            FROM unnest(\(apps)::text[], \(services)::text[], \(statuses)::bigint[], \(reasons)::text[], \(counts)::bigint[],
+                \(retries)::bigint[]) AS x (a, v, s, r, c, n)
+            ON CONFLICT (app, service, status, reason, bucket) DO UPDATE SET count = delivery_counters.count + excluded.count,
                 retries = delivery_counters.retries + excluded.retries
             """)
     }

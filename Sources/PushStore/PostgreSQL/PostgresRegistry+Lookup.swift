@@ -29,12 +29,14 @@ extension PostgresRegistry {
     public func deliveryCounts() throws(StoreError) -> [DeliveryCount] {
         try pool.withConnection { (db) throws(StoreError) -> [DeliveryCount] in
             let rows = try db.rows("""
-                SELECT app, status::bigint, reason, sum(count)::bigint, sum(retries)::bigint FROM delivery_counters
-                GROUP BY app, status, reason ORDER BY 1, 2, 3
-                """, as: (String, Int64, String, Int64, Int64).self)
-            return rows.map { (row: (String, Int64, String, Int64, Int64)) -> DeliveryCount in
-                let reason: String? = row.2.isEmpty ? nil : row.2
-                return DeliveryCount(app: row.0, status: Int(row.1), reason: reason, count: Int(row.3), retries: Int(row.4))
+                SELECT app, service, status::bigint, reason, sum(count)::bigint, sum(retries)::bigint FROM delivery_counters
+                GROUP BY app, service, status, reason ORDER BY 1, 2, 3, 4
+                """, as: (String, String, Int64, String, Int64, Int64).self)
+            return rows.map { (row: (String, String, Int64, String, Int64, Int64)) -> DeliveryCount in
+                let reason: String? = row.3.isEmpty ? nil : row.3
+                return DeliveryCount(
+                    app: row.0, service: PushService(rawValue: row.1), status: Int(row.2), reason: reason, count: Int(row.4),
+                    retries: Int(row.5))
             }
         }
     }
@@ -43,9 +45,11 @@ extension PostgresRegistry {
     public func pruneCounts() throws(StoreError) -> [PruneCount] {
         try pool.withConnection { (db) throws(StoreError) -> [PruneCount] in
             try db.rows(
-                "SELECT app, reason, action, sum(count)::bigint FROM prune_counters GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
-                as: (String, String, String, Int64).self
-            ).map { PruneCount(app: $0.0, reason: $0.1, outcome: $0.2, count: Int($0.3)) }
+                "SELECT app, service, reason, action, sum(count)::bigint FROM prune_counters GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4",
+                as: (String, String, String, String, Int64).self
+            ).map {
+                PruneCount(app: $0.0, service: PushService(rawValue: $0.1), reason: $0.2, outcome: $0.3, count: Int($0.4))
+            }
         }
     }
 }

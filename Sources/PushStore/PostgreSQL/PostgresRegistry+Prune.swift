@@ -14,13 +14,15 @@ extension PostgresRegistry {
 
     func prune(app: String, token: DeviceToken, _ request: PruneRequest, in db: PostgresSession) throws(StoreError) -> PruneOutcome {
         let (reason, apnsTimestampMs) = (request.reason, request.apnsTimestampMs)
-        let keep: Bool, lastRegisteredMs: Int64
+        let keep: Bool, lastRegisteredMs: Int64, service: String
         if let row = try find(app: app, token: token, lock: true, in: db) {
             keep = PruneGate.keeps(request, lastRegisteredMs: row.lastRegisteredMs)
             lastRegisteredMs = row.lastRegisteredMs
+            service = row.service
             if !keep { try db.query("DELETE FROM devices WHERE id = \(row.id)") }
         } else if let la = try pruneLiveActivityToken(app: app, token: token, request, in: db) {
             (keep, lastRegisteredMs) = la
+            service = PushService.apns.rawValue  // Live Activity tokens are APNs'
         } else {
             return .notFound
         }
@@ -30,8 +32,9 @@ extension PostgresRegistry {
             VALUES (\(app), \(hex), \(reasonText), \(action), \(apnsTimestampMs), \(lastRegisteredMs), coalesce(\(now)::bigint, pp_now_ms()))
             """)
         try db.query("""
-            INSERT INTO prune_counters (app, reason, action, bucket, count) VALUES (\(app), \(counterReason), \(action), \(counterBucket), 1)
-            ON CONFLICT (app, reason, action, bucket) DO UPDATE SET count = prune_counters.count + 1
+            INSERT INTO prune_counters (app, service, reason, action, bucket, count)
+            VALUES (\(app), \(service), \(counterReason), \(action), \(counterBucket), 1)
+            ON CONFLICT (app, service, reason, action, bucket) DO UPDATE SET count = prune_counters.count + 1
             """)
         return PruneGate.outcome(keep: keep)
     }

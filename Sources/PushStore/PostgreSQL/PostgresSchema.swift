@@ -379,6 +379,21 @@ enum PostgresSchema {
         // 14: every Web Push device under the key of its endpoint's canonical form, duplicates merged (SQLite's 17;
         // ``EndpointRekeying``, written in Swift by ``rekeyWebPushDevices(_:)``, no SQL of its own).
         [],
+        // 15: the delivery and prune counters by push service (SQLite's 18). What they counted before keeps service ''
+        // (unknown; /metrics shows it without a `service` label). The column's constant default rewrites no row;
+        // the primary key is rebuilt to include it. No CHECK: a service added later needs no migration here.
+        [
+            """
+            ALTER TABLE delivery_counters ADD COLUMN service text NOT NULL DEFAULT '',
+                DROP CONSTRAINT delivery_counters_pkey, ADD PRIMARY KEY (app, service, status, reason, bucket)
+            """,
+            "ALTER TABLE delivery_counters ALTER COLUMN service DROP DEFAULT",
+            """
+            ALTER TABLE prune_counters ADD COLUMN service text NOT NULL DEFAULT '',
+                DROP CONSTRAINT prune_counters_pkey, ADD PRIMARY KEY (app, service, reason, action, bucket)
+            """,
+            "ALTER TABLE prune_counters ALTER COLUMN service DROP DEFAULT",
+        ],
     ]
 
     /// The migration (0-based index) after whose SQL ``rekeyWebPushDevices(_:)`` runs.

@@ -42,15 +42,16 @@ extension SQLiteRegistry {
     static func countDeliveries(_ tally: DeliveryCount.Tally, in db: Connection) throws(StoreError) {
         guard !tally.isEmpty else { return }
         let upsert = try db.statement("""
-            INSERT INTO delivery_counters (app, status, reason, count, retries) VALUES (?1, ?2, ?3, ?4, ?5)
-            ON CONFLICT (app, status, reason) DO UPDATE SET count = count + excluded.count, retries = retries + excluded.retries
+            INSERT INTO delivery_counters (app, service, status, reason, count, retries) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            ON CONFLICT (app, service, status, reason) DO UPDATE SET count = count + excluded.count, retries = retries + excluded.retries
             """)
         for (key, sums) in tally {
             try upsert.bind(1, key.app)
-            try upsert.bind(2, Int64(key.status))
-            try upsert.bind(3, key.reason)
-            try upsert.bind(4, Int64(sums.count))
-            try upsert.bind(5, Int64(sums.retries))
+            try upsert.bind(2, key.service.rawValue)
+            try upsert.bind(3, Int64(key.status))
+            try upsert.bind(4, key.reason)
+            try upsert.bind(5, Int64(sums.count))
+            try upsert.bind(6, Int64(sums.retries))
             try upsert.run()
         }
     }

@@ -19,13 +19,15 @@ extension SQLiteRegistry {
         app: String, token: DeviceToken, _ request: PruneRequest, now: Int64, in db: Connection
     ) throws(StoreError) -> PruneOutcome {
         let (reason, apnsTimestampMs) = (request.reason, request.apnsTimestampMs)
-        let keep: Bool, lastRegisteredMs: Int64
+        let keep: Bool, lastRegisteredMs: Int64, service: String
         if let row = try find(app: app, token: token, in: db) {
             keep = PruneGate.keeps(request, lastRegisteredMs: row.lastRegisteredMs)
             lastRegisteredMs = row.lastRegisteredMs
+            service = row.service
             if !keep { try deleteDevice(id: row.id, in: db) }
         } else if let la = try pruneLiveActivityToken(app: app, token: token, request, in: db) {
             (keep, lastRegisteredMs) = la
+            service = PushService.apns.rawValue  // Live Activity tokens are APNs'
         } else {
             return .notFound
         }
@@ -39,12 +41,13 @@ extension SQLiteRegistry {
         try log.bind(3, reason)
         try log.bind(4, PruneGate.action(keep: keep))
         let counter = try db.statement("""
-            INSERT INTO prune_counters (app, reason, action, count) VALUES (?1, ?2, ?3, 1)
-            ON CONFLICT (app, reason, action) DO UPDATE SET count = count + 1
+            INSERT INTO prune_counters (app, service, reason, action, count) VALUES (?1, ?2, ?3, ?4, 1)
+            ON CONFLICT (app, service, reason, action) DO UPDATE SET count = count + 1
             """)
         try counter.bind(1, app)
-        try counter.bind(2, PruneGate.counterReason(request))
-        try counter.bind(3, PruneGate.action(keep: keep))
+        try counter.bind(2, service)
+        try counter.bind(3, PruneGate.counterReason(request))
+        try counter.bind(4, PruneGate.action(keep: keep))
         try counter.run()
         try log.bind(5, apnsTimestampMs)
         try log.bind(6, lastRegisteredMs)

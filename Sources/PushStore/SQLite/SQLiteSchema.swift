@@ -426,6 +426,40 @@ enum SQLiteSchema {
         // 17: every Web Push device under the key of its endpoint's canonical form, duplicates merged
         // (``EndpointRekeying``; written in Swift by ``rekeyWebPushDevices(_:)``, no SQL of its own).
         [],
+        // 18: the delivery and prune counters by push service, so /metrics labels each series with the service that
+        // answered. SQLite cannot change a primary key: both tables are rebuilt. What they counted before keeps
+        // service '' (unknown: the delivery log need not hold every row a counter counted, so it cannot be split);
+        // /metrics shows those rows without a `service` label, the series dashboards already had, frozen. No CHECK on
+        // the service, so a service added later needs no rebuild.
+        [
+            "ALTER TABLE delivery_counters RENAME TO delivery_counters_17",
+            """
+            CREATE TABLE delivery_counters (
+                app TEXT NOT NULL,
+                service TEXT NOT NULL,
+                status INTEGER NOT NULL,
+                reason TEXT NOT NULL,
+                count INTEGER NOT NULL,
+                retries INTEGER NOT NULL,
+                PRIMARY KEY (app, service, status, reason)
+            ) WITHOUT ROWID
+            """,
+            "INSERT INTO delivery_counters SELECT app, '', status, reason, count, retries FROM delivery_counters_17",
+            "DROP TABLE delivery_counters_17",
+            "ALTER TABLE prune_counters RENAME TO prune_counters_17",
+            """
+            CREATE TABLE prune_counters (
+                app TEXT NOT NULL,
+                service TEXT NOT NULL,
+                reason TEXT NOT NULL,
+                action TEXT NOT NULL,
+                count INTEGER NOT NULL,
+                PRIMARY KEY (app, service, reason, action)
+            ) WITHOUT ROWID
+            """,
+            "INSERT INTO prune_counters SELECT app, '', reason, action, count FROM prune_counters_17",
+            "DROP TABLE prune_counters_17",
+        ],
     ]
 
     /// The migration (0-based index) after whose SQL ``rekeyWebPushDevices(_:)`` runs.
