@@ -263,8 +263,9 @@ enum ConsoleAssets {
   <section id="view-devices" class="view" aria-labelledby="devices-title" hidden>
     <h2 id="devices-title">Devices</h2>
     <form id="device-form" class="card">
-      <label for="d-token">Device token</label>
-      <input id="d-token" name="token" type="text" spellcheck="false" required>
+      <label for="d-token">Device token, Web Push endpoint or FCM registration token</label>
+      <input id="d-token" name="token" type="text" spellcheck="false" required
+             placeholder="an APNs token or device key (hex), a Web Push endpoint or an FCM token">
       <button type="submit" id="d-find">Find</button>
       <p id="device-error" class="error" role="alert"></p>
     </form>
@@ -977,10 +978,23 @@ async function findDevice(event) {
   event.preventDefault();
   $('device-error').textContent = '';
   $('device-result').hidden = true;
-  const token = $('d-token').value.trim().replace(/[<>\s]/g, '');
-  if (!/^([0-9A-Fa-f]{2}){8,100}$/.test(token)) { $('device-error').textContent = 'A token is 16 to 200 hex digits.'; return; }
+  // What was pasted says how to look it up: hex is an APNs token or a device key (NSData's <…> form too), an
+  // https URL a Web Push endpoint, anything else an FCM registration token; the server checks each and names the
+  // field when it is not one.
+  const text = $('d-token').value.trim();
+  const hex = text.replace(/[<>\s]/g, '');
+  let path;
+  if (/^[0-9A-Fa-f\s<>]+$/.test(text)) {
+    if (!/^([0-9A-Fa-f]{2}){8,100}$/.test(hex)) { $('device-error').textContent = 'A token or device key is 16 to 200 hex digits.'; return; }
+    path = `/devices/${hex}`;
+  } else if (/^https:\/\//i.test(text)) {
+    path = `/devices/lookup?endpoint=${encodeURIComponent(text)}`;
+  } else {
+    path = `/devices/lookup?fcmToken=${encodeURIComponent(text)}`;
+  }
   try {
-    const device = await api('GET', appPath(`/devices/${token}`));
+    const device = await api('GET', appPath(path));
+    const token = device.token;
     const history = await api('GET', appPath(`/deliveries?token=${token}&limit=1`));
     const last = history.deliveries[0];
     const pairs = [

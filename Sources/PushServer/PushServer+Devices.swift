@@ -18,6 +18,9 @@ extension PushServer {
         router.get("/v1/apps/:app/devices/count") { request, context in
             try await self.countDevices(request, app: try context.parameters.require("app"))
         }
+        router.get("/v1/apps/:app/devices/lookup") { request, context in
+            try await self.lookUpDeviceByAddress(request, app: try context.parameters.require("app"))
+        }
         router.get("/v1/apps/:app/devices/:token") { request, context in
             try await self.lookUpDevice(
                 request, app: try context.parameters.require("app"), token: try context.parameters.require("token"))
@@ -32,6 +35,36 @@ extension PushServer {
         do { parsed = try DeviceToken(parsing: token.removingPercentEncodingIfNeeded) } catch {
             throw APIError.badRequest("token", "token: \(error.description)")
         }
+        return try await deviceAnswer(app: app, key: parsed)
+    }
+
+    /// `GET /v1/apps/{app}/devices/lookup?endpoint=URL` or `?fcmToken=TOKEN` (send keys only) → the device, as
+    /// `GET …/devices/{token}` answers it, found by what its service addresses it by: a Web Push subscription's
+    /// endpoint (in any spelling of it: the key hashes its canonical form) or an FCM registration token. What an
+    /// operator has at hand (a browser's `PushSubscription.endpoint`, an Android log's token) without computing the
+    /// key; the key is in the answer's `token`.
+    func lookUpDeviceByAddress(_ request: Request, app: String) async throws -> Response {
+        _ = try authorize(request, app: app, need: .send)
+        let query = request.uri.queryParameters
+        let (endpoint, fcmToken) = (query.get("endpoint"), query.get("fcmToken"))
+        let key: DeviceToken
+        switch (endpoint, fcmToken) {
+        case (let endpoint?, nil):
+            do { key = DeviceKey.webPush(endpointURL: try WebPushEndpoint(parsing: endpoint).url) } catch {
+                throw APIError.badRequest("endpoint", error.message)
+            }
+        case (nil, let token?):
+            do { key = DeviceKey.of(try FCMRegistrationToken(parsing: token, field: "fcmToken")) } catch {
+                throw APIError.badRequest("fcmToken", error.message)
+            }
+        default:
+            throw APIError.badRequest("endpoint", "give one of endpoint (a Web Push subscription's) or fcmToken (an FCM registration token)")
+        }
+        return try await deviceAnswer(app: app, key: key)
+    }
+
+    /// The registered device under `key` with its installation fields, or 404 `unknown_device`.
+    func deviceAnswer(app: String, key parsed: DeviceToken) async throws -> Response {
         let found = try await registry.run { (store) throws -> (RegisteredDevice, Installation)? in
             guard let device = try store.device(app: app, token: parsed) else { return nil }
             return (device, try store.installation(app: app, token: parsed) ?? Installation())

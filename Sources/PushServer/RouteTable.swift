@@ -7,6 +7,7 @@ enum RouteTable {
     static let routes: [(template: String, methods: [HTTPRequest.Method])] = [
         ("/v1/apps/:app/devices", [.post]),
         ("/v1/apps/:app/devices/count", [.get]),
+        ("/v1/apps/:app/devices/lookup", [.get]),
         ("/v1/apps/:app/webpush/key", [.get]),
         ("/v1/apps/:app/devices/:token", [.get, .delete]),
         ("/v1/apps/:app/users/:user", [.delete]),

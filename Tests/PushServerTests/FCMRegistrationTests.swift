@@ -46,6 +46,11 @@ import Testing
         // The lookup shows the service and the token.
         let lookup = try await s.request("GET", "/v1/apps/example/devices/\(key.hex)", key: TestServer.sendKey)
         #expect(lookup.json?["service"]?.stringValue == "fcm" && lookup.json?["fcmToken"]?.stringValue == first)
+        // And found by the registration token itself; one that is not a token is a 400 naming the field.
+        let byToken = try await s.request("GET", "/v1/apps/example/devices/lookup?fcmToken=\(first)", key: TestServer.sendKey)
+        #expect(byToken.status == 200 && byToken.json?["token"]?.stringValue == key.hex, "\(String(decoding: byToken.body, as: UTF8.self))")
+        let notAToken = try await s.request("GET", "/v1/apps/example/devices/lookup?fcmToken=a%20b", key: TestServer.sendKey)
+        #expect(notAToken.status == 400 && notAToken.json?["error"]?["code"] == .string("invalid_fcmToken"))
 
         // A new token replaces the old one named verbatim; the channels and fields carry over.
         let replaced = try await post(s, Self.body(token: second, extra: #","oldToken":"\#(first)""#))

@@ -487,6 +487,13 @@ class Console:
               f"the endpoint shortened: {shown!r} for {endpoint!r}")
         check("Endpoint" in facts and "de-DE" in facts, f"web device facts {facts!r}")
         self.screenshot("web-device")
+        # The same device found by its endpoint as the browser gives it, in another spelling (scheme in capitals,
+        # the default port written out): the server keys the canonical form.
+        self.by_id("d-token").clear()
+        respelled = "HTTPS://" + endpoint[len("https://"):]
+        self.by_id("d-token").send_keys(respelled, Keys.ENTER)
+        self.wait(lambda: web["token"] in self.text("device-facts") and "Web Push" in self.text("device-facts")
+                  and not self.text("device-error"), "the web device found by its endpoint")
         self.by_id("d-token").clear()
         self.by_id("d-token").send_keys(TOKEN, Keys.ENTER)
         self.wait(lambda: TOKEN in self.text("device-facts") and "APNs" in self.text("device-facts"), "the APNs device shown as APNs")
@@ -582,6 +589,14 @@ class Console:
         self.wait(lambda: "FCM" in self.text("device-facts"), "the FCM device shown as FCM")
         shown = self.driver.find_element(By.CSS_SELECTOR, f"#device-facts span[title='{fcm_token}']").text
         check(shown == fcm_token[:24] + "…", f"the registration token shortened: {shown!r}")
+        # Found by the registration token itself (what an Android log shows), not only by its key.
+        self.by_id("d-token").clear()
+        self.by_id("d-token").send_keys("x", Keys.ENTER)
+        self.wait(lambda: "fcmToken" in self.text("device-error"), "a text that is no token refused, naming fcmToken")
+        self.by_id("d-token").clear()
+        self.by_id("d-token").send_keys(fcm_token, Keys.ENTER)
+        self.wait(lambda: fcm["token"] in self.text("device-facts") and "FCM" in self.text("device-facts")
+                  and not self.text("device-error"), "the FCM device found by its registration token")
         self.screenshot("fcm-device")
         self.by_id("logout").click()
         self.wait(lambda: self.by_id("login-view").is_displayed(), "the login form after the second logout")
