@@ -105,7 +105,7 @@ timed() {
 # (Tests/curl8/lib.sh, shared with the test that runs the sender's suites on it). ----
 cc -O2 -o "$WORK/curl_ceiling" bench/curl_ceiling.c -lcurl
 find_libcurls
-PUSHCTL_CURL8_LDD=${CURL8:+$CURL8_LDD}
+BENCH_CURL8_LDD=${CURL8:+$CURL8_LDD}
 
 # ---- One certificate-mode simulator for every client. ----
 start_simulator --client-auth certificate
@@ -218,7 +218,7 @@ for run in $(seq "$H2_RUNS"); do
   [ -n "$(h2load_rate "$WORK/h2load-$run.out")" ] || die "h2load run $run printed no req/s"
 done
 
-export WORK N SMALL CURL_N AIO_N COLD_RUNS H2_RUNS REPEAT HZ BIN CURL8 CURL8_WHY CURL8_VERSION PUSHCTL_CURL8_LDD SYS_CURL AIO_WHY COLD_TOKEN H2_TOKEN
+export WORK N SMALL CURL_N AIO_N COLD_RUNS H2_RUNS REPEAT HZ BIN CURL8 CURL8_WHY CURL8_VERSION BENCH_CURL8_LDD SYS_CURL AIO_WHY COLD_TOKEN H2_TOKEN
 export CURL_CLI_VERSION LOAD
 CURL_CLI_VERSION=$(curl --version | head -n 1 | cut -d' ' -f2)
 LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -461,7 +461,7 @@ cmds = [c.replace(E["COLD_TOKEN"], "TOKEN") for c in cmds]
 
 if curl8:
     lib8 = (f"libcurl 8: {curl8_version} from `{curl8}`; `ldd` of pushctl under that `LD_LIBRARY_PATH` resolves "
-            f"`libcurl.so.4` to `{E['PUSHCTL_CURL8_LDD']}`, and curl_ceiling printed {curl8_version}.")
+            f"`libcurl.so.4` to `{E['BENCH_CURL8_LDD']}`, and curl_ceiling printed {curl8_version}.")
 else:
     lib8 = f"**libcurl 8 was not measured**: {E['CURL8_WHY']}."
 now = datetime.datetime.now(datetime.timezone.utc)

@@ -1,10 +1,15 @@
 extension PushConfiguration {
     /// Decodes a configuration file's bytes. Relative paths resolve against `baseDirectory` (the directory
     /// holding the file). Unknown keys, wrong types and inline passwords are errors naming the key. An app's
-    /// `defaultTimeZone` is checked against (and made canonical by) the tz database `zones`.
-    public init(json bytes: some Collection<UInt8>, baseDirectory: String, zones: TimeZoneNames) throws(ConfigurationError) {
-        let root: JSONValue
-        do { root = try JSONValue(parsing: bytes) } catch { throw ConfigurationError("config: \(error)") }
+    /// `defaultTimeZone` is checked against (and made canonical by) the tz database `zones`. `environment`'s
+    /// `PUSHCTL_` variables override the file's per-deployment keys (``ConfigurationEnvironment``); what they set is
+    /// in ``environmentOverrides``.
+    public init(
+        json bytes: some Collection<UInt8>, baseDirectory: String, zones: TimeZoneNames, environment: ConfigurationEnvironment? = nil
+    ) throws(ConfigurationError) {
+        let parsed: JSONValue
+        do { parsed = try JSONValue(parsing: bytes) } catch { throw ConfigurationError("config: \(error)") }
+        let (root, overrides) = try environment?.apply(to: parsed) ?? (parsed, [])
         var top = try Fields(root, at: "config")
         let base = baseDirectory
         let databaseText = try top.string("database") ?? "../data/pushctl.sqlite"
@@ -93,6 +98,7 @@ extension PushConfiguration {
         self.proxy = proxy
         self.deliveryLog = deliveryLog
         self.healthWarningDays = healthWarningDays
+        environmentOverrides = overrides
     }
 
     /// `deliveryLog` from one object (the top level or an app): `"all"` or `"failures"`, or nil when absent.

@@ -41,6 +41,8 @@ public struct PushConfiguration: Sendable, Equatable {
     /// the per-device outcomes of completed broadcasts and send jobs, older than this are deleted by
     /// `pushctl serve`, `pushctl worker` (at start and hourly) and `pushctl maintenance`.
     public var deliveryRetentionDays = PushConfiguration.defaultDeliveryRetentionDays
+    /// What the environment's `PUSHCTL_` variables set over the file (``ConfigurationEnvironment``), by variable.
+    public var environmentOverrides: [ConfigurationEnvironment.Override] = []
     /// The default of ``deliveryRetentionDays``.
     public static let defaultDeliveryRetentionDays = 30
     /// The allowed range of ``deliveryRetentionDays``.

@@ -19,7 +19,7 @@ struct DoctorConfiguration {
         }
         let base = (path as NSString).deletingLastPathComponent
         do {
-            let config = try PushConfiguration(json: data, baseDirectory: base, zones: SystemTimeZones.names)
+            let config = try PushConfiguration(json: data, baseDirectory: base, zones: SystemTimeZones.names, environment: .ofProcess)
             do {
                 try GlobalOptions.checkSecretFiles(of: config)
                 try GlobalOptions.checkServiceAccounts(of: config)
@@ -35,7 +35,8 @@ struct DoctorConfiguration {
                 configuration: config,
                 check: .init(
                     name: "configuration", status: .ok,
-                    detail: "\(path): \(config.apps.count) apps; no unknown keys; secret files readable by no other user"))
+                    detail: "\(path): \(config.apps.count) apps; no unknown keys; secret files readable by no other user"
+                        + Self.fromEnvironment(config)))
         } catch {
             let message = (error as? ConfigurationError)?.message ?? "\(error)"
             let (partial, loaded) = Self.appsAlone(data, base: base)
@@ -58,13 +59,21 @@ struct DoctorConfiguration {
         for (id, app) in apps.sorted(by: { $0.key < $1.key }) {
             var alone = object
             alone["apps"] = [id: app]
+            var environment = ConfigurationEnvironment.ofProcess
+            environment.ignoresOtherApps = true
             guard let bytes = try? JSONSerialization.data(withJSONObject: alone),
-                let config = try? PushConfiguration(json: bytes, baseDirectory: base, zones: SystemTimeZones.names),
+                let config = try? PushConfiguration(json: bytes, baseDirectory: base, zones: SystemTimeZones.names, environment: environment),
                 let settings = config.apps[id]
             else { continue }
             if merged == nil { merged = config } else { merged?.apps[id] = settings }
             loaded.append(id)
         }
         return (merged, loaded)
+    }
+
+    /// What the environment set over the file, by variable and key (never a value).
+    static func fromEnvironment(_ config: PushConfiguration) -> String {
+        guard !config.environmentOverrides.isEmpty else { return "" }
+        return "; from the environment: " + config.environmentOverrides.map { "\($0.variable) (\($0.key))" }.joined(separator: ", ")
     }
 }

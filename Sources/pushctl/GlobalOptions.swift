@@ -36,7 +36,7 @@ struct GlobalOptions: ParsableArguments {
         let base = (path as NSString).deletingLastPathComponent
         let configuration: PushConfiguration
         do {
-            configuration = try PushConfiguration(json: data, baseDirectory: base, zones: SystemTimeZones.names)
+            configuration = try PushConfiguration(json: data, baseDirectory: base, zones: SystemTimeZones.names, environment: .ofProcess)
         } catch {
             throw CLIError.usage("\(path): \(error.message)")
         }
