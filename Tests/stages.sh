@@ -153,6 +153,9 @@ beside prefetch prefetch
 # An app's package using only PushProviderClient builds the client's module and nothing of the server: a build of
 # its own (in a temporary directory, debug, the client only), so it needs nothing of ours and shares the cores.
 beside consumer bash Tests/client/consumer.sh
+# deploy/kubernetes rendered and validated offline against the Kubernetes API schemas, and its security settings
+# checked (a few seconds of CPU, the rest waits on loading schemas; pip once).
+beside manifests bash Tests/kubernetes/manifests.sh
 if [ "${BUILD_SKIP:-}" = 1 ] && [ -x "$PUSHCTL" ]; then
   echo "==> stage build: skipped (BUILD_SKIP=1)"
 else
@@ -160,6 +163,7 @@ else
 fi
 joined prefetch
 joined consumer
+joined manifests
 
 # ---- 3. Quick checks on the build, then the unit suites.
 # The blocking store API is noasync: fixtures that call it from async code must fail to compile.
