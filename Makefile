@@ -21,7 +21,7 @@ NSPKGS := iproute2 util-linux
 export PUSHPROVIDER_COMMIT := $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || c=$$c-dirty; } && echo $$c)
 PACKAGES := .build/packages
 
-.PHONY: deps deps-build deps-test build build-tests release test run install-local certs deb dist bench bench-deps clean cli-reference docs referees
+.PHONY: deps deps-build deps-test build build-tests release test run install-local certs deb dist image bench bench-deps clean cli-reference docs referees
 
 ## deps: the system libraries (libcurl, OpenSSL, SQLite), PostgreSQL, tinyproxy and chromium (for the tests);
 ## installs them with apt-get when run as root. deps-build installs only what the compile needs (make test installs
@@ -148,6 +148,13 @@ deb: release
 	bash packaging/build.sh deb $(RELEASE) $(PACKAGES)
 dist: deb
 	bash packaging/build.sh dist $(RELEASE) $(PACKAGES)
+
+## image: the container image from the release binary (the one the .deb carries) and this machine's libraries,
+## offline and without a container tool (packaging/image.sh): .build/image/pushprovider-<version>.oci.tar (an OCI
+## archive) and .docker.tar (docker save's format), one image, localhost/pushprovider:<version>, for
+## `podman load -i` or `docker load -i` (docs/operating.md, "Containers and Kubernetes").
+image: release
+	bash packaging/image.sh $(RELEASE) .build/image
 
 ## bench-deps: load generators, the third-party APNs client, a C compiler (bench/curl_ceiling.c) and valgrind
 ## (bench/instructions.sh) used by the benchmarks.

@@ -196,12 +196,16 @@ stage curl8 bash Tests/curl8/curl8.sh "$BUILD"
 # Several hosts in network namespaces: a database host, an APNs host, three workers, one killed, one cut off; it
 # waits on leases, a 30 s stop deadline and a 50 ms simulator, so the README run goes beside it.
 beside multihost bash Tests/multihost/multihost.sh "$PUSHCTL"
+# The container image from the same binary, run under podman (serve, a worker on PostgreSQL in another container):
+# it waits on podman and on its containers' starts and stops, so it goes beside too.
+beside image bash Tests/image/image.sh "$PUSHCTL"
 # The release binary does its main jobs (help, simulator, import, send, broadcast).
 stage smoke bash Tests/release/smoke.sh "$PUSHCTL"
 # README and docs/*.md as tests, each page in a fresh checkout against its own `make run` (which runs the binary as
 # it is: `make run` builds only when a source is newer).
 stage readme bash Tests/readme/readme.sh "$PUSHCTL"
 joined multihost
+joined image
 # The systemd units, the Debian package made from the same binary, the tarball.
 stage units bash Tests/package/units.sh
 stage deb bash Tests/package/deb.sh "$PUSHCTL"
