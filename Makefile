@@ -16,6 +16,8 @@ CONSOLEPKGS := chromium chromium-driver
 PKGPKGS := dpkg-dev lintian systemd adduser
 # Network namespaces (the multihost test, AddressCheckNamespaceTests): ip and unshare.
 NSPKGS := iproute2 util-linux
+# Containers (Tests/image/image.sh runs `make image`'s image under podman; runc, as crun fails in this sandbox).
+CONTAINERPKGS := podman runc
 # The commit `pushctl --version` names: Package.swift reads it from the environment (SwiftPM caches the manifest
 # by its environment, so a new commit recompiles one C file and relinks). "unknown" outside git.
 export PUSHPROVIDER_COMMIT := $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || c=$$c-dirty; } && echo $$c)
@@ -23,15 +25,15 @@ PACKAGES := .build/packages
 
 .PHONY: deps deps-build deps-test build build-tests release test run install-local certs deb dist image bench bench-deps clean cli-reference docs referees
 
-## deps: the system libraries (libcurl, OpenSSL, SQLite), PostgreSQL, tinyproxy and chromium (for the tests);
+## deps: the system libraries (libcurl, OpenSSL, SQLite), PostgreSQL, tinyproxy, chromium and podman (for the tests);
 ## installs them with apt-get when run as root. deps-build installs only what the compile needs (make test installs
 ## the rest, deps-test, while it compiles).
 deps: deps-build deps-test
 deps-build:
 	@$(call APT,libcurl openssl sqlite3 pkg-config,$(SYSLIBS),pkg-config --exists libcurl openssl sqlite3 && command -v openssl)
 deps-test:
-	@$(call APT,tzdata postgresql tinyproxy chromium iproute2 and the packaging tools,$(TZPKGS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS) $(PKGPKGS) $(NSPKGS),\
-	  command -v ip && command -v unshare && ls /usr/lib/postgresql/*/bin/initdb && command -v psql && command -v tinyproxy && [ -x /usr/bin/chromium ] \
+	@$(call APT,tzdata postgresql tinyproxy chromium iproute2 podman and the packaging tools,$(TZPKGS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS) $(PKGPKGS) $(NSPKGS) $(CONTAINERPKGS),\
+	  command -v ip && command -v unshare && command -v podman && command -v runc && ls /usr/lib/postgresql/*/bin/initdb && command -v psql && command -v tinyproxy && [ -x /usr/bin/chromium ] \
 	  && [ -x /usr/bin/chromedriver ] && command -v dpkg-shlibdeps && command -v lintian && command -v systemd-analyze \
 	  && command -v adduser && [ -f /usr/share/zoneinfo/tzdata.zi ])
 # $(call APT,WHAT,PACKAGES,CHECK): nothing when CHECK passes; else apt-get install PACKAGES as root, or the command.
