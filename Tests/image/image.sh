@@ -7,7 +7,8 @@
 #            job accepted by the simulator over HTTP, the HEALTHCHECK healthy, JSON logs, SIGTERM within 30 s
 #   worker   on PostgreSQL in another container (an image built here the same way from Debian's postgresql-15),
 #            sending to `pushctl simulator` in a third container on the same podman network: a broadcast started
-#            with `broadcast --detach` (as the CronJob does) is completed by the worker alone, SIGTERM within 30 s
+#            with `broadcast --detach` (as the CronJob does) is completed by the worker alone, SIGTERM within 30 s;
+#            SIGTERM in the middle of a second one drains (exit 0, shards given back) and a new worker finishes it
 # and checks it runs as pushprovider (10001), not root, with a read-only root (podman inspect, and a write that fails),
 # `--version` naming the commit, and prints the image's size and package list.
 # Everything podman keeps (images, containers, volumes, the network) lives in a private storage directory of this
@@ -69,7 +70,7 @@ cleanup() {
   local status=$?
   set +e
   if [ "$status" != 0 ]; then
-    for c in serve sim worker pg; do
+    for c in serve sim worker worker2 worker3 pg; do
       if podman container exists "$N-$c" 2>/dev/null; then echo "--- logs of $N-$c"; podman logs --tail 30 "$N-$c" 2>&1; fi
     done
     echo "--- podman's stderr"; tail -20 "$WORK/podman.err" 2>/dev/null
@@ -360,5 +361,47 @@ ok = stopped and (stopped[-1].get("finished"), stopped[-1].get("released"), stop
 sys.exit(0 if ok and summary in lines else 1)
 PY
 say "worker: the broadcast's 4 shards finished by the worker alone; stopped on SIGTERM in ${WSTOP_SECONDS}s, exit 0"
+
+# SIGTERM in the middle of a broadcast drains: the worker finishes what is on the wire, gives its shards back and
+# exits 0 within 30 s; another worker (a new container, as after a rolling update) finishes the broadcast, and every
+# device is accepted once.
+job_state() { # ID -> the job's line of `jobs list --json` (empty until it exists)
+  run_once jobs list --app example --json 2>/dev/null | grep "\"$1\"" || true
+}
+start_worker() { pm run -d --name "$1" --network "$N" "${RO[@]}" --no-healthcheck -v "$ETCW:/etc/pushprovider:ro" "$IMAGE" \
+  worker --concurrency 2 > /dev/null || fail "podman run worker $1"; }
+start_worker "$N-worker2"
+run_once broadcast --app example --id image-drain --alert "Drained" --rate 250 --detach > "$WORK/detach.txt" 2>&1 \
+  || { cat "$WORK/detach.txt"; fail "broadcast --detach (image-drain)"; }
+# At 250 notifications/s the broadcast takes 8 s; the worker has its shards at once (LISTEN/NOTIFY): stop it 2 s in.
+sleep 2
+T0=$(date +%s.%N)
+pm stop -t 60 "$N-worker2" > /dev/null
+DRAIN_SECONDS=$(elapsed "$T0")
+expect_eq "the draining worker's exit status" "$(pm inspect --format '{{.State.ExitCode}}' "$N-worker2")" "0"
+python3 -c "import sys; sys.exit(not $DRAIN_SECONDS < 30)" || fail "the draining worker took ${DRAIN_SECONDS}s to stop"
+podman logs "$N-worker2" > "$WORK/worker2.log" 2>&1
+DRAINED=$(python3 - "$WORK/worker2.log" <<'PY'
+import json, sys
+stopped = [json.loads(l) for l in open(sys.argv[1]).read().splitlines() if l.startswith("{") and json.loads(l)["message"].endswith(" stopped")]
+s = stopped[-1] if stopped else {}
+released, sent = int(s.get("released", 0)), int(s.get("sent", 0))
+print(f"{released} shards given back after {sent} notifications")
+sys.exit(0 if released >= 1 and 0 < sent < 2000 else 1)
+PY
+) || { tail -5 "$WORK/worker2.log"; fail "SIGTERM mid-broadcast: the worker gave no shard back ($DRAINED)"; }
+start_worker "$N-worker3"
+JOB=
+for _ in $(seq 1 80); do
+  JOB=$(job_state image-drain)
+  python3 -c 'import json,sys; sys.exit(json.loads(sys.argv[1]).get("state") != "completed")' "$JOB" 2>/dev/null && break
+  sleep 0.5
+done
+run_once jobs show --app example image-drain > "$WORK/show.txt" 2>&1 || true
+python3 -c 'import json,sys; j=json.loads(sys.argv[1]); sys.exit(not (j["state"] == "completed" and j["accepted"] == 2000 and j["done"] == 2000))' "$(cat "$WORK/show.txt")" \
+  || fail "the drained broadcast was not finished with every device accepted: $JOB; $(cat "$WORK/show.txt")"
+pm stop -t 60 "$N-worker3" > /dev/null
+expect_eq "the second worker's exit status" "$(pm inspect --format '{{.State.ExitCode}}' "$N-worker3")" "0"
+say "SIGTERM mid-broadcast: the worker drained in ${DRAIN_SECONDS}s, exit 0 ($DRAINED); a new worker finished it, 2000 of 2000 accepted"
 pm stop -t 10 "$N-sim" "$N-pg" > /dev/null
 say "PASS in $(elapsed "$START")s (image built in ${BUILD_SECONDS}s, $(python3 -c "print(f'{$SIZE_BYTES/1e6:.1f}')") MB)"
