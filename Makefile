@@ -16,22 +16,24 @@ CONSOLEPKGS := chromium chromium-driver
 PKGPKGS := dpkg-dev lintian systemd adduser
 # Network namespaces (the multihost test, AddressCheckNamespaceTests): ip and unshare.
 NSPKGS := iproute2 util-linux
+# Containers (Tests/image/image.sh runs `make image`'s image under podman; runc, as crun fails in this sandbox).
+CONTAINERPKGS := podman runc
 # The commit `pushctl --version` names: Package.swift reads it from the environment (SwiftPM caches the manifest
 # by its environment, so a new commit recompiles one C file and relinks). "unknown" outside git.
 export PUSHPROVIDER_COMMIT := $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || c=$$c-dirty; } && echo $$c)
 PACKAGES := .build/packages
 
-.PHONY: deps deps-build deps-test build build-tests release test run install-local certs deb dist bench bench-deps clean cli-reference docs referees
+.PHONY: deps deps-build deps-test build build-tests release test run install-local certs deb dist image bench bench-deps clean cli-reference docs referees
 
-## deps: the system libraries (libcurl, OpenSSL, SQLite), PostgreSQL, tinyproxy and chromium (for the tests);
+## deps: the system libraries (libcurl, OpenSSL, SQLite), PostgreSQL, tinyproxy, chromium and podman (for the tests);
 ## installs them with apt-get when run as root. deps-build installs only what the compile needs (make test installs
 ## the rest, deps-test, while it compiles).
 deps: deps-build deps-test
 deps-build:
 	@$(call APT,libcurl openssl sqlite3 pkg-config,$(SYSLIBS),pkg-config --exists libcurl openssl sqlite3 && command -v openssl)
 deps-test:
-	@$(call APT,tzdata postgresql tinyproxy chromium iproute2 and the packaging tools,$(TZPKGS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS) $(PKGPKGS) $(NSPKGS),\
-	  command -v ip && command -v unshare && ls /usr/lib/postgresql/*/bin/initdb && command -v psql && command -v tinyproxy && [ -x /usr/bin/chromium ] \
+	@$(call APT,tzdata postgresql tinyproxy chromium iproute2 podman and the packaging tools,$(TZPKGS) $(PGPKGS) $(PROXYPKGS) $(CONSOLEPKGS) $(PKGPKGS) $(NSPKGS) $(CONTAINERPKGS),\
+	  command -v ip && command -v unshare && command -v podman && command -v runc && ls /usr/lib/postgresql/*/bin/initdb && command -v psql && command -v tinyproxy && [ -x /usr/bin/chromium ] \
 	  && [ -x /usr/bin/chromedriver ] && command -v dpkg-shlibdeps && command -v lintian && command -v systemd-analyze \
 	  && command -v adduser && [ -f /usr/share/zoneinfo/tzdata.zi ])
 # $(call APT,WHAT,PACKAGES,CHECK): nothing when CHECK passes; else apt-get install PACKAGES as root, or the command.
@@ -148,6 +150,13 @@ deb: release
 	bash packaging/build.sh deb $(RELEASE) $(PACKAGES)
 dist: deb
 	bash packaging/build.sh dist $(RELEASE) $(PACKAGES)
+
+## image: the container image from the release binary (the one the .deb carries) and this machine's libraries,
+## offline and without a container tool (packaging/image.sh): .build/image/pushprovider-<version>.oci.tar (an OCI
+## archive) and .docker.tar (docker save's format), one image, localhost/pushprovider:<version>, for
+## `podman load -i` or `docker load -i` (docs/operating.md, "Containers and Kubernetes").
+image: release
+	bash packaging/image.sh $(RELEASE) .build/image
 
 ## bench-deps: load generators, the third-party APNs client, a C compiler (bench/curl_ceiling.c) and valgrind
 ## (bench/instructions.sh) used by the benchmarks.

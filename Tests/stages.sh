@@ -153,6 +153,9 @@ beside prefetch prefetch
 # An app's package using only PushProviderClient builds the client's module and nothing of the server: a build of
 # its own (in a temporary directory, debug, the client only), so it needs nothing of ours and shares the cores.
 beside consumer bash Tests/client/consumer.sh
+# deploy/kubernetes rendered and validated offline against the Kubernetes API schemas, and its security settings
+# checked (a few seconds of CPU, the rest waits on loading schemas; pip once).
+beside manifests bash Tests/kubernetes/manifests.sh
 if [ "${BUILD_SKIP:-}" = 1 ] && [ -x "$PUSHCTL" ]; then
   echo "==> stage build: skipped (BUILD_SKIP=1)"
 else
@@ -160,6 +163,7 @@ else
 fi
 joined prefetch
 joined consumer
+joined manifests
 
 # ---- 3. Quick checks on the build, then the unit suites.
 # The blocking store API is noasync: fixtures that call it from async code must fail to compile.
@@ -192,12 +196,16 @@ stage curl8 bash Tests/curl8/curl8.sh "$BUILD"
 # Several hosts in network namespaces: a database host, an APNs host, three workers, one killed, one cut off; it
 # waits on leases, a 30 s stop deadline and a 50 ms simulator, so the README run goes beside it.
 beside multihost bash Tests/multihost/multihost.sh "$PUSHCTL"
+# The container image from the same binary, run under podman (serve, a worker on PostgreSQL in another container):
+# it waits on podman and on its containers' starts and stops, so it goes beside too.
+beside image bash Tests/image/image.sh "$PUSHCTL"
 # The release binary does its main jobs (help, simulator, import, send, broadcast).
 stage smoke bash Tests/release/smoke.sh "$PUSHCTL"
 # README and docs/*.md as tests, each page in a fresh checkout against its own `make run` (which runs the binary as
 # it is: `make run` builds only when a source is newer).
 stage readme bash Tests/readme/readme.sh "$PUSHCTL"
 joined multihost
+joined image
 # The systemd units, the Debian package made from the same binary, the tarball.
 stage units bash Tests/package/units.sh
 stage deb bash Tests/package/deb.sh "$PUSHCTL"
