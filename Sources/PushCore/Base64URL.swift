@@ -3,9 +3,10 @@
 /// nothing after them), and refuses the standard alphabet's `+` and `/`, whitespace and stray bits.
 public enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-    private static let values: [UInt8: UInt8] = {
-        var table: [UInt8: UInt8] = [:]
-        for (index, byte) in alphabet.enumerated() { table[byte] = UInt8(index) }
+    /// Each byte's value in the alphabet, or 0xFF for a byte outside it.
+    private static let values: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(index) }
         return table
     }()
 
@@ -17,24 +18,32 @@ public enum Base64URL {
     /// The bytes as base64url without padding.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         let input = Array(bytes)
-        var out: [UInt8] = []
-        out.reserveCapacity((input.count * 4 + 2) / 3)
-        var index = 0
-        while index + 3 <= input.count {
-            let n = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
-            index += 3
+        let length = (input.count * 4 + 2) / 3
+        return String(unsafeUninitializedCapacity: length) { out in
+            alphabet.withUnsafeBufferPointer { alphabet in
+                var index = 0
+                var written = 0
+                // The first `count` 6-bit groups of a 24-bit group, high first.
+                func put(_ n: UInt32, _ count: Int) {
+                    var shift: UInt32 = 18
+                    for _ in 0..<count {
+                        out[written] = alphabet[Int(n >> shift & 63)]
+                        written += 1
+                        shift &-= 6
+                    }
+                }
+                while index + 3 <= input.count {
+                    put(UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2]), 4)
+                    index += 3
+                }
+                switch input.count - index {
+                case 1: put(UInt32(input[index]) << 16, 2)
+                case 2: put(UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8, 3)
+                default: break
+                }
+                return written
+            }
         }
-        switch input.count - index {
-        case 1:
-            let n = UInt32(input[index]) << 16
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)]]
-        case 2:
-            let n = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)]]
-        default: break
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// The decoded bytes, or nil when `text` is not canonical base64url (see the type).
@@ -53,7 +62,8 @@ public enum Base64URL {
         var buffer: UInt32 = 0
         var bits = 0
         for symbol in symbols {
-            guard let value = values[symbol] else { return nil }
+            let value = values[Int(symbol)]
+            guard value != 0xFF else { return nil }
             buffer = buffer << 6 | UInt32(value)
             bits += 6
             if bits >= 8 {

@@ -111,7 +111,8 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func parseIPv6(_ text: Substring) -> [UInt8]? {
-        guard text.count >= 2, text.count <= 45 else { return nil }
+        // Every IPv6 literal has a colon: a host name (what most endpoints have) is refused before any splitting.
+        guard text.utf8.contains(UInt8(ascii: ":")), text.count >= 2, text.count <= 45 else { return nil }
         let halves = text.components(separatedBy: "::")
         guard halves.count <= 2 else { return nil }
         func groups(_ part: String, allowIPv4Tail: Bool) -> [UInt16]? {

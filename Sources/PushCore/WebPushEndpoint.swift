@@ -37,85 +37,155 @@ public struct WebPushEndpoint: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { url }
 
-    /// Parses an endpoint URL; the error names `field` (the endpoint's field in the request).
+    /// Parses an endpoint URL; the error names `field` (the endpoint's field in the request). Works on the text's
+    /// UTF-8 bytes (printable ASCII once the first check passes): every stored Web Push device is parsed again
+    /// when a broadcast reads it, so this is on the send path.
     public init(parsing text: String, field: String = "endpoint") throws(FieldError) {
         func refuse(_ why: String) -> FieldError { FieldError(field: field, message: "\(field) \(why)") }
+        var text = text
+        let parsed: Result<Parts, FieldError> = text.withUTF8 { bytes in
+            do throws(FieldError) {
+                return .success(try Self.parts(of: bytes, refuse: refuse))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let parts = try parsed.get()
+        host = parts.host
+        port = parts.port
+        address = parts.address
+        url = "https://" + Self.authority(host: parts.host, port: parts.port, address: parts.address) + parts.pathAndQuery
+    }
+
+    /// What ``init(parsing:field:)`` finds in an endpoint's bytes.
+    private struct Parts {
+        var host: String
+        var port: Int
+        var address: IPAddress?
+        var pathAndQuery: String
+    }
+
+    private static func parts(of text: UnsafeBufferPointer<UInt8>, refuse: (String) -> FieldError) throws(FieldError) -> Parts {
+        func string(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: text[range]), as: UTF8.self) }
+        func prefix(_ range: Range<Int>, _ length: Int) -> String {
+            string(range.lowerBound..<min(range.upperBound, range.lowerBound + length))
+        }
+        let slash = UInt8(ascii: "/"), question = UInt8(ascii: "?"), colon = UInt8(ascii: ":")
         guard !text.isEmpty else { throw refuse("must not be empty") }
-        guard text.utf8.count <= Self.maximumLength else { throw refuse("must be at most \(Self.maximumLength) characters") }
-        guard text.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+        guard text.count <= maximumLength else { throw refuse("must be at most \(maximumLength) characters") }
+        guard text.allSatisfy({ (0x21...0x7E).contains($0) }) else {
             throw refuse("must be printable ASCII without spaces (a URL as PushSubscription.toJSON() gives it)")
         }
-        let schemeEnd = text.range(of: "://")
-        guard let schemeEnd, text[..<schemeEnd.lowerBound].lowercased() == "https" else {
-            throw refuse("must be an https URL, not '\(text.prefix(40))'")
+        // The scheme: up to the first "://", which must be https in any case.
+        var schemeEnd: Int?
+        if text.count >= 3 {
+            for index in 0...(text.count - 3) where text[index] == colon && text[index + 1] == slash && text[index + 2] == slash {
+                schemeEnd = index
+                break
+            }
         }
-        let rest = text[schemeEnd.upperBound...]
-        guard !rest.contains("#") else { throw refuse("must not have a fragment") }
-        let pathStart = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
-        let authority = rest[..<pathStart]
-        guard pathStart < rest.endIndex, rest[pathStart] == "/", rest.index(after: pathStart) < rest.endIndex else {
+        guard let schemeEnd, schemeEnd == 5, asciiLowercased(text[0..<5]).elementsEqual("https".utf8) else {
+            throw refuse("must be an https URL, not '\(prefix(0..<text.count, 40))'")
+        }
+        let restStart = schemeEnd + 3
+        let rest = restStart..<text.count
+        guard !text[rest].contains(UInt8(ascii: "#")) else { throw refuse("must not have a fragment") }
+        let pathStart = text[rest].firstIndex(where: { $0 == slash || $0 == question }) ?? text.count
+        let authority = restStart..<pathStart
+        guard pathStart < text.count, text[pathStart] == slash, pathStart + 1 < text.count else {
             throw refuse("must have a path after the host (the push service's subscription id)")
         }
-        guard !authority.contains("@") else { throw refuse("must not carry user information") }
-        let pathAndQuery = rest[pathStart...]
-        let path = pathAndQuery.prefix(while: { $0 != "?" })
-        for segment in path.split(separator: "/", omittingEmptySubsequences: false) {
-            let decoded = segment.lowercased().replacingOccurrences(of: "%2e", with: ".")
-            if decoded == "." || decoded == ".." {
-                throw refuse("must not have a '\(segment)' path segment (a dot segment names another path)")
+        guard !text[authority].contains(UInt8(ascii: "@")) else { throw refuse("must not carry user information") }
+        let pathEnd = text[pathStart...].firstIndex(of: question) ?? text.count
+        // Path segments: ".", "..", and either spelled with %2e, name another path.
+        var segmentStart = pathStart
+        var index = pathStart
+        while index <= pathEnd {
+            if index == pathEnd || text[index] == slash {
+                let segment = segmentStart..<index
+                if isDotSegment(text[segment]) {
+                    throw refuse("must not have a '\(string(segment))' path segment (a dot segment names another path)")
+                }
+                segmentStart = index + 1
             }
+            index += 1
         }
 
-        var hostText = Substring(authority)
-        var portText: Substring?
-        if hostText.hasPrefix("[") {
-            guard let close = hostText.firstIndex(of: "]") else { throw refuse("has an unclosed IPv6 literal") }
-            let after = hostText[hostText.index(after: close)...]
+        var hostRange = authority
+        var portRange: Range<Int>?
+        let bracketed = text[authority].first == UInt8(ascii: "[")
+        if bracketed {
+            guard let close = text[authority].firstIndex(of: UInt8(ascii: "]")) else { throw refuse("has an unclosed IPv6 literal") }
+            let after = (close + 1)..<authority.upperBound
             if !after.isEmpty {
-                guard after.hasPrefix(":") else { throw refuse("has characters after its IPv6 literal") }
-                portText = after.dropFirst()
+                guard text[after.lowerBound] == colon else { throw refuse("has characters after its IPv6 literal") }
+                portRange = (after.lowerBound + 1)..<after.upperBound
             }
-            hostText = hostText[hostText.index(after: hostText.startIndex)..<close]
-            guard let literal = IPAddress(literal: hostText), !literal.isIPv4 else {
-                throw refuse("has an invalid IPv6 literal '[\(hostText.prefix(45))]' (zones are not allowed)")
+            hostRange = (authority.lowerBound + 1)..<close
+            guard let literal = IPAddress(literal: string(hostRange)), !literal.isIPv4 else {
+                throw refuse("has an invalid IPv6 literal '[\(prefix(hostRange, 45))]' (zones are not allowed)")
             }
-        } else if let colon = hostText.lastIndex(of: ":") {
-            portText = hostText[hostText.index(after: colon)...]
-            hostText = hostText[..<colon]
+        } else if let colonIndex = text[authority].lastIndex(of: colon) {
+            portRange = (colonIndex + 1)..<authority.upperBound
+            hostRange = authority.lowerBound..<colonIndex
         }
         var port = 443
-        if let portText {
-            guard (1...5).contains(portText.count), portText.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-                  let value = Int(portText), (1...65535).contains(value)
-            else { throw refuse("has an invalid port '\(portText.prefix(10))'") }
+        if let portRange {
+            var value = 0
+            guard (1...5).contains(portRange.count), text[portRange].allSatisfy({ (0x30...0x39).contains($0) }) else {
+                throw refuse("has an invalid port '\(prefix(portRange, 10))'")
+            }
+            for digit in text[portRange] { value = value * 10 + Int(digit - 0x30) }
+            guard (1...65535).contains(value) else { throw refuse("has an invalid port '\(prefix(portRange, 10))'") }
             port = value
         }
-        let host = hostText.lowercased()
+        let host = String(decoding: asciiLowercased(text[hostRange]), as: UTF8.self)
         let literal = IPAddress(literal: host)
-        if let literal, !literal.isIPv4, !authority.hasPrefix("[") {
+        if let literal, !literal.isIPv4, !bracketed {
             throw refuse("must write an IPv6 address in brackets")
         }
-        if literal == nil, let problem = Self.hostNameProblem(host) { throw refuse(problem) }
-        let canonicalHost = literal.map(\.description) ?? host
-        self.host = canonicalHost
-        self.port = port
-        self.address = literal
-        self.url = "https://" + Self.authority(host: canonicalHost, port: port, address: literal) + pathAndQuery
+        if literal == nil, let problem = hostNameProblem(host) { throw refuse(problem) }
+        return Parts(host: literal.map(\.description) ?? host, port: port, address: literal, pathAndQuery: string(pathStart..<text.count))
+    }
+
+    /// The bytes with A-Z lowered (ASCII only: the text has passed the printable-ASCII check).
+    private static func asciiLowercased(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> [UInt8] {
+        bytes.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
+    }
+
+    /// True for `.` and `..`, each dot possibly written `%2e` or `%2E`.
+    private static func isDotSegment(_ segment: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        var dots = 0
+        var index = segment.startIndex
+        while index < segment.endIndex {
+            if segment[index] == UInt8(ascii: ".") {
+                index += 1
+            } else if segment[index] == UInt8(ascii: "%"), index + 2 < segment.endIndex, segment[index + 1] == UInt8(ascii: "2"),
+                      segment[index + 2] | 0x20 == UInt8(ascii: "e") {
+                index += 3
+            } else {
+                return false
+            }
+            dots += 1
+            if dots > 2 { return false }
+        }
+        return dots >= 1
     }
 
     /// Why `host` (lowercased, not a literal address) is not an acceptable DNS name, or nil.
     static func hostNameProblem(_ host: String) -> String? {
         guard !host.isEmpty else { return "has no host" }
         guard host.utf8.count <= 253 else { return "has a host name longer than 253 characters" }
-        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        let hyphen = UInt8(ascii: "-")
+        let labels = host.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         for label in labels {
             guard (1...63).contains(label.count),
-                  label.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D }),
-                  label.first != "-", label.last != "-"
+                  label.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == hyphen }),
+                  label.first != hyphen, label.last != hyphen
             else { return "has an invalid host name '\(host.prefix(64))' (letters, digits and hyphens in dot-separated labels)" }
         }
         // A name whose last label is numeric is an address in some resolver's eyes (`inet_aton`: 127.1, 2130706433).
-        if let last = labels.last, last.utf8.allSatisfy({ (0x30...0x39).contains($0) }) || last.hasPrefix("0x") {
+        if let last = labels.last, last.allSatisfy({ (0x30...0x39).contains($0) }) || last.starts(with: "0x".utf8) {
             return "has a host '\(host.prefix(64))' that is neither a DNS name nor a dotted-quad address"
         }
         return nil

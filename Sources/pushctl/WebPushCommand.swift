@@ -7,7 +7,7 @@ struct WebPushCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "webpush",
         abstract: "Web Push tools: make the VAPID key a web app subscribes with.",
-        subcommands: [Key.self])
+        subcommands: [Key.self, BenchCrypto.self])
 
     /// `pushctl webpush key …`.
     struct Key: ParsableCommand {
@@ -38,6 +38,22 @@ extension WebPushCommand.Key {
                 print(try VAPIDKeyFile.create(at: absolutePath(out)))
             } catch {
                 throw CLIError.usage(error.message)
+            }
+        }
+    }
+}
+
+extension WebPushCommand {
+    /// Hidden: `webpush bench-crypto [--count N]` prints µs per operation of one message's cryptography
+    /// (``WebPushCryptoBenchmark``), one `name<TAB>µs` line each; bench/bench_webpush.sh puts them in RESULTS.md.
+    struct BenchCrypto: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "bench-crypto", abstract: "Benchmark Web Push message cryptography.", shouldDisplay: false)
+        @Option(name: .long, help: "Times each operation runs.") var count = 2000
+
+        func run() throws {
+            for (name, microseconds) in try WebPushCryptoBenchmark.run(count: max(1, count)) {
+                print(name + "\t" + String(format: "%.1f", microseconds))
             }
         }
     }

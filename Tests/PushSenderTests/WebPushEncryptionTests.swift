@@ -59,4 +59,38 @@ import Testing
         }
         try WebPushEncryption.validate(p256dh: point, auth: Array(repeating: 1, count: 16))
     }
+
+    /// The ephemeral key is the 32 bytes after the salt taken as a scalar, refused (and drawn again) outside
+    /// [1, n − 1]: the group order n itself, 0 and all-ones are refused, n − 1 and 1 are keys.
+    @Test func theEphemeralScalarIsUsedOnlyInsideOneToTheOrderLessOne() throws {
+        let salt = [UInt8](0..<16)
+        let order: [UInt8] = [
+            0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+            0xBC, 0xE6, 0xFA, 0xAD, 0xA7, 0x17, 0x9E, 0x84, 0xF3, 0xB9, 0xCA, 0xC2, 0xFC, 0x63, 0x25, 0x51,
+        ]
+        var orderLessOne = order
+        orderLessOne[31] -= 1
+        #expect(WebPushEncryption.saltAndKey(from: salt + order)?.salt == nil)
+        #expect(WebPushEncryption.saltAndKey(from: salt + [UInt8](repeating: 0, count: 32))?.salt == nil)
+        #expect(WebPushEncryption.saltAndKey(from: salt + [UInt8](repeating: 0xFF, count: 32))?.salt == nil)
+        let largest = try #require(WebPushEncryption.saltAndKey(from: salt + orderLessOne))
+        #expect(largest.salt == salt)
+        #expect(Array(largest.key.rawRepresentation) == orderLessOne)
+        let one = try #require(WebPushEncryption.saltAndKey(from: salt + [UInt8](repeating: 0, count: 31) + [1]))
+        // 1·G is the generator, whose x coordinate is P-256's Gx.
+        #expect(Base64URL.encode(one.key.publicKey.x963Representation.dropFirst().prefix(32)) == "axfR8uEsQkf4vOblY6RA8ncDfYEt6zOg9KE5RdiYwpY")
+    }
+
+    /// Each message gets its own salt and key, and the key decrypts as any P-256 key does (the RFC 8291 vector's
+    /// arithmetic through the seam, with a fresh key: the browser side's shared secret is the same).
+    @Test func freshSaltsAndKeysDifferAndAgreeWithTheBrowserSide() throws {
+        let first = WebPushEncryption.freshSaltAndKey()
+        let second = WebPushEncryption.freshSaltAndKey()
+        #expect(first.salt.count == 16 && first.salt != second.salt)
+        #expect(first.key.rawRepresentation != second.key.rawRepresentation)
+        let browser = P256.KeyAgreement.PrivateKey()
+        let ours = try first.key.sharedSecretFromKeyAgreement(with: browser.publicKey)
+        let theirs = try browser.sharedSecretFromKeyAgreement(with: first.key.publicKey)
+        #expect(ours.withUnsafeBytes { Array($0) } == theirs.withUnsafeBytes { Array($0) })
+    }
 }

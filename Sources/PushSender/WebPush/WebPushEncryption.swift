@@ -1,6 +1,9 @@
 import Crypto
 import Foundation
 import PushCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// RFC 8291 message encryption for Web Push, `Content-Encoding: aes128gcm` (RFC 8188), with swift-crypto only:
 /// ECDH P-256 between a new ephemeral key and the subscription's `p256dh`, HKDF-SHA256 keyed by its `auth`
@@ -69,14 +72,49 @@ public enum WebPushEncryption {
     /// The `aes128gcm` body for `plaintext`, with a new ephemeral key and a random salt, and `padding` zero bytes
     /// after the delimiter (to hide the plaintext's length). Throws when it does not fit 4096 bytes.
     public static func encrypt(_ plaintext: [UInt8], for keys: RecipientKeys, padding: Int = 0) throws(Failure) -> [UInt8] {
-        var salt = [UInt8](repeating: 0, count: 16)
-        var generator = SystemRandomNumberGenerator()
-        for index in salt.indices { salt[index] = generator.next() }
-        return try encrypt(plaintext, for: keys, padding: padding, ephemeralKey: P256.KeyAgreement.PrivateKey(), salt: salt)
+        let (salt, ephemeralKey) = freshSaltAndKey()
+        return try encrypt(plaintext, for: keys, padding: padding, ephemeralKey: ephemeralKey, salt: salt)
     }
 
-    /// The seam the RFC 8291 test vector uses: the same with a given ephemeral key and salt. Never reuse either.
-    static func encrypt(
+    /// RFC 8291 §3.4's and RFC 8188 §2.2-2.3's HKDF info strings, NUL-terminated.
+    private static let keyInfoLabel = Array("WebPush: info".utf8) + [0]
+    private static let cekInfo = Array("Content-Encoding: aes128gcm".utf8) + [0]
+    private static let nonceInfo = Array("Content-Encoding: nonce".utf8) + [0]
+
+    /// Bytes one message's randomness takes: the salt (16) and the ephemeral private key's scalar (32).
+    package static let randomLength = 16 + 32
+
+    /// A new salt and ephemeral key from one `getrandom(2)` (``saltAndKey(from:)`` of 48 bytes; tried again in the
+    /// ~2⁻³² case that the scalar is out of range).
+    ///
+    /// Not `P256.KeyAgreement.PrivateKey()`: on Linux swift-crypto generates with BoringSSL's
+    /// `EC_KEY_generate_key` and then `EC_KEY_check_fips`, a FIPS pair-wise consistency test (it recomputes the
+    /// public key and signs and verifies an ECDSA signature: three more P-256 multiplications), and its default
+    /// `compactRepresentable: true` draws again whenever the point's y is not the smaller root. Measured by
+    /// `pushctl webpush bench-crypto` (bench/RESULTS.md, "Web Push"): 98 µs of CPU per key pair that way (87 with
+    /// `compactRepresentable: false`), 11 this way, plus 5.5 for the public key's bytes. The key made here is as
+    /// uniform as BoringSSL's own (which also draws candidates until one is in [1, n − 1], FIPS 186-5 A.4.2) and
+    /// its public key is computed once, by BoringSSL (`EC_POINT_mul`).
+    package static func freshSaltAndKey() -> (salt: [UInt8], key: P256.KeyAgreement.PrivateKey) {
+        var bytes = [UInt8](repeating: 0, count: randomLength)
+        while true {
+            let status = bytes.withUnsafeMutableBytes { getentropy($0.baseAddress, randomLength) }
+            precondition(status == 0, "getentropy(2) failed: errno \(errno)")
+            if let fresh = saltAndKey(from: bytes) { return fresh }
+        }
+    }
+
+    /// The salt (the first 16 bytes) and the private key whose scalar is the next 32 (big-endian), or nil when
+    /// that scalar is not a valid P-256 private key (0, or not below the group order n).
+    package static func saltAndKey(from bytes: [UInt8]) -> (salt: [UInt8], key: P256.KeyAgreement.PrivateKey)? {
+        precondition(bytes.count == randomLength, "16 bytes of salt and 32 of scalar")
+        guard let key = try? P256.KeyAgreement.PrivateKey(rawRepresentation: bytes[16...]) else { return nil }
+        return (Array(bytes[..<16]), key)
+    }
+
+    /// The seam the RFC 8291 test vector (and `pushctl webpush bench-crypto`) uses: the same with a given ephemeral
+    /// key and salt. Never reuse either.
+    package static func encrypt(
         _ plaintext: [UInt8], for keys: RecipientKeys, padding: Int, ephemeralKey: P256.KeyAgreement.PrivateKey, salt: [UInt8]
     ) throws(Failure) -> [UInt8] {
         precondition(salt.count == 16, "the salt is 16 bytes")
@@ -94,12 +132,12 @@ public enum WebPushEncryption {
             throw Failure(field: "keys.p256dh", message: "key agreement with keys.p256dh failed: \(error)")
         }
         // RFC 8291 §3.4: IKM = HKDF(auth, ecdh_secret, "WebPush: info" || 0x00 || ua_public || as_public, 32).
-        let keyInfo = Array("WebPush: info".utf8) + [0] + keys.publicKeyBytes + senderPublic
+        let keyInfo = keyInfoLabel + keys.publicKeyBytes + senderPublic
         let ikm = sharedSecret.hkdfDerivedSymmetricKey(using: SHA256.self, salt: keys.auth, sharedInfo: keyInfo, outputByteCount: 32)
         // RFC 8188 §2.2-2.3: PRK = HKDF-Extract(salt, IKM); CEK and NONCE expanded from it.
         let prk = HKDF<SHA256>.extract(inputKeyMaterial: ikm, salt: salt)
-        let cek = HKDF<SHA256>.expand(pseudoRandomKey: prk, info: Array("Content-Encoding: aes128gcm".utf8) + [0], outputByteCount: 16)
-        let nonce = HKDF<SHA256>.expand(pseudoRandomKey: prk, info: Array("Content-Encoding: nonce".utf8) + [0], outputByteCount: 12)
+        let cek = HKDF<SHA256>.expand(pseudoRandomKey: prk, info: cekInfo, outputByteCount: 16)
+        let nonce = HKDF<SHA256>.expand(pseudoRandomKey: prk, info: nonceInfo, outputByteCount: 12)
         // One record, so the sequence number is 0 and the nonce is used as derived; 0x02 marks the last record.
         let record = plaintext + [2] + [UInt8](repeating: 0, count: padding)
         let sealed: AES.GCM.SealedBox

@@ -23,6 +23,12 @@ public struct WebPushHeaders: Sendable, Equatable {
 
     /// The headers for a notification at `nowMs`.
     public init(expiration: Int64?, priority: PushPriority, collapseId: String?, nowMs: Int64) {
+        self.init(expiration: expiration, priority: priority, topic: collapseId.map(Self.topic(for:)), nowMs: nowMs)
+    }
+
+    /// The same with the collapse id's `Topic` already made (``topic(for:)``): the sender derives it once per
+    /// collapse id, not once per message.
+    public init(expiration: Int64?, priority: PushPriority, topic: String?, nowMs: Int64) {
         if let expiration {
             ttl = FCMPayload.secondsLeft(until: expiration, nowMs: nowMs)
         } else {
@@ -33,7 +39,7 @@ public struct WebPushHeaders: Sendable, Equatable {
         case .conserve: "normal"
         case .low: "low"
         }
-        topic = collapseId.map(Self.topic(for:))
+        self.topic = topic
     }
 
     /// The collapse id itself when it is a valid topic, else ``derivedTopic(_:)``.

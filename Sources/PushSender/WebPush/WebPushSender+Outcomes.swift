@@ -17,9 +17,7 @@ extension WebPushSender {
             return
         }
         let request = job.item.request
-        let lines = WebPushHeaders(
-            expiration: request.expiration, priority: request.priority, collapseId: request.collapseId, nowMs: clock.nowMs()
-        ).lines(authorization: authorization)
+        let nowMs = clock.nowMs()
         enum Step {
             case send(Transport, HeaderList)
             case unsent(EndpointStop)
@@ -29,10 +27,22 @@ extension WebPushSender {
             let o = s.origins[originName]!
             if let stop = o.stop { return .unsent(stop) }
             guard let transport = o.transport else { return .unsent(core.stoppingStop(originName)) }
-            if let last = o.lastHeaders, last.lines == lines { return .send(transport, last.list) }
+            var topic: String?
+            if let collapseId = request.collapseId {
+                if let last = o.lastTopic, last.collapseId == collapseId {
+                    topic = last.topic
+                } else {
+                    topic = WebPushHeaders.topic(for: collapseId)
+                    s.origins[originName]!.lastTopic = (collapseId, topic!)
+                }
+            }
+            let headers = WebPushHeaders(expiration: request.expiration, priority: request.priority, topic: topic, nowMs: nowMs)
+            if let last = o.lastHeaders, last.headers == headers, last.authorization == authorization {
+                return .send(transport, last.list)
+            }
             let list = HeaderList()
-            for line in lines { list.append(line) }
-            s.origins[originName]!.lastHeaders = (lines, list)
+            for line in headers.lines(authorization: authorization) { list.append(line) }
+            s.origins[originName]!.lastHeaders = (headers, authorization, list)
             return .send(transport, list)
         }
         switch step {

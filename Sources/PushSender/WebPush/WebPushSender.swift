@@ -56,8 +56,11 @@ public final class WebPushSender: DeliverySender, Sendable {
         var stop: EndpointStop?
         /// Since when the origin has been unreachable (its first failed connect), nil while it answers.
         var unreachableSinceMs: Int64?
-        /// The last header list and its lines: a broadcast's requests share them within a second.
-        var lastHeaders: (lines: [String], list: HeaderList)?
+        /// The last header list, made for these headers and this VAPID authorization: a broadcast's requests share
+        /// it within a second.
+        var lastHeaders: (headers: WebPushHeaders, authorization: String, list: HeaderList)?
+        /// The last collapse id sent here and its `Topic` (a broadcast's job id, derived with SHA-256).
+        var lastTopic: (collapseId: String, topic: String)?
     }
 
     /// - Parameters:
