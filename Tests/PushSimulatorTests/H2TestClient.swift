@@ -20,7 +20,8 @@ final class H2TestClient: @unchecked Sendable {
     /// Connects over TLS, trusting `caPEM`, optionally presenting a client identity.
     static func connect(
         port: Int, caPEM: String, identity: SimulatorPKI.Identity? = nil, alpn: [String] = ["h2"],
-        timeout: TimeAmount = .seconds(30), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+        timeout: TimeAmount = .seconds(30), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        waitForSettings: Bool = true
     ) async throws -> H2TestClient {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(caPEM.utf8)))
@@ -47,6 +48,9 @@ final class H2TestClient: @unchecked Sendable {
             .connect(host: "127.0.0.1", port: port).get()
         let collector = try await channel.pipeline.handler(type: FrameCollector.self).get()
         let client = H2TestClient(channel: channel, collector: collector)
+        // Requests written now go out with the client's preface, before the server's SETTINGS can have arrived (the
+        // TLS handler holds them until its handshake is done): what libcurl does on a new connection.
+        if !waitForSettings { return client }
         // Wait for the TLS handshake and the server's SETTINGS, so failures surface here.
         do {
             try await client.withTimeout(timeout) { client.collector.settingsReceived.futureResult }
@@ -137,6 +141,16 @@ final class H2TestClient: @unchecked Sendable {
     func open(_ request: Request) async throws -> (HTTP2StreamID, EventLoopFuture<Response>) {
         try await channel.eventLoop.submit { () -> (HTTP2StreamID, EventLoopFuture<Response>) in
             let opened = self.writeHeaders(request, endStream: false)
+            self.channel.flush()
+            return opened
+        }.get()
+    }
+
+    /// Writes the HEADERS of every request in one flush, leaving each stream open until ``finish(_:body:)``; returns
+    /// their ids and future answers.
+    func openBurst(_ requests: [Request]) async throws -> [(HTTP2StreamID, EventLoopFuture<Response>)] {
+        try await channel.eventLoop.submit { () -> [(HTTP2StreamID, EventLoopFuture<Response>)] in
+            let opened = requests.map { self.writeHeaders($0, endStream: false) }
             self.channel.flush()
             return opened
         }.get()
