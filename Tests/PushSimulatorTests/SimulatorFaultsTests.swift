@@ -95,8 +95,8 @@ struct SimulatorFaultsTests {
     @Test(arguments: SimulatorFaults.ExcessStreamAnswer.allCases)
     func aStreamOverTheInitialLimitIsAnsweredAsConfigured(_ answer: SimulatorFaults.ExcessStreamAnswer) async throws {
         try await SimulatorFixture.run(.none, configure: { $0.maxConcurrentStreams = 1; $0.faults.excessStream = answer }) { f in
-            let client = try await f.connect(waitForSettings: false)
-            let opened = try await client.openBurst([notification(), notification(token: hexToken(1))])
+            let client = try await f.connect(firstBurst: [notification(), notification(token: hexToken(1))])
+            let opened = try await client.firstBurst
             let body = Array(#"{"aps":{"alert":"hi"}}"#.utf8)
             switch answer {
             case .refuse, .protocolError:
@@ -127,8 +127,10 @@ struct SimulatorFaultsTests {
             $0.faults.excessStream = .closeConnection
             $0.faults.streamLimitChange = .init(afterStreams: 1, limit: 1, forStreams: 3)
         }) { f in
-            let client = try await f.connect()
-            let opened = try await client.openBurst([notification(), notification(token: hexToken(1)), notification(token: hexToken(2))])
+            // Three streams in one flight (before the client read the SETTINGS that lowers the limit, sent as stream 1
+            // opens).
+            let client = try await f.connect(firstBurst: [notification(), notification(token: hexToken(1)), notification(token: hexToken(2))])
+            let opened = try await client.firstBurst
             let body = Array(#"{"aps":{"alert":"hi"}}"#.utf8)
             for (id, _) in opened { client.finish(id, body: body) }
             for (_, answer) in opened {
