@@ -27,6 +27,11 @@ static inline CURLcode pp_curl_easy_setopt_header_callback(CURL *h, size_t (*cb)
 static inline CURLcode pp_curl_easy_setopt_sockopt_callback(CURL *h, int (*cb)(void *, curl_socket_t, curlsocktype)) {
     return curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, cb);
 }
+/* CURLOPT_CLOSESOCKETFUNCTION (7.21.7): libcurl closes a connection's socket through it (the callback closes it),
+ * which tells the transport a connection is gone (its new-connection gate). */
+static inline CURLcode pp_curl_easy_setopt_closesocket_callback(CURL *h, int (*cb)(void *, curl_socket_t)) {
+    return curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, cb);
+}
 /* CURLOPT_SSL_CTX_FUNCTION: called with the connection's SSL_CTX before its handshake (OpenSSL builds only;
  * other TLS backends answer CURLE_NOT_BUILT_IN or CURLE_UNKNOWN_OPTION). */
 static inline CURLcode pp_curl_easy_setopt_ssl_ctx_callback(CURL *h, CURLcode (*cb)(CURL *, void *, void *)) {

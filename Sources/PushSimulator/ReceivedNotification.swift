@@ -81,8 +81,16 @@ public struct SimulatorCounters: Sendable, Equatable {
     public var byStatus: [Int: Int] = [:]
     /// Rejections by reason string.
     public var byReason: [String: Int] = [:]
-    /// Streams answered RST_STREAM REFUSED_STREAM (stream-limit fault).
+    /// Streams answered RST_STREAM REFUSED_STREAM (stream-limit fault, or an excess stream under
+    /// ``SimulatorFaults/ExcessStreamAnswer/refuse``).
     public var refusedStreams = 0
+    /// Streams a client opened over the connection's stream limit (``SimulatorFaults/excessStream`` says how they were
+    /// answered): a client that honours SETTINGS_MAX_CONCURRENT_STREAMS opens none.
+    public var excessStreams = 0
+    /// Connections closed for a stream over the limit (``SimulatorFaults/ExcessStreamAnswer/closeConnection``).
+    public var excessClosures = 0
+    /// SETTINGS frames sent by the stream-limit change fault (``SimulatorFaults/streamLimitChange``).
+    public var streamLimitChanges = 0
     /// Streams answered RST_STREAM PROTOCOL_ERROR for a malformed header block.
     public var malformedStreams = 0
     /// GOAWAY frames sent by the GOAWAY fault.
@@ -108,6 +116,8 @@ public struct SimulatorCounters: Sendable, Equatable {
         if fcmMessagesAccepted > 0 { lines.append("  FCM messages accepted: \(fcmMessagesAccepted)") }
         if accessTokensGranted > 0 { lines.append("  access tokens granted: \(accessTokensGranted)") }
         if refusedStreams > 0 { lines.append("  refused streams: \(refusedStreams)") }
+        if excessStreams > 0 { lines.append("  streams over the stream limit: \(excessStreams)") }
+        if excessClosures > 0 { lines.append("  connections closed for a stream over the limit: \(excessClosures)") }
         if malformedStreams > 0 { lines.append("  malformed streams: \(malformedStreams)") }
         if goAways > 0 { lines.append("  GOAWAYs sent: \(goAways)") }
         if resets > 0 { lines.append("  connections reset: \(resets)") }

@@ -111,6 +111,7 @@ extension SimulatorConnectionHandler {
         needsFlush = true
         guard let json else {
             context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
+            answersNotFlushed += 1
             return
         }
         var buffer = context.channel.allocator.buffer(capacity: json.count)
@@ -121,5 +122,6 @@ extension SimulatorConnectionHandler {
         context.write(
             wrapOutboundOut(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer), endStream: true)))),
             promise: nil)
+        answersNotFlushed += 1
     }
 }

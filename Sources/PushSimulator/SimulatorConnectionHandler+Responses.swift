@@ -85,7 +85,7 @@ extension SimulatorConnectionHandler {
             writeSettings(context: context, maxConcurrentStreams: core.configuration.maxConcurrentStreams)
         }
 
-        if faults.responseDelay > .zero, rng.chance(faults.delayFraction) {
+        if faults.responseDelay > .zero, streamsOpened > faults.undelayedStreams, rng.chance(faults.delayFraction) {
             awaiting += 1
             let delay = TimeAmount.nanoseconds(Self.nanoseconds(faults.responseDelay))
             _ = context.eventLoop.assumeIsolated().scheduleTask(in: delay) {
@@ -94,7 +94,7 @@ extension SimulatorConnectionHandler {
                 self.writeResponse(
                     context: context, id: id, status: status, reason: reason, timestampMs: timestamp,
                     notificationId: notificationId, uniqueId: uniqueId)
-                context.flush()
+                self.flushAnswers(context)
                 self.closeIfDrained(context: context)
             }
             return
@@ -156,7 +156,9 @@ extension SimulatorConnectionHandler {
         return .token(result)
     }
 
+    /// Advertises a new stream limit; it is enforced once the client acknowledged it (``enforcedLimit``).
     func writeSettings(context: ChannelHandlerContext, maxConcurrentStreams: Int) {
+        unacknowledgedLimits.append(maxConcurrentStreams)
         let settings = HTTP2Frame(
             streamID: .rootStream,
             payload: .settings(.settings([HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams)])))
@@ -180,6 +182,7 @@ extension SimulatorConnectionHandler {
         guard let reason else {
             if let uniqueId { headers.add(name: "apns-unique-id", value: uniqueId, indexing: .nonIndexable) }
             context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
+            answersNotFlushed += 1
             return
         }
         if status == 429 || status == 503, let retryAfter = core.faults.retryAfter {
@@ -196,6 +199,7 @@ extension SimulatorConnectionHandler {
         context.write(
             wrapOutboundOut(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer), endStream: true)))),
             promise: nil)
+        answersNotFlushed += 1
     }
 
     /// Sends the answers written so far once ``flushEvery`` have queued up in this read batch.
@@ -208,7 +212,7 @@ extension SimulatorConnectionHandler {
         if unflushedAnswers >= Self.flushEvery {
             unflushedAnswers = 0
             needsFlush = false
-            context.flush()
+            flushAnswers(context)
         }
     }
 

@@ -21,6 +21,7 @@ extension SimulatorConnectionHandler {
         needsFlush = true
         guard !response.body.isEmpty else {
             context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
+            answersNotFlushed += 1
             return
         }
         var buffer = context.channel.allocator.buffer(capacity: response.body.count)
@@ -29,5 +30,6 @@ extension SimulatorConnectionHandler {
         context.write(
             wrapOutboundOut(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer), endStream: true)))),
             promise: nil)
+        answersNotFlushed += 1
     }
 }

@@ -31,6 +31,14 @@ final class SimulatorConnectionHandler: ChannelDuplexHandler {
     /// The stream limit has been dropped to 1 after a rejection.
     @exclusivity(unchecked) var limited = false
     @exclusivity(unchecked) var streamsOpened = 0
+    /// The stream limit this connection enforces (``SimulatorFaults/excessStream`` answers a stream over it): the
+    /// configured one from the first stream, a changed one once the client acknowledged its SETTINGS (RFC 9113 §6.5.3).
+    @exclusivity(unchecked) var enforcedLimit: Int
+    /// The stream limit of each SETTINGS frame sent and not yet acknowledged, oldest first (the preamble's first:
+    /// NIOHTTP2Handler sends it): an ACK acknowledges the oldest (§6.5.3).
+    @exclusivity(unchecked) var unacknowledgedLimits: [Int]
+    /// The last stream accepted (a GOAWAY for a stream over the limit names it).
+    @exclusivity(unchecked) var lastAcceptedStream = HTTP2StreamID.rootStream
     @exclusivity(unchecked) var goingAway = false
     /// The last-stream-id of the GOAWAY this connection sent: later streams are never processed.
     @exclusivity(unchecked) var goAwayLastStream: HTTP2StreamID?
@@ -40,6 +48,9 @@ final class SimulatorConnectionHandler: ChannelDuplexHandler {
     @exclusivity(unchecked) var needsFlush = false
     /// Answers written since the last flush (see ``flushEarlyIfDue(context:)``).
     @exclusivity(unchecked) var unflushedAnswers = 0
+    /// Streams answered (any service) since the last flush: still open as far as the client can know, so they count
+    /// against the stream limit (``answerExcess(context:id:_:)``) until the flush.
+    @exclusivity(unchecked) var answersNotFlushed = 0
     /// The connection's inbound flow-control window as NIO last reported it.
     @exclusivity(unchecked) var connectionWindow = 65535
     @exclusivity(unchecked) var rng = FastRandom()
@@ -82,6 +93,8 @@ final class SimulatorConnectionHandler: ChannelDuplexHandler {
     init(core: SimulatorCore) {
         self.core = core
         self.readPacing = .nanoseconds(Self.nanoseconds(core.configuration.readPacing))
+        enforcedLimit = core.configuration.maxConcurrentStreams
+        unacknowledgedLimits = [core.configuration.maxConcurrentStreams]
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -117,11 +130,15 @@ final class SimulatorConnectionHandler: ChannelDuplexHandler {
                     finish(context: context, id: id, head: head, verdict: .reject(.payloadTooLarge, timestampMs: nil))
                 }
                 // Flush first: a RST_STREAM would discard the answer's DATA still queued in NIOHTTP2Handler.
-                context.flush()
+                flushAnswers(context)
                 context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.noError))), promise: nil)
             }
         case .rstStream:
             streams[id] = nil
+        case .settings(.ack):
+            // The client applies our SETTINGS before it acknowledges them: from now on it honours their limit (NIO
+            // itself then treats a stream over it as a connection error, whatever ``SimulatorFaults/excessStream``).
+            if !unacknowledgedLimits.isEmpty { enforcedLimit = unacknowledgedLimits.removeFirst() }
         default:
             break
         }
@@ -222,6 +239,13 @@ final class SimulatorConnectionHandler: ChannelDuplexHandler {
             refuse(context: context, id: id)
             return
         }
+        // Open streams: those still arriving, those complete but not answered yet, and those answered but not yet
+        // flushed (the client cannot have seen those answers when it opened this stream). A client that honours the
+        // limit always counts at least as many as open.
+        if streams.count + awaiting + answersNotFlushed >= enforcedLimit {
+            answerExcess(context: context, id: id, faults.excessStream)
+            return
+        }
         let head = Self.parseHead(headers)
         if head.malformed {
             context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.protocolError))), promise: nil)
@@ -230,7 +254,17 @@ final class SimulatorConnectionHandler: ChannelDuplexHandler {
             return
         }
         streamsOpened += 1
+        lastAcceptedStream = id
         streams[id] = PendingStream(head: head)
+        if let change = faults.streamLimitChange {
+            if streamsOpened == change.afterStreams {
+                writeSettings(context: context, maxConcurrentStreams: change.limit)
+                core.recorder.count { $0.streamLimitChanges += 1 }
+            } else if streamsOpened == change.afterStreams + change.forStreams {
+                writeSettings(context: context, maxConcurrentStreams: core.configuration.maxConcurrentStreams)
+                core.recorder.count { $0.streamLimitChanges += 1 }
+            }
+        }
         if let n = faults.goAwayAfterStreams, streamsOpened == n, !goingAway {
             goingAway = true
             goAwayLastStream = id
@@ -261,6 +295,37 @@ final class SimulatorConnectionHandler: ChannelDuplexHandler {
             return
         }
         process(context: context, id: id, head: stream.head, body: body)
+    }
+
+    /// A stream over the connection's stream limit (``enforcedLimit``), answered as ``SimulatorFaults/excessStream``
+    /// says.
+    private func answerExcess(context: ChannelHandlerContext, id: HTTP2StreamID, _ answer: SimulatorFaults.ExcessStreamAnswer) {
+        core.recorder.count { $0.excessStreams += 1 }
+        switch answer {
+        case .refuse:
+            refuse(context: context, id: id)
+        case .protocolError:
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.protocolError))), promise: nil)
+            needsFlush = true
+        case .closeConnection:
+            guard !closed else { return }
+            // As Python's h2 (TooManyStreamsError → GOAWAY PROTOCOL_ERROR), then the transport closed at once: the
+            // streams up to the last-stream-id lose their answers; those above it were never processed (§6.8).
+            let last = min(lastAcceptedStream, goAwayLastStream ?? lastAcceptedStream)
+            goingAway = true
+            goAwayLastStream = last
+            var debug = context.channel.allocator.buffer(capacity: 64)
+            debug.writeString("stream \(id) exceeds SETTINGS_MAX_CONCURRENT_STREAMS \(enforcedLimit)")
+            context.write(
+                wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: last, errorCode: .protocolError, opaqueData: debug))),
+                promise: nil)
+            flushAnswers(context)
+            closed = true
+            streams.removeAll()
+            deferred.removeAll()
+            core.recorder.count { $0.excessClosures += 1 }
+            context.close(promise: nil)
+        }
     }
 
     private func refuse(context: ChannelHandlerContext, id: HTTP2StreamID) {
@@ -319,11 +384,17 @@ final class SimulatorConnectionHandler: ChannelDuplexHandler {
         return head
     }
 
+    /// Flushes: the answers written so far may reach the client from now on.
+    func flushAnswers(_ context: ChannelHandlerContext) {
+        answersNotFlushed = 0
+        context.flush()
+    }
+
     func flushIfNeeded(context: ChannelHandlerContext) {
         if needsFlush {
             needsFlush = false
             unflushedAnswers = 0
-            context.flush()
+            flushAnswers(context)
         }
     }
 
@@ -335,7 +406,7 @@ final class SimulatorConnectionHandler: ChannelDuplexHandler {
     func closeIfDrained(context: ChannelHandlerContext) {
         if goingAway, !goAwayDrained, !closed, streams.isEmpty, awaiting == 0 {
             goAwayDrained = true
-            context.flush()
+            flushAnswers(context)
             let channel = context.channel
             context.eventLoop.scheduleTask(in: .seconds(Self.goAwayCloseGraceSeconds)) { channel.close(promise: nil) }
         }

@@ -3,6 +3,46 @@
 /// Counts are per connection, so a client that reconnects meets the same fault again (as it would meet
 /// APNs' periodic GOAWAYs). Fractions are probabilities in 0…1 drawn per request.
 public struct SimulatorFaults: Sendable, Equatable {
+    /// How the simulator answers a stream a client opens over the connection's stream limit
+    /// (SETTINGS_MAX_CONCURRENT_STREAMS): RFC 9113 §5.1.2 makes it a stream error, PROTOCOL_ERROR or REFUSED_STREAM,
+    /// and some servers close the connection instead. Whatever the answer, the limit is enforced from the connection's
+    /// first stream (the advertised initial limit: the strictest servers, Python's `h2`, do so before the client could
+    /// have read it) and a changed one from the moment the client acknowledged the SETTINGS that carried it (§6.5.3).
+    public enum ExcessStreamAnswer: String, Sendable, Equatable, CaseIterable {
+        /// RST_STREAM REFUSED_STREAM: the request was not processed, the client may send it again (§8.7).
+        case refuse
+        /// RST_STREAM PROTOCOL_ERROR: a stream error that does not say whether the request was processed.
+        case protocolError = "protocol-error"
+        /// GOAWAY PROTOCOL_ERROR (last-stream-id: the last stream accepted), then the connection closes with every
+        /// stream on it unanswered — what Python's `h2` and the servers built on it do.
+        case closeConnection = "close"
+    }
+
+    /// A stream limit lowered (or raised) mid-connection and then restored, per connection.
+    public struct StreamLimitChange: Sendable, Equatable {
+        /// When the connection's stream number `afterStreams` is opened, SETTINGS advertises `limit`.
+        public var afterStreams: Int
+        /// The limit advertised meanwhile.
+        public var limit: Int
+        /// After this many more streams, SETTINGS advertises the configured limit again.
+        public var forStreams: Int
+
+        /// Creates a change (every count at least 1).
+        public init(afterStreams: Int, limit: Int, forStreams: Int) {
+            self.afterStreams = max(1, afterStreams)
+            self.limit = max(1, limit)
+            self.forStreams = max(1, forStreams)
+        }
+    }
+
+    /// How a stream over the stream limit is answered. Default ``ExcessStreamAnswer/refuse``.
+    public var excessStream: ExcessStreamAnswer = .refuse
+    /// Lowers (or raises) the stream limit mid-connection, then restores it. Default nil (the configured limit
+    /// throughout).
+    public var streamLimitChange: StreamLimitChange?
+    /// The first this many streams of a connection are answered without ``responseDelay`` (a connection that
+    /// answered, then lost its link). Default 0.
+    public var undelayedStreams = 0
     /// After this many streams on a connection, send GOAWAY (NO_ERROR, debug data `{"reason":"Shutdown"}`)
     /// whose last-stream-id is that stream; later streams are ignored and the connection closes once the
     /// streams up to it are answered.
@@ -58,6 +98,13 @@ public struct SimulatorFaults: Sendable, Equatable {
         self.internalServerErrorFraction = internalServerErrorFraction
         self.badGatewayFraction = badGatewayFraction
         self.blackHole = blackHole
+    }
+
+    /// Creates a fault set with the excess-stream answer and a stream-limit change (the other faults off).
+    public init(excessStream: ExcessStreamAnswer, streamLimitChange: StreamLimitChange? = nil) {
+        self.init()
+        self.excessStream = excessStream
+        self.streamLimitChange = streamLimitChange
     }
 
     /// True when no fault is active (the fast path skips all fault checks).

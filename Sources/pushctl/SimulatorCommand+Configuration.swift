@@ -40,6 +40,17 @@ extension SimulatorCommand {
             throw CLIError.usage("\(name) must be between 0 and 1")
         }
         if let n = goawayAfter, n < 1 { throw CLIError.usage("--goaway-after must be at least 1") }
+        guard let excessStreamAnswer = SimulatorFaults.ExcessStreamAnswer(rawValue: excessStream) else {
+            throw CLIError.usage("--excess-stream must be refuse, protocol-error or close, not '\(excessStream)'")
+        }
+        var limitChange: SimulatorFaults.StreamLimitChange?
+        if let spec = streamLimitChange {
+            let parts = spec.split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
+            guard parts.count == 3, let after = parts[0], let limit = parts[1], let count = parts[2], after >= 1, limit >= 1, count >= 1 else {
+                throw CLIError.usage("--stream-limit-change must be AFTER:LIMIT:FOR, three numbers of at least 1, not '\(spec)'")
+            }
+            limitChange = SimulatorFaults.StreamLimitChange(afterStreams: after, limit: limit, forStreams: count)
+        }
         if let n = resetAfter, n < 0 { throw CLIError.usage("--reset-after must not be negative") }
         if let n = resetHandshakes, n < 0 { throw CLIError.usage("--reset-handshakes must not be negative") }
         if fcmServiceAccount != nil, auth == .certificate {
@@ -84,12 +95,14 @@ extension SimulatorCommand {
             }
             do { deviceMap = try DeviceBehaviourFile.parse(Array(data)) } catch { throw CLIError.usage(error.message) }
         }
-        let faults = SimulatorFaults(
+        var faults = SimulatorFaults(
             goAwayAfterStreams: goawayAfter, dropStreamLimitAfterRejection: dropStreamLimit,
             resetAfterRequests: resetAfter, responseDelay: .milliseconds(delayMs), delayFraction: delayFraction,
             tooManyRequestsFraction: fraction429, serviceUnavailableFraction: fraction503,
             internalServerErrorFraction: fraction500, blackHole: blackHole,
             resetHandshakes: resetHandshakes ?? 0)
+        faults.excessStream = excessStreamAnswer
+        faults.streamLimitChange = limitChange
         var configuration = SimulatorConfiguration(
             host: host ?? settings.host, port: port, caPEM: pem.ca, serverCertificatePEM: pem.certificate,
             serverKeyPEM: pem.key, clientAuth: auth, jwtKeys: keys, environment: environment,

@@ -50,6 +50,10 @@ struct SimulatorCommand: AsyncParsableCommand {
     var goawayAfter: Int?
     @Flag(help: "Fault: after a rejection drop MAX_CONCURRENT_STREAMS to 1 until the next success.")
     var dropStreamLimit = false
+    @Option(help: "How a stream over the stream limit is answered: refuse (RST_STREAM REFUSED_STREAM), protocol-error (RST_STREAM PROTOCOL_ERROR) or close (GOAWAY PROTOCOL_ERROR, then the connection closed). Default refuse.")
+    var excessStream: String = "refuse"
+    @Option(help: "Fault: AFTER:LIMIT:FOR — when a connection's stream AFTER opens, advertise MAX_CONCURRENT_STREAMS LIMIT; FOR streams later, the configured limit again.")
+    var streamLimitChange: String?
     @Option(help: "Fault: TCP reset when the stream after this many opens on a connection.")
     var resetAfter: Int?
     @Option(help: "Fault: delay answers by this many milliseconds.")

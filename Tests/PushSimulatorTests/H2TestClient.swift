@@ -20,7 +20,8 @@ final class H2TestClient: @unchecked Sendable {
     /// Connects over TLS, trusting `caPEM`, optionally presenting a client identity.
     static func connect(
         port: Int, caPEM: String, identity: SimulatorPKI.Identity? = nil, alpn: [String] = ["h2"],
-        timeout: TimeAmount = .seconds(30), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+        timeout: TimeAmount = .seconds(30), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        firstBurst: [Request]? = nil
     ) async throws -> H2TestClient {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(caPEM.utf8)))
@@ -30,6 +31,7 @@ final class H2TestClient: @unchecked Sendable {
             tls.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: Array(identity.keyPEM.utf8), format: .pem))
         }
         let context = try NIOSSLContext(configuration: tls)
+        let collector = FrameCollector()
         let channel = try await ClientBootstrap(group: group)
             .connectTimeout(timeout)
             .channelInitializer { channel in
@@ -41,11 +43,25 @@ final class H2TestClient: @unchecked Sendable {
                     // Let tests send header blocks a normal client never would (the server must reject them).
                     connection.headerBlockValidation = .disabled
                     try sync.addHandler(NIOHTTP2Handler(mode: .client, connectionConfiguration: connection))
-                    try sync.addHandler(FrameCollector())
+                    try sync.addHandler(collector)
                 }
             }
-            .connect(host: "127.0.0.1", port: port).get()
-        let collector = try await channel.pipeline.handler(type: FrameCollector.self).get()
+            .connect(host: "127.0.0.1", port: port)
+            .flatMap { channel -> EventLoopFuture<any Channel> in
+                guard let burst = firstBurst else { return channel.eventLoop.makeSucceededFuture(channel) }
+                // Written on the event loop as the connection comes up (the next task, once channelActive has sent the
+                // client's preface), before it has read anything: they go out with the preface (the TLS handler holds
+                // them until its handshake is done), before the server's SETTINGS can have arrived — what libcurl does
+                // on a new connection.
+                return channel.eventLoop.submit { () -> any Channel in
+                    let client = H2TestClient(channel: channel, collector: collector)
+                    collector.firstBurst = burst.map { client.writeHeaders($0, endStream: false) }
+                    collector.firstClient = client
+                    channel.flush()
+                    return channel
+                }
+            }.get()
+        if firstBurst != nil, let client = try await channel.eventLoop.submit({ collector.firstClient }).get() { return client }
         let client = H2TestClient(channel: channel, collector: collector)
         // Wait for the TLS handshake and the server's SETTINGS, so failures surface here.
         do {
@@ -142,6 +158,12 @@ final class H2TestClient: @unchecked Sendable {
         }.get()
     }
 
+    /// The streams of the `firstBurst` given to ``connect(port:caPEM:identity:alpn:timeout:group:firstBurst:)`` (left
+    /// open until ``finish(_:body:)``): their ids and future answers.
+    var firstBurst: [(HTTP2StreamID, EventLoopFuture<Response>)] {
+        get async throws { try await channel.eventLoop.submit { self.collector.firstBurst }.get() }
+    }
+
     /// On the event loop: the HEADERS frame of a new stream for `request`, written without flushing; returns the
     /// stream's id and its future answer.
     private func writeHeaders(_ request: Request, endStream: Bool) -> (HTTP2StreamID, EventLoopFuture<Response>) {
@@ -203,6 +225,9 @@ final class FrameCollector: ChannelInboundHandler, @unchecked Sendable {
 
     var goAways: [(lastStreamID: HTTP2StreamID, code: HTTP2ErrorCode, debug: String)] = []
     var settings: [[HTTP2Setting]] = []
+    /// The streams ``H2TestClient`` opened as the connection came up, and that client.
+    var firstBurst: [(HTTP2StreamID, EventLoopFuture<H2TestClient.Response>)] = []
+    var firstClient: H2TestClient?
     var settingsReceived: EventLoopPromise<Void>!
     private var settingsDone = false
     private var waiting: [HTTP2StreamID: (EventLoopPromise<H2TestClient.Response>, H2TestClient.Response)] = [:]

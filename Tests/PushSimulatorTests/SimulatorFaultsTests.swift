@@ -90,6 +90,66 @@ struct SimulatorFaultsTests {
         }
     }
 
+    /// A client that opens two streams on a new connection before the server's SETTINGS (limit 1) arrived, as libcurl
+    /// does: the limit holds from the first stream, and the second is answered as ``SimulatorFaults/excessStream`` says.
+    @Test(arguments: SimulatorFaults.ExcessStreamAnswer.allCases)
+    func aStreamOverTheInitialLimitIsAnsweredAsConfigured(_ answer: SimulatorFaults.ExcessStreamAnswer) async throws {
+        try await SimulatorFixture.run(.none, configure: { $0.maxConcurrentStreams = 1; $0.faults.excessStream = answer }) { f in
+            let client = try await f.connect(firstBurst: [notification(), notification(token: hexToken(1))])
+            let opened = try await client.firstBurst
+            let body = Array(#"{"aps":{"alert":"hi"}}"#.utf8)
+            switch answer {
+            case .refuse, .protocolError:
+                let excess = try await client.withTimeout(.seconds(10)) { opened[1].1 }
+                let expected: HTTP2ErrorCode = answer == .refuse ? .refusedStream : .protocolError
+                #expect(excess.resetCode == expected)
+                client.finish(opened[0].0, body: body)
+                let first = try await client.withTimeout(.seconds(10)) { opened[0].1 }
+                #expect(first.status == 200)
+                #expect(f.simulator.counters.refusedStreams == (answer == .refuse ? 1 : 0))
+            case .closeConnection:
+                try await client.waitForClose(timeout: .seconds(10))
+                let goAways = try await client.goAways
+                #expect(goAways.map(\.lastStreamID) == [HTTP2StreamID(1)])
+                #expect(goAways.map(\.code) == [.protocolError])
+                #expect(f.simulator.counters.excessClosures == 1)
+                #expect(f.simulator.counters.accepted == 0)
+            }
+            #expect(f.simulator.counters.excessStreams == 1)
+            await client.close()
+        }
+    }
+
+    /// A lowered limit holds only once the client acknowledged the SETTINGS that carried it (RFC 9113 §6.5.3): streams
+    /// opened alongside the stream that lowered it are served; the limit comes back after `forStreams` more.
+    @Test func aLoweredLimitHoldsOnlyAfterTheClientAcknowledgedIt() async throws {
+        try await SimulatorFixture.run(.none, configure: {
+            $0.faults.excessStream = .closeConnection
+            $0.faults.streamLimitChange = .init(afterStreams: 1, limit: 1, forStreams: 3)
+        }) { f in
+            // Three streams in one flight (before the client read the SETTINGS that lowers the limit, sent as stream 1
+            // opens).
+            let client = try await f.connect(firstBurst: [notification(), notification(token: hexToken(1)), notification(token: hexToken(2))])
+            let opened = try await client.firstBurst
+            let body = Array(#"{"aps":{"alert":"hi"}}"#.utf8)
+            for (id, _) in opened { client.finish(id, body: body) }
+            for (_, answer) in opened {
+                #expect(try await client.withTimeout(.seconds(10)) { answer }.status == 200)
+            }
+            #expect(try await client.send(notification(token: hexToken(3))).status == 200)
+            try await waitUntil("the limit is advertised again") {
+                let limits = try await client.settings.compactMap { list in
+                    list.first(where: { $0.parameter == .maxConcurrentStreams })?.value
+                }
+                return limits == [1000, 1, 1000]
+            }
+            #expect(f.simulator.counters.excessStreams == 0)
+            #expect(f.simulator.counters.streamLimitChanges == 2)
+            #expect(f.simulator.counters.accepted == 4)
+            await client.close()
+        }
+    }
+
     @Test func resetsTheConnectionAfterNRequests() async throws {
         try await SimulatorFixture.run(.none, configure: { $0.faults.resetAfterRequests = 2 }) { f in
             let client = try await f.connect()

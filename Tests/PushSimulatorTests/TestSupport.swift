@@ -40,11 +40,11 @@ struct SimulatorFixture: Sendable {
 
     /// Connects with the default client certificate in certificate mode, none otherwise, on the simulator's event
     /// loop group when it has its own (``SimulatorConfiguration/eventLoopGroup``), else NIO's shared one.
-    func connect(identity: SimulatorPKI.Identity? = nil, alpn: [String] = ["h2"]) async throws -> H2TestClient {
+    func connect(identity: SimulatorPKI.Identity? = nil, alpn: [String] = ["h2"], firstBurst: [H2TestClient.Request]? = nil) async throws -> H2TestClient {
         let id = identity ?? (simulator.configuration.clientAuth == .certificate ? client : nil)
         return try await H2TestClient.connect(
             port: port, caPEM: pki.ca.certificatePEM, identity: id, alpn: alpn,
-            group: simulator.configuration.eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton)
+            group: simulator.configuration.eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton, firstBurst: firstBurst)
     }
 }
 

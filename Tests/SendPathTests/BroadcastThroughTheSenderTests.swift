@@ -11,10 +11,13 @@ import TestSupport
 /// a stop while requests are on the wire, and the pruning breaker's held and discarded prunes.
 @Suite(.timeLimit(.minutes(2))) struct BroadcastThroughTheSenderTests {
     @Test func aStopWhileTheWindowWaitsForAnswersDrainsWithoutWritingAnythingAgain() async throws {
-        // No answer comes (as for a host that lost its link): the window fills and the loop waits for a slot.
-        // SIGTERM then must still reach the sender at once, so the requests that time out come back unsent
+        // After the connection's first answer (the transport's new-connection gate lets one request alone onto a new
+        // connection) no answer comes (as for a host that lost its link): the window fills and the loop waits for a
+        // slot. SIGTERM then must still reach the sender at once, so the requests that time out come back unsent
         // (pending, possibly sent) instead of being written again after another worker may have taken over.
-        let f = try await BroadcastFixture.start(faults: SimulatorFaults(responseDelay: .seconds(20)))
+        var faults = SimulatorFaults(responseDelay: .seconds(20))
+        faults.undelayedStreams = 1
+        let f = try await BroadcastFixture.start(faults: faults)
         try f.seed(200)
         try f.create(id: "cut")
         let stop = StopFlag()
@@ -23,8 +26,9 @@ import TestSupport
         let sender = try f.makeSender(window: 20, requestTimeoutMs: 8000)
         let simulator = f.simulator
         let signal = Task { () -> Bool in
-            // Once the window is on the wire (the simulator holds its 20 requests unanswered); false if it never was.
-            let held = (try? await waitUntil("the simulator holds the window's 20 requests") { simulator.counters.requests >= 20 }) != nil
+            // Once the window is on the wire (the first request answered, then the simulator holds 20 unanswered);
+            // false if it never was. The simulator counts a request when it decides its answer, before the delay.
+            let held = (try? await waitUntil("the simulator holds the window's 20 requests") { simulator.counters.requests >= 21 }) != nil
             stop.raise(signal: SIGTERM)
             return held
         }
@@ -32,7 +36,29 @@ import TestSupport
         #expect(await signal.value, "the window never reached the simulator")
         #expect(report.record.state == .interrupted)
         #expect(report.signal == SIGTERM)
-        #expect(f.simulator.counters.requests == 20)
+        #expect(f.simulator.counters.requests == 21)
+        try await f.stop()
+    }
+
+    @Test func aStopWhileANewConnectionWaitsForItsFirstAnswerWritesNothingMore() async throws {
+        // No answer comes from the first request: the new-connection gate holds the rest of the window in the
+        // transport. A stop must bring those back unsent (never written), and the one on the wire times out unsent.
+        let f = try await BroadcastFixture.start(faults: SimulatorFaults(responseDelay: .seconds(20)))
+        try f.seed(200)
+        try f.create(id: "gate")
+        let stop = StopFlag()
+        let sender = try f.makeSender(window: 20, requestTimeoutMs: 8000)
+        let simulator = f.simulator
+        let signal = Task { () -> Bool in
+            let held = (try? await waitUntil("the simulator holds the first request") { simulator.counters.requests >= 1 }) != nil
+            stop.raise(signal: SIGTERM)
+            return held
+        }
+        let report = try await f.run("gate", sender: sender, stop: stop)
+        #expect(await signal.value, "the first request never reached the simulator")
+        #expect(report.record.state == .interrupted)
+        #expect(report.signal == SIGTERM)
+        #expect(f.simulator.counters.requests == 1, "a request was written after the stop")
         try await f.stop()
     }
 

@@ -65,7 +65,7 @@ extension APNsSender {
                 transports.append(
                     try Transport(
                         target: target, identity: identity, configuration: configuration, metrics: metrics, threadName: "sender-apns",
-                        shape: APNsRequestShape(target: target)
+                        shape: APNsRequestShape(target: target), runs: core.waiting
                     ) {
                         [unowned self] job, response in
                         self.handle(job, response, target)

@@ -64,7 +64,7 @@ extension FCMSender {
         var made: [Transport] = []
         for _ in 0..<max(1, configuration.connections) {
             do {
-                let transport = try Transport(target: target, identity: nil, configuration: configuration, metrics: metrics, threadName: "sender-fcm") {
+                let transport = try Transport(target: target, identity: nil, configuration: configuration, metrics: metrics, threadName: "sender-fcm", runs: core.waiting) {
                     [unowned self] job, response in self.handle(job, response)
                 }
                 transport.start()

@@ -50,8 +50,10 @@ final class Transport: @unchecked Sendable {
     init(
         target: SenderTarget, identity: TLSIdentity?, configuration: SenderConfiguration, metrics: SenderMetrics? = nil,
         maxHostConnections: Int = 1, http1Only: Bool = false, addressCheck: AddressCheck? = nil, threadName: String,
-        shape: (any RequestShape)? = nil, onComplete: @escaping (TransferJob, TransferResponse) -> Void
+        shape: (any RequestShape)? = nil, runs: WaitingRoom? = nil,
+        onComplete: @escaping (TransferJob, TransferResponse) -> Void
     ) throws(TransportError) {
+        self.runs = runs
         self.threadName = threadName
         multi = try MultiHandle(
             maxConcurrentStreams: configuration.maxConcurrentStreams, maxHostConnections: maxHostConnections)
@@ -66,6 +68,9 @@ final class Transport: @unchecked Sendable {
             route: ProxyRoute(host: target.host, configured: configuration.proxy, environment: configuration.proxyEnvironment),
             http1Only: http1Only, addressCheck: addressCheck, idHeaders: shape?.idHeaders)
         self.shape = shape
+        self.http1Only = http1Only
+        self.maxHostConnections = maxHostConnections
+        multi.keepAlive = options.connections
         cadence = RefillCadence(window: configuration.window, maxConcurrentStreams: configuration.maxConcurrentStreams)
         options.connections.metrics = metrics
     }
@@ -120,18 +125,73 @@ final class Transport: @unchecked Sendable {
     private var pool: [EasyHandle] = []
     private var active: [ObjectIdentifier: EasyHandle] = [:]
 
-    /// How many waiting jobs libcurl may take now: all of them. libcurl keeps those beyond the server's stream
-    /// limit waiting for a stream, and a request's deadline starts only when it is on the wire (``expireOverdue()``),
-    /// so a wait for a stream never times out. (Handing libcurl one transfer at a time until a new connection
-    /// answered, tried with the stream-limit fix, was not needed for it — StreamLimitFaultTests pass without it — and
-    /// held a whole window back behind one slow first answer: BroadcasterTests' stop-while-the-window-waits.)
-    private var admitting: Int { waiting.count }
+    /// How many waiting jobs libcurl may take now. Once the connection has answered: all of them. libcurl keeps those
+    /// beyond the server's stream limit waiting for a stream (nghttp2 opens a stream only under the limit the server's
+    /// last SETTINGS gave, lowered or raised), and a request's deadline starts only when it is on the wire
+    /// (``expireOverdue()``), so a wait for a stream never times out.
+    ///
+    /// Until then — no connection open, or a new one opened since the last answer — one at a time: the
+    /// new-connection gate. nghttp2 assumes 100 concurrent streams until the server's first SETTINGS arrives, and
+    /// libcurl sends every transfer it holds on a new HTTP/2 connection at once, before that SETTINGS can arrive: a
+    /// server whose limit is lower meets a burst of streams over it (RFC 9113 §5.1.2) and may refuse them, reset them
+    /// with PROTOCOL_ERROR (not safe to resend, §8.7) or close the connection with every request on it (Python's
+    /// `h2`; issue 57). The server sends its SETTINGS before any answer, so by the first answer libcurl knows the
+    /// limit: one request alone on a new connection never exceeds one (pushy waits for the initial SETTINGS; APNs
+    /// starts connections low). The gate costs one round trip per new connection.
+    ///
+    /// How the transport knows, on every libcurl (7.88 has no `CURLINFO_CONN_ID`): ``ConnectionCounter`` counts the
+    /// sockets libcurl opens (socket-options callback) and closes (close-socket callback). The gate closes when none is
+    /// open (the next transfer opens one) or one was opened since the last confirmation; it lets one transfer — the
+    /// probe — into libcurl once none is there (``active`` empty: none can pull libcurl into another connection
+    /// meanwhile), and the probe's answer confirms the connection it used. HTTP/1.1 has no streams to exceed: an origin
+    /// that answered over HTTP/1.1 (or a transport that speaks nothing else) has no gate.
+    ///
+    /// What it costs: a new connection carries one request for its first round trip; a reconnect while transfers are
+    /// on the old connection waits for them to end before its probe. What it does not cover: transfers libcurl
+    /// already holds when it opens a connection by itself (it resends those above a GOAWAY's last-stream-id, or
+    /// refused, on a new connection) — with the gate such a connection carries what was in flight, not the window.
+    /// (This gate was tried once before and dropped because a first answer that never came held the window back in
+    /// the transport, where a stop could not reach it: BroadcastThroughTheSenderTests' stop tests. Now a stop brings
+    /// the gated jobs back unsent, ``releaseGatedIfStopping()``.)
+    private var admitting: Int {
+        guard gated else { return waiting.count }
+        return active.isEmpty ? 1 : 0
+    }
+
+    /// Whether the new-connection gate holds transfers back (see ``admitting``).
+    private var gated: Bool {
+        if http1Only || answeredOverHTTP1 { return false }
+        let connections = options.connections
+        return connections.open <= 0 || connections.opened != confirmedAtOpened
+    }
+
+    /// The socket count (``ConnectionCounter/opened``) when the current connection answered its probe; -1: never.
+    private var confirmedAtOpened = -1
+    /// The handle carrying the gate's probe, if one is in libcurl.
+    private var probe: EasyHandle?
+    /// No HTTP/2 (``EasyOptions/http1Only``).
+    private let http1Only: Bool
+    /// `CURLMOPT_MAX_HOST_CONNECTIONS` now: 1 once the origin answered over HTTP/2 (``confirm(_:probe:)``).
+    private var maxHostConnections: Int
+    /// The origin answered over HTTP/1.1: it has no stream limit, so no gate.
+    private var answeredOverHTTP1 = false
+    /// The sender's run state: while its run stops, the jobs the gate holds come back unsent (never written: a
+    /// request written after the stop could reach the service after another worker sent it too). Nil: they wait for
+    /// the probe's answer or its timeout, then go.
+    private let runs: WaitingRoom?
+
+    /// Fails the jobs the gate holds with ``TransportError/endpointStopped(_:)`` (unsent) once the run stops.
+    private func releaseGatedIfStopping() {
+        guard !waiting.isEmpty, gated, let runs, runs.stopping else { return }
+        let error = TransportError.endpointStopped("the run is stopping; not sent (waiting for a new connection's first answer)")
+        for job in waiting.removeAll() { fail(job, error) }
+    }
 
     /// The refill cadence (``RefillCadence``): when ``waiting`` goes to libcurl, and when a submit wakes the loop.
     private let cadence: RefillCadence
 
     private func admitDue(stopping: Bool) -> Bool {
-        guard let since = waitingSinceMs else { return false }
+        guard let since = waitingSinceMs, admitting > 0 else { return false }
         return cadence.admitsNow(waiting: waiting.count, active: active.count, waitedMs: monotonicMs() - since, stopping: stopping)
     }
 
@@ -151,6 +211,7 @@ final class Transport: @unchecked Sendable {
                 waiting.append(contentsOf: batch)
             }
             batch.removeAll(keepingCapacity: true)
+            releaseGatedIfStopping()
             if admitDue(stopping: stop) { admit() }
             if waiting.isEmpty { waitingSinceMs = nil }
             if stop && active.isEmpty && waiting.isEmpty { break }
@@ -188,7 +249,8 @@ final class Transport: @unchecked Sendable {
     /// most a second (upkeep).
     private func waitLimitMs() -> Int {
         var limit = active.isEmpty ? min(configuration.upkeepIntervalMs, 1000) : 1000
-        if let since = waitingSinceMs { limit = min(limit, max(0, Int(since + cadence.holdMs - monotonicMs()))) }
+        // A gated wait (``admitting`` 0) ends with the probe's answer, not with the hold.
+        if let since = waitingSinceMs, admitting > 0 { limit = min(limit, max(0, Int(since + cadence.holdMs - monotonicMs()))) }
         // A submit need not wake the loop with a batch's worth on the wire: a job handed in then waits at most this
         // long for the loop to come round, even when no answer comes (a server holding its answers).
         if !cadence.wakesOnSubmit(handedIn: 1, active: active.count) { limit = min(limit, Int(cadence.holdMs)) }
@@ -205,6 +267,7 @@ final class Transport: @unchecked Sendable {
     /// Hands libcurl the waiting jobs it may take (``admitting``).
     private func admit() {
         var n = admitting
+        let probing = gated
         while n > 0, let job = waiting.popFirst() {
             n -= 1
             do throws(TransportError) {
@@ -219,6 +282,7 @@ final class Transport: @unchecked Sendable {
                     throw error
                 }
                 active[ObjectIdentifier(handle)] = handle
+                if probing { probe = handle }
             } catch {
                 fail(job, error)
             }
@@ -230,9 +294,12 @@ final class Transport: @unchecked Sendable {
         while let (handle, error) = multi.nextDone() {
             multi.remove(handle)
             active[ObjectIdentifier(handle)] = nil
+            let wasProbe = probe === handle
+            if wasProbe { probe = nil }
             guard let job = handle.job else { continue }
             handle.job = nil
             let status = handle.responseCode
+            if error == nil, status > 0 { confirm(handle, probe: wasProbe) }
             let sent = handle.reachedConnection
             let response = TransferResponse(
                 status: status, notificationId: handle.notificationId, uniqueId: handle.uniqueId, retryAfter: handle.retryAfter, body: handle.body,
@@ -241,6 +308,23 @@ final class Transport: @unchecked Sendable {
             if handle.renewIfConnectionsChanged() { pool.append(handle) }
             onComplete(job, response)
         }
+    }
+
+    /// An answer arrived on `handle`: over HTTP/1.1 the origin needs no gate; the probe's answer over HTTP/2 confirms
+    /// its connection, whose SETTINGS libcurl has read by now (a server sends them before anything else).
+    private func confirm(_ handle: EasyHandle, probe wasProbe: Bool) {
+        if !handle.usedHTTP2 {
+            answeredOverHTTP1 = true
+            return
+        }
+        if maxHostConnections > 1 {
+            // An HTTP/2 origin needs one connection. Beyond it libcurl 8 opens another when the first is at the
+            // server's stream limit — a new connection the gate would only see once libcurl had already sent it
+            // every transfer waiting (up to 100 streams before its SETTINGS).
+            maxHostConnections = 1
+            multi.setMaxHostConnections(1)
+        }
+        if wasProbe, options.connections.open > 0 { confirmedAtOpened = options.connections.opened }
     }
 
     /// Fails the transfers whose request has been on the wire for the request timeout without an answer
@@ -256,6 +340,7 @@ final class Transport: @unchecked Sendable {
             guard let job = handle.job else { continue }
             multi.remove(handle)
             active[ObjectIdentifier(handle)] = nil
+            if probe === handle { probe = nil }
             handle.job = nil
             let error = TransportError(
                 code: Int(CURLE_OPERATION_TIMEDOUT.rawValue),

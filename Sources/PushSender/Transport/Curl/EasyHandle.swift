@@ -84,6 +84,10 @@ final class EasyHandle {
         try check(
             pp_curl_easy_setopt_pointer(raw, CURLOPT_SOCKOPTDATA, Unmanaged.passUnretained(options.connections).toOpaque()),
             "SOCKOPTDATA")
+        try check(pp_curl_easy_setopt_closesocket_callback(raw, easyCloseSocketCallback), "CLOSESOCKETFUNCTION")
+        try check(
+            pp_curl_easy_setopt_pointer(raw, CURLOPT_CLOSESOCKETDATA, Unmanaged.passUnretained(options.connections).toOpaque()),
+            "CLOSESOCKETDATA")
         if let line = options.connectTo {
             let list = connectTo ?? HeaderList()
             if connectTo == nil { list.append(line) }
@@ -317,6 +321,15 @@ private let easySocketCallback: @convention(c) (UnsafeMutableRawPointer?, curl_s
         connections.metrics?.connectionOpened(first: connections.opened == 1)
     }
     return 0  // CURL_SOCKOPT_OK
+}
+
+/// Counts closed sockets (``ConnectionCounter/closed``) and closes the socket, as libcurl would have. libcurl calls
+/// it with the data of the handle that opened the connection; the counter outlives every connection of its transport
+/// (``MultiHandle`` keeps it until `curl_multi_cleanup` has closed them).
+private let easyCloseSocketCallback: @convention(c) (UnsafeMutableRawPointer?, curl_socket_t) -> Int32 = {
+    counter, fd in
+    if let counter { Unmanaged<ConnectionCounter>.fromOpaque(counter).takeUnretainedValue().closed += 1 }
+    return close(fd)
 }
 
 private let easyHeaderCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {

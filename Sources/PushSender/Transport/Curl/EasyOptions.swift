@@ -4,10 +4,15 @@ import PushCore
 import PushLanes
 
 /// Counts the TCP connections one transport's handles open (libcurl's socket-options callback runs for each
-/// new socket, on the transport thread).
+/// new socket, on the transport thread) and close (libcurl's close-socket callback: ``Transport``'s new-connection
+/// gate learns from it that a connection is gone, also one that died idle between two transfers).
 final class ConnectionCounter {
     /// Sockets opened so far.
     var opened = 0
+    /// Sockets libcurl closed so far (a connection ended, or a connect attempt failed): `opened - closed` are open.
+    var closed = 0
+    /// Sockets open now.
+    var open: Int { opened - closed }
     /// The sender's figures, told of each connection.
     var metrics: SenderMetrics?
 }

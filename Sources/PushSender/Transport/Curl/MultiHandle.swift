@@ -16,6 +16,9 @@ final class MultiHandle {
     fileprivate var timerDueMs: Int64?
     private let readyFds = UnsafeMutablePointer<Int32>.allocate(capacity: 64)
     private let readyMasks = UnsafeMutablePointer<Int32>.allocate(capacity: 64)
+    /// Kept until `curl_multi_cleanup` has run: the handles' close-socket callback counts into it while libcurl
+    /// closes the cached connections (``ConnectionCounter``).
+    var keepAlive: AnyObject?
 
     init(maxConcurrentStreams: Int, maxHostConnections: Int) throws(TransportError) {
         _ = CurlGlobal.initialized
@@ -45,6 +48,11 @@ final class MultiHandle {
         if wakeFd >= 0 { close(wakeFd) }
         readyFds.deallocate()
         readyMasks.deallocate()
+    }
+
+    /// Changes `CURLMOPT_MAX_HOST_CONNECTIONS` (libcurl reads it whenever a transfer looks for a connection).
+    func setMaxHostConnections(_ n: Int) {
+        _ = pp_curl_multi_setopt_long(raw, CURLMOPT_MAX_HOST_CONNECTIONS, n)
     }
 
     func add(_ easy: EasyHandle) throws(TransportError) { try check(curl_multi_add_handle(raw, easy.raw), "add_handle") }
