@@ -69,7 +69,7 @@ extension WebPushSender {
             let transport = try Transport(
                 target: target, identity: nil, configuration: configuration, metrics: metrics,
                 maxHostConnections: Self.http1ConnectionsPerOrigin, http1Only: http1Only, addressCheck: check,
-                threadName: "sender-webpush"
+                threadName: "sender-webpush", runs: core.waiting
             ) { [unowned self] job, response in
                 self.handle(job, response, originName)
             }
