@@ -293,8 +293,14 @@ struct SenderTests {
         let sim = try await SimulatorHarness(faults: SimulatorFaults(responseDelay: .seconds(20)))
         let config = SenderConfiguration(requestTimeoutMs: 500, maxAttempts: 2, maxDroppedAttempts: 3)
         let sender = try makeSender(sim, configuration: config)
+        // The stop comes once the request is on the wire (a job not yet sent when the run stops — one the new
+        // connection's gate holds — comes back unsent without being written at all).
+        let sending = Task { await sender.send(sim.request(testToken(1))) }
+        try await waitUntil(deadline: .seconds(10), every: .milliseconds(5), "the request reached the simulator") {
+            sim.simulator.counters.requests == 1
+        }
         sender.abandonWaiting("the run is stopping")
-        let result = await sender.send(sim.request(testToken(1)))
+        let result = await sending.value
         await sender.shutdown()
         await sim.stop()
         #expect(result.kind == .unsent)
