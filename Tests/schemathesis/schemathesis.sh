@@ -89,8 +89,10 @@ JSON
 # A Web Push registration carries a browser's subscription: its p256dh must be a point on P-256 and its endpoint an
 # allowed push service's host, which JSON Schema cannot say, so a schema-valid one is refused with 400 naming the
 # field. For registrations only, 400 joins the statuses schemathesis accepts for schema-valid data by default (every
-# other check still runs; WebPushRegistrationTests pin what each refusal says). One selector (the operation's name):
-# a path and a method given as two selectors chose every POST.
+# other check still runs; WebPushRegistrationTests pin what each refusal says). The same for the device lookup by
+# endpoint or FCM token: "exactly one of the two query parameters" and an endpoint's form (a host, a path) are
+# beyond what OpenAPI's parameters can say, so a schema-valid request can be a 400 naming the parameter. One
+# selector (the operation's name): a path and a method given as two selectors chose every POST.
 cat > schemathesis.toml <<'EOF'
 [parameters]
 "path.app" = "example"
@@ -104,6 +106,10 @@ checks.ensure_resource_availability.enabled = false
 
 [[operations]]
 include-name = "POST /v1/apps/{app}/devices"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
+
+[[operations]]
+include-name = "GET /v1/apps/{app}/devices/lookup"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
 EOF
 # A path parameter value that holds a percent escape is not sent as generated: schemathesis unquotes every path
