@@ -238,7 +238,7 @@ done
 python3 -c 'import json,sys; j=json.loads(sys.argv[1]); sys.exit(not (j["state"] == "completed" and j["accepted"] == 1 and j["total"] == 1))' "$STATE" \
   || fail "the job did not complete with one accepted notification: $STATE"
 METRICS=$(pm exec "$N-serve" /usr/bin/curl -sS http://127.0.0.1:8081/metrics) || fail "the admin listener's /metrics"
-grep -qF 'pushprovider_deliveries_total{app="example",status="200",reason=""} 1' <<<"$METRICS" || fail "/metrics does not count the delivery"
+grep -qF 'pushprovider_deliveries_total{app="example",service="apns",status="200",reason=""} 1' <<<"$METRICS" || fail "/metrics does not count the delivery"
 say "serve: a device registered over HTTP, a send job accepted by the built-in simulator, counted on the admin listener"
 # podman cannot start the check's systemd timer here; `podman healthcheck run` runs it once (exit 0: healthy).
 pm healthcheck run "$N-serve" > "$WORK/health.txt" || fail "the image's HEALTHCHECK: $(cat "$WORK/health.txt")"
