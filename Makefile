@@ -158,8 +158,8 @@ dist: deb
 image: release
 	bash packaging/image.sh $(RELEASE) .build/image
 
-## bench-deps: load generators, the third-party APNs client, a C compiler (bench/curl_ceiling.c) and valgrind
-## (bench/instructions.sh) used by the benchmarks.
+## bench-deps: load generators, the third-party APNs client, a C compiler (bench/curl_ceiling.c), valgrind
+## (bench/instructions.sh) and strace (bench/bench_slow_server.sh) used by the benchmarks.
 bench-deps: deps
 	@command -v h2load >/dev/null 2>&1 && command -v wrk >/dev/null 2>&1 && command -v sqlite3 >/dev/null 2>&1 || \
 	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nghttp2-client wrk sqlite3 >/dev/null; }
@@ -167,6 +167,7 @@ bench-deps: deps
 	@[ -x /usr/bin/time ] || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
 	@command -v cc >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >/dev/null; }
 	@command -v valgrind >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null; }
+	@command -v strace >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace >/dev/null; }
 
 ## bench: release-build benchmarks; each bench/bench_*.sh replaces its section of bench/RESULTS.md.
 bench: release bench-deps

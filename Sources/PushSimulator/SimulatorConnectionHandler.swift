@@ -294,7 +294,28 @@ final class SimulatorConnectionHandler: ChannelDuplexHandler {
             deferred.append((id, stream.head, body))
             return
         }
+        // The OAuth token endpoint is another host at Google: not in the service's line.
+        if let rate = core.faults.answersPerSecond, rate > 0, !OAuthTokenService.handles(path: stream.head.path) {
+            answerInLine(context: context, id: id, head: stream.head, body: body, perSecond: rate)
+            return
+        }
         process(context: context, id: id, head: stream.head, body: body)
+    }
+
+    /// ``SimulatorFaults/answersPerSecond``: the request is processed and answered at its slot in the simulator's
+    /// line, alone in its own flush (one TLS record, one segment: the client meets each answer as its own event).
+    private func answerInLine(context: ChannelHandlerContext, id: HTTP2StreamID, head: RequestValidator.Head, body: [UInt8], perSecond: Double) {
+        awaiting += 1
+        let slot = core.nextAnswerSlot(perSecond: perSecond)
+        _ = context.eventLoop.assumeIsolated().scheduleTask(deadline: slot) {
+            self.awaiting -= 1
+            guard !self.closed else { return }
+            self.process(context: context, id: id, head: head, body: body)
+            self.needsFlush = false
+            self.unflushedAnswers = 0
+            self.flushAnswers(context)
+            self.closeIfDrained(context: context)
+        }
     }
 
     /// A stream over the connection's stream limit (``enforcedLimit``), answered as ``SimulatorFaults/excessStream``

@@ -24,6 +24,9 @@ final class SimulatorCore: Sendable {
     private let deviceState: Mutex<[DeviceToken: DeviceBehaviour]>
     /// Lets the hot path skip the device lock entirely while no device is scripted.
     private let hasDevices: Atomic<Bool>
+    /// When the last answer of ``SimulatorFaults/answersPerSecond`` is due (uptime ns); every connection takes its
+    /// slot from here, so the rate holds across connections.
+    private let lastAnswerSlot = Mutex<UInt64>(0)
     /// New connections seen by the handshake-reset fault.
     private let handshakesSeen = Atomic<Int>(0)
 
@@ -83,6 +86,18 @@ final class SimulatorCore: Sendable {
     }
 
     func now() -> Int64 { configuration.clock() }
+
+    /// The deadline of the next answer at `perSecond` answers per second: 1/`perSecond` after the previous one, or now
+    /// when the line is empty.
+    func nextAnswerSlot(perSecond: Double) -> NIODeadline {
+        let interval = UInt64(1_000_000_000 / max(perSecond, 0.001))
+        let now = NIODeadline.now().uptimeNanoseconds
+        let slot = lastAnswerSlot.withLock { last in
+            last = max(now, last + interval)
+            return last
+        }
+        return .uptimeNanoseconds(slot)
+    }
 
     /// True when this new connection's TLS handshake must be reset (``SimulatorFaults/resetHandshakes``).
     func shouldResetHandshake() -> Bool {

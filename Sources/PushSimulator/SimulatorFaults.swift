@@ -35,6 +35,13 @@ public struct SimulatorFaults: Sendable, Equatable {
         }
     }
 
+    /// Answers released at this rate (answers per second, over every connection of the simulator), each on its own:
+    /// written and flushed alone, as a server that is the bottleneck answers — one by one, spread out, the way real
+    /// push services answer a sender with a thousand requests in flight (50–150 ms each, from many origins). A fast
+    /// simulator answers in bursts of dozens per write, which hides what each answer costs the client when answers
+    /// trickle in (issue 57). A request waits in line from when its last byte arrived; the waiting ones still count
+    /// against the stream limit. HTTP/2 only. Nil (the default): every answer as soon as it is ready.
+    public var answersPerSecond: Double?
     /// How a stream over the stream limit is answered. Default ``ExcessStreamAnswer/refuse``.
     public var excessStream: ExcessStreamAnswer = .refuse
     /// Lowers (or raises) the stream limit mid-connection, then restores it. Default nil (the configured limit

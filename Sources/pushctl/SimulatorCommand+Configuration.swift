@@ -58,6 +58,9 @@ extension SimulatorCommand {
         }
         guard (1...86_400).contains(accessTokenLifetime) else { throw CLIError.usage("--access-token-lifetime must be 1-86400 seconds") }
         guard delayMs >= 0 else { throw CLIError.usage("--delay-ms must not be negative") }
+        if let rate = answersPerSecond, !(1...1_000_000).contains(rate) {
+            throw CLIError.usage("--answers-per-second must be 1-1000000")
+        }
         guard maxChannels >= 0 else { throw CLIError.usage("--max-channels must not be negative") }
         guard (0...1000).contains(readPacingMs) else { throw CLIError.usage("--read-pacing-ms must be 0-1000") }
         if let empty = broadcastDisabled.first(where: { $0.isEmpty }) {
@@ -102,6 +105,7 @@ extension SimulatorCommand {
             internalServerErrorFraction: fraction500, blackHole: blackHole,
             resetHandshakes: resetHandshakes ?? 0)
         faults.excessStream = excessStreamAnswer
+        faults.answersPerSecond = answersPerSecond
         faults.streamLimitChange = limitChange
         var configuration = SimulatorConfiguration(
             host: host ?? settings.host, port: port, caPEM: pem.ca, serverCertificatePEM: pem.certificate,

@@ -60,6 +60,8 @@ struct SimulatorCommand: AsyncParsableCommand {
     var delayMs: Int = 0
     @Option(help: "Fault: share of answers delayed (0…1, default 1).")
     var delayFraction: Double = 1
+    @Option(help: "Fault: answer at most this many requests per second over all connections, each answer written on its own (a slow server: answers trickle in one by one).")
+    var answersPerSecond: Double?
     @Option(name: .customLong("fraction-429"), help: "Fault: share of requests answered 429 (0…1).")
     var fraction429: Double = 0
     @Option(name: .customLong("fraction-503"), help: "Fault: share of requests answered 503 (0…1).")

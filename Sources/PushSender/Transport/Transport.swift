@@ -224,9 +224,10 @@ final class Transport: @unchecked Sendable {
             }
             // Sleeps (when nothing was handed in meanwhile) until a socket or libcurl's timer fires, a submit wakes
             // it, or the oldest request on the wire is due.
-            multi.wait(maxMs: idle ? waitLimitMs() : 0)
+            let read = multi.wait(maxMs: idle ? waitLimitMs() : 0, holdReadsMs: holdsReads ? reads.holdMs : 0)
             if idle { inbox.withLock { $0.polling = false } }
-            collectFinished()
+            let finished = collectFinished()
+            if read { reads.passed(finished: finished, active: onWire) }
             expireOverdue()
             if active.isEmpty, let handle = pool.last {
                 let now = SystemClock().nowMs()
@@ -289,9 +290,18 @@ final class Transport: @unchecked Sendable {
         }
     }
 
-    /// Hands every finished transfer to `onComplete`.
-    private func collectFinished() {
+    /// The answer cadence (``ReadCadence``): how long a readable connection waits before libcurl reads it.
+    private var reads = ReadCadence()
+    /// Whether reads may be held: an HTTP/2 connection carries every transfer of this transport (over HTTP/1.1 each
+    /// socket has one transfer, and a pass costs one).
+    private var holdsReads: Bool { !http1Only && !answeredOverHTTP1 }
+
+    /// Hands every finished transfer to `onComplete`; how many finished.
+    private func collectFinished() -> Int {
+        var finished = 0
+        let now = monotonicMs()
         while let (handle, error) = multi.nextDone() {
+            finished += 1
             multi.remove(handle)
             active[ObjectIdentifier(handle)] = nil
             let wasProbe = probe === handle
@@ -299,7 +309,10 @@ final class Transport: @unchecked Sendable {
             guard let job = handle.job else { continue }
             handle.job = nil
             let status = handle.responseCode
-            if error == nil, status > 0 { confirm(handle, probe: wasProbe) }
+            if error == nil, status > 0 {
+                confirm(handle, probe: wasProbe)
+                if handle.sentAtMs > 0 { reads.answered(roundTripMs: now - handle.sentAtMs) }
+            }
             let sent = handle.reachedConnection
             let response = TransferResponse(
                 status: status, notificationId: handle.notificationId, uniqueId: handle.uniqueId, retryAfter: handle.retryAfter, body: handle.body,
@@ -308,6 +321,7 @@ final class Transport: @unchecked Sendable {
             if handle.renewIfConnectionsChanged() { pool.append(handle) }
             onComplete(job, response)
         }
+        return finished
     }
 
     /// An answer arrived on `handle`: over HTTP/1.1 the origin needs no gate; the probe's answer over HTTP/2 confirms

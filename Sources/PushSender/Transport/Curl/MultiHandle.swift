@@ -59,32 +59,81 @@ final class MultiHandle {
 
     func remove(_ easy: EasyHandle) { _ = curl_multi_remove_handle(raw, easy.raw) }
 
-    /// Waits at most `maxMs` (less when libcurl's timer is due sooner) for socket activity or ``wakeup()``, then
-    /// lets libcurl act on what fired: the ready sockets, then its timer if due.
-    func wait(maxMs: Int) {
+    /// Waits at most `maxMs` (less when libcurl's timer or a held read is due sooner) for socket activity or
+    /// ``wakeup()``, then lets libcurl act on what fired: the ready sockets, the held reads that are due, then its
+    /// timer if due. With `holdReadsMs` > 0 a socket that is only readable is held for that long instead
+    /// (``ReadCadence``): its read interest is taken out of the epoll set meanwhile (level-triggered, it would fire
+    /// again at once) and put back when the hold ends, when the socket reports anything else (writable, an error,
+    /// hang-up), or when libcurl changes its wish for it. True when a readable socket went to libcurl.
+    @discardableResult
+    func wait(maxMs: Int, holdReadsMs: Int = 0) -> Bool {
         var timeout = max(0, maxMs)
-        if let due = timerDueMs { timeout = max(0, min(timeout, Int(clamping: due - monotonicMs()))) }
+        let before = monotonicMs()
+        if let due = timerDueMs { timeout = max(0, min(timeout, Int(clamping: due - before))) }
+        for (_, until) in held { timeout = max(0, min(timeout, Int(clamping: until - before))) }
         let n = Int(pp_epoll_wait(epoll, readyFds, readyMasks, 64, Int32(clamping: timeout)))
         var running: Int32 = 0
+        var read = false
+        let now = held.isEmpty && holdReadsMs == 0 ? 0 : monotonicMs()
         for i in 0..<n {
             let fd = readyFds[i]
+            var mask = readyMasks[i]
             if fd == wakeFd {
                 pp_eventfd_drain(wakeFd)
-            } else {
-                _ = curl_multi_socket_action(raw, fd, readyMasks[i], &running)
+                continue
+            }
+            if held[fd] != nil {
+                // Writable or failed while its read was held: libcurl gets it all now.
+                release(fd)
+                mask |= CURL_CSELECT_IN
+            } else if holdReadsMs > 0, mask == CURL_CSELECT_IN {
+                held[fd] = now + Int64(holdReadsMs)
+                _ = pp_epoll_watch(epoll, fd, (wishes[fd] ?? CURL_POLL_IN) & ~CURL_POLL_IN)
+                continue
+            }
+            if mask & CURL_CSELECT_IN != 0 { read = true }
+            _ = curl_multi_socket_action(raw, fd, mask, &running)
+        }
+        if !held.isEmpty {
+            for (fd, until) in held where until <= now {
+                release(fd)
+                read = true
+                _ = curl_multi_socket_action(raw, fd, CURL_CSELECT_IN, &running)
             }
         }
         if let due = timerDueMs, due <= monotonicMs() {
             timerDueMs = nil
             _ = curl_multi_socket_action(raw, pp_curl_socket_timeout(), 0, &running)
         }
+        return read
+    }
+
+    /// Sockets whose readable event is held (``wait(maxMs:holdReadsMs:)``), with when the hold ends (``monotonicMs()``).
+    private var held: [Int32: Int64] = [:]
+    /// What libcurl last asked of each socket it watches (`CURL_POLL_IN`/`OUT`/`INOUT`), to put back after a hold.
+    private var wishes: [Int32: Int32] = [:]
+
+    /// Ends `fd`'s hold: its read interest back in the epoll set.
+    private func release(_ fd: Int32) {
+        held[fd] = nil
+        if let wish = wishes[fd] { _ = pp_epoll_watch(epoll, fd, wish) }
     }
 
     /// Interrupts ``wait(maxMs:)`` from another thread.
     func wakeup() { pp_eventfd_signal(wakeFd) }
 
-    /// `CURLMOPT_SOCKETFUNCTION`: libcurl's wish for one socket.
-    fileprivate func watch(_ fd: Int32, _ what: Int32) { _ = pp_epoll_watch(epoll, fd, what) }
+    /// `CURLMOPT_SOCKETFUNCTION`: libcurl's wish for one socket. A held socket keeps its read interest out until
+    /// its hold ends; a socket libcurl stops watching ends its hold.
+    fileprivate func watch(_ fd: Int32, _ what: Int32) {
+        if what == CURL_POLL_REMOVE {
+            wishes[fd] = nil
+            held[fd] = nil
+            _ = pp_epoll_watch(epoll, fd, what)
+            return
+        }
+        wishes[fd] = what
+        _ = pp_epoll_watch(epoll, fd, held[fd] == nil ? what : what & ~CURL_POLL_IN)
+    }
 
     /// The next finished transfer and its error (nil on success), or nil when none is ready.
     func nextDone() -> (EasyHandle, TransportError?)? {
