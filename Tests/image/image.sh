@@ -320,6 +320,18 @@ PY
 secrets_as_kubernetes "$ETCW"
 # A one-off command in a container of its own, as cron or a Kubernetes Job runs one (its stdout and stderr kept).
 run_once() { podman run --rm --network "$N" "${RO[@]}" --no-healthcheck -v "$ETCW:/etc/pushprovider:ro" "$IMAGE" "$@"; }
+# Stops the worker container NAME with SIGTERM (podman stop sends the image's StopSignal) and checks what a worker
+# promises whatever it was doing: exit 0 within 30 s. WHAT names it in the messages (default: the worker). The
+# seconds it took are left in STOP_WORKER_SECONDS for the caller's report.
+stop_worker() { # NAME [WHAT]
+  local name=$1 what=${2:-the worker} t0
+  t0=$(date +%s.%N)
+  pm stop -t 60 "$name" > /dev/null
+  STOP_WORKER_SECONDS=$(elapsed "$t0")
+  expect_eq "$what's exit status after SIGTERM" "$(pm inspect --format '{{.State.ExitCode}}' "$name")" "0"
+  python3 -c "import sys; sys.exit(not $STOP_WORKER_SECONDS < 30)" \
+    || fail "$what took ${STOP_WORKER_SECONDS}s to stop (more than its 30 s)"
+}
 pm run -d --name "$N-sim" --network "$N" "${RO[@]}" --no-healthcheck -v "$ETCW:/etc/pushprovider:ro" "$IMAGE" \
   simulator --host 0.0.0.0 --port 2197 > /dev/null || fail "podman run simulator"
 # The database accepts connections once it has started (the one-off import is the first client).
@@ -345,11 +357,8 @@ python3 -c 'import json,sys; sys.exit(json.loads(sys.argv[1]).get("state") != "c
   || fail "the broadcast did not complete: $JOB; worker: $(pm logs --tail 5 "$N-worker" 2>&1)"
 run_once jobs show --app example image-weekly > "$WORK/show.txt" 2>&1 || true
 say "worker completed the broadcast on PostgreSQL in $(elapsed "$T0")s: $(tr '\n' ' ' < "$WORK/show.txt" | cut -c1-300)"
-T0=$(date +%s.%N)
-pm stop -t 60 "$N-worker" > /dev/null
-WSTOP_SECONDS=$(elapsed "$T0")
-expect_eq "worker's exit status after SIGTERM" "$(pm inspect --format '{{.State.ExitCode}}' "$N-worker")" "0"
-python3 -c "import sys; sys.exit(not $WSTOP_SECONDS < 30)" || fail "the worker took ${WSTOP_SECONDS}s to stop (more than its 30 s)"
+stop_worker "$N-worker"
+WSTOP_SECONDS=$STOP_WORKER_SECONDS
 podman logs "$N-worker" > "$WORK/worker.log" 2>&1
 # Its last log line (JSON) and its summary on stdout: every shard finished here, none given back.
 python3 - "$WORK/worker.log" <<'PY' || { tail -5 "$WORK/worker.log"; fail "the worker did not finish the broadcast's 4 shards itself"; }
@@ -375,11 +384,8 @@ run_once broadcast --app example --id image-drain --alert "Drained" --rate 250 -
   || { cat "$WORK/detach.txt"; fail "broadcast --detach (image-drain)"; }
 # At 250 notifications/s the broadcast takes 8 s; the worker has its shards at once (LISTEN/NOTIFY): stop it 2 s in.
 sleep 2
-T0=$(date +%s.%N)
-pm stop -t 60 "$N-worker2" > /dev/null
-DRAIN_SECONDS=$(elapsed "$T0")
-expect_eq "the draining worker's exit status" "$(pm inspect --format '{{.State.ExitCode}}' "$N-worker2")" "0"
-python3 -c "import sys; sys.exit(not $DRAIN_SECONDS < 30)" || fail "the draining worker took ${DRAIN_SECONDS}s to stop"
+stop_worker "$N-worker2" "the draining worker"
+DRAIN_SECONDS=$STOP_WORKER_SECONDS
 podman logs "$N-worker2" > "$WORK/worker2.log" 2>&1
 DRAINED=$(python3 - "$WORK/worker2.log" <<'PY'
 import json, sys
@@ -400,8 +406,7 @@ done
 run_once jobs show --app example image-drain > "$WORK/show.txt" 2>&1 || true
 python3 -c 'import json,sys; j=json.loads(sys.argv[1]); sys.exit(not (j["state"] == "completed" and j["accepted"] == 2000 and j["done"] == 2000))' "$(cat "$WORK/show.txt")" \
   || fail "the drained broadcast was not finished with every device accepted: $JOB; $(cat "$WORK/show.txt")"
-pm stop -t 60 "$N-worker3" > /dev/null
-expect_eq "the second worker's exit status" "$(pm inspect --format '{{.State.ExitCode}}' "$N-worker3")" "0"
+stop_worker "$N-worker3" "the second worker"
 say "SIGTERM mid-broadcast: the worker drained in ${DRAIN_SECONDS}s, exit 0 ($DRAINED); a new worker finished it, 2000 of 2000 accepted"
 pm stop -t 10 "$N-sim" "$N-pg" > /dev/null
 say "PASS in $(elapsed "$START")s (image built in ${BUILD_SECONDS}s, $(python3 -c "print(f'{$SIZE_BYTES/1e6:.1f}')") MB)"
