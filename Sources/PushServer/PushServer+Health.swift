@@ -4,10 +4,13 @@ import PushCore
 import PushStore
 
 extension PushServer {
-    /// `/healthz` on every listener; `/healthz/details` and `/metrics` on the admin listener only: the details
-    /// name every app, its endpoint and its credentials' expiry, which the internet has no business reading.
+    /// `/healthz`, `/livez` and `/readyz` on every listener; `/healthz/details` and `/metrics` on the admin listener
+    /// only: the details name every app, its endpoint and its credentials' expiry, which the internet has no
+    /// business reading.
     func addHealthRoutes(to router: Router<BasicRequestContext>, listener: Listener) {
         router.get("/healthz") { _, _ in self.healthSummary() }
+        router.get("/livez") { _, _ in Self.liveness() }
+        router.get("/readyz") { _, _ in self.readiness() }
         guard listener == .admin else { return }
         router.get("/healthz/details") { _, _ in self.healthDetails() }
         router.get("/metrics") { _, _ in await self.metricsResponse() }
@@ -18,6 +21,25 @@ extension PushServer {
     func healthSummary() -> Response {
         let healthy = healthReport().healthy
         return JSONResponse.make(healthy ? .ok : .serviceUnavailable, .object([("status", .string(healthy ? "ok" : "degraded"))]))
+    }
+
+    /// `GET /livez`: the process answers HTTP, and nothing else. A liveness probe that also asked the database would
+    /// restart every replica at once during a database outage (which a restart does not cure, and which the pool
+    /// recovers from by itself: BusyDatabaseFaultTests), and one that read the credentials' expiry would restart
+    /// them for a certificate renewal only a human can do. Always `{"status":"alive"}` 200.
+    static func liveness() -> Response {
+        JSONResponse.make(.ok, .object([("status", .string("alive"))]))
+    }
+
+    /// `GET /readyz`: whether this replica can take requests now, which is whether the database answers — every
+    /// API request but the health routes needs it. `{"status":"ready"}` 200, or `{"status":"unavailable"}` 503 when
+    /// the ``HealthMonitor``'s last picture says the database is unreachable or no probe has answered yet. Never
+    /// waits on the database. Credentials are not part of it: an app whose key did not load makes `/healthz`
+    /// degraded, but taking the replica out of the load balancer would not load it, and would stop the other apps.
+    func readiness() -> Response {
+        let snapshot = health.snapshot
+        let ready = snapshot.ok && snapshot.schemaVersion != nil
+        return JSONResponse.make(ready ? .ok : .serviceUnavailable, .object([("status", .string(ready ? "ready" : "unavailable"))]))
     }
 
     /// `GET /healthz/details` (admin listener): the report behind the verdict.

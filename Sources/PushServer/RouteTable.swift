@@ -30,6 +30,8 @@ enum RouteTable {
         ("/v1/apps/:app/notifications", [.get, .post]),
         ("/v1/apps/:app/notifications/:id", [.get, .delete]),
         ("/healthz", [.get]),
+        ("/livez", [.get]),
+        ("/readyz", [.get]),
     ]
 
     /// What only the admin listener serves (also in the OpenAPI description, marked so).

@@ -46,6 +46,9 @@ import Testing
         try await s.stop()
     }
 
+    /// Also the probes Kubernetes uses (deploy/kubernetes): `/readyz` says `unavailable` while PostgreSQL is down and
+    /// `ready` once it is back; `/livez` says `alive` throughout, so an outage takes replicas out of the Service
+    /// instead of restarting them all.
     @Test func aPostgreSQLServerStoppedForFiveSecondsGetsA503OrItsAnswerAndHealthzStaysFast() async throws {
         let pg = try PostgresTestServer.startPrivate()
         defer { pg.destroy() }
@@ -60,20 +63,28 @@ import Testing
             try pg.restart()
         }
         async let answers = Self.mixedRequests(s, deleting: existing, tag: "pg")
-        let probes = try await Self.healthProbes(s, count: 20, every: .milliseconds(200))
+        let probes = try await Self.healthProbes(
+            s, count: 20, every: .milliseconds(200), paths: ["/healthz", "/readyz", "/livez"])
         let replies = try await answers
         try await restarted.value
 
         try await Self.expectRefusedOrDone(replies, on: s)
         Self.expectFast(probes)
         #expect(replies.contains { $0.reply.status == 503 }, "requests during the outage were refused")
-        #expect(probes.contains { $0.status == 503 }, "/healthz said degraded while PostgreSQL was down")
+        #expect(probes.contains { $0.path == "/healthz" && $0.status == 503 }, "/healthz said degraded while PostgreSQL was down")
+        let unready = probes.filter { $0.path == "/readyz" && $0.status == 503 }
+        #expect(!unready.isEmpty, "/readyz said unavailable while PostgreSQL was down")
+        #expect(unready.allSatisfy { $0.body == #"{"status":"unavailable"}"# }, "\(unready.map(\.body))")
+        let live = probes.filter { $0.path == "/livez" }
+        #expect(live.allSatisfy { $0.status == 200 && $0.body == #"{"status":"alive"}"# }, "\(live.map { "\($0.status) \($0.body)" })")
         #expect(replies.filter { $0.reply.status == 503 }.allSatisfy { $0.reply.errorCode == "database_unavailable" })
         // Back: the same server answers again without a restart.
         let after = try await s.request(
             "POST", "/v1/apps/example/devices", key: TestServer.registrationKey, contentType: "application/json",
             body: #"{"token":"\#(Self.token(0xfe).hex)"}"#)
         #expect(after.status == 201)
+        let ready = try await Self.eventually(s) { try await s.request("GET", "/readyz", session: Self.probeSession) }
+        #expect(ready.status == 200 && String(decoding: ready.body, as: UTF8.self) == #"{"status":"ready"}"#)
         try await s.stop()
     }
 
@@ -179,31 +190,36 @@ import Testing
     // MARK: - Health
 
     struct Probe: Sendable {
+        let path: String
         let status: Int
         let ms: Double
         let body: String
     }
 
-    /// `count` `GET /healthz`, one every `every`, each timed around the whole request.
-    static func healthProbes(_ s: TestServer, count: Int, every: Duration) async throws -> [Probe] {
+    /// `count` rounds of `GET` on each of `paths`, one round every `every`, each request timed around itself.
+    static func healthProbes(
+        _ s: TestServer, count: Int, every: Duration, paths: [String] = ["/healthz"]
+    ) async throws -> [Probe] {
         var probes: [Probe] = []
         let clock = ContinuousClock()
         for _ in 0..<count {
             try await Task.sleep(for: every)
-            let started = clock.now
-            let r = try await s.request("GET", "/healthz", session: probeSession)
-            let took = started.duration(to: clock.now)
-            let ms = Double(took.components.seconds) * 1000 + Double(took.components.attoseconds) / 1e15
-            probes.append(Probe(status: r.status, ms: ms, body: String(decoding: r.body, as: UTF8.self)))
+            for path in paths {
+                let started = clock.now
+                let r = try await s.request("GET", path, session: probeSession)
+                let took = started.duration(to: clock.now)
+                let ms = Double(took.components.seconds) * 1000 + Double(took.components.attoseconds) / 1e15
+                probes.append(Probe(path: path, status: r.status, ms: ms, body: String(decoding: r.body, as: UTF8.self)))
+            }
         }
         return probes
     }
 
-    static func expectFast(_ probes: [Probe]) {
-        #expect(probes.count == 20)
+    static func expectFast(_ probes: [Probe], rounds: Int = 20) {
+        #expect(probes.count == rounds * Set(probes.map(\.path)).count)
         for (i, p) in probes.enumerated() {
-            #expect(p.ms < healthBoundMs, "probe \(i) took \(Int(p.ms)) ms")
-            #expect([200, 503].contains(p.status), "probe \(i): \(p.status) \(p.body)")
+            #expect(p.ms < healthBoundMs, "probe \(i) (\(p.path)) took \(Int(p.ms)) ms")
+            #expect([200, 503].contains(p.status), "probe \(i) (\(p.path)): \(p.status) \(p.body)")
         }
     }
 }

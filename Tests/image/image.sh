@@ -5,7 +5,8 @@
 #   serve    on SQLite in the image's volume, the configuration and secrets mounted read-only, its built-in
 #            simulator: /healthz through a published port, `pushctl doctor` inside, a device registered and a send
 #            job accepted by the simulator over HTTP, the HEALTHCHECK healthy, JSON logs, SIGTERM within 30 s
-#   worker   on PostgreSQL in another container (an image built here the same way from Debian's postgresql-15),
+#   worker   on PostgreSQL in another container (an image built here the same way from Debian's postgresql-15), named
+#            by the environment (an env file, as deploy/kubernetes's envFrom) and not the file,
 #            sending to `pushctl simulator` in a third container on the same podman network: a broadcast started
 #            with `broadcast --detach` (as the CronJob does) is completed by the worker alone, SIGTERM within 30 s;
 #            SIGTERM in the middle of a second one drains (exit 0, shards given back) and a new worker finishes it
@@ -199,6 +200,9 @@ for _ in $(seq 1 150); do
   sleep 0.2
 done
 expect_eq "/healthz through the published port" "$(curl -s "http://127.0.0.1:$PORT/healthz")" '{"status":"ok"}'
+# The Kubernetes probes (deploy/kubernetes/base/serve.yaml) on the same port.
+expect_eq "/livez through the published port" "$(curl -s "http://127.0.0.1:$PORT/livez")" '{"status":"alive"}'
+expect_eq "/readyz through the published port" "$(curl -s "http://127.0.0.1:$PORT/readyz")" '{"status":"ready"}'
 say "serve answered /healthz through 127.0.0.1:$PORT after $(elapsed "$T0")s"
 expect_eq "public /metrics" "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/metrics")" "404"
 
@@ -306,8 +310,6 @@ python3 - "$ETCW/pushctl.json" "$N" <<'PY'
 import json, sys
 path, n = sys.argv[1:]
 json.dump({
-    "database": f"postgres://pushprovider@{n}-pg:5432/pushprovider",
-    "databasePasswordFile": "/etc/pushprovider/db.password",
     "shardSize": 500,
     "simulator": {"certificates": "/etc/pushprovider/simulator"},
     "apps": {"example": {
@@ -318,8 +320,13 @@ json.dump({
 }, open(path, "w"), indent=2)
 PY
 secrets_as_kubernetes "$ETCW"
+# Where the database is comes from the environment, as deploy/kubernetes's pushprovider-env ConfigMap gives it
+# (envFrom): every worker-side container reads this file, and the JSON above names no database.
+printf '%s\n' "PUSHCTL_DATABASE=postgres://pushprovider@$N-pg:5432/pushprovider" \
+  "PUSHCTL_DATABASE_PASSWORD_FILE=/etc/pushprovider/db.password" > "$WORK/worker.env"
+WENV=(--env-file "$WORK/worker.env")
 # A one-off command in a container of its own, as cron or a Kubernetes Job runs one (its stdout and stderr kept).
-run_once() { podman run --rm --network "$N" "${RO[@]}" --no-healthcheck -v "$ETCW:/etc/pushprovider:ro" "$IMAGE" "$@"; }
+run_once() { podman run --rm --network "$N" "${RO[@]}" "${WENV[@]}" --no-healthcheck -v "$ETCW:/etc/pushprovider:ro" "$IMAGE" "$@"; }
 # Stops the worker container NAME with SIGTERM (podman stop sends the image's StopSignal) and checks what a worker
 # promises whatever it was doing: exit 0 within 30 s. WHAT names it in the messages (default: the worker). The
 # seconds it took are left in STOP_WORKER_SECONDS for the caller's report.
@@ -332,7 +339,7 @@ stop_worker() { # NAME [WHAT]
   python3 -c "import sys; sys.exit(not $STOP_WORKER_SECONDS < 30)" \
     || fail "$what took ${STOP_WORKER_SECONDS}s to stop (more than its 30 s)"
 }
-pm run -d --name "$N-sim" --network "$N" "${RO[@]}" --no-healthcheck -v "$ETCW:/etc/pushprovider:ro" "$IMAGE" \
+pm run -d --name "$N-sim" --network "$N" "${RO[@]}" "${WENV[@]}" --no-healthcheck -v "$ETCW:/etc/pushprovider:ro" "$IMAGE" \
   simulator --host 0.0.0.0 --port 2197 > /dev/null || fail "podman run simulator"
 # The database accepts connections once it has started (the one-off import is the first client).
 T0=$(date +%s.%N)
@@ -342,7 +349,7 @@ for i in $(seq 1 50); do
   sleep 0.3
 done
 grep -q 'imported 2000 tokens' "$WORK/import.txt" || fail "tokens import: $(cat "$WORK/import.txt")"
-pm run -d --name "$N-worker" --network "$N" "${RO[@]}" --no-healthcheck -v "$ETCW:/etc/pushprovider:ro" "$IMAGE" \
+pm run -d --name "$N-worker" --network "$N" "${RO[@]}" "${WENV[@]}" --no-healthcheck -v "$ETCW:/etc/pushprovider:ro" "$IMAGE" \
   worker --concurrency 2 > /dev/null || fail "podman run worker"
 run_once broadcast --app example --id image-weekly --alert "Weekly" --detach > "$WORK/detach.txt" 2>&1 \
   || { cat "$WORK/detach.txt"; fail "broadcast --detach"; }
@@ -377,7 +384,7 @@ say "worker: the broadcast's 4 shards finished by the worker alone; stopped on S
 job_state() { # ID -> the job's line of `jobs list --json` (empty until it exists)
   run_once jobs list --app example --json 2>/dev/null | grep "\"$1\"" || true
 }
-start_worker() { pm run -d --name "$1" --network "$N" "${RO[@]}" --no-healthcheck -v "$ETCW:/etc/pushprovider:ro" "$IMAGE" \
+start_worker() { pm run -d --name "$1" --network "$N" "${RO[@]}" "${WENV[@]}" --no-healthcheck -v "$ETCW:/etc/pushprovider:ro" "$IMAGE" \
   worker --concurrency 2 > /dev/null || fail "podman run worker $1"; }
 start_worker "$N-worker2"
 run_once broadcast --app example --id image-drain --alert "Drained" --rate 250 --detach > "$WORK/detach.txt" 2>&1 \

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """What deploy/kubernetes promises, checked on the rendered manifests of one overlay (`kubectl kustomize`):
 every workload runs non-root with a read-only root file system, no privilege escalation and every capability
-dropped, with resource requests; serve's Service leaves the admin listener out; serve has its probes (liveness
-/healthz on the public listener, readiness /healthz/details on the admin one); both Deployments have a
+dropped, with resource requests; serve's Service leaves the admin listener out; serve has its probes (startup
+and liveness /livez, readiness /readyz, on the public listener); both Deployments have a
 PodDisruptionBudget; the CronJob is cron-safe (Forbid, the broadcast id from the Job's name); the ConfigMap's
-pushctl.json parses and listens where the probes, the Service and the image's HEALTHCHECK look; every pushprovider
+pushctl.json parses and listens where the probes, the Service and the image's HEALTHCHECK look; the
+pushprovider-env ConfigMap, which every container reads, names a PostgreSQL database and no secret's value; every pushprovider
 container runs the image of this version with its configuration read-only and its secrets unreadable by others.
 
 Usage: Tests/kubernetes/check.py RENDERED.yaml VERSION    (exit 1 with one line per problem)
@@ -93,12 +94,12 @@ def check(docs, version):
         ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
         if ports.get("http") != 8080 or ports.get("admin") != 8081:
             problems.append(f"serve: ports are {ports}, not http 8080 and admin 8081")
-        live = ((c.get("livenessProbe") or {}).get("httpGet") or {})
-        if live.get("path") != "/healthz" or live.get("port") not in ("http", 8080):
-            problems.append(f"serve: livenessProbe is not GET /healthz on the public listener: {live}")
-        ready = ((c.get("readinessProbe") or {}).get("httpGet") or {})
-        if ready.get("path") != "/healthz/details" or ready.get("port") not in ("admin", 8081):
-            problems.append(f"serve: readinessProbe is not GET /healthz/details on the admin listener: {ready}")
+        # /livez asks nothing but the process (a database outage must not restart every replica); /readyz asks
+        # the database. Both on the public listener, where the Service sends the traffic they vouch for.
+        for probe, path in (("startupProbe", "/livez"), ("livenessProbe", "/livez"), ("readinessProbe", "/readyz")):
+            get = ((c.get(probe) or {}).get("httpGet") or {})
+            if get.get("path") != path or get.get("port") not in ("http", 8080):
+                problems.append(f"serve: {probe} is not GET {path} on the public listener: {get}")
         selector = serve[0]["spec"]["selector"]["matchLabels"]
         services = [s for s in by_kind.get("Service", []) if s["spec"].get("selector") == selector]
         if not services:
@@ -147,11 +148,31 @@ def check(docs, version):
             problems.append(f"pushctl.json: the public listener is not 0.0.0.0:8080 (the probes', the Service's and the HEALTHCHECK's): {server}")
         admin = server.get("admin", {})
         if (admin.get("host"), admin.get("port")) != ("0.0.0.0", 8081):
-            problems.append(f"pushctl.json: the admin listener is not 0.0.0.0:8081 (the readiness probe's): {admin}")
-        if not str(config.get("database", "")).startswith("postgres://"):
-            problems.append("pushctl.json: the database is not PostgreSQL (workers and replicas share it)")
-        if not str(config.get("databasePasswordFile", "")).startswith("/etc/pushprovider/"):
-            problems.append("pushctl.json: databasePasswordFile is not a file of the mounted Secret")
+            problems.append(f"pushctl.json: the admin listener is not 0.0.0.0:8081 (Prometheus', /healthz/details'): {admin}")
+        for key in ("database", "databasePasswordFile"):
+            if key in config:
+                problems.append(f"pushctl.json: {key} is set in the file; it belongs in pushprovider-env (pushctl.env)")
+    # Where the database is: the environment every pushprovider container reads (docs/configuration.md, "From the
+    # environment"), never a secret's value there.
+    envs = [m for m in by_kind.get("ConfigMap", []) if m["metadata"]["name"].startswith("pushprovider-env")]
+    if len(envs) != 1:
+        problems.append(f"not one ConfigMap pushprovider-env: {[m['metadata']['name'] for m in envs]}")
+    else:
+        env = envs[0].get("data", {})
+        if not env.get("PUSHCTL_DATABASE", "").startswith("postgres://"):
+            problems.append(f"pushprovider-env: PUSHCTL_DATABASE is not PostgreSQL (workers and replicas share it): {env.get('PUSHCTL_DATABASE')}")
+        if not env.get("PUSHCTL_DATABASE_PASSWORD_FILE", "").startswith("/etc/pushprovider/"):
+            problems.append("pushprovider-env: PUSHCTL_DATABASE_PASSWORD_FILE is not a file of the mounted Secret")
+        for key in env:
+            if not key.startswith("PUSHCTL_"):
+                problems.append(f"pushprovider-env: {key} is not a pushctl variable")
+            elif not key.endswith(("_FILE", "_P8", "_P12", "_VAPID_KEY", "_SERVICE_ACCOUNT")) and any(w in key for w in ("PASSWORD", "SECRET", "CREDENTIALS")):
+                problems.append(f"pushprovider-env: {key} would carry a secret's value (pushctl refuses it; use the _FILE form)")
+        for d in [d for kind in ("Deployment", "CronJob") for d in by_kind.get(kind, [])]:
+            for c in pod_spec(d).get("containers", []):
+                refs = [(e.get("configMapRef") or {}).get("name") for e in c.get("envFrom", [])]
+                if envs[0]["metadata"]["name"] not in refs:
+                    problems.append(f"{d['kind']}/{d['metadata']['name']}: container {c['name']} does not read pushprovider-env (envFrom)")
     return problems
 
 
@@ -181,8 +202,11 @@ def main():
         "admin in the Service": lambda ds: next(d for d in ds if d["kind"] == "Service" and d["metadata"]["name"] == "pushprovider")["spec"]["ports"].append({"name": "admin", "port": 8081, "targetPort": "admin"}),
         "secret mode": lambda ds: next(v for v in pod_spec(workload(ds, "Deployment", "pushprovider-worker"))["volumes"] if v["name"] == "config")["projected"].update(defaultMode=0o444),
         "readiness": lambda ds: pod_spec(workload(ds, "Deployment", "pushprovider-serve"))["containers"][0].pop("readinessProbe"),
+        "liveness on the database": lambda ds: pod_spec(workload(ds, "Deployment", "pushprovider-serve"))["containers"][0]["livenessProbe"]["httpGet"].update(path="/healthz"),
         "PodDisruptionBudget": lambda ds: ds.remove(next(d for d in ds if d["kind"] == "PodDisruptionBudget" and d["metadata"]["name"] == "pushprovider-worker")),
         "image version": lambda ds: pod_spec(workload(ds, "Deployment", "pushprovider-worker"))["containers"][0].update(image="localhost/pushprovider:0.0.1"),
+        "environment": lambda ds: pod_spec(workload(ds, "Deployment", "pushprovider-worker"))["containers"][0].pop("envFrom"),
+        "database in the environment": lambda ds: next(d for d in ds if d["kind"] == "ConfigMap" and d["metadata"]["name"].startswith("pushprovider-env"))["data"].update(PUSHCTL_DATABASE="/var/lib/pushprovider/pushctl.sqlite"),
         "cron id": lambda ds: pod_spec(workload(ds, "CronJob", "pushprovider-digest"))["containers"][0].update(args=["broadcast", "--id", "digest"]),
     }
     missed = []
