@@ -291,7 +291,7 @@ final class Transport: @unchecked Sendable {
     }
 
     /// The answer cadence (``ReadCadence``): how long a readable connection waits before libcurl reads it.
-    private var reads = ReadCadence()
+    private lazy var reads = ReadCadence(requestTimeoutMs: configuration.requestTimeoutMs)
     /// Whether reads may be held: an HTTP/2 connection carries every transfer of this transport (over HTTP/1.1 each
     /// socket has one transfer, and a pass costs one).
     private var holdsReads: Bool { !http1Only && !answeredOverHTTP1 }
@@ -311,7 +311,7 @@ final class Transport: @unchecked Sendable {
             let status = handle.responseCode
             if error == nil, status > 0 {
                 confirm(handle, probe: wasProbe)
-                if handle.sentAtMs > 0 { reads.answered(roundTripMs: now - handle.sentAtMs) }
+                if handle.sentAtMs > 0 { reads.answered(roundTripMs: now - handle.sentAtMs, nowMs: now) }
             }
             let sent = handle.reachedConnection
             let response = TransferResponse(
