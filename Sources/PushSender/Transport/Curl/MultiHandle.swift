@@ -65,8 +65,7 @@ final class MultiHandle {
     /// (``ReadCadence``): its read interest is taken out of the epoll set meanwhile (level-triggered, it would fire
     /// again at once) and put back when the hold ends, when the socket reports anything else (writable, an error,
     /// hang-up), or when libcurl changes its wish for it. True when a readable socket went to libcurl.
-    @discardableResult
-    func wait(maxMs: Int, holdReadsMs: Int = 0) -> Bool {
+    func wait(maxMs: Int, holdReadsMs: Int) -> Bool {
         var timeout = max(0, maxMs)
         let before = monotonicMs()
         if let due = timerDueMs { timeout = max(0, min(timeout, Int(clamping: due - before))) }
