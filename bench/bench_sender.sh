@@ -266,7 +266,7 @@ def broadcast(name, count, label, lib):
 
 def ceiling(name, label, lib):
     out = read(f"{name}.out")
-    m = re.search(r"(\d+) sent, (\d+) answered 200 in [0-9.]+ s \(([0-9.]+)/s\), CPU ([0-9.]+) s .*libcurl (\S+)", out)
+    m = re.search(r"(\d+) sent, (\d+) answered 200 in [0-9.]+ s \(([0-9.]+)/s\), CPU ([0-9.]+) s .*libcurl ([^\s,]+)", out)
     if not m: fail(f"{name}: unexpected output {out!r}")
     if m.group(5) != lib: fail(f"{name}: loaded libcurl {m.group(5)}, expected {lib}")
     if int(m.group(2)) != small: fail(f"{name}: {m.group(2)} of {small} answered 200")
