@@ -3,6 +3,8 @@
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/kdf.h>
+#include <openssl/params.h>
 #include <openssl/ec.h>
 #include <openssl/objects.h>
 #include <openssl/pem.h>
