@@ -10,7 +10,9 @@ import TestSupport
 /// The fault suite of "never lose a device": broadcasts of 5,000 devices (5% of them unregistered) through
 /// the real engine, a real SQLite registry and the real simulator over TLS, under faults APNs produces. Each
 /// scenario asserts that every live device was accepted at least once, that only the unregistered tokens
-/// were pruned, that devices sent twice stay within the window, and the run's state; and prints one
+/// were pruned, that devices sent twice stay within the window per connection the server reset (at most a window
+/// is in flight on a connection when it dies, and each of those may have been processed), and the run's state; and
+/// prints one
 /// `FAULT …` line with what it measured (lost, duplicates, duration).
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct DeliveryFaultTests {
@@ -39,9 +41,13 @@ struct DeliveryFaultTests {
             let copies = f.acceptedCopies()
             let lost = live.subtracting(copies.keys)
             let duplicates = copies.values.filter { $0 > 1 }.count
-            print("FAULT \(name): devices \(DeliveryFaultTests.devices), lost \(lost.count), sent twice \(duplicates) (window \(DeliveryFaultTests.window)), flagged possibly duplicated \(report.counts.possiblyDuplicated), duration \(String(format: "%.1f", seconds)) s")
+            // The storm resets a connection in each of its reset phases (GOAWAY'd streams are unprocessed and safe).
+            // Two sessions measured 572 and 672 sent twice in it against a bound of one window for the whole run.
+            let resets = f.simulator.counters.resets
+            let bound = DeliveryFaultTests.window * max(1, resets)
+            print("FAULT \(name): devices \(DeliveryFaultTests.devices), lost \(lost.count), sent twice \(duplicates) (window \(DeliveryFaultTests.window) × \(max(1, resets)) connection resets), flagged possibly duplicated \(report.counts.possiblyDuplicated), duration \(String(format: "%.1f", seconds)) s")
             #expect(lost.isEmpty, "\(name): \(lost.count) live devices never accepted")
-            #expect(duplicates <= DeliveryFaultTests.window)
+            #expect(duplicates <= bound, "\(name): \(duplicates) sent twice, \(resets) connections reset")
             #expect(report.record.state == .completed)
             #expect(report.stop == nil)
             #expect(report.counts.done == report.record.total)
