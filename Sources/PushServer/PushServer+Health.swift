@@ -20,7 +20,12 @@ extension PushServer {
     /// `{"status":"ok"}` 200 or `{"status":"degraded"}` 503.
     func healthSummary() -> Response {
         let healthy = healthReport().healthy
-        return JSONResponse.make(healthy ? .ok : .serviceUnavailable, .object([("status", .string(healthy ? "ok" : "degraded"))]))
+        return Self.verdict(healthy, healthy ? "ok" : "degraded")
+    }
+
+    /// A health route's answer: `{"status": status}`, 200 when `good`, else 503.
+    static func verdict(_ good: Bool, _ status: String) -> Response {
+        JSONResponse.make(good ? .ok : .serviceUnavailable, .object([("status", .string(status))]))
     }
 
     /// `GET /livez`: the process answers HTTP, and nothing else. A liveness probe that also asked the database would
@@ -28,7 +33,7 @@ extension PushServer {
     /// recovers from by itself: BusyDatabaseFaultTests), and one that read the credentials' expiry would restart
     /// them for a certificate renewal only a human can do. Always `{"status":"alive"}` 200.
     static func liveness() -> Response {
-        JSONResponse.make(.ok, .object([("status", .string("alive"))]))
+        verdict(true, "alive")
     }
 
     /// `GET /readyz`: whether this replica can take requests now, which is whether the database answers — every
@@ -39,7 +44,7 @@ extension PushServer {
     func readiness() -> Response {
         let snapshot = health.snapshot
         let ready = snapshot.ok && snapshot.schemaVersion != nil
-        return JSONResponse.make(ready ? .ok : .serviceUnavailable, .object([("status", .string(ready ? "ready" : "unavailable"))]))
+        return Self.verdict(ready, ready ? "ready" : "unavailable")
     }
 
     /// `GET /healthz/details` (admin listener): the report behind the verdict.

@@ -435,8 +435,8 @@ public func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] {
 
 /// HKDF-SHA256 (RFC 5869) through OpenSSL's `EVP_KDF`: Web Push's four derivations per message (RFC 8291 §3.4,
 /// RFC 8188 §2.2–2.3). Not swift-crypto's `HKDF`: on Linux it is generic Swift over its HMAC, a `SecureBytes`
-/// allocation per step, and measured 28 µs of CPU for the four steps against OpenSSL's 8.6 in the same run
-/// (`pushctl webpush bench-crypto`, bench/RESULTS.md "Web Push") — issue 57's bar for another audited library ("the
+/// allocation per step, and measured 22.8 µs of CPU for the four steps against OpenSSL's 10.3 in the same run
+/// (`pushctl webpush bench-crypto`, bench/RESULTS.md "Web Push"; 17.7 against 7.7 in another) — issue 57's bar for another audited library ("the
 /// same operations in half the time"). The key agreement and AES-GCM stay swift-crypto's (BoringSSL: OpenSSL's speed).
 enum OpenSSLHKDF {
     /// RFC 5869's two halves, or both.

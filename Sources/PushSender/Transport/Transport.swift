@@ -72,6 +72,7 @@ final class Transport: @unchecked Sendable {
         self.maxHostConnections = maxHostConnections
         multi.keepAlive = options.connections
         cadence = RefillCadence(window: configuration.window, maxConcurrentStreams: configuration.maxConcurrentStreams)
+        reads = ReadCadence(requestTimeoutMs: configuration.requestTimeoutMs)
         options.connections.metrics = metrics
     }
 
@@ -291,7 +292,7 @@ final class Transport: @unchecked Sendable {
     }
 
     /// The answer cadence (``ReadCadence``): how long a readable connection waits before libcurl reads it.
-    private lazy var reads = ReadCadence(requestTimeoutMs: configuration.requestTimeoutMs)
+    private var reads: ReadCadence
     /// Whether reads may be held: an HTTP/2 connection carries every transfer of this transport (over HTTP/1.1 each
     /// socket has one transfer, and a pass costs one).
     private var holdsReads: Bool { !http1Only && !answeredOverHTTP1 }

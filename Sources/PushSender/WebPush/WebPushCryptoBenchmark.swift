@@ -53,13 +53,13 @@ package enum WebPushCryptoBenchmark {
         // The parts of encrypt() after the key agreement, each alone: where its time beyond the two multiplications goes.
         let shared = try ephemeral.sharedSecretFromKeyAgreement(with: keys.publicKey)
         let senderPublic = Array(ephemeral.publicKey.x963Representation)
-        let keyInfo = Array("WebPush: info".utf8) + [0] + p256dh + senderPublic
+        let keyInfo = WebPushEncryption.keyInfoLabel + p256dh + senderPublic
         time("HKDF through swift-crypto: the IKM from the shared secret (SharedSecret.hkdfDerivedSymmetricKey, 32 bytes)") {
             _ = shared.hkdfDerivedSymmetricKey(using: SHA256.self, salt: auth, sharedInfo: keyInfo, outputByteCount: 32)
         }
         let ikm = shared.hkdfDerivedSymmetricKey(using: SHA256.self, salt: auth, sharedInfo: keyInfo, outputByteCount: 32)
-        let cekInfo = Array("Content-Encoding: aes128gcm".utf8) + [0]
-        let nonceInfo = Array("Content-Encoding: nonce".utf8) + [0]
+        let cekInfo = WebPushEncryption.cekInfo
+        let nonceInfo = WebPushEncryption.nonceInfo
         time("HKDF through swift-crypto: PRK extracted, CEK and nonce expanded (HKDF<SHA256>.extract, 2 × expand)") {
             let prk = HKDF<SHA256>.extract(inputKeyMaterial: ikm, salt: salt)
             _ = HKDF<SHA256>.expand(pseudoRandomKey: prk, info: cekInfo, outputByteCount: 16)
@@ -67,10 +67,7 @@ package enum WebPushCryptoBenchmark {
         }
         let secret = shared.withUnsafeBytes { Array($0) }
         time("HKDF through OpenSSL, the four steps (OpenSSLHKDF: IKM, PRK, CEK, nonce; what the sender does)") {
-            let ikm = OpenSSLHKDF.derive(.extractAndExpand, key: secret, salt: auth, info: keyInfo, count: 32)
-            let prk = OpenSSLHKDF.derive(.extractOnly, key: ikm, salt: salt, count: 32)
-            _ = OpenSSLHKDF.derive(.expandOnly, key: prk, info: cekInfo, count: 16)
-            _ = OpenSSLHKDF.derive(.expandOnly, key: prk, info: nonceInfo, count: 12)
+            _ = WebPushEncryption.contentKeys(secret: secret, keys: keys, senderPublic: senderPublic, salt: salt)
         }
         let cek = SymmetricKey(data: [UInt8](repeating: 3, count: 16))
         let nonce = try AES.GCM.Nonce(data: [UInt8](repeating: 4, count: 12))

@@ -5,9 +5,9 @@ import PushCore
 import Glibc
 #endif
 
-/// RFC 8291 message encryption for Web Push, `Content-Encoding: aes128gcm` (RFC 8188), with swift-crypto only:
-/// ECDH P-256 between a new ephemeral key and the subscription's `p256dh`, HKDF-SHA256 keyed by its `auth`
-/// secret (through OpenSSL: ``OpenSSLHKDF``), AES-128-GCM over one record. The body is
+/// RFC 8291 message encryption for Web Push, `Content-Encoding: aes128gcm` (RFC 8188): ECDH P-256 between a new
+/// ephemeral key and the subscription's `p256dh` and AES-128-GCM over one record with swift-crypto, HKDF-SHA256
+/// keyed by its `auth` secret with OpenSSL (``OpenSSLHKDF``: under half swift-crypto's cost on Linux). The body is
 /// `salt (16) || rs (4, = 4096) || idlen (1, = 65) || keyid (the ephemeral public key, 65) || record`, where the
 /// record is the ciphertext of `plaintext || 0x02 || padding zeros` plus the 16-byte tag, and the whole body is at
 /// most ``maximumBodyLength`` (4096) bytes, the size every push service must accept (RFC 8030 §7.2).
@@ -77,9 +77,9 @@ public enum WebPushEncryption {
     }
 
     /// RFC 8291 §3.4's and RFC 8188 §2.2-2.3's HKDF info strings, NUL-terminated.
-    private static let keyInfoLabel = Array("WebPush: info".utf8) + [0]
-    private static let cekInfo = Array("Content-Encoding: aes128gcm".utf8) + [0]
-    private static let nonceInfo = Array("Content-Encoding: nonce".utf8) + [0]
+    package static let keyInfoLabel = Array("WebPush: info".utf8) + [0]
+    package static let cekInfo = Array("Content-Encoding: aes128gcm".utf8) + [0]
+    package static let nonceInfo = Array("Content-Encoding: nonce".utf8) + [0]
 
     /// Bytes one message's randomness takes: the salt (16) and the ephemeral private key's scalar (32).
     package static let randomLength = 16 + 32
@@ -112,6 +112,19 @@ public enum WebPushEncryption {
         return (Array(bytes[..<16]), key)
     }
 
+    /// The content-encryption key (16 bytes) and nonce (12) from the ECDH `secret`, through ``OpenSSLHKDF``.
+    package static func contentKeys(
+        secret: [UInt8], keys: RecipientKeys, senderPublic: [UInt8], salt: [UInt8]
+    ) -> (cek: [UInt8], nonce: [UInt8]) {
+        // RFC 8291 §3.4: IKM = HKDF(auth, ecdh_secret, "WebPush: info" || 0x00 || ua_public || as_public, 32).
+        let keyInfo = keyInfoLabel + keys.publicKeyBytes + senderPublic
+        let ikm = OpenSSLHKDF.derive(.extractAndExpand, key: secret, salt: keys.auth, info: keyInfo, count: 32)
+        // RFC 8188 §2.2-2.3: PRK = HKDF-Extract(salt, IKM); CEK and NONCE expanded from it.
+        let prk = OpenSSLHKDF.derive(.extractOnly, key: ikm, salt: salt, count: 32)
+        return (OpenSSLHKDF.derive(.expandOnly, key: prk, info: cekInfo, count: 16),
+                OpenSSLHKDF.derive(.expandOnly, key: prk, info: nonceInfo, count: 12))
+    }
+
     /// The seam the RFC 8291 test vector (and `pushctl webpush bench-crypto`) uses: the same with a given ephemeral
     /// key and salt. Never reuse either.
     package static func encrypt(
@@ -131,20 +144,13 @@ public enum WebPushEncryption {
         } catch {
             throw Failure(field: "keys.p256dh", message: "key agreement with keys.p256dh failed: \(error)")
         }
-        // RFC 8291 §3.4: IKM = HKDF(auth, ecdh_secret, "WebPush: info" || 0x00 || ua_public || as_public, 32).
-        // HKDF through OpenSSL (``OpenSSLHKDF``: a third of swift-crypto's cost on Linux).
-        let keyInfo = keyInfoLabel + keys.publicKeyBytes + senderPublic
-        let secret = sharedSecret.withUnsafeBytes { Array($0) }
-        let ikm = OpenSSLHKDF.derive(.extractAndExpand, key: secret, salt: keys.auth, info: keyInfo, count: 32)
-        // RFC 8188 §2.2-2.3: PRK = HKDF-Extract(salt, IKM); CEK and NONCE expanded from it.
-        let prk = OpenSSLHKDF.derive(.extractOnly, key: ikm, salt: salt, count: 32)
-        let cek = SymmetricKey(data: OpenSSLHKDF.derive(.expandOnly, key: prk, info: cekInfo, count: 16))
-        let nonce = OpenSSLHKDF.derive(.expandOnly, key: prk, info: nonceInfo, count: 12)
+        let (cek, nonce) = contentKeys(
+            secret: sharedSecret.withUnsafeBytes { Array($0) }, keys: keys, senderPublic: senderPublic, salt: salt)
         // One record, so the sequence number is 0 and the nonce is used as derived; 0x02 marks the last record.
         let record = plaintext + [2] + [UInt8](repeating: 0, count: padding)
         let sealed: AES.GCM.SealedBox
         do {
-            sealed = try AES.GCM.seal(record, using: cek, nonce: AES.GCM.Nonce(data: nonce))
+            sealed = try AES.GCM.seal(record, using: SymmetricKey(data: cek), nonce: AES.GCM.Nonce(data: nonce))
         } catch {
             throw Failure(field: "payload", message: "AES-GCM encryption failed: \(error)")
         }
