@@ -32,6 +32,7 @@ final class H2TestClient: @unchecked Sendable {
         }
         let context = try NIOSSLContext(configuration: tls)
         let collector = FrameCollector()
+        collector.burstOnActive = firstBurst
         let channel = try await ClientBootstrap(group: group)
             .connectTimeout(timeout)
             .channelInitializer { channel in
@@ -46,21 +47,7 @@ final class H2TestClient: @unchecked Sendable {
                     try sync.addHandler(collector)
                 }
             }
-            .connect(host: "127.0.0.1", port: port)
-            .flatMap { channel -> EventLoopFuture<any Channel> in
-                guard let burst = firstBurst else { return channel.eventLoop.makeSucceededFuture(channel) }
-                // Written on the event loop as the connection comes up (the next task, once channelActive has sent the
-                // client's preface), before it has read anything: they go out with the preface (the TLS handler holds
-                // them until its handshake is done), before the server's SETTINGS can have arrived — what libcurl does
-                // on a new connection.
-                return channel.eventLoop.submit { () -> any Channel in
-                    let client = H2TestClient(channel: channel, collector: collector)
-                    collector.firstBurst = burst.map { client.writeHeaders($0, endStream: false) }
-                    collector.firstClient = client
-                    channel.flush()
-                    return channel
-                }
-            }.get()
+            .connect(host: "127.0.0.1", port: port).get()
         if firstBurst != nil, let client = try await channel.eventLoop.submit({ collector.firstClient }).get() { return client }
         let client = H2TestClient(channel: channel, collector: collector)
         // Wait for the TLS handshake and the server's SETTINGS, so failures surface here.
@@ -73,7 +60,7 @@ final class H2TestClient: @unchecked Sendable {
         return client
     }
 
-    private init(channel: any Channel, collector: FrameCollector) {
+    fileprivate init(channel: any Channel, collector: FrameCollector) {
         self.channel = channel
         self.collector = collector
     }
@@ -166,7 +153,7 @@ final class H2TestClient: @unchecked Sendable {
 
     /// On the event loop: the HEADERS frame of a new stream for `request`, written without flushing; returns the
     /// stream's id and its future answer.
-    private func writeHeaders(_ request: Request, endStream: Bool) -> (HTTP2StreamID, EventLoopFuture<Response>) {
+    fileprivate func writeHeaders(_ request: Request, endStream: Bool) -> (HTTP2StreamID, EventLoopFuture<Response>) {
         let id = HTTP2StreamID(nextStreamID)
         nextStreamID += 2
         let future = collector.expect(id, eventLoop: channel.eventLoop)
@@ -228,12 +215,29 @@ final class FrameCollector: ChannelInboundHandler, @unchecked Sendable {
     /// The streams ``H2TestClient`` opened as the connection came up, and that client.
     var firstBurst: [(HTTP2StreamID, EventLoopFuture<H2TestClient.Response>)] = []
     var firstClient: H2TestClient?
+    /// Requests whose HEADERS go out as the connection becomes active (``H2TestClient/firstBurst``).
+    var burstOnActive: [H2TestClient.Request]?
     var settingsReceived: EventLoopPromise<Void>!
     private var settingsDone = false
     private var waiting: [HTTP2StreamID: (EventLoopPromise<H2TestClient.Response>, H2TestClient.Response)] = [:]
 
     func handlerAdded(context: ChannelHandlerContext) {
         settingsReceived = context.eventLoop.makePromise()
+    }
+
+    /// Writes ``burstOnActive`` in channelActive, right after NIOHTTP2Handler wrote the client's preface and before
+    /// the channel has read a byte: the streams go out with the preface (the TLS handler holds them until its
+    /// handshake is done), before the server's SETTINGS can have arrived — what libcurl does on a new connection.
+    /// Written from a task submitted once `connect` returned, they went out after the server's SETTINGS (limit 1)
+    /// on a busy box twice in CI: NIO's client then queued the second stream until the first closed, the server never
+    /// saw a stream over its limit, and the test timed out.
+    func channelActive(context: ChannelHandlerContext) {
+        context.fireChannelActive()
+        guard let burst = burstOnActive else { return }
+        let client = H2TestClient(channel: context.channel, collector: self)
+        firstBurst = burst.map { client.writeHeaders($0, endStream: false) }
+        firstClient = client
+        context.channel.flush()
     }
 
     func expect(_ id: HTTP2StreamID, eventLoop: any EventLoop) -> EventLoopFuture<H2TestClient.Response> {
