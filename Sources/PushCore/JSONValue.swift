@@ -132,19 +132,21 @@ public enum JSONValue: Sendable, Equatable {
     }
 
     static func encodeString(_ s: String, into out: inout [UInt8]) {
+        // No array per call or per escape (a hex table, `[0x5c, …]` literals): every string of every payload comes
+        // through here, and a broadcast encodes one per device (issue 57's Web Push profile).
+        @inline(__always) func hex(_ n: UInt8) -> UInt8 { n < 10 ? 0x30 + n : 0x57 + n }
         out.append(UInt8(ascii: "\""))
-        let hex = Array("0123456789abcdef".utf8)
         for b in s.utf8 {
             switch b {
-            case UInt8(ascii: "\""): out.append(contentsOf: [0x5c, 0x22])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5c, 0x5c])
-            case 0x0a: out.append(contentsOf: [0x5c, UInt8(ascii: "n")])
-            case 0x0d: out.append(contentsOf: [0x5c, UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [0x5c, UInt8(ascii: "t")])
-            case 0x08: out.append(contentsOf: [0x5c, UInt8(ascii: "b")])
-            case 0x0c: out.append(contentsOf: [0x5c, UInt8(ascii: "f")])
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(0x5c); out.append(b)
+            case 0x0a: out.append(0x5c); out.append(UInt8(ascii: "n"))
+            case 0x0d: out.append(0x5c); out.append(UInt8(ascii: "r"))
+            case 0x09: out.append(0x5c); out.append(UInt8(ascii: "t"))
+            case 0x08: out.append(0x5c); out.append(UInt8(ascii: "b"))
+            case 0x0c: out.append(0x5c); out.append(UInt8(ascii: "f"))
             case 0..<0x20:
-                out.append(contentsOf: [0x5c, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 0xf)]])
+                out.append(0x5c); out.append(UInt8(ascii: "u")); out.append(0x30); out.append(0x30)
+                out.append(hex(b >> 4)); out.append(hex(b & 0xf))
             default: out.append(b)
             }
         }
