@@ -5,8 +5,8 @@ import Synchronization
 
 /// Sends notifications to web devices (RFC 8030 Web Push) behind the engine's ``DeliverySender`` seam, with the same
 /// semantics as the APNs ``APNsSender`` (docs/webpush.md, "The sender"):
-/// - each notification is mapped once (``WebPushPayload``; a silent push is not sent: `.rejected`, status 0, with
-///   ``WebPushPayload/silentReason``) and encrypted once (RFC 8291; a payload over one 4096-byte record is
+/// - each notification is mapped once (``WebPushPayload``, from a template a broadcast's devices share,
+///   ``WebPushTemplateCache``; a silent push is not sent: `.rejected`, status 0, with ``WebPushPayload/silentReason``) and encrypted once (RFC 8291; a payload over one 4096-byte record is
 ///   `.rejected` before sending); every attempt resends the same body with fresh `TTL` and the cached VAPID token;
 /// - answers go through ``WebPushAnswerRule``: accepted; 404/410 `.tokenDead`, pruned unconditionally (Web Push
 ///   gives no timestamp); 400/413/others `.rejected`; 401/403 stop that origin only (its notifications come back
@@ -37,6 +37,8 @@ public final class WebPushSender: DeliverySender, Sendable {
     var clock: SenderClock { core.clock }
     var logger: Logger { core.logger }
     let shared = Mutex(Shared())
+    /// The last notifications' mappings (``WebPushTemplateCache``): a broadcast's devices share one.
+    let templates = Mutex(WebPushTemplateCache())
     /// Notifications waiting out a retry or reconnect backoff, and the run's stopping flag.
     var waiting: WaitingRoom { core.waiting }
 
@@ -113,15 +115,14 @@ public final class WebPushSender: DeliverySender, Sendable {
         }
         let request = item.request
         let plaintext: [UInt8]
-        switch WebPushPayload.map(
-            apnsPayload: request.payload, pushType: request.pushType, id: request.notificationId, collapseId: request.collapseId,
-            declarative: declarative)
-        {
+        switch templates.withLock({
+            $0.mapping(payload: request.payload, pushType: request.pushType, collapseId: request.collapseId, declarative: declarative)
+        }) {
         case .skip(let reason):
             finish(job, status: 0, reason: reason, kind: .rejected)
             return
-        case .send(let bytes):
-            plaintext = bytes
+        case .send(let template):
+            plaintext = template.message(id: request.notificationId)
         }
         let body: [UInt8]
         do {
