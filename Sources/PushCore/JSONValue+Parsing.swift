@@ -36,7 +36,12 @@ private struct Parser {
     func error(_ message: String) -> JSONParseError { JSONParseError(offset: index, message: message) }
 
     mutating func skipWhitespace() {
-        while index < bytes.count, [0x20, 0x09, 0x0a, 0x0d].contains(bytes[index]) { index += 1 }
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0a, 0x0d: index += 1
+            default: return
+            }
+        }
     }
 
     mutating func expect(_ literal: String) throws(JSONParseError) {
@@ -64,6 +69,8 @@ private struct Parser {
     mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
         index += 1
         var pairs: [(String, JSONValue)] = []
+        // Duplicates found by comparing with the keys so far while they are few (a Set per object hashed every key
+        // of every payload and subscription read), by a Set once there are many.
         var seen = Set<String>()
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(pairs) }
@@ -72,7 +79,14 @@ private struct Parser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a key") }
             let keyStart = index
             let key = try parseString()
-            guard seen.insert(key).inserted else {
+            let duplicate: Bool
+            if pairs.count < 16 {
+                duplicate = pairs.contains { $0.0 == key }
+            } else {
+                if seen.isEmpty { seen = Set(pairs.map(\.0)) }
+                duplicate = !seen.insert(key).inserted
+            }
+            guard !duplicate else {
                 throw JSONParseError(offset: keyStart, message: "duplicate key \"\(key)\"")
             }
             skipWhitespace()
@@ -105,7 +119,21 @@ private struct Parser {
 
     mutating func parseString() throws(JSONParseError) -> String {
         index += 1
-        var out: [UInt8] = []
+        // Most strings have no escape: one String from the bytes between the quotes, no buffer grown byte by byte.
+        let start = index
+        while index < bytes.count {
+            let b = bytes[index]
+            if b == UInt8(ascii: "\"") {
+                let s = String(validating: bytes[start..<index], as: UTF8.self)
+                index += 1
+                guard let s else { throw error("invalid UTF-8 in string") }
+                return s
+            }
+            if b == UInt8(ascii: "\\") { break }
+            if b < 0x20 { throw error("control character in string") }
+            index += 1
+        }
+        var out = Array(bytes[start..<index])
         while index < bytes.count {
             let b = bytes[index]
             if b == UInt8(ascii: "\"") {

@@ -20,6 +20,25 @@ import Testing
         #expect(throws: JSONParseError.self) { try JSONValue(parsing: text) }
     }
 
+    @Test func aDuplicateKeyIsFoundAmongFewKeysAndAmongManyAtItsOffset() throws {
+        let few = #expect(throws: JSONParseError.self) { try JSONValue(parsing: #"{"a":1,"b":2,"a":3}"#) }
+        #expect(few?.offset == 13 && few?.message == #"duplicate key "a""#)
+        let many = (0..<40).map { #""k\#($0)":\#($0)"# }
+        #expect(try JSONValue(parsing: "{" + many.joined(separator: ",") + "}").objectPairs?.count == 40)
+        let repeated = "{" + (many + [#""k3":0"#]).joined(separator: ",") + "}"
+        let offset = repeated.utf8.count - #""k3":0}"#.utf8.count
+        let among = #expect(throws: JSONParseError.self) { try JSONValue(parsing: repeated) }
+        #expect(among?.offset == offset && among?.message == #"duplicate key "k3""#)
+    }
+
+    @Test func stringsWithAndWithoutEscapesAndInvalidUTF8() throws {
+        #expect(try JSONValue(parsing: #"["plain é","ab\ncd\u00e9","\"x"]"#)
+            == .array([.string("plain é"), .string("ab\ncdé"), .string("\"x")]))
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: [0x22, 0x61, 0xff, 0x22]) }
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: [0x22, 0x61, 0x5c, 0x6e, 0xc3, 0x22]) }
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: #""unterminated"#) }
+    }
+
     @Test func comparesObjectsAsUnorderedMaps() throws {
         #expect(try JSONValue(parsing: #"{"a":1,"b":2}"#) == JSONValue(parsing: #"{"b":2,"a":1.0}"#))
         #expect(try JSONValue(parsing: #"{"a":1}"#) != JSONValue(parsing: #"{"a":2}"#))
