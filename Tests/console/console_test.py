@@ -73,7 +73,9 @@ class Console:
 
     def wait(self, predicate, what, timeout=20):
         try:
-            return WebDriverWait(self.driver, timeout, poll_frequency=0.1).until(lambda d: predicate())
+            # A stale element (the console re-rendered what was found) is retried like one not there yet.
+            return WebDriverWait(self.driver, timeout, poll_frequency=0.1, ignored_exceptions=(StaleElementReferenceException,)).until(
+                lambda d: predicate())
         except TimeoutException:
             fail(f"timed out waiting for {what}")
 

@@ -13,7 +13,7 @@ import urllib.error
 import urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -81,7 +81,10 @@ def main():
 
     def wait(predicate, what, timeout=30):
         try:
-            return WebDriverWait(driver, timeout, poll_frequency=0.2).until(lambda d: predicate())
+            # A list the console re-renders may replace an element between finding and reading it: a stale element
+            # is retried like one not there yet (CI saw StaleElementReferenceException on the inbox's entries).
+            return WebDriverWait(driver, timeout, poll_frequency=0.2, ignored_exceptions=(StaleElementReferenceException,)).until(
+                lambda d: predicate())
         except TimeoutException:
             driver.save_screenshot(str(shots / "inbox-failure.png"))
             fail(f"timed out waiting for {what}")
@@ -95,31 +98,37 @@ def main():
         wait(lambda: driver.find_element(By.ID, "tab-inbox").is_displayed(), "the Inbox tab (the server runs the simulator)")
         driver.find_element(By.ID, "tab-inbox").click()
 
-        def entries():
-            return driver.find_elements(By.CSS_SELECTOR, "#inbox-entries .inbox-entry")
+        # The entries as one script reads them, at once: a Refresh clicked while waiting may still be answering and
+        # replace the list after it was found (CI saw a stale element here), so nothing is read element by element.
+        def snapshot():
+            return driver.execute_script("""
+                return [...document.querySelectorAll('#inbox-entries .inbox-entry')].map(e => ({
+                    service: e.dataset.service, sequence: Number(e.dataset.sequence),
+                    content: e.querySelector('.inbox-content').textContent,
+                    device: e.querySelector('h3 span').title, text: e.innerText }));""")
 
         def three():
-            if len(entries()) < 3:
+            now = snapshot()
+            if len(now) < 3:
                 driver.find_element(By.ID, "inbox-refresh").click()
                 return False
-            return True
-        wait(three, "the three notifications in the inbox")
-        shown = {e.get_attribute("data-service"): e for e in entries()}
-        check(set(shown) == {"apns", "webpush", "fcm"} and len(entries()) == 3, f"entries: {[e.text[:80] for e in entries()]}")
-        sequences = [int(e.get_attribute("data-sequence")) for e in entries()]
+            return now
+        listed = wait(three, "the three notifications in the inbox")
+        shown = {e["service"]: e for e in listed}
+        check(set(shown) == {"apns", "webpush", "fcm"} and len(listed) == 3, f"entries: {[e['text'][:80] for e in listed]}")
+        sequences = [e["sequence"] for e in listed]
         check(sequences == sorted(sequences, reverse=True), f"newest first: {sequences}")
 
         def content(service):
-            return json.loads(shown[service].find_element(By.CSS_SELECTOR, ".inbox-content").text)
+            return json.loads(shown[service]["content"])
         apns = content("apns")
         check(apns == {"aps": {"alert": {"title": "Inbox", "body": "Hello, every device"}}}, f"APNs payload {apns}")
-        check(APNS_TOKEN in shown["apns"].find_element(By.CSS_SELECTOR, "h3 span").get_attribute("title"), "the APNs token")
+        check(APNS_TOKEN in shown["apns"]["device"], "the APNs token")
         web_message = content("webpush")
         check(web_message.get("title") == "Inbox" and web_message.get("body") == "Hello, every device",
               f"the browser's decrypted message {web_message}")
-        check("TTL" in shown["webpush"].text and "Urgency" in shown["webpush"].text, f"Web Push headers: {shown['webpush'].text}")
-        check(web["endpoint"] == shown["webpush"].find_element(By.CSS_SELECTOR, "h3 span").get_attribute("title"),
-              "the web device is named by its endpoint")
+        check("TTL" in shown["webpush"]["text"] and "Urgency" in shown["webpush"]["text"], f"Web Push headers: {shown['webpush']['text']}")
+        check(web["endpoint"] == shown["webpush"]["device"], "the web device is named by its endpoint")
         fcm = content("fcm")
         check(fcm.get("token") == FCM_TOKEN and fcm.get("notification") == {"title": "Inbox", "body": "Hello, every device"},
               f"the Android message {fcm}")
@@ -128,9 +137,9 @@ def main():
         # One service only, then Clear.
         driver.execute_script("document.getElementById('i-service').value = 'fcm'")
         driver.find_element(By.ID, "inbox-refresh").click()
-        wait(lambda: [e.get_attribute("data-service") for e in entries()] == ["fcm"], "only the FCM entry")
+        wait(lambda: [e["service"] for e in snapshot()] == ["fcm"], "only the FCM entry")
         driver.find_element(By.ID, "inbox-clear").click()
-        wait(lambda: entries() == [] and "Nothing received yet" in driver.find_element(By.ID, "inbox-status").text,
+        wait(lambda: snapshot() == [] and "Nothing received yet" in driver.find_element(By.ID, "inbox-status").text,
              "an empty inbox after Clear")
         status, page = call(f"{a.admin}/v1/apps/example/inbox", key=a.key)
         check(status == 200 and page["entries"] == [], f"the API after Clear: {status} {page}")
