@@ -7,8 +7,8 @@ extension WebPushPayload {
     /// does that once and splices each id into the bytes.
     ///
     /// How, without depending on the encoder's layout: the message is mapped once with a marker id, and split around
-    /// the marker's encoded bytes. A JSON string's encoding does not depend on where it stands, so
-    /// `message(id:)` is byte for byte what `map` gives for that id (WebPushPayloadTemplateTests holds both forms to it).
+    /// the marker's encoded bytes. A JSON string's encoding does not depend on where it stands, so `message(id:)` is
+    /// byte for byte what `map` gives for that id (WebPushPayloadTemplateTests holds both forms to it).
     public struct Template: Sendable, Equatable {
         /// The message before the id's encoded string (its opening quote excluded) and after it.
         let prefix: [UInt8]
@@ -35,8 +35,8 @@ extension WebPushPayload {
     public static func template(
         apnsPayload: [UInt8], pushType: PushType, collapseId: String?, declarative: Bool
     ) -> TemplateMapping {
-        // A marker the payload does not already hold once encoded: the first of "\u{1}id0", "\u{1}id1", … found exactly
-        // once in the message. A payload of finitely many bytes can hold only finitely many, so the loop ends.
+        // A marker the payload does not already hold once encoded: the first of "\u{1}id0", "\u{1}id1", … found
+        // exactly once in the message. A payload of finitely many bytes can hold only finitely many, so the loop ends.
         for n in 0... {
             let marker = "\u{1}id\(n)"
             switch map(apnsPayload: apnsPayload, pushType: pushType, id: marker, collapseId: collapseId, declarative: declarative) {

@@ -6,8 +6,9 @@ import Synchronization
 /// Sends notifications to web devices (RFC 8030 Web Push) behind the engine's ``DeliverySender`` seam, with the same
 /// semantics as the APNs ``APNsSender`` (docs/webpush.md, "The sender"):
 /// - each notification is mapped once (``WebPushPayload``, from a template a broadcast's devices share,
-///   ``WebPushTemplateCache``; a silent push is not sent: `.rejected`, status 0, with ``WebPushPayload/silentReason``) and encrypted once (RFC 8291; a payload over one 4096-byte record is
-///   `.rejected` before sending); every attempt resends the same body with fresh `TTL` and the cached VAPID token;
+///   ``WebPushTemplateCache``; a silent push is not sent: `.rejected`, status 0, with ``WebPushPayload/silentReason``)
+///   and encrypted once (RFC 8291; a payload over one 4096-byte record is `.rejected` before sending); every attempt
+///   resends the same body with fresh `TTL` and the cached VAPID token;
 /// - answers go through ``WebPushAnswerRule``: accepted; 404/410 `.tokenDead`, pruned unconditionally (Web Push
 ///   gives no timestamp); 400/413/others `.rejected`; 401/403 stop that origin only (its notifications come back
 ///   `.unsent`); 429/5xx retried with ``BackoffPolicy``, no sooner than `Retry-After`, then `.deferred`;
