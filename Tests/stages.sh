@@ -193,6 +193,8 @@ joined schemathesis
 stage console bash Tests/console/console.sh "$PUSHCTL"
 # The sender's transport suites and pushctl send/broadcast again, on libcurl >= 8.5.
 stage curl8 bash Tests/curl8/curl8.sh "$BUILD"
+# The independent strict HTTP/2 server (Python's h2) at a stream limit of 1: `pushctl broadcast`, 10,000 to it.
+stage h2-referee bash Tests/referees/h2_referee.sh "$PUSHCTL"
 # Several hosts in network namespaces: a database host, an APNs host, three workers, one killed, one cut off; it
 # waits on leases, a 30 s stop deadline and a 50 ms simulator, so the README run goes beside it.
 beside multihost bash Tests/multihost/multihost.sh "$PUSHCTL"
