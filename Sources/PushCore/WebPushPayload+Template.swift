@@ -45,27 +45,11 @@ extension WebPushPayload {
             case .send(let bytes):
                 var encoded: [UInt8] = []
                 JSONValue.encodeString(marker, into: &encoded)
-                let found = ranges(of: encoded, in: bytes)
+                let found = bytes.ranges(of: encoded)
                 guard found.count == 1, let range = found.first else { continue }
                 return .send(Template(prefix: Array(bytes[..<range.lowerBound]), suffix: Array(bytes[range.upperBound...])))
             }
         }
         preconditionFailure("unreachable: some marker is absent from a finite payload")
-    }
-
-    /// Where `needle` occurs in `haystack` (non-overlapping is enough: the marker's quotes cannot overlap themselves).
-    private static func ranges(of needle: [UInt8], in haystack: [UInt8]) -> [Range<Int>] {
-        guard !needle.isEmpty, haystack.count >= needle.count else { return [] }
-        var found: [Range<Int>] = []
-        var i = 0
-        while i <= haystack.count - needle.count {
-            if haystack[i] == needle[0], haystack[i..<(i + needle.count)].elementsEqual(needle) {
-                found.append(i..<(i + needle.count))
-                i += needle.count
-            } else {
-                i += 1
-            }
-        }
-        return found
     }
 }
