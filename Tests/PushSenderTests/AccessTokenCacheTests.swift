@@ -120,8 +120,8 @@ import Testing
             catch { return error.message }
         }
         #expect(refusal(400, #"{"error":"invalid_grant","error_description":"Invalid JWT Signature."}"#)
-            == "https://oauth2.googleapis.com/token refused the service account's grant (HTTP 400): invalid_grant: Invalid JWT Signature.")
-        #expect(refusal(502, "<html>bad gateway</html>") == "https://oauth2.googleapis.com/token refused the service account's grant (HTTP 502)")
+            == "https://oauth2.googleapis.com/token refused the grant (HTTP 400): invalid_grant: Invalid JWT Signature.")
+        #expect(refusal(502, "<html>bad gateway</html>") == "https://oauth2.googleapis.com/token refused the grant (HTTP 502)")
         #expect(refusal(200, #"{"expires_in":3599}"#) == "https://oauth2.googleapis.com/token answered 200 without an access_token")
         #expect(refusal(200, #"{"access_token":"ya29.abc","expires_in":0}"#) == "https://oauth2.googleapis.com/token answered 200 without a positive expires_in")
         #expect(!refusal(200, #"{"access_token":"ya29.secret"}"#).contains("ya29"))

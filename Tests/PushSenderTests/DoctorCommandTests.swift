@@ -260,7 +260,7 @@ import TestSupport
         let failed = Self.lines(r.stdout, "FAIL  ")
         #expect(failed.count == 1, "\(r.stdout)")
         let port = world.simulator.port
-        #expect(failed.first?.hasPrefix("FAIL  app example fcm grant: https://127.0.0.1:\(port)/token refused the service account's grant (HTTP 400)") == true, "\(r.stdout)")
+        #expect(failed.first?.hasPrefix("FAIL  app example fcm grant: https://127.0.0.1:\(port)/token refused the grant (HTTP 400)") == true, "\(r.stdout)")
         #expect(Self.lines(r.stdout, "ok    app example fcm account: \(stranger)").count == 1, "\(r.stdout)")
         #expect(Self.lines(r.stdout, "ok    app example webpush key: ").count == 1, "\(r.stdout)")
         #expect(Self.lines(r.stdout, "ok    app example apns endpoint: ").count == 1, "\(r.stdout)")

@@ -101,7 +101,7 @@ struct FCMTokenGrantTests {
         try await Self.withSimulator(clock: clock, trusted: false) { simulator, account, caFile in
             let cache = AccessTokenCache(serviceAccount: account, caFile: caFile, now: { clock.date })
             let error = await #expect(throws: CredentialError.self) { try await cache.token() }
-            #expect(error?.description.contains("refused the service account's grant (HTTP 400): invalid_grant: Invalid grant: account not found") == true,
+            #expect(error?.description.contains("refused the grant (HTTP 400): invalid_grant: Invalid grant: account not found") == true,
                     "\(String(describing: error))")
             for _ in 0..<20 { await #expect(throws: CredentialError.self) { try await cache.token() } }
             #expect(cache.grantsRequested == 1)

@@ -1,5 +1,4 @@
 import Foundation
-import PushLanes
 
 extension AccessTokenCache {
     /// A cache whose grants are real: each posts `account`'s JWT-bearer assertion to its `token_uri` over libcurl
@@ -23,22 +22,6 @@ extension AccessTokenCache {
         account: FCMServiceAccount, issuedAt: Date, caFile: String? = nil, proxy: SenderProxy? = nil, timeoutMs: Int = 10_000
     ) async throws -> Grant {
         let body = Array(try account.grantRequestBody(issuedAt: issuedAt).utf8)
-        let url = account.tokenURI
-        let result = await BlockingLane.shared.perform { () -> Result<BlockingResponse, TransportError> in
-            do throws(TransportError) {
-                let request = try BlockingRequest(
-                    method: "POST", url: url,
-                    headers: ["Content-Type: application/x-www-form-urlencoded", "Accept: application/json", "Expect:"],
-                    body: body, timeoutMs: timeoutMs, connectTimeoutMs: min(timeoutMs, 10_000), caFile: caFile, identity: nil,
-                    connectTo: nil, route: ProxyRoute(url: url, configured: proxy, environment: .process),
-                    requireHTTP2: false)
-                return .success(try request.perform())
-            } catch {
-                return .failure(error)
-            }
-        }
-        guard let result else { throw TransportError(code: -1, message: "too many blocking calls are waiting in this process") }
-        let response = try result.get()
-        return try Grant(status: response.status, body: response.body, tokenURI: url)
+        return try await postGrant(url: account.tokenURI, body: body, caFile: caFile, proxy: proxy, timeoutMs: timeoutMs)
     }
 }
