@@ -18,7 +18,8 @@ public enum AudienceGrammar {
     static let locale = "(?:[A-Za-z]{2,3}|[A-Za-z]{5,8})(?:[-_][A-Za-z0-9]{1,8}){0,3}"
     static let channel = "[A-Za-z0-9._:-]{1,64}"
     static let environment = "(?:development|production)"
-    static let service = "(?:apns|webpush|fcm)"
+    /// Every ``PushService``, from the one list.
+    static let service = "(?:" + PushService.allCases.map(\.rawValue).joined(separator: "|") + ")"
     static let comparison = "(?:<=|>=|<|>)"
 
     static func quotedOrBare(_ p: String) -> String { "(?:\(p)|\"\(p)\")" }

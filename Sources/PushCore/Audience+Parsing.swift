@@ -187,7 +187,7 @@ extension AudienceClause {
             return .string(text)
         case .service:
             guard PushService(rawValue: text) != nil else {
-                throw ClauseProblem("service is apns, webpush or fcm, not '\(text.prefix(64))'")
+                throw ClauseProblem("service is \(PushService.allCases.map(\.rawValue).joined(separator: ", ")), not '\(text.prefix(64))'")
             }
             return .string(text)
         case .channel:

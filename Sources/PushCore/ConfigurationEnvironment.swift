@@ -71,6 +71,7 @@ public struct ConfigurationEnvironment: Sendable, Equatable {
         AppKey(name: "APNS_PASSWORD_FILE", place: .apnsAuth("passwordFile"), replaces: ["passwordEnv"]),
         AppKey(name: "WEBPUSH_VAPID_KEY", place: .app(["webpush", "vapidKey"], requires: "webpush")),
         AppKey(name: "FCM_SERVICE_ACCOUNT", place: .app(["fcm", "serviceAccount"], requires: "fcm")),
+        AppKey(name: "HMS_CLIENT_SECRET_FILE", place: .app(["hms", "clientSecretFile"], requires: "hms")),
         AppKey(name: "WEBHOOK_SECRET_FILE", place: .app(["webhook", "secretFile"], requires: "webhook"), replaces: ["secretEnv"]),
         AppKey(name: "USER_SECRET_FILE", place: .app(["userSecretFile"], requires: nil), replaces: ["userSecretEnv"]),
         AppKey(name: "PROXY_CREDENTIALS_FILE", place: .app(["proxyCredentialsFile"], requires: nil), replaces: ["proxyCredentialsEnv"]),
@@ -84,6 +85,7 @@ public struct ConfigurationEnvironment: Sendable, Equatable {
         "APNS_PASSWORD": "APNS_PASSWORD_FILE",
         "WEBHOOK_SECRET": "WEBHOOK_SECRET_FILE",
         "USER_SECRET": "USER_SECRET_FILE",
+        "HMS_CLIENT_SECRET": "HMS_CLIENT_SECRET_FILE",
     ]
 
     /// One override, as applied: the variable and the configuration key it set (for `pushctl doctor`'s report).

@@ -10,21 +10,22 @@ public struct DeliveryTarget: Sendable, Equatable {
     public var service: PushService
     /// Its subscription, for a Web Push device (nil otherwise).
     public var webPush: WebPushSubscription?
-    /// Its FCM registration token, for an Android (FCM) device (nil otherwise): the key is its digest
-    /// (`DeviceKey.fcm(token:)`), the token itself what FCM's `message.token` names.
-    public var fcmToken: String?
+    /// The token a token-addressed service sends to (nil otherwise): an FCM device's registration token (what FCM's
+    /// `message.token` names), an HMS device's push token (Push Kit's `message.token[]`). The key is its digest
+    /// (`DeviceKey.fcm(token:)`, `DeviceKey.hms(token:)`).
+    public var registrationToken: String?
 
     /// Creates a target.
     public init(
         token: DeviceToken, environment: APNsEnvironment?, locale: String? = nil, service: PushService = .apns,
-        webPush: WebPushSubscription? = nil, fcmToken: String? = nil
+        webPush: WebPushSubscription? = nil, registrationToken: String? = nil
     ) {
         self.token = token
         self.environment = environment
         self.locale = locale
         self.service = service
         self.webPush = webPush
-        self.fcmToken = fcmToken
+        self.registrationToken = registrationToken
     }
 }
 

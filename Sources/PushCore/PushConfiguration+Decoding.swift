@@ -210,6 +210,9 @@ extension PushConfiguration {
         let fcm = try f.take("fcm").map { (value) throws(ConfigurationError) in
             try decodeFCM(value, at: "\(at).fcm", base: base)
         }
+        let hms = try f.take("hms").map { (value) throws(ConfigurationError) in
+            try decodeHMS(value, at: "\(at).hms", base: base)
+        }
         var defaultTimeZone: String?
         if let zone = try f.string("defaultTimeZone") {
             guard let canonical = zones.canonical(zone) else {
@@ -218,12 +221,12 @@ extension PushConfiguration {
             defaultTimeZone = canonical
         }
         try f.finish()
-        if apns == nil && webPush == nil && fcm == nil {
+        if apns == nil && webPush == nil && fcm == nil && hms == nil {
             throw ConfigurationError(
-                "\(at) needs at least one service: \(at).apns (iOS, macOS), \(at).webpush (browsers) or \(at).fcm (Android)")
+                "\(at) needs at least one service: \(at).apns (iOS, macOS), \(at).webpush (browsers), \(at).fcm (Android) or \(at).hms (Huawei)")
         }
         var app = AppSettings(
-            apns: apns, webPush: webPush, fcm: fcm, registrationKeys: registrationKeys, sendKeys: sendKeys,
+            apns: apns, webPush: webPush, fcm: fcm, hms: hms, registrationKeys: registrationKeys, sendKeys: sendKeys,
             window: window, connections: connections, outageLimitSeconds: outageLimit, webhook: webhook)
         app.apnsKeysAreFlat = apnsKeysAreFlat
         app.proxy = proxy
@@ -277,6 +280,41 @@ extension PushConfiguration {
         let caFile = try f.string("caFile").map { resolve($0, against: base) }
         try f.finish()
         return FCMSettings(serviceAccount: resolve(account, against: base), endpoint: endpoint, caFile: caFile)
+    }
+
+    /// `apps.ID.hms`: `{"clientId", "clientSecretFile", "endpoint"?, "caFile"?, "category"?, "defaultTitle"?,
+    /// "badgeClass"?}`. The secret's contents are read by the sender; its mode by ``secretFiles``. A secret given by value
+    /// is refused: it would sit in the configuration file.
+    private static func decodeHMS(_ value: JSONValue, at: String, base: String) throws(ConfigurationError) -> HMSSettings {
+        var f = try Fields(value, at: at)
+        guard let clientId = try f.string("clientId"), HMSSettings.isClientId(clientId) else {
+            throw ConfigurationError("\(at).clientId is required: the OAuth 2.0 client ID of the app (digits, AppGallery Connect's project settings)")
+        }
+        if try f.has("clientSecret") {
+            throw ConfigurationError("\(at).clientSecret is not allowed: put the secret in a file and name it in clientSecretFile")
+        }
+        guard let secret = try f.string("clientSecretFile"), !secret.isEmpty else {
+            throw ConfigurationError("\(at).clientSecretFile is required (a file holding the app's OAuth 2.0 client secret)")
+        }
+        var endpoint = ServiceEndpoint.production
+        if let text = try f.string("endpoint") {
+            do { endpoint = try ServiceEndpoint(parsing: text) } catch { throw ConfigurationError("\(at).\(error.message)") }
+        }
+        let caFile = try f.string("caFile").map { resolve($0, against: base) }
+        func text(_ key: String) throws(ConfigurationError) -> String? {
+            guard let value = try f.string(key) else { return nil }
+            guard !value.isEmpty, value.utf8.count <= 256 else {
+                throw ConfigurationError("\(at).\(key) must be a non-empty string of at most 256 bytes")
+            }
+            return value
+        }
+        let category = try text("category")
+        let defaultTitle = try text("defaultTitle")
+        let badgeClass = try text("badgeClass")
+        try f.finish()
+        return HMSSettings(
+            clientId: clientId, clientSecretFile: resolve(secret, against: base), endpoint: endpoint, caFile: caFile,
+            category: category, defaultTitle: defaultTitle, badgeClass: badgeClass)
     }
 
     /// `apps.ID.webpush`: `{"vapidKey", "subject", "allowedHosts"?, "caFile"?, "declarative"?}`.

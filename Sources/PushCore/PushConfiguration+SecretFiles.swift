@@ -28,6 +28,7 @@ extension PushConfiguration {
             }
             if let webPush = app.webPush { files.append(SecretFile(key: "\(at).webpush.vapidKey", path: webPush.vapidKey)) }
             if let fcm = app.fcm { files.append(SecretFile(key: "\(at).fcm.serviceAccount", path: fcm.serviceAccount)) }
+            if let hms = app.hms { files.append(SecretFile(key: "\(at).hms.clientSecretFile", path: hms.clientSecretFile)) }
         }
         return files
     }

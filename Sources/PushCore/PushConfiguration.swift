@@ -210,6 +210,8 @@ public struct AppSettings: Sendable, Equatable {
     public var webPush: WebPushSettings?
     /// Android through FCM HTTP v1 for this app (`apps.ID.fcm`), or nil: its Android devices cannot register.
     public var fcm: FCMSettings?
+    /// Huawei Push Kit for HMS Core devices (`apps.ID.hms`), or nil: its HMS devices cannot register.
+    public var hms: HMSSettings?
 
     /// The zone local-time sends use for devices without one.
     public var effectiveDefaultTimeZone: String { defaultTimeZone ?? "UTC" }
@@ -224,6 +226,7 @@ public struct AppSettings: Sendable, Equatable {
         if apns != nil { out.append(.apns) }
         if webPush != nil { out.append(.webpush) }
         if fcm != nil { out.append(.fcm) }
+        if hms != nil { out.append(.hms) }
         return out
     }
 
@@ -236,13 +239,14 @@ public struct AppSettings: Sendable, Equatable {
 
     /// Creates app settings with the services given (at least one, for a configuration that loads).
     public init(
-        apns: APNsSettings? = nil, webPush: WebPushSettings? = nil, fcm: FCMSettings? = nil,
+        apns: APNsSettings? = nil, webPush: WebPushSettings? = nil, fcm: FCMSettings? = nil, hms: HMSSettings? = nil,
         registrationKeys: [String] = [], sendKeys: [String] = [], window: Int? = nil,
         connections: Int? = nil, outageLimitSeconds: Int? = nil, webhook: WebhookSettings? = nil
     ) {
         self.apns = apns
         self.webPush = webPush
         self.fcm = fcm
+        self.hms = hms
         self.webhook = webhook
         self.window = window
         self.connections = connections
@@ -270,6 +274,7 @@ public struct AppSettings: Sendable, Equatable {
     public func sendsToSimulator(_ simulator: SimulatorSettings) -> Bool {
         if let apns, apns.endpoint != .simulator { return false }
         if let fcm, fcm.endpoint != .simulator { return false }
+        if let hms, hms.endpoint != .simulator { return false }
         if let webPush, !webPush.allowedHosts.contains(simulator.hostAndPort) { return false }
         return !services.isEmpty
     }

@@ -7,4 +7,7 @@ public enum PushService: String, Sendable, CaseIterable, Codable {
     case webpush
     /// Firebase Cloud Messaging HTTP v1 (Android), identified by its registration token (``FCMRegistrationToken``).
     case fcm
+    /// Huawei Push Kit for HMS Core (Android phones without Google Play services: Huawei's, Honor's before 2021),
+    /// identified by its push token (``HMSPushToken``), sent through `POST /v1/{clientId}/messages:send`.
+    case hms
 }

@@ -9,8 +9,8 @@ public struct SendItem: Sendable {
     public var environment: APNsEnvironment?
     /// The web device's subscription; nil for an APNs device.
     public var webPush: WebPushSubscription?
-    /// The FCM device's registration token; nil for other services.
-    public var fcmToken: String?
+    /// The FCM device's registration token or the HMS device's push token; nil for other services.
+    public var registrationToken: String?
     /// The push service the device belongs to: what ``ServiceRouter`` routes by. Given by the registry, not guessed
     /// from the subscription, so a web device whose stored subscription cannot be read goes to the Web Push sender
     /// (which refuses it) and never to APNs as a token.
@@ -29,13 +29,13 @@ public struct SendItem: Sendable {
 
     /// The item for `request` to the device `target`: its environment, service and service address (subscription
     /// or FCM token) as the registry gave them.
-    /// Set field by field: delegating to the other initializer and then setting `fcmToken` copied the whole item
+    /// Set field by field: delegating to the other initializer and then setting `registrationToken` copied the whole item
     /// twice per device of a broadcast (callgrind).
     public init(_ request: NotificationRequest, target: DeliveryTarget) {
         self.request = request
         environment = target.environment
         webPush = target.webPush
-        fcmToken = target.fcmToken
+        registrationToken = target.registrationToken
         service = target.service
     }
 }

@@ -42,6 +42,23 @@ public enum ServicePreview {
         }
     }
 
+    /// `{"payload", "bytes"}`: Push Kit's request body for an HMS device (its token ``previewHMSToken``), shaped by
+    /// the app's `hms` settings, or `{"skipped": reason}`.
+    public static func hms(_ apnsPayload: [UInt8], prepared: PreparedNotification, settings: HMSSettings, nowMs: Int64) -> JSONValue {
+        switch HMSPayload.map(
+            apnsPayload: apnsPayload, pushType: prepared.pushType, priority: prepared.priority, expiration: prepared.expiration,
+            collapseId: prepared.collapseId, token: previewHMSToken, settings: settings, nowMs: nowMs)
+        {
+        case .skip(let reason):
+            return .object([("skipped", .string(reason))])
+        case .send(let bytes):
+            return .object([("payload", (try? JSONValue(parsing: bytes)) ?? .null), ("bytes", .int(Int64(bytes.count)))])
+        }
+    }
+
+    /// The placeholder push token of an HMS preview.
+    public static let previewHMSToken = "<HMS push token>"
+
     /// One line of a text preview: `payload (N bytes)`, or `not sent: reason`.
     public static func line(_ preview: JSONValue) -> String {
         if let skipped = preview["skipped"]?.stringValue { return "not sent: \(skipped)" }

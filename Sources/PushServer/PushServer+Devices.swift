@@ -74,7 +74,7 @@ extension PushServer {
         }
         return JSONResponse.make(.ok, .object([
             ("token", .string(device.token.hex)),
-        ] + Self.serviceFields(device.service, device.webPush, fcmToken: device.fcmToken) + [
+        ] + Self.serviceFields(device.service, device.webPush, registrationToken: device.registrationToken) + [
             ("channels", .array(device.channels.map { .string($0) })),
             ("environment", .string(device.environment.rawValue)),
             ("registeredAt", .string(Timestamp.rfc3339(ms: device.createdMs, milliseconds: true))),
@@ -99,6 +99,11 @@ extension PushServer {
                            "Content-Type \(other) is not supported; use application/json or application/x-www-form-urlencoded")
         }
         try checkUserProof(body.fields, app: app, key: kind)
+        // Push Kit's tokens are only ever sent with the app's own client credentials: a registration for an app
+        // without `apps.ID.hms` could never be delivered, so it is refused here, naming the field.
+        if body.fields.service == .hms, settings.hms == nil {
+            throw APIError.badRequest("service", "this app has no Huawei Push Kit configured (apps.\(app).hms)")
+        }
         let registration = body.fields.request(app: app, defaultEnvironment: settings.defaultEnvironment)
         // A new device without channels or installation fields is exactly what was just stored; anything else
         // (carried-over or normalised channels, an existing environment, installation fields) the batcher reads back
@@ -116,7 +121,8 @@ extension PushServer {
         let (outcome, device, installation) = (registered.outcome, registered.device, registered.installation)
         var fields: [(String, JSONValue)] = [
             ("token", .string(body.token.hex)),
-        ] + (body.fields.service == .apns ? [] : Self.serviceFields(body.fields.service, body.fields.subscription, fcmToken: body.fields.fcmToken?.value)) + [
+        ] + (body.fields.service == .apns ? [] : Self.serviceFields(
+            body.fields.service, body.fields.subscription, registrationToken: body.fields.fcmToken?.value ?? body.fields.hmsToken?.value)) + [
             ("channels", .array((device?.channels ?? body.channels ?? []).map { .string($0) })),
             ("environment", .string((device?.environment ?? registration.environment ?? .production).rawValue)),
         ]
@@ -128,10 +134,13 @@ extension PushServer {
     }
 
     /// A device's `service`; for a Web Push device its subscription's `endpoint`, for an FCM device its registration
-    /// token as `fcmToken` (its `token` is the key, as a web device's).
-    static func serviceFields(_ service: PushService, _ subscription: WebPushSubscription?, fcmToken: String?) -> [(String, JSONValue)] {
-        [("service", .string(service.rawValue))] + (subscription.map { [("endpoint", .string($0.endpoint.url))] } ?? [])
-            + (fcmToken.map { [("fcmToken", .string($0))] } ?? [])
+    /// token as `fcmToken`, for an HMS device its push token as `hmsToken` (its `token` is the key, as a web device's).
+    static func serviceFields(
+        _ service: PushService, _ subscription: WebPushSubscription?, registrationToken: String?
+    ) -> [(String, JSONValue)] {
+        let name = service == .hms ? "hmsToken" : "fcmToken"
+        return [("service", .string(service.rawValue))] + (subscription.map { [("endpoint", .string($0.endpoint.url))] } ?? [])
+            + (registrationToken.map { [(name, .string($0))] } ?? [])
     }
 
     /// A registration's HTTP status (201 new, 200 otherwise) and its `outcome` (and `replaced`) fields.

@@ -50,7 +50,7 @@ extension PushServer {
         let items: [JSONValue] = devices.map { device in
             .object([
                 ("token", .string(device.token.hex)),
-            ] + Self.serviceFields(device.service, device.webPush, fcmToken: device.fcmToken) + [
+            ] + Self.serviceFields(device.service, device.webPush, registrationToken: device.registrationToken) + [
                 ("channels", .array(device.channels.map { .string($0) })),
                 ("environment", .string(device.environment.rawValue)),
                 ("registeredAt", .string(Timestamp.rfc3339(ms: device.createdMs, milliseconds: true))),

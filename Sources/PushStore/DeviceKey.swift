@@ -3,7 +3,8 @@ import PushCore
 
 /// A device's key in the registry and everywhere the engine keys by it (shards by hex range, checkpoints, outcomes,
 /// the delivery and prune logs). An APNs device's key is its token. A Web Push device's key is the 32 bytes
-/// SHA-256("webpush:" + endpoint URL), an FCM device's SHA-256("fcm:" + registration token): uniform over the key
+/// SHA-256("webpush:" + endpoint URL), an FCM device's SHA-256("fcm:" + registration token), an
+/// HMS device's SHA-256("hms:" + push token): uniform over the key
 /// space like APNs tokens, so range shards stay even and every existing query works unchanged; the endpoint or
 /// registration token itself is stored beside it. The prefixes keep the services' key spaces apart.
 public enum DeviceKey {
@@ -31,4 +32,13 @@ public enum DeviceKey {
 
     /// The key of `token`'s device.
     public static func of(_ token: FCMRegistrationToken) -> DeviceToken { fcm(token: token.value) }
+
+    /// The key of the HMS device whose push token is `token` (exactly as the app gave it): SHA-256("hms:" + token).
+    public static func hms(token: String) -> DeviceToken {
+        let digest = SHA256.hash(data: Array(("hms:" + token).utf8))
+        return try! DeviceToken(bytes: Array(digest))
+    }
+
+    /// The key of `token`'s device.
+    public static func of(_ token: HMSPushToken) -> DeviceToken { hms(token: token.value) }
 }

@@ -21,7 +21,7 @@ public struct RegisteredDevice: Sendable, Equatable {
     /// Its subscription, for a Web Push device (its `token` is then ``DeviceKey/webPush(endpointURL:)``).
     public var webPush: WebPushSubscription?
     /// Its FCM registration token (an FCM device only).
-    public var fcmToken: String?
+    public var registrationToken: String?
 
     /// Creates a device record.
     public init(

@@ -21,9 +21,13 @@ public struct RegistrationFields: Sendable, Equatable {
     public var subscription: WebPushSubscription?
     /// The registration token, for an FCM device (`token` is then its key, `DeviceKey.fcm(token:)`).
     public var fcmToken: FCMRegistrationToken?
+    /// The push token, for an HMS device (`token` is then its key, `DeviceKey.hms(token:)`).
+    public var hmsToken: HMSPushToken?
 
     /// The push service the device belongs to.
-    public var service: PushService { subscription != nil ? .webpush : fcmToken != nil ? .fcm : .apns }
+    public var service: PushService {
+        subscription != nil ? .webpush : fcmToken != nil ? .fcm : hmsToken != nil ? .hms : .apns
+    }
 
     public init(
         token: DeviceToken, oldToken: DeviceToken? = nil, channels: [String]? = nil, environment: APNsEnvironment? = nil,
@@ -44,6 +48,7 @@ public struct RegistrationFields: Sendable, Equatable {
         request.installation = installation
         request.subscription = subscription
         request.fcmToken = fcmToken
+        request.hmsToken = hmsToken
         return request
     }
 
@@ -67,7 +72,7 @@ public struct RegistrationFields: Sendable, Equatable {
             switch key {
             case "service":
                 guard let s = value.stringValue, let named = PushService(rawValue: s) else {
-                    throw FieldError(field: "service", message: "'service' must be apns, webpush or fcm")
+                    throw FieldError(field: "service", message: "'service' must be apns, webpush, fcm or hms")
                 }
                 service = named
             case "subscription": subscription = value
@@ -146,6 +151,18 @@ public struct RegistrationFields: Sendable, Equatable {
                 token: DeviceKey.of(parsed).hex, oldToken: old.map { DeviceKey.of($0).hex }, channels: channels,
                 environment: environment, installation: installation, userAuth: userAuth)
             fields.fcmToken = parsed
+            return fields
+        }
+        if service == .hms, subscription == nil, oldEndpoint == nil {
+            guard let token else {
+                throw FieldError(field: "token", message: "'token' (the HMS push token) is required with service hms")
+            }
+            let parsed = try HMSPushToken(parsing: token, field: "token")
+            let old = try oldToken.map { (text) throws(FieldError) in try HMSPushToken(parsing: text, field: "oldToken") }
+            var fields = try make(
+                token: DeviceKey.of(parsed).hex, oldToken: old.map { DeviceKey.of($0).hex }, channels: channels,
+                environment: environment, installation: installation, userAuth: userAuth)
+            fields.hmsToken = parsed
             return fields
         }
         guard subscription == nil, oldEndpoint == nil else {

@@ -22,13 +22,18 @@ public struct RegistrationRequest: Sendable, Equatable {
     /// The registration token, for an FCM device (nil: not one). `token` is then its key (`DeviceKey.fcm(token:)`)
     /// and `oldToken` the key of the old registration token.
     public var fcmToken: FCMRegistrationToken?
+    /// The push token, for an HMS device (nil: not one). `token` is then its key (`DeviceKey.hms(token:)`) and
+    /// `oldToken` the key of the old push token.
+    public var hmsToken: HMSPushToken?
 
     /// The push service the device belongs to.
-    public var service: PushService { subscription != nil ? .webpush : fcmToken != nil ? .fcm : .apns }
+    public var service: PushService {
+        subscription != nil ? .webpush : fcmToken != nil ? .fcm : hmsToken != nil ? .hms : .apns
+    }
 
     /// What the `subscription` column holds (``StoredSubscription``): a Web Push subscription's JSON, an FCM
-    /// registration token verbatim, nil for APNs.
-    var storedSubscription: String? { StoredSubscription.encode(subscription) ?? fcmToken?.value }
+    /// registration token or HMS push token verbatim, nil for APNs.
+    var storedSubscription: String? { StoredSubscription.encode(subscription) ?? fcmToken?.value ?? hmsToken?.value }
 
     /// Creates a request.
     public init(
@@ -64,6 +69,18 @@ public struct RegistrationRequest: Sendable, Equatable {
             app: app, token: DeviceKey.of(fcmToken), oldToken: oldToken.map(DeviceKey.of), channels: channels,
             environment: environment)
         self.fcmToken = fcmToken
+    }
+
+    /// Registers an HMS Core app's push token; `oldToken` (the previous push token, verbatim) names the device it
+    /// replaces.
+    public init(
+        app: String, hmsToken: HMSPushToken, oldToken: HMSPushToken? = nil, channels: [String]? = nil,
+        environment: APNsEnvironment? = nil
+    ) {
+        self.init(
+            app: app, token: DeviceKey.of(hmsToken), oldToken: oldToken.map(DeviceKey.of), channels: channels,
+            environment: environment)
+        self.hmsToken = hmsToken
     }
 
     /// Refuses to register a device under a key held by a device of another service: a device belongs to one

@@ -50,19 +50,27 @@ extension RegistryStore {
 }
 
 extension RegistryStore {
-    /// Imports Android apps' FCM registration tokens, one per line verbatim (`tokens import --service fcm`; blank
-    /// lines and `#` comments skipped), each judged by ``FCMRegistrationToken`` as the API judges it, and registered
-    /// as the API registers it (key `DeviceKey.fcm(token:)`, the token stored verbatim) with `environment` and
-    /// `channels` (nil: kept). Batched as every import: a batch with an invalid line writes nothing, and every
-    /// invalid line is reported with its number.
-    public func importFCMTokens(
-        app: String, lines: some Sequence<String>, environment: APNsEnvironment, channels: [String]? = nil,
-        batchSize: Int = 10_000
+    /// Imports the tokens of a token-addressed service, one per line verbatim (`tokens import --service fcm` or
+    /// `--service hms`; blank lines and `#` comments skipped): FCM registration tokens judged by
+    /// ``FCMRegistrationToken``, HMS push tokens by ``HMSPushToken``, as the API judges them, and registered as the API
+    /// registers them (key `DeviceKey.fcm(token:)` / `DeviceKey.hms(token:)`, the token stored verbatim) with
+    /// `environment` and `channels` (nil: kept). Batched as every import: a batch with an invalid line writes nothing,
+    /// and every invalid line is reported with its number. `service` must be `.fcm` or `.hms`.
+    public func importRegistrationTokens(
+        app: String, service: PushService, lines: some Sequence<String>, environment: APNsEnvironment,
+        channels: [String]? = nil, batchSize: Int = 10_000
     ) throws(StoreError) -> ImportReport {
+        guard service == .fcm || service == .hms else {
+            throw StoreError(.invalidInput, "\(service.rawValue) devices are not imported as bare tokens")
+        }
         let channels = try channels.map { (c) throws(StoreError) in try Channels.normalize(c) }
         var batches = ImportBatches<RegistrationRequest>(size: batchSize)
         return try batches.importLines(lines) { (text) throws(ImportLineError) in
             do throws(FieldError) {
+                if service == .hms {
+                    let token = try HMSPushToken(parsing: String(text))
+                    return RegistrationRequest(app: app, hmsToken: token, channels: channels, environment: environment)
+                }
                 let token = try FCMRegistrationToken(parsing: String(text))
                 return RegistrationRequest(app: app, fcmToken: token, channels: channels, environment: environment)
             } catch {

@@ -13,13 +13,13 @@ enum StoredSubscription {
     /// registration path rule both out, and the sender answers a Web Push target without one as a permanent failure.
     static func decode(
         service: String?, subscription: String?
-    ) -> (service: PushService, webPush: WebPushSubscription?, fcmToken: String?) {
+    ) -> (service: PushService, webPush: WebPushSubscription?, registrationToken: String?) {
         let service = service.flatMap(PushService.init(rawValue:)) ?? .apns
         guard let subscription else { return (service, nil, nil) }
         switch service {
         case .apns: return (service, nil, nil)
         case .webpush: return (service, parse(subscription), nil)
-        case .fcm: return (service, nil, subscription)
+        case .fcm, .hms: return (service, nil, subscription)
         }
     }
 
@@ -49,16 +49,16 @@ enum StoredSubscription {
 extension DeliveryTarget {
     /// A target from a device row's columns, on either backend (a NULL environment: no registered device).
     init(storedToken: String, environment: String?, locale: String? = nil, service: String?, subscription: String?) {
-        let (service, webPush, fcmToken) = StoredSubscription.decode(service: service, subscription: subscription)
+        let (service, webPush, registrationToken) = StoredSubscription.decode(service: service, subscription: subscription)
         self.init(
             token: DeviceToken(trustedCanonicalHex: storedToken), environment: environment.flatMap(APNsEnvironment.init(rawValue:)),
-            locale: locale, service: service, webPush: webPush, fcmToken: fcmToken)
+            locale: locale, service: service, webPush: webPush, registrationToken: registrationToken)
     }
 }
 
 extension RegisteredDevice {
     /// Sets the service and subscription from a device row's columns.
     mutating func setService(_ service: String?, subscription: String?) {
-        (self.service, webPush, fcmToken) = StoredSubscription.decode(service: service, subscription: subscription)
+        (self.service, webPush, registrationToken) = StoredSubscription.decode(service: service, subscription: subscription)
     }
 }

@@ -20,7 +20,8 @@ extension TokensCommand {
                 {"endpoint", "expirationTime", "keys"}, …installation fields…}, judged as the API judges it (the app \
                 needs apps.ID.webpush). With --service fcm each line is an Android app's FCM registration token, \
                 verbatim (32-4096 characters of A-Z a-z 0-9 - _ :), or with --format jsonl a registration object \
-                {"token", …installation fields…}; the app needs no FCM configuration to keep them.
+                {"token", …installation fields…}; the app needs no FCM configuration to keep them. With --service hms each \
+                line is an HMS Core app's push token (32-1024 characters of A-Z a-z 0-9 - _ . : + / =), the same way.
                 """)
         @OptionGroup var options: TokensOptions
         @Argument(help: "A file with one token per line, or - for standard input.") var file: String
@@ -30,7 +31,7 @@ extension TokensCommand {
         @Option(name: .long, help: "Tokens per transaction.") var batchSize = 50_000
         @Option(name: .long, help: "lines (one token per line) or jsonl (one registration object per line); default lines, jsonl with --service webpush.")
         var format: String?
-        @Option(name: .long, help: "apns (tokens), webpush (browser subscriptions as JSON lines) or fcm (FCM registration tokens); every line's service. Default apns, or with --format jsonl each line's own.")
+        @Option(name: .long, help: "apns (tokens), webpush (browser subscriptions as JSON lines) fcm (FCM registration tokens) or hms (HMS push tokens); every line's service. Default apns, or with --format jsonl each line's own.")
         var service: String?
 
         func run() throws {
@@ -47,7 +48,7 @@ extension TokensCommand {
                 handle = opened
             }
             let given = try service.map { (name) throws(CLIError) -> PushService in
-                guard let service = PushService(rawValue: name) else { throw CLIError.usage("--service must be apns, webpush or fcm") }
+                guard let service = PushService(rawValue: name) else { throw CLIError.usage("--service must be apns, webpush, fcm or hms") }
                 return service
             }
             let pushService = given ?? .apns
@@ -68,9 +69,9 @@ extension TokensCommand {
                         app: options.app, lines: LineReader(handle), defaultEnvironment: environment, batchSize: min(batchSize, 10_000),
                         webPush: webPush, service: given)
                 }
-                if pushService == .fcm {
-                    return try registry.importFCMTokens(
-                        app: options.app, lines: LineReader(handle), environment: environment,
+                if pushService == .fcm || pushService == .hms {
+                    return try registry.importRegistrationTokens(
+                        app: options.app, service: pushService, lines: LineReader(handle), environment: environment,
                         channels: channel.isEmpty ? nil : channel, batchSize: min(batchSize, 10_000))
                 }
                 return try registry.importTokens(

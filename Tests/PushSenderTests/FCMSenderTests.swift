@@ -47,7 +47,7 @@ struct FCMSenderTests {
             token: testToken(index), topic: "com.example.app", pushType: .alert, priority: .immediate, notificationId: NotificationID.random(),
             payload: Array(payload.utf8))
         var item = SendItem(request, service: .fcm)
-        item.fcmToken = fcmToken
+        item.registrationToken = fcmToken
         return item
     }
 
@@ -148,7 +148,7 @@ struct FCMSenderTests {
         await sender.shutdown()
         await rig.stop()
         #expect(first.kind == .unsent && first.stop?.kind == .credentials)
-        #expect(first.stop?.message.contains("refused the service account's grant") == true, "\(first.stop?.message ?? "")")
+        #expect(first.stop?.message.contains("refused the grant") == true, "\(first.stop?.message ?? "")")
         #expect(first.stop?.message.contains("invalid_grant") == true)
         #expect(second.kind == .unsent && sender.summary.stops.count == 1)
         #expect(rig.harness.simulator.receivedFCMMessages.isEmpty)

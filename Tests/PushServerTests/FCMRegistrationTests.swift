@@ -39,7 +39,7 @@ import Testing
         #expect(created.json?["service"]?.stringValue == "fcm" && created.json?["fcmToken"]?.stringValue == first)
         #expect(created.json?["endpoint"] == nil && created.json?["outcome"]?.stringValue == "created")
         let stored = try #require(try await device(s, key))
-        #expect(stored.service == .fcm && stored.fcmToken == first && stored.channels == ["news"])
+        #expect(stored.service == .fcm && stored.registrationToken == first && stored.channels == ["news"])
         let again = try await post(s, Self.body(token: first))
         #expect(again.status == 200 && again.json?["outcome"]?.stringValue == "updated" && again.json?["channels"] == .array([.string("news")]))
 
@@ -59,14 +59,14 @@ import Testing
         #expect(try await device(s, key) == nil)
         let newKey = DeviceKey.fcm(token: second)
         let new = try #require(try await device(s, newKey))
-        #expect(new.channels == ["news"] && new.fcmToken == second)
+        #expect(new.channels == ["news"] && new.registrationToken == second)
         #expect(try await s.store.run { try $0.installation(app: "example", token: newKey) }?.locale == "de-DE")
         #expect(try await count(s) == 1)
 
         // What the simulator mints as an FCM registration token registers (its referee and our rule agree).
         let minted = PushSimulator.mintFCMToken()
         #expect(try await post(s, Self.body(token: minted)).status == 201)
-        #expect(try await device(s, DeviceKey.fcm(token: minted))?.fcmToken == minted)
+        #expect(try await device(s, DeviceKey.fcm(token: minted))?.registrationToken == minted)
     }
 
     /// The exact answers docs/http-api.md shows for its FCM example (readme.sh runs it against `make run`).

@@ -36,32 +36,32 @@ import TestSupport
         #expect(try registry.registerBatch([request]).first?.get() == .created)
         let key = DeviceKey.of(first)
         let device = try #require(try registry.device(app: "a", token: key))
-        #expect(device.service == .fcm && device.fcmToken == first.value && device.webPush == nil && device.channels == ["news"])
+        #expect(device.service == .fcm && device.registrationToken == first.value && device.webPush == nil && device.channels == ["news"])
         // The environment follows web devices': the request's, else production (FCM has none of its own).
         #expect(device.environment == .production)
-        #expect(try registry.device(app: "a", token: apns)?.fcmToken == nil)
+        #expect(try registry.device(app: "a", token: apns)?.registrationToken == nil)
         clock.advance(10)
         // Registering the same token again (as the app does at every launch, without channels) refreshes it.
         #expect(try registry.registerBatch([RegistrationRequest(app: "a", fcmToken: first)]).first?.get() == .updated)
         let refreshed = try #require(try registry.device(app: "a", token: key))
-        #expect(refreshed.lastRegisteredMs == clock.now && refreshed.channels == ["news"] && refreshed.fcmToken == first.value)
+        #expect(refreshed.lastRegisteredMs == clock.now && refreshed.channels == ["news"] && refreshed.registrationToken == first.value)
 
         // Every read the engine sends from carries the service and the token.
         let targets = try registry.targetPage(app: "a", channel: nil, environment: nil, after: "", through: BroadcastShard.keySpaceEnd, limit: 10)
         #expect(Set(targets.map { "\($0.token.hex) \($0.service)" }) == ["\(apns.hex) apns", "\(key.hex) fcm"])
-        #expect(targets.first { $0.token == key }?.fcmToken == first.value)
+        #expect(targets.first { $0.token == key }?.registrationToken == first.value)
         #expect(try registry.targetPage(app: "a", channel: "news", environment: nil, after: "", through: BroadcastShard.keySpaceEnd, limit: 10)
-            .map(\.fcmToken) == [first.value])
+            .map(\.registrationToken) == [first.value])
         try registry.createBroadcast(
             BroadcastRecord(id: "x", app: "a", payload: Array("{}".utf8), pushType: .alert, priority: .immediate), tokens: [key, apns])
         let explicit = try registry.explicitTargets(id: "x", after: "", through: BroadcastShard.keySpaceEnd, limit: 10)
-        #expect(explicit.first { $0.token == key }.map { ($0.service, $0.fcmToken, $0.locale) } ?? (.apns, nil, nil) == (.fcm, first.value, "de-DE"))
+        #expect(explicit.first { $0.token == key }.map { ($0.service, $0.registrationToken, $0.locale) } ?? (.apns, nil, nil) == (.fcm, first.value, "de-DE"))
 
         // Replacement names the previous registration token: channels and installation fields carry over.
         #expect(try registry.registerBatch([RegistrationRequest(app: "a", fcmToken: second, oldToken: first)]).first?.get() == .replaced(key))
         #expect(try registry.device(app: "a", token: key) == nil)
         let replaced = try #require(try registry.device(app: "a", token: DeviceKey.of(second)))
-        #expect(replaced.service == .fcm && replaced.fcmToken == second.value && replaced.channels == ["news"])
+        #expect(replaced.service == .fcm && replaced.registrationToken == second.value && replaced.channels == ["news"])
         #expect(try registry.installation(app: "a", token: DeviceKey.of(second))?.locale == "de-DE")
         #expect(try registry.count(app: "a", channel: nil, environment: nil) == 2)
         // A replacement whose old token is unknown just registers the new one.
@@ -89,7 +89,7 @@ import TestSupport
         // The import's upsert leaves it alone too.
         try registry.writeImportBatch(app: "a", tokens: [key], environment: .development, channels: nil)
         let device = try #require(try registry.device(app: "a", token: key))
-        #expect(device.service == .fcm && device.fcmToken == token.value && device.environment == .production)
+        #expect(device.service == .fcm && device.registrationToken == token.value && device.environment == .production)
         #expect(try registry.device(app: "a", token: apns)?.service == .apns)
         #expect(try registry.device(app: "a", token: DeviceKey.of(try Self.token(6))) == nil)
         #expect(try registry.count(app: "a", channel: nil, environment: nil) == 3)

@@ -44,6 +44,36 @@ import Testing
         #expect(try SQLiteRegistry(path: path).schemaVersion() == SQLiteSchema.currentVersion)
     }
 
+    /// Migration 19 edits the schema text in place: a database migrated to 18 (the service CHECK on devices, the
+    /// delivery log and the webhook outbox) takes an HMS device after it, keeps its rows, and stays intact.
+    @Test func versionNineteenDropsTheServiceChecksInPlace() throws {
+        let path = makeTempDirectory() + "/v18.sqlite"
+        do {
+            let db = try Connection(path: path, busyTimeoutMs: 1000, synchronous: "FULL")
+            try db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+            for sql in SQLiteSchema.migrations[..<SQLiteSchema.serviceCheckMigration].joined() { try db.execute(sql) }
+            try db.execute("INSERT INTO schema_version VALUES (18)")
+            try db.execute("""
+                INSERT INTO devices (id, app, token, environment, channels, created_ms, last_registered_ms, service, subscription)
+                    VALUES (1, 'a', 'aa', 'production', '', 1, 1, 'fcm', 'tok')
+                """)
+            // The CHECK is there before: an hms row is refused.
+            #expect(throws: StoreError.self) {
+                try db.execute("""
+                    INSERT INTO devices (id, app, token, environment, channels, created_ms, last_registered_ms, service)
+                        VALUES (2, 'a', 'bb', 'production', '', 1, 1, 'hms')
+                    """)
+            }
+        }
+        let registry = try SQLiteRegistry(path: path)
+        #expect(try registry.schemaVersion() == SQLiteSchema.currentVersion)
+        let token = try HMSPushToken(parsing: String(repeating: "IQAAAACy0ht", count: 4))
+        #expect(try registry.registerBatch([RegistrationRequest(app: "a", hmsToken: token)]).first?.get() == .created)
+        #expect(try registry.device(app: "a", token: DeviceKey.of(token))?.service == .hms)
+        #expect(try registry.count(app: "a", channel: nil) == 2)
+        #expect(try registry.integrityCheck() == "ok")
+    }
+
     @Test func versionFiveMakesOutcomesThatWereNeverDeliveredRetryable() throws {
         let path = makeTempDirectory() + "/v4.sqlite"
         do {

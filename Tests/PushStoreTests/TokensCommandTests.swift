@@ -85,7 +85,7 @@ import TestSupport
         #expect(imported.status == 0 && imported.stdout == "imported 2 tokens in 1 batches\n", "\(imported.stderr)")
         let devices = try blocking { try SQLiteRegistry(path: database).list(app: "example") }
         #expect(Set(devices.map(\.token)) == [DeviceKey.fcm(token: token(1)), DeviceKey.fcm(token: token(2))])
-        #expect(Set(devices.compactMap(\.fcmToken)) == [token(1), token(2)])
+        #expect(Set(devices.compactMap(\.registrationToken)) == [token(1), token(2)])
         #expect(devices.allSatisfy { $0.service == .fcm && $0.channels == ["news"] })
         // Bad lines (too short, another alphabet): each named with its number, exit 2, and their batch writes nothing.
         let bad = try await run("import", "--app", "example", "--service", "fcm", "-",
@@ -104,7 +104,7 @@ import TestSupport
                                   stdin: #"{"service":"apns","token":"\#(token(6))"}"# + "\n")
         #expect(other.status == 2 && other.stderr.contains("line 1: service must be fcm"), "\(other.stderr)")
         let unknown = try await run("import", "--app", "example", "--service", "gcm", "-", stdin: token(7) + "\n")
-        #expect(unknown.status == 2 && unknown.stderr.contains("--service must be apns, webpush or fcm"), "\(unknown.stderr)")
+        #expect(unknown.status == 2 && unknown.stderr.contains("--service must be apns, webpush, fcm or hms"), "\(unknown.stderr)")
         #expect(try blocking { try SQLiteRegistry(path: database).count(app: "example", channel: nil, environment: nil) } == 3)
     }
 

@@ -109,7 +109,7 @@ public final class FCMSender: DeliverySender, Sendable {
         onPruneReleased: (@Sendable (DeviceToken) -> Void)?
     ) {
         let job = core.start(item, onResult: onResult, onPruneReleased: onPruneReleased)
-        guard let token = item.fcmToken else {
+        guard let token = item.registrationToken else {
             finish(job, status: 0, reason: "not an Android device: the item has no FCM registration token", kind: .rejected)
             return
         }

@@ -394,6 +394,13 @@ enum PostgresSchema {
             """,
             "ALTER TABLE prune_counters ALTER COLUMN service DROP DEFAULT",
         ],
+        // 16: no CHECK on the push service of devices, the delivery log and the webhook outbox (SQLite's 19), so
+        // Huawei Push Kit (`hms`) and every service after it needs no migration; the code's `PushService` is the one list.
+        [
+            "ALTER TABLE devices DROP CONSTRAINT IF EXISTS devices_service_check",
+            "ALTER TABLE delivery_log DROP CONSTRAINT IF EXISTS delivery_log_service_check",
+            "ALTER TABLE webhook_events DROP CONSTRAINT IF EXISTS webhook_events_service_check",
+        ],
     ]
 
     /// The migration (0-based index) after whose SQL ``rekeyWebPushDevices(_:)`` runs.

@@ -460,7 +460,42 @@ enum SQLiteSchema {
             "INSERT INTO prune_counters SELECT app, '', reason, action, count FROM prune_counters_17",
             "DROP TABLE prune_counters_17",
         ],
+        // 19: no CHECK on the push service of devices, the delivery log and the webhook outbox, so Huawei Push Kit
+        // (`hms`) and every service after it needs no table rebuild (the code's `PushService` is the one list; a row of
+        // a service this build does not know is never written by it). Written in Swift by ``dropServiceChecks(_:)``:
+        // SQLite cannot drop a constraint, and removing a CHECK changes nothing on disk, so the tables' schema text is
+        // edited in place — the procedure SQLite documents for it (sqlite.org/lang_altertable.html, "Making Other
+        // Kinds Of Table Schema Changes") — instead of rewriting every device row.
+        [],
     ]
+
+    /// The migration (0-based index) after whose SQL ``dropServiceChecks(_:)`` runs.
+    static let serviceCheckMigration = 18
+
+    /// The constraint migrations 15 and 16 put on each `service` column, exactly as SQLite keeps it in the schema.
+    static let serviceCheck = " CHECK (service IN ('apns', 'webpush', 'fcm'))"
+
+    /// Removes ``serviceCheck`` from the schema text of `devices`, `delivery_log` and `webhook_events` inside the
+    /// migration's transaction (writable_schema, the schema version bumped so every connection reloads it), and
+    /// refuses to go on if any of the three still has it.
+    static func dropServiceChecks(_ db: Connection) throws(StoreError) {
+        let tables = "('devices', 'delivery_log', 'webhook_events')"
+        let read = try db.statement("PRAGMA schema_version")
+        let version = try read.step() ? (read.optionalInt64(0) ?? 0) : 0
+        read.reset()
+        let quoted = String(serviceCheck.flatMap { $0 == "'" ? "''" : String($0) })
+        try db.execute("PRAGMA writable_schema = ON")
+        try db.execute("UPDATE sqlite_schema SET sql = replace(sql, '\(quoted)', '') WHERE type = 'table' AND name IN \(tables)")
+        try db.execute("PRAGMA schema_version = \(version + 1)")
+        try db.execute("PRAGMA writable_schema = OFF")
+        let check = try db.statement(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN \(tables) AND instr(sql, 'CHECK (service IN') > 0")
+        let left = try check.step() ? (check.optionalInt64(0) ?? 0) : 0
+        check.reset()
+        guard left == 0 else {
+            throw StoreError(.corrupt, "migration 19: \(left) tables still constrain their push service; the schema is not the one this build wrote")
+        }
+    }
 
     /// The migration (0-based index) after whose SQL ``rekeyWebPushDevices(_:)`` runs.
     static let rekeyingMigration = 16
@@ -483,6 +518,7 @@ enum SQLiteSchema {
             for index in Int(version)..<migrations.count {
                 for sql in migrations[index] { try db.execute(sql) }
                 if index == rekeyingMigration { try rekeyWebPushDevices(db) }
+                if index == serviceCheckMigration { try dropServiceChecks(db) }
             }
             try db.execute("DELETE FROM schema_version")
             let write = try db.statement("INSERT INTO schema_version (version) VALUES (?1)")
