@@ -53,6 +53,15 @@ extension ServiceRouter {
                 failures.append((.fcm, error))
             }
         }
+        var hms: HMSSender?
+        if let settings = app.hms {
+            do {
+                hms = try HMSSender.forApp(
+                    settings, in: configuration, settings: serviceSettings, breakerStates: breakerStates, logger: logger)
+            } catch {
+                failures.append((.hms, error))
+            }
+        }
         if failures.count == app.services.count, let first = failures.first { throw first.error }
         var unavailable: [PushService: String] = [:]
         for (service, error) in failures {
@@ -63,7 +72,7 @@ extension ServiceRouter {
         }
         // Always a router, even for one service: a device of a service the app lacks (left in the registry after its
         // section was removed) is then refused by name (NoService), never sent to another service as if its key fit.
-        return ServiceRouter(apns: apns, webPush: webPush, fcm: fcm, unavailable: unavailable)
+        return ServiceRouter(apns: apns, webPush: webPush, fcm: fcm, hms: hms, unavailable: unavailable)
     }
 
     /// ``forApp(_:in:apnsCredentials:settings:breakerStates:logger:)`` loading the APNs credentials (when the app has

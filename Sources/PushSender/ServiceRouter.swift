@@ -14,6 +14,8 @@ public final class ServiceRouter: DeliverySender, Sendable {
     public let webPush: WebPushSender?
     /// The FCM sender, if the app has FCM.
     public let fcm: FCMSender?
+    /// The Huawei Push Kit sender, if the app has HMS.
+    public let hms: HMSSender?
     /// The services the app has whose senders could not be made, with one line naming why.
     public let unavailable: [PushService: String]
     /// Counts of items finished here (no service for them, or their service's credentials unavailable), and of the
@@ -35,26 +37,33 @@ public final class ServiceRouter: DeliverySender, Sendable {
     /// stop interrupts the run as it always did (exit 3).
     private let isolatesCredentialStops: Bool
 
-    /// Routes to `apns`, `webPush` and `fcm`; `unavailable` names the app's services that have no sender and why.
-    public init(apns: APNsSender?, webPush: WebPushSender?, fcm: FCMSender? = nil, unavailable: [PushService: String] = [:]) {
+    /// Routes to `apns`, `webPush`, `fcm` and `hms`; `unavailable` names the app's services that have no sender and
+    /// why.
+    public init(
+        apns: APNsSender?, webPush: WebPushSender?, fcm: FCMSender? = nil, hms: HMSSender? = nil,
+        unavailable: [PushService: String] = [:]
+    ) {
         self.apns = apns
         self.webPush = webPush
         self.fcm = fcm
+        self.hms = hms
         self.unavailable = unavailable
-        isolatesCredentialStops = [apns != nil, webPush != nil, fcm != nil].filter { $0 }.count + unavailable.count > 1
+        isolatesCredentialStops = [apns != nil, webPush != nil, fcm != nil, hms != nil].filter { $0 }.count + unavailable.count > 1
     }
 
-    private var senders: [any DeliverySender] { [apns as (any DeliverySender)?, webPush, fcm].compactMap { $0 } }
+    private var senders: [any DeliverySender] { [apns as (any DeliverySender)?, webPush, fcm, hms].compactMap { $0 } }
 
     /// The APNs sender's settings when the app has APNs, else Web Push's, else FCM's (the engine sizes its window from
     /// it).
-    public var configuration: SenderConfiguration { apns?.configuration ?? webPush?.configuration ?? fcm?.configuration ?? .init() }
+    public var configuration: SenderConfiguration {
+        apns?.configuration ?? webPush?.configuration ?? fcm?.configuration ?? hms?.configuration ?? .init()
+    }
 
     /// The window of that configuration.
     public var inFlightLimit: Int { configuration.inFlightLimit }
 
     /// APNs' figures when the app has APNs, else Web Push's, else FCM's.
-    public var metrics: SenderMetrics { apns?.metrics ?? webPush?.metrics ?? fcm?.metrics ?? SenderMetrics() }
+    public var metrics: SenderMetrics { apns?.metrics ?? webPush?.metrics ?? fcm?.metrics ?? hms?.metrics ?? SenderMetrics() }
 
     public var summary: SendSummary {
         let (own, converted) = refused.withLock { ($0.summary, $0.convertedFromUnsent) }
@@ -86,6 +95,7 @@ public final class ServiceRouter: DeliverySender, Sendable {
         case .apns: apns
         case .webpush: webPush
         case .fcm: fcm
+        case .hms: hms
         }
         if let sender {
             guard isolatesCredentialStops else {

@@ -24,7 +24,7 @@ extension PushServer {
         let limit = try QueryLimit.parse(request, default: 100, maximum: 1000)
         let service = try request.uri.queryParameters.get("service").map { text throws(APIError) -> PushService in
             guard let service = PushService(rawValue: text) else {
-                throw APIError.badRequest("service", "service must be apns, webpush or fcm")
+                throw APIError.badRequest("service", "service must be apns, webpush, fcm or hms")
             }
             return service
         }
@@ -72,7 +72,7 @@ extension PushServer {
         case .apns: record["payload"] ?? .null
         case .webpush:
             record["plaintext"]?.stringValue.flatMap { try? JSONValue(parsing: Array($0.utf8)) } ?? record["plaintext"] ?? .null
-        case .fcm: record["message"] ?? .null
+        case .fcm, .hms: record["message"] ?? .null
         }
         return .object([
             ("sequence", .int(entry.sequence)), ("service", .string(entry.service.rawValue)), ("device", .string(device)),
@@ -81,23 +81,26 @@ extension PushServer {
         ])
     }
 
-    /// What ties the simulator's entries to `app`: its APNs topic, its VAPID public key, its FCM project.
+    /// What ties the simulator's entries to `app`: its APNs topic, its VAPID public key, its FCM project, its HMS
+    /// client ID.
     struct InboxKeys {
         var topic: String?
         var vapidKey: String?
         var project: String?
+        var hmsClientId: String?
 
         func matches(_ entry: InboxEntry) -> Bool {
             switch entry.service {
             case .apns: topic.map { entry.appKey == $0 || entry.appKey.hasPrefix($0 + ".") } ?? false
             case .webpush: vapidKey == entry.appKey
             case .fcm: project == entry.appKey
+            case .hms: hmsClientId == entry.appKey
             }
         }
     }
 
     private func inboxKeys(app: String, _ settings: AppSettings) async throws -> InboxKeys {
-        var keys = InboxKeys(topic: settings.apns?.topic)
+        var keys = InboxKeys(topic: settings.apns?.topic, hmsClientId: settings.hms?.clientId)
         if let web = settings.webPush { keys.vapidKey = try? await vapidPublicKey(app: app, web) }
         if let fcm = settings.fcm { keys.project = await fcmProject(fcm) }
         return keys

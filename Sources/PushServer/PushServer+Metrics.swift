@@ -100,7 +100,8 @@ extension PushServer {
     /// This server's senders (one per app, once it has sent), per push service: in flight, answer latency,
     /// connections, reconnects, and each endpoint's (APNs host, Web Push origin) reachability and, for APNs, its
     /// pruning breaker. APNs' figures keep their names (`pushprovider_apns_…`); Web Push's are the same figures
-    /// under `pushprovider_webpush_…`, its endpoints the push services' origins; FCM's under `pushprovider_fcm_…`, plus
+    /// under `pushprovider_webpush_…`, its endpoints the push services' origins; FCM's under `pushprovider_fcm_…` (Push
+    /// Kit's under `pushprovider_hms_…`, alike), plus
     /// the access tokens its sender asked for (`pushprovider_fcm_access_token_grants_total`) and how many of those requests
     /// failed (`pushprovider_fcm_access_token_grant_failures_total`).
     func senderMetrics() -> String {
@@ -110,17 +111,18 @@ extension PushServer {
                 if let apns = router.apns { perService.append(("apns", app, apns)) }
                 if let web = router.webPush { perService.append(("webpush", app, web)) }
                 if let fcm = router.fcm { perService.append(("fcm", app, fcm)) }
+                if let hms = router.hms { perService.append(("hms", app, hms)) }
             } else {
                 perService.append(("apns", app, sender))
             }
         }
         guard !perService.isEmpty else { return "" }
         var text = ""
-        for service in ["apns", "webpush", "fcm"] {
+        for service in ["apns", "webpush", "fcm", "hms"] {
             let senders = perService.filter { $0.service == service }
             guard !senders.isEmpty else { continue }
             let p = "pushprovider_\(service)"
-            let who = switch service { case "apns": "APNs"; case "fcm": "FCM"; default: "the push service" }
+            let who = switch service { case "apns": "APNs"; case "fcm": "FCM"; case "hms": "Push Kit"; default: "the push service" }
             var inFlight = "# HELP \(p)_in_flight Notifications handed to \(who) (or waiting to be) without a result yet\n# TYPE \(p)_in_flight gauge\n"
             var latency = "# HELP \(p)_response_seconds Time from handing a request to the connection to \(who)'s answer\n# TYPE \(p)_response_seconds histogram\n"
             var opened = "# HELP \(p)_connections_opened_total TCP connections opened to \(who)\n# TYPE \(p)_connections_opened_total counter\n"
@@ -142,9 +144,9 @@ extension PushServer {
                 latency += "\(p)_response_seconds_count{\(a)} \(h.count)\n"
                 opened += "\(p)_connections_opened_total{\(a)} \(m.connectionsOpened)\n"
                 reconnects += "\(p)_reconnects_total{\(a)} \(m.reconnects)\n"
-                if let fcm = sender as? FCMSender {
-                    grants += "\(p)_access_token_grants_total{\(a)} \(fcm.tokens.grantsRequested)\n"
-                    grantFailures += "\(p)_access_token_grant_failures_total{\(a)} \(fcm.tokens.grantsFailed)\n"
+                if let tokens = (sender as? FCMSender)?.tokens ?? (sender as? HMSSender)?.tokens {
+                    grants += "\(p)_access_token_grants_total{\(a)} \(tokens.grantsRequested)\n"
+                    grantFailures += "\(p)_access_token_grant_failures_total{\(a)} \(tokens.grantsFailed)\n"
                 }
                 for c in sender.endpointConditions {
                     let e = "\(a),endpoint=\"\(MetricLabels.escape(c.endpoint))\""
@@ -153,7 +155,7 @@ extension PushServer {
                 }
             }
             // The pruning breaker is APNs' (BadDeviceToken); Web Push prunes only on 404/410.
-            text += inFlight + latency + opened + reconnects + up + (service == "apns" ? breaker : "") + (service == "fcm" ? grants + grantFailures : "")
+            text += inFlight + latency + opened + reconnects + up + (service == "apns" ? breaker : "") + (service == "fcm" || service == "hms" ? grants + grantFailures : "")
         }
         return text
     }

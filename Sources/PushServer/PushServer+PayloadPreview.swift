@@ -36,6 +36,9 @@ extension PushServer {
             var fields: [(String, JSONValue)] = []
             if let declarative { fields.append(("webPush", ServicePreview.webPush(payload, prepared: prepared, declarative: declarative))) }
             if settings.fcm != nil { fields.append(("fcm", ServicePreview.fcm(payload, prepared: prepared, nowMs: nowMs))) }
+            if let hms = settings.hms {
+                fields.append(("hms", ServicePreview.hms(payload, prepared: prepared, settings: hms, nowMs: nowMs)))
+            }
             return fields
         }
         var fields: [(String, JSONValue)] = [

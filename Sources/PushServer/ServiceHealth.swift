@@ -29,7 +29,7 @@ public struct ServiceHealth: Sendable, Equatable {
             && lhs.facts.map(\.0) == rhs.facts.map(\.0) && lhs.facts.map(\.1) == rhs.facts.map(\.1)
     }
 
-    /// The app's Web Push and FCM health, loading each file as its sender would (blocking: call it off the
+    /// The app's Web Push, FCM and HMS health, loading each file as its sender would (blocking: call it off the
     /// cooperative pool).
     public static func loading(app id: String, _ settings: AppSettings) -> [ServiceHealth] {
         var health: [ServiceHealth] = []
@@ -50,6 +50,17 @@ public struct ServiceHealth: Sendable, Equatable {
                     facts: [("project", account.projectId), ("clientEmail", account.clientEmail), ("endpoint", fcm.endpoint.description)]))
             } catch {
                 health.append(ServiceHealth(service: .fcm, loaded: false, facts: [("endpoint", fcm.endpoint.description)], error: error.message))
+            }
+        }
+        if let hms = settings.hms {
+            let facts: [(String, String)] = [("clientId", hms.clientId), ("endpoint", hms.endpoint.description)]
+            do {
+                _ = try HMSClientCredentials(
+                    clientId: hms.clientId, secretFile: hms.clientSecretFile, tokenURL: "",
+                    configurationKey: "apps.\(id).hms.clientSecretFile")
+                health.append(ServiceHealth(service: .hms, loaded: true, facts: facts))
+            } catch {
+                health.append(ServiceHealth(service: .hms, loaded: false, facts: facts, error: error.message))
             }
         }
         return health

@@ -126,6 +126,9 @@ struct BroadcastCommand: AsyncParsableCommand {
                     fields.append(("webPush", ServicePreview.webPush(body, prepared: shown, declarative: web.declarative)))
                 }
                 if settings.fcm != nil { fields.append(("fcm", ServicePreview.fcm(body, prepared: shown, nowMs: nowMs))) }
+                if let hms = settings.hms {
+                    fields.append(("hms", ServicePreview.hms(body, prepared: shown, settings: hms, nowMs: nowMs)))
+                }
                 return fields
             }
             for line in ServicePreview.lines(services: services, payload: prepared.payload, variants: variants) { print(line) }
