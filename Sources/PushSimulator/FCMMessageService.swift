@@ -54,8 +54,9 @@ final class FCMMessageService: Sendable {
         }
     }
 
-    /// True for the paths this service answers.
-    static func handles(path: String?) -> Bool { path?.hasPrefix("/v1/") ?? false }
+    /// True for the paths this service answers: `/v1/projects/…` (the rest of `/v1/` is Huawei's,
+    /// ``HMSMessageService``).
+    static func handles(path: String?) -> Bool { path?.hasPrefix("/v1/projects/") ?? false }
 
     /// Marks a registration token unregistered (the app was uninstalled): sends to it answer 404 UNREGISTERED.
     func unregister(_ token: String) { state.withLock { _ = $0.unregistered.insert(token) } }

@@ -260,6 +260,50 @@ public final class PushSimulator: Sendable {
     /// How many FCM messages were accepted since start.
     public var fcmMessagesAccepted: Int { core.fcm.accepted }
 
+    // MARK: - Huawei Push Kit
+
+    /// Huawei's OAuth token endpoint on this simulator (started: it names the bound port),
+    /// `https://host:port/oauth2/v3/token` (Huawei's: `https://oauth-login.cloud.huawei.com/oauth2/v3/token`).
+    public var hmsTokenURL: String { core.webPush.defaultOrigin() + HMSTokenService.path }
+
+    /// The Push Kit base URL on this simulator, `https://host:port` (Huawei's: `https://push-api.cloud.huawei.com`):
+    /// sends go to `\(hmsPushBaseURL)/v1/{clientId}/messages:send`.
+    public var hmsPushBaseURL: String { core.webPush.defaultOrigin() }
+
+    /// Trusts a Huawei app from now on: `POST /oauth2/v3/token` grants access tokens to its client id and secret
+    /// (replacing the secret when the client id is known).
+    public func trustHMSApp(clientId: String, secret: String) { core.hmsOAuth.trust(clientId: clientId, secret: secret) }
+
+    /// How many Huawei access tokens the token endpoint has granted since start.
+    public var hmsAccessTokensGranted: Int { core.hmsOAuth.counts.granted }
+
+    /// How many Huawei token requests it has refused since start.
+    public var hmsAccessTokenRequestsRefused: Int { core.hmsOAuth.counts.refused }
+
+    /// True while `token` is a Huawei access token the endpoint granted that has not expired.
+    public func isValidHMSAccessToken(_ token: String) -> Bool {
+        if case .valid = core.hmsOAuth.state(of: token) { return true }
+        return false
+    }
+
+    /// Every Huawei access token granted so far answers as expired from now on (401 `80200003`), as when Huawei
+    /// expires tokens before their `expires_in`; tokens granted later are valid.
+    public func expireHMSAccessTokens() { core.hmsOAuth.expireAll() }
+
+    /// A new push token in HMS's form (130 characters, `IQAAAACy…`): what an Android app's HmsInstanceId.getToken()
+    /// would hand it. The Push Kit endpoint accepts any well-formed token until ``invalidateHMSToken(_:)``.
+    public static func mintHMSToken() -> String { HMSMessageService.mintToken() }
+
+    /// Marks a push token invalid: alone in a send it is 400 `80300007`, beside valid ones named in the 80100000 answer.
+    public func invalidateHMSToken(_ token: String) { core.hms.invalidate(token) }
+
+    /// The most recent Push Kit messages accepted, one per token delivered, oldest first (at most
+    /// ``SimulatorConfiguration/receivedLimit``).
+    public var receivedHMSMessages: [ReceivedHMSMessage] { core.hms.received }
+
+    /// How many Push Kit messages were accepted since start, one per token delivered.
+    public var hmsMessagesAccepted: Int { core.hms.accepted }
+
     /// Replaces all scripted device behaviour.
     public func replaceDevices(_ devices: [DeviceToken: DeviceBehaviour]) {
         core.updateDevices { $0 = devices }

@@ -77,6 +77,11 @@ public struct SimulatorCounters: Sendable, Equatable {
     public var fcmMessagesAccepted = 0
     /// Access tokens the OAuth token endpoint granted.
     public var accessTokensGranted = 0
+    /// Huawei Push Kit messages accepted, one per token delivered (answered 200 by `messages:send`, not
+    /// `validate_only`).
+    public var hmsMessagesAccepted = 0
+    /// Access tokens Huawei's OAuth endpoint (`/oauth2/v3/token`) granted.
+    public var hmsAccessTokensGranted = 0
     /// Answers by HTTP status.
     public var byStatus: [Int: Int] = [:]
     /// Rejections by reason string.
@@ -115,6 +120,8 @@ public struct SimulatorCounters: Sendable, Equatable {
         if webPushesAccepted > 0 { lines.append("  web push messages accepted: \(webPushesAccepted)") }
         if fcmMessagesAccepted > 0 { lines.append("  FCM messages accepted: \(fcmMessagesAccepted)") }
         if accessTokensGranted > 0 { lines.append("  access tokens granted: \(accessTokensGranted)") }
+        if hmsMessagesAccepted > 0 { lines.append("  HMS messages accepted: \(hmsMessagesAccepted)") }
+        if hmsAccessTokensGranted > 0 { lines.append("  HMS access tokens granted: \(hmsAccessTokensGranted)") }
         if refusedStreams > 0 { lines.append("  refused streams: \(refusedStreams)") }
         if excessStreams > 0 { lines.append("  streams over the stream limit: \(excessStreams)") }
         if excessClosures > 0 { lines.append("  connections closed for a stream over the limit: \(excessClosures)") }

@@ -82,6 +82,17 @@ public struct SimulatorConfiguration: Sendable {
     /// FCM registration tokens an app registered with another Firebase project's sender ID: sends to them answer 403
     /// `SENDER_ID_MISMATCH` (what every token answers when the service account is the wrong project's). Default none.
     public var fcmForeignTokens: Set<String> = []
+    /// Huawei apps the OAuth endpoint (`POST /oauth2/v3/token`) grants Push Kit access tokens to: client id (Huawei's
+    /// app id, the `{clientId}` of the send URL) → client secret. More can be trusted while running
+    /// (``PushSimulator/trustHMSApp(clientId:secret:)``). Default none.
+    public var hmsApps: [String: String] = [:]
+    /// How long a granted Huawei access token lives (`expires_in`), in seconds. Default 3600, Huawei's fixed value;
+    /// tests shorten it to see renewals.
+    public var hmsAccessTokenLifetime: Int64 = 3600
+    /// HMS push tokens that are invalid from the start (uninstalled apps, another app's tokens): a send to them alone
+    /// is 400 `80300007`, beside valid ones 200 `80100000` naming them. More can be added while running
+    /// (``PushSimulator/invalidateHMSToken(_:)``). Default none.
+    public var hmsInvalidTokens: Set<String> = []
 
     /// Creates a configuration; only the server's TLS identity is required.
     public init(

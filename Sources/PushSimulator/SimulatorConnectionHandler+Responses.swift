@@ -20,6 +20,14 @@ extension SimulatorConnectionHandler {
             processFCMSend(context: context, id: id, head: head, body: body, bodyBytes: body.count)
             return
         }
+        if HMSTokenService.handles(path: head.path) {
+            processHMSTokenRequest(context: context, id: id, head: head, body: body, bodyBytes: body.count)
+            return
+        }
+        if HMSMessageService.handles(path: head.path) {
+            processHMSSend(context: context, id: id, head: head, body: body, bodyBytes: body.count)
+            return
+        }
         if ChannelRequestValidator.handles(path: head.path) {
             processChannel(context: context, id: id, head: head, body: body)
             return

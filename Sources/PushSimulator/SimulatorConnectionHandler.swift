@@ -18,6 +18,11 @@ final class SimulatorConnectionHandler: ChannelDuplexHandler {
         var head: RequestValidator.Head
         var body: [UInt8] = []
         var bodyBytes = 0
+        /// Body bytes beyond this are not kept: the request is answered early (``bodyLimit(path:)``).
+        var bodyLimit = SimulatorConnectionHandler.earlyRejectBytes
+        /// Body bytes read since the stream's window was last topped up (only for bodies that may exceed the
+        /// initial 65,535-byte stream window: nobody else sends this handler's stream WINDOW_UPDATEs).
+        var unacknowledgedBytes = 0
     }
 
     let core: SimulatorCore
@@ -89,6 +94,8 @@ final class SimulatorConnectionHandler: ChannelDuplexHandler {
     static let flushEvery = 32
     /// A body this large cannot be valid for any push type: answer 413 without waiting for the rest.
     static let earlyRejectBytes = 32 * 1024
+    /// A large body's stream window is topped up once this much of it has been read.
+    static let streamWindowTopUp = 32 * 1024
 
     init(core: SimulatorCore) {
         self.core = core
@@ -112,12 +119,23 @@ final class SimulatorConnectionHandler: ChannelDuplexHandler {
             // Mutate in place: copying the pending stream out and back would copy its body each frame.
             streams.values[index].bodyBytes += buffer.readableBytes
             let total = streams.values[index].bodyBytes
-            if total <= Self.earlyRejectBytes {
+            let limit = streams.values[index].bodyLimit
+            if total <= limit {
                 streams.values[index].body.append(contentsOf: buffer.readableBytesView)
+            }
+            if limit > Self.earlyRejectBytes, !payload.endStream, total <= limit {
+                // A large body (Push Kit's): give the stream its window back as it is read.
+                streams.values[index].unacknowledgedBytes += buffer.readableBytes + (payload.paddingBytes ?? 0)
+                let consumed = streams.values[index].unacknowledgedBytes
+                if consumed >= Self.streamWindowTopUp {
+                    streams.values[index].unacknowledgedBytes = 0
+                    context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .windowUpdate(windowSizeIncrement: consumed))), promise: nil)
+                    needsFlush = true
+                }
             }
             if payload.endStream {
                 complete(context: context, id: id)
-            } else if total > Self.earlyRejectBytes {
+            } else if total > limit {
                 let head = streams.values[index].head
                 streams.remove(at: index)
                 if WebPushService.handles(path: head.path) {
@@ -126,6 +144,10 @@ final class SimulatorConnectionHandler: ChannelDuplexHandler {
                     processTokenRequest(context: context, id: id, head: head, body: [], bodyBytes: total)
                 } else if FCMMessageService.handles(path: head.path) {
                     processFCMSend(context: context, id: id, head: head, body: [], bodyBytes: total)
+                } else if HMSTokenService.handles(path: head.path) {
+                    processHMSTokenRequest(context: context, id: id, head: head, body: [], bodyBytes: total)
+                } else if HMSMessageService.handles(path: head.path) {
+                    processHMSSend(context: context, id: id, head: head, body: [], bodyBytes: total)
                 } else {
                     finish(context: context, id: id, head: head, verdict: .reject(.payloadTooLarge, timestampMs: nil))
                 }
@@ -255,7 +277,7 @@ final class SimulatorConnectionHandler: ChannelDuplexHandler {
         }
         streamsOpened += 1
         lastAcceptedStream = id
-        streams[id] = PendingStream(head: head)
+        streams[id] = PendingStream(head: head, bodyLimit: Self.bodyLimit(path: head.path))
         if let change = faults.streamLimitChange {
             if streamsOpened == change.afterStreams {
                 writeSettings(context: context, maxConcurrentStreams: change.limit)
@@ -287,15 +309,17 @@ final class SimulatorConnectionHandler: ChannelDuplexHandler {
             refuse(context: context, id: id)
             return
         }
-        let body = stream.bodyBytes > Self.earlyRejectBytes ? [UInt8](repeating: 0, count: stream.bodyBytes) : stream.body
+        let body = stream.bodyBytes > stream.bodyLimit ? [UInt8](repeating: 0, count: stream.bodyBytes) : stream.body
         if limited {
             // Hold the answer until the end of this read batch, so streams arriving alongside it exceed the limit.
             awaiting += 1
             deferred.append((id, stream.head, body))
             return
         }
-        // The OAuth token endpoint is another host at Google: not in the service's line.
-        if let rate = core.faults.answersPerSecond, rate > 0, !OAuthTokenService.handles(path: stream.head.path) {
+        // The OAuth token endpoints are other hosts at Google and Huawei: not in the service's line.
+        if let rate = core.faults.answersPerSecond, rate > 0, !OAuthTokenService.handles(path: stream.head.path),
+            !HMSTokenService.handles(path: stream.head.path)
+        {
             answerInLine(context: context, id: id, head: stream.head, body: body, perSecond: rate)
             return
         }

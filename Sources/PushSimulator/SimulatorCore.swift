@@ -16,6 +16,10 @@ final class SimulatorCore: Sendable {
     let oauth: OAuthTokenService
     /// The FCM HTTP v1 endpoint, on the same listener.
     let fcm: FCMMessageService
+    /// Huawei's OAuth token endpoint Push Kit senders get access tokens from, on the same listener.
+    let hmsOAuth: HMSTokenService
+    /// The Huawei Push Kit send endpoint, on the same listener.
+    let hms: HMSMessageService
     /// Tokens whose Live Activity an accepted `end` event closed, with when (ms since 1970).
     private let endedActivities = Mutex<[DeviceToken: Int64]>([:])
     /// Lets liveactivity pushes skip the lock while no activity has ended.
@@ -47,6 +51,12 @@ final class SimulatorCore: Sendable {
         self.fcm = FCMMessageService(
             oauth: oauth, recorder: recorder, clock: configuration.clock, receivedLimit: configuration.receivedLimit,
             unregistered: configuration.fcmUnregisteredTokens, foreign: configuration.fcmForeignTokens)
+        self.hmsOAuth = HMSTokenService(
+            apps: configuration.hmsApps, lifetimeSeconds: configuration.hmsAccessTokenLifetime, recorder: recorder,
+            clock: configuration.clock)
+        self.hms = HMSMessageService(
+            oauth: hmsOAuth, recorder: recorder, clock: configuration.clock, receivedLimit: configuration.receivedLimit,
+            invalid: configuration.hmsInvalidTokens)
         self.faultState = Mutex(configuration.faults)
         self.deviceState = Mutex(configuration.devices)
         self.hasDevices = Atomic(!configuration.devices.isEmpty)

@@ -42,6 +42,9 @@ public struct SimulatorFaults: Sendable, Equatable {
     /// trickle in (issue 57). A request waits in line from when its last byte arrived; the waiting ones still count
     /// against the stream limit. HTTP/2 only. Nil (the default): every answer as soon as it is ready.
     public var answersPerSecond: Double?
+    /// Share of Huawei Push Kit sends answered HTTP 503, Huawei's "Traffic control" (after the access token is
+    /// checked, before the body). Default 0.
+    public var hmsFlowControlFraction: Double = 0
     /// How a stream over the stream limit is answered. Default ``ExcessStreamAnswer/refuse``.
     public var excessStream: ExcessStreamAnswer = .refuse
     /// Lowers (or raises) the stream limit mid-connection, then restores it. Default nil (the configured limit

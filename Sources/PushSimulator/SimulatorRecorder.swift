@@ -118,6 +118,43 @@ final class SimulatorRecorder: Sendable {
         }
     }
 
+    /// Counts and records the messages the Huawei Push Kit endpoint accepted in one answer (200), one per token
+    /// delivered. The inbox keeps them once PushCore's `PushService` has an `hms` case (found by its raw value, so
+    /// this compiles before and after the sender side adds it).
+    func answered(hms messages: [ReceivedHMSMessage]) {
+        state.withLock { s in
+            s.counters.requests += 1
+            s.counters.byStatus[200, default: 0] += 1
+            s.counters.accepted += messages.count
+            s.counters.hmsMessagesAccepted += messages.count
+            for message in messages {
+                if s.file != nil { Self.write(&s, message.jsonLine) }
+                if let service = Self.hmsService {
+                    let device = message.token ?? message.topic.map { "topic:\($0)" } ?? message.condition.map { "condition:\($0)" } ?? ""
+                    inboxKeep(&s, service, device: device, appKey: message.clientId, atMs: message.receivedAtMs, message.jsonLine)
+                }
+            }
+        }
+    }
+
+    /// The inbox's service for HMS messages, when PushCore knows it.
+    private static let hmsService = PushService(rawValue: "hms")
+
+    /// Records an access token Huawei's OAuth endpoint granted (the answer itself is counted by
+    /// ``answered(status:reasonText:)``): `{"service":"hms-oauth","clientId","expiresIn","receivedAt"}`, so a test
+    /// reading the record file can count a run's grants per app.
+    func granted(hmsClientId clientId: String, expiresIn: Int64, atMs: Int64) {
+        state.withLock { s in
+            s.counters.hmsAccessTokensGranted += 1
+            guard s.file != nil else { return }
+            let line = JSONValue.object([
+                ("service", .string("hms-oauth")), ("clientId", .string(clientId)), ("expiresIn", .int(expiresIn)),
+                ("receivedAt", .int(atMs)),
+            ])
+            Self.write(&s) { line.encode(into: &$0) }
+        }
+    }
+
     /// Records an access token the OAuth token endpoint granted (the answer itself is counted by
     /// ``answered(status:reasonText:)``): `{"service":"oauth","clientEmail","expiresIn","receivedAt"}`, so a test
     /// reading the record file can count grants per account across a run.

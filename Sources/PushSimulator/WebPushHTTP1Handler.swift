@@ -2,7 +2,8 @@ import NIOCore
 import NIOHTTP1
 
 /// Serves HTTP/1.1 connections (a client that negotiated ALPN `http/1.1` or sent no HTTP/2 preface): the Web Push
-/// service only, as APNs has no HTTP/1.1 interface. Web Push senders such as pywebpush (`requests`) speak HTTP/1.1.
+/// service, FCM, Huawei Push Kit and their OAuth token endpoints, as APNs has no HTTP/1.1 interface. Web Push senders
+/// such as pywebpush (`requests`), Google's and Huawei's Python clients speak HTTP/1.1.
 ///
 /// Everything here runs on the connection's event loop.
 final class WebPushHTTP1Handler: ChannelInboundHandler {
@@ -17,6 +18,11 @@ final class WebPushHTTP1Handler: ChannelInboundHandler {
     private var rng = FastRandom()
     private var verifiedVAPID: VAPIDVerifier.Verified?
 
+    /// What a valid request can hold and a little more (a Push Kit send to 1000 tokens is the largest); beyond
+    /// that only the size matters.
+    static let keptBodyBytes = max(
+        WebPushService.maximumBodyBytes, OAuthTokenService.maximumBodyBytes, HMSMessageService.maximumBodyBytes)
+
     init(core: SimulatorCore) {
         self.core = core
     }
@@ -29,8 +35,7 @@ final class WebPushHTTP1Handler: ChannelInboundHandler {
             bodyBytes = 0
         case .body(let buffer):
             bodyBytes += buffer.readableBytes
-            // Keep what a valid push can hold and a little more; beyond that only the size matters (413).
-            if body.count <= max(WebPushService.maximumBodyBytes, OAuthTokenService.maximumBodyBytes) {
+            if body.count <= Self.keptBodyBytes {
                 body.append(contentsOf: buffer.readableBytesView)
             }
         case .end:
@@ -78,9 +83,19 @@ final class WebPushHTTP1Handler: ChannelInboundHandler {
             response = core.fcm.respond(
                 method: requestHead.method.rawValue, path: requestHead.uri, authorization: requestHead.headers.first(name: "authorization"),
                 body: body, bodyBytes: bodyBytes, faults: faults, chance: { self.rng.chance($0) })
+        } else if HMSTokenService.handles(path: requestHead.uri) {
+            response = core.hmsOAuth.respond(
+                method: requestHead.method.rawValue, contentType: requestHead.headers.first(name: "content-type"), body: body,
+                bodyBytes: bodyBytes)
+        } else if HMSMessageService.handles(path: requestHead.uri) {
+            response = core.hms.respond(
+                method: requestHead.method.rawValue, path: requestHead.uri,
+                authorization: requestHead.headers.first(name: "authorization"),
+                contentType: requestHead.headers.first(name: "content-type"), body: body, bodyBytes: bodyBytes, faults: faults,
+                chance: { self.rng.chance($0) })
         } else {
             // APNs is HTTP/2 only: say so rather than pretend.
-            let json = Array(#"{"reason":"HTTPVersionNotSupported","message":"APNs requests need HTTP/2; HTTP/1.1 serves Web Push, FCM and the OAuth token endpoint only"}"#.utf8)
+            let json = Array(#"{"reason":"HTTPVersionNotSupported","message":"APNs requests need HTTP/2; HTTP/1.1 serves Web Push, FCM, Huawei Push Kit and their OAuth token endpoints only"}"#.utf8)
             core.recorder.answered(status: 505, reasonText: "HTTPVersionNotSupported")
             response = .init(status: 505, headers: [("content-type", "application/json"), ("content-length", String(json.count))], body: json)
         }
