@@ -14,6 +14,15 @@ enum SimulatorHost {
     /// How many notifications the console's development inbox keeps (every service together, newest first).
     static let inboxLimit = 1000
 
+    /// The apps whose Push Kit endpoint is `simulator`: their client ID, secret file and its configuration key. The
+    /// simulator trusts each one's client credentials, as Huawei's OAuth endpoint knows every app's.
+    static func hmsApps(_ config: PushConfiguration) -> [(clientId: String, secretFile: String, key: String)] {
+        config.apps.sorted { $0.key < $1.key }.compactMap { id, app in
+            guard let hms = app.hms, hms.endpoint == .simulator else { return nil }
+            return (hms.clientId, hms.clientSecretFile, "apps.\(id).hms.clientSecretFile")
+        }
+    }
+
     static func startIfNeeded(config: PushConfiguration, record: String? = nil, logger: Logger) async throws -> PushSimulator? {
         let apps = config.apps.values.compactMap { $0.apns?.endpoint == .simulator ? $0.apns : nil }
         let webApps = config.apps.values.filter { $0.webPush?.allowedHosts.contains(config.simulator.hostAndPort) == true }
@@ -21,7 +30,8 @@ enum SimulatorHost {
             guard let fcm = app.fcm, fcm.endpoint == .simulator else { return nil }
             return ("apps.\(id).fcm.serviceAccount", fcm.serviceAccount)
         }
-        guard !apps.isEmpty || !fcmAccounts.isEmpty || !webApps.isEmpty else { return nil }
+        let hmsApps = SimulatorHost.hmsApps(config)
+        guard !apps.isEmpty || !fcmAccounts.isEmpty || !webApps.isEmpty || !hmsApps.isEmpty else { return nil }
         let pem: (ca: String?, certificate: String, key: String)
         do { pem = try SimulatorConfiguration.pemFiles(in: config.simulator.certificates) } catch {
             throw CLIError.usage("\(error.message) (run `make certs` or `pushctl cert make-dev --out \(config.simulator.certificates) --topic TOPIC`)")
@@ -58,12 +68,18 @@ enum SimulatorHost {
                 throw CLIError.usage("\(key): \(error.message)")
             }
         }
+        for app in hmsApps {
+            // As for FCM: a secret that cannot be read is left to the sender, which says why when the app sends.
+            do { simulator.trustHMSApp(clientId: app.clientId, secret: try SecretFileLoader.readFirstLine(app.secretFile, name: app.key)) } catch {
+                logger.warning("\(error.message); the simulator does not trust it")
+            }
+        }
         do {
             _ = try await simulator.start()
         } catch {
             throw CLIError(code: 1, message: "cannot start the simulator: \((error as? SimulatorError)?.message ?? "\(error)")")
         }
-        logger.info("simulator (APNs, Web Push, FCM) listening on \(config.simulator.host):\(simulator.port ?? 0)")
+        logger.info("simulator (APNs, Web Push, FCM, Push Kit) listening on \(config.simulator.host):\(simulator.port ?? 0)")
         return simulator
     }
 }

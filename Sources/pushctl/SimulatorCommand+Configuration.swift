@@ -17,6 +17,16 @@ extension SimulatorCommand {
         }
     }
 
+    /// The client ID, secret file and configuration key of every app of the configuration file whose Push Kit
+    /// endpoint is `simulator` (none without a file).
+    func configuredHMSApps() -> [(clientId: String, secretFile: String, key: String)] {
+        let explicitConfig = global.config != nil || ProcessInfo.processInfo.environment["PUSHCTL_CONFIG"] != nil
+        guard explicitConfig || FileManager.default.fileExists(atPath: global.configPath),
+            let file = try? global.loadConfiguration()
+        else { return [] }
+        return SimulatorHost.hmsApps(file)
+    }
+
     /// Merges flags over the configuration file (optional: without one the documented defaults apply).
     func makeConfiguration() throws -> SimulatorConfiguration {
         let explicitConfig = global.config != nil || ProcessInfo.processInfo.environment["PUSHCTL_CONFIG"] != nil
@@ -35,7 +45,7 @@ extension SimulatorCommand {
         guard maxConcurrentStreams >= 1 else { throw CLIError.usage("--max-concurrent-streams must be at least 1") }
         for (name, value) in [
             ("--delay-fraction", delayFraction), ("--fraction-429", fraction429), ("--fraction-503", fraction503),
-            ("--fraction-500", fraction500),
+            ("--fraction-500", fraction500), ("--fraction-hms-503", fractionHMS503),
         ] where !(0...1).contains(value) {
             throw CLIError.usage("\(name) must be between 0 and 1")
         }
@@ -107,6 +117,7 @@ extension SimulatorCommand {
         faults.excessStream = excessStreamAnswer
         faults.answersPerSecond = answersPerSecond
         faults.streamLimitChange = limitChange
+        faults.hmsFlowControlFraction = fractionHMS503
         var configuration = SimulatorConfiguration(
             host: host ?? settings.host, port: port, caPEM: pem.ca, serverCertificatePEM: pem.certificate,
             serverKeyPEM: pem.key, clientAuth: auth, jwtKeys: keys, environment: environment,
@@ -115,6 +126,17 @@ extension SimulatorCommand {
         configuration.readPacing = .milliseconds(readPacingMs)
         configuration.dateSkewSeconds = dateSkewSeconds
         configuration.accessTokenLifetime = accessTokenLifetime
+        guard (1...86_400).contains(hmsAccessTokenLifetime) else { throw CLIError.usage("--hms-access-token-lifetime must be 1-86400 seconds") }
+        configuration.hmsAccessTokenLifetime = hmsAccessTokenLifetime
+        if let n = hmsExpireTokensAfter, n < 1 { throw CLIError.usage("--hms-expire-tokens-after must be at least 1") }
+        if let hmsInvalid {
+            guard let data = FileManager.default.contents(atPath: absolutePath(hmsInvalid)) else {
+                throw CLIError.usage("cannot read --hms-invalid file \(hmsInvalid)")
+            }
+            configuration.hmsInvalidTokens = Set(
+                String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
+                    .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        }
         if let fcmUnregistered {
             guard let data = FileManager.default.contents(atPath: absolutePath(fcmUnregistered)) else {
                 throw CLIError.usage("cannot read --fcm-unregistered file \(fcmUnregistered)")

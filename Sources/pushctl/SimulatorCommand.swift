@@ -9,7 +9,7 @@ import Synchronization
 struct SimulatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "simulator",
-        abstract: "Run the built-in simulator of APNs, Web Push and FCM (HTTP/2 over TLS, each service's rules, injectable faults).",
+        abstract: "Run the built-in simulator of APNs, Web Push, FCM and Huawei Push Kit (HTTP/2 over TLS, each service's rules, injectable faults).",
         discussion: """
             Reads ca.pem, server.pem and server.key from the configuration's simulator.certificates directory \
             (or --certificates). Token-auth apps whose endpoint is "simulator" have their .p8 keys accepted \
@@ -17,7 +17,9 @@ struct SimulatorCommand: AsyncParsableCommand {
             The same port plays a Web Push service (RFC 8030/8291/8292, HTTP/2 or HTTP/1.1): POST /subscribe mints \
             a subscription, POST /wp/<id> takes pushes (see docs/simulator.md). With --fcm-service-account it also \
             plays Google's OAuth token endpoint (POST /token) and FCM HTTP v1 (POST \
-            /v1/projects/PROJECT/messages:send) for Android senders.
+            /v1/projects/PROJECT/messages:send) for Android senders. Apps in --config whose hms endpoint is \
+            "simulator" get Huawei's OAuth endpoint (POST /oauth2/v3/token, client credentials) and Push Kit \
+            (POST /v1/CLIENTID/messages:send, see docs/hms.md).
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -81,6 +83,15 @@ struct SimulatorCommand: AsyncParsableCommand {
     @Option(help: "FCM: a file of registration tokens (one per line) that FCM answers 404 UNREGISTERED, as for apps that were uninstalled.")
     var fcmUnregistered: String?
 
+    @Option(help: "HMS: a file of push tokens (one per line) Push Kit answers 80300007 (invalid), as uninstalled apps' or another app's tokens.")
+    var hmsInvalid: String?
+    @Option(name: .customLong("fraction-hms-503"), help: "Fault: share of Push Kit sends answered HTTP 503, Huawei's flow control (0…1).")
+    var fractionHMS503: Double = 0
+    @Option(help: "HMS: lifetime of the access tokens POST /oauth2/v3/token grants, in seconds (default 3600, as Huawei).")
+    var hmsAccessTokenLifetime: Int64 = 3600
+    @Option(help: "Fault: once this many Push Kit messages were accepted, every HMS access token granted so far answers 80200003 (expired), as when Huawei expires tokens early; once.")
+    var hmsExpireTokensAfter: Int?
+
     func run() async throws {
         let configuration = try makeConfiguration()
         let simulator: PushSimulator
@@ -116,6 +127,25 @@ struct SimulatorCommand: AsyncParsableCommand {
                 Self.emit("simulator: not trusting \(key): \(error.message)")
             }
         }
+        // As for FCM: the client credentials of every app in --config whose Push Kit endpoint is `simulator`.
+        for app in configuredHMSApps() {
+            do {
+                simulator.trustHMSApp(clientId: app.clientId, secret: try SecretFileLoader.readFirstLine(app.secretFile, name: app.key))
+                Self.emit("simulator: Push Kit client \(app.clientId) from \(app.key)")
+            } catch {
+                Self.emit("simulator: not trusting \(app.key): \(error.message)")
+            }
+        }
+        // The early expiry fault: one watcher that expires every access token once, when the count is reached.
+        let expiry = hmsExpireTokensAfter.map { after in
+            Task {
+                while !Task.isCancelled, simulator.hmsMessagesAccepted < after { try? await Task.sleep(for: .milliseconds(5)) }
+                guard !Task.isCancelled else { return }
+                simulator.expireHMSAccessTokens()
+                Self.emit("simulator: every HMS access token expired after \(simulator.hmsMessagesAccepted) Push Kit messages")
+            }
+        }
+        defer { expiry?.cancel() }
         // Unbuffered, so scripts waiting for the port see the line at once.
         Self.emit("simulator: listening on https://\(configuration.host):\(bound) "
             + "(client auth \(configuration.clientAuth.rawValue), \(configuration.environment.rawValue))")

@@ -27,7 +27,8 @@ struct TestServer {
     static func start(
         rate: Double = 10_000, burst: Double = 10_000, store: (any RegistryStore)? = nil,
         credentials: [String: PushServer.CredentialStatus]? = nil, now: @escaping @Sendable () -> Date = { Date() },
-        healthWarningDays: Int? = nil, adminListener: Bool = false, webPush: WebPushSettings? = nil, fcm: FCMSettings? = nil
+        healthWarningDays: Int? = nil, adminListener: Bool = false, webPush: WebPushSettings? = nil, fcm: FCMSettings? = nil,
+        hms: HMSSettings? = nil
     ) async throws -> TestServer {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushserver-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -47,6 +48,7 @@ struct TestServer {
         if let healthWarningDays { config.healthWarningDays = healthWarningDays }
         config.apps["example"]?.webPush = webPush
         config.apps["example"]?.fcm = fcm
+        config.apps["example"]?.hms = hms
         let registry = try store ?? SQLiteRegistry(path: config.database)
         let server = PushServer(
             configuration: config, registry: registry, keys: APIKeys(apps: config.apps),

@@ -18,7 +18,7 @@ import Testing
         static func make(
             tokens: Int, delayMs: Int = 0, simulatorArgs: [String] = [], devices: String? = nil, startSimulator: Bool = true,
             database: String = "registry.sqlite", shardSize: Int? = nil, tokenAuth: Bool = false, extraConfig: String = "",
-            webPush: Bool = false, fcm: FCMSetup? = nil, apns: APNsForm = .flat
+            webPush: Bool = false, fcm: FCMSetup? = nil, apns: APNsForm = .flat, hms: HMSSetup? = nil
         ) async throws -> World {
             let dir = try CLI.temporaryDirectory()
             let certs = dir.appendingPathComponent("certs").path
@@ -61,12 +61,22 @@ import Testing
                 let made = try await CLI.run(["fcm", "account", "new", "--out", account])
                 guard made.status == 0 else { throw Failure(made.stderr) }
             }
+            // An app with Huawei Push Kit too: its client secret in a file of its own (mode 0600), the simulator's
+            // endpoint; the simulator trusts the credentials it reads from the same config.
+            var hmsConfig = ""
+            if hms != nil {
+                let secret = dir.appendingPathComponent("hms-secret").path
+                guard FileManager.default.createFile(
+                    atPath: secret, contents: Data("dev-secret-\(UUID().uuidString)\n".utf8), attributes: [.posixPermissions: 0o600])
+                else { throw Failure("cannot write \(secret)") }
+                hmsConfig = #", "hms": {"clientId": "\#(HMSSetup.clientId)", "clientSecretFile": "hms-secret", "endpoint": "simulator", "defaultTitle": "Example"}"#
+            }
             let config = dir.appendingPathComponent("pushctl.json").path
             func writeConfig(port: Int) throws {
             try """
                 {"database": "\(database)",\(shardSize.map { " \"shardSize\": \($0)," } ?? "") \(extraConfig)
                  "simulator": {"host": "127.0.0.1", "port": \(port), "certificates": "certs"},
-                 "apps": {"example": {\(String((apnsConfig + webPushConfig(port: port) + fcmConfig()).trimmingPrefix(", ")))}}}
+                 "apps": {"example": {\(String((apnsConfig + webPushConfig(port: port) + fcmConfig() + hmsConfig).trimmingPrefix(", ")))}}}
                 """.write(toFile: config, atomically: true, encoding: .utf8)
             }
             var port = try freePort()
@@ -79,13 +89,21 @@ import Testing
             guard imported.status == 0 else { throw Failure(imported.stderr) }
             let record = dir.appendingPathComponent("received.jsonl").path
             var args = ["simulator", "--config", config, "--record", record]
-                + (tokenAuth ? ["--client-auth", "token"] : webPush || fcm != nil ? ["--client-auth", "either"] : []) + simulatorArgs
+                + (tokenAuth ? ["--client-auth", "token"] : webPush || fcm != nil || hms != nil ? ["--client-auth", "either"] : [])
+                + simulatorArgs
             // The provider-token key the simulator checks, named here: the config's may name a file that is not there.
             if tokenAuth { args += ["--jwt-key", "DEVKEY1234:DEVTEAM123:" + dir.appendingPathComponent("certs/AuthKey_DEVKEY1234.p8").path] }
             if let fcm {
                 let dead = dir.appendingPathComponent("fcm-unregistered.txt").path
                 try fcm.unregistered.joined(separator: "\n").write(toFile: dead, atomically: true, encoding: .utf8)
                 args += ["--fcm-service-account", account, "--access-token-lifetime", String(fcm.accessTokenLifetime), "--fcm-unregistered", dead]
+            }
+            if let hms {
+                let invalid = dir.appendingPathComponent("hms-invalid.txt").path
+                try hms.invalid.joined(separator: "\n").write(toFile: invalid, atomically: true, encoding: .utf8)
+                args += ["--hms-invalid", invalid, "--hms-access-token-lifetime", String(hms.accessTokenLifetime),
+                         "--fraction-hms-503", String(hms.flowControlFraction)]
+                if let after = hms.expireTokensAfter { args += ["--hms-expire-tokens-after", String(after)] }
             }
             if delayMs > 0 { args += ["--delay-ms", String(delayMs)] }
             if let devices {
@@ -126,6 +144,16 @@ import Testing
         struct FCMSetup {
             var unregistered: [String] = []
             var accessTokenLifetime = 3599
+        }
+
+        /// The simulator's Push Kit side: tokens it answers 80300007, its access tokens' lifetime, the share of sends
+        /// it answers 503 (flow control), and after how many accepted messages it expires every access token once.
+        struct HMSSetup {
+            static let clientId = "104000001"
+            var invalid: [String] = []
+            var accessTokenLifetime = 3600
+            var flowControlFraction = 0.0
+            var expireTokensAfter: Int?
         }
 
         /// The simulator could not listen on its port (its process ended before saying it listens), with its output.
