@@ -5,10 +5,12 @@
 # assertion with the account's public key (Tests/fcm, FCMServiceAccountTests); google-auth (Google's own OAuth client,
 # over requests) gets FCM access tokens from the simulator's token endpoint (Tests/fcm/sim_google_auth.py,
 # SimulatorFCMRefereeTests); h2 (Python's HTTP/2 stack) is the strict server Tests/referees/h2_strict_apns.py plays for
-# Tests/referees/h2_referee.sh (issue 57: a stream over its limit closes the connection). Installed from PyPI by `make test`
+# Tests/referees/h2_referee.sh (issue 57: a stream over its limit closes the connection); python-huawei-push-admin
+# (Huawei's Push Kit server SDK, over requests) sends to the simulator's Huawei side (Tests/referees/hms_referee.py,
+# HMSRefereeTests). Installed from PyPI by `make test`
 # before the Swift tests; fails (never skips) when PyPI is unreachable.
 set -euo pipefail
-PACKAGES=("h2==4.4.1" "http_ece==1.2.1" "py-vapid==1.9.6" "pyjwt==2.15.1" "pywebpush==2.5.0" "cryptography==48.0.0" "google-auth==2.63.0" "requests==2.34.2")
+PACKAGES=("h2==4.4.1" "http_ece==1.2.1" "py-vapid==1.9.6" "pyjwt==2.15.1" "pywebpush==2.5.0" "cryptography==48.0.0" "google-auth==2.63.0" "requests==2.34.2" "python-huawei-push-admin==1.0.0")
 if python3 - "${PACKAGES[@]}" <<'PY' 2>/dev/null; then
 import sys
 from importlib.metadata import version
