@@ -72,7 +72,8 @@ def main():
     first = args.tokens[0]
     cases = [
         ("notification", lambda: messaging.send_message(notification_message(args.tokens), verify_peer=args.ca)),
-        ("validate-only", lambda: messaging.send_message(notification_message([first]), validate_only=True, verify_peer=args.ca)),
+        ("validate-only", lambda: messaging.send_message(
+            notification_message([first]), validate_only=True, verify_peer=args.ca)),
         ("partial", lambda: messaging.send_message(
             messaging.Message(data='{"k":"v"}', token=[first, "not a token!"]), verify_peer=args.ca)),
         ("wrong-secret", lambda: messaging.SendResponse(
