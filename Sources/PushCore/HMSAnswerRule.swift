@@ -40,6 +40,15 @@ public enum HMSAnswerRule: PushAnswerRule {
         public static let tooLarge = "80300008"
         /// The number of tokens is outside 1…1000.
         public static let tokenCount = "80300010"
+        /// Sensitive content in the message.
+        public static let sensitiveContent = "80100016"
+        /// The reason a result carries for a 503 without Push Kit's body: Huawei's "Traffic control".
+        public static let trafficControl = "TrafficControl"
+        /// Every reason the HMS sender gives a result (bounded, as metric labels need).
+        public static let reasons: [String] = [
+            success, partialSuccess, illegalPayload, oauthFailed, oauthExpired, noPermission, invalidTokens, tooLarge,
+            tokenCount, sensitiveContent, trafficControl,
+        ]
     }
 
     public static func verdict(for answer: HMSAnswer) -> AnswerVerdict {

@@ -690,9 +690,9 @@ async function refreshRecipients() {
     lastCount = count;
     out.textContent = plural(count, 'recipient', 'recipients');
     // FCM needs no app configuration to register: its count shows once the app has FCM devices.
-    if (byService && (webPushApp || byService.fcm > 0)) {
+    if (byService && (webPushApp || byService.fcm > 0 || byService.hms > 0)) {
       split.textContent = `APNs: ${byService.apns}` + (webPushApp ? ` · Web Push: ${byService.webpush}` : '')
-        + (byService.fcm > 0 ? ` · FCM: ${byService.fcm}` : '');
+        + (byService.fcm > 0 ? ` · FCM: ${byService.fcm}` : '') + (byService.hms > 0 ? ` · Huawei: ${byService.hms}` : '');
       split.hidden = false;
     }
   } catch (error) {
@@ -999,9 +999,10 @@ async function findDevice(event) {
     const last = history.deliveries[0];
     const pairs = [
       ['Token', device.token],
-      ['Service', { webpush: 'Web Push', apns: 'APNs', fcm: 'FCM' }[device.service] ?? device.service],
+      ['Service', { webpush: 'Web Push', apns: 'APNs', fcm: 'FCM', hms: 'Huawei Push Kit' }[device.service] ?? device.service],
       ...(device.endpoint ? [['Endpoint', el('span', { title: device.endpoint }, shortEndpoint(device.endpoint))]] : []),
       ...(device.fcmToken ? [['FCM token', el('span', { title: device.fcmToken }, `${device.fcmToken.slice(0, 24)}…`)]] : []),
+      ...(device.hmsToken ? [['HMS token', el('span', { title: device.hmsToken }, `${device.hmsToken.slice(0, 24)}…`)]] : []),
       ['Environment', device.environment],
       ['Channels', device.channels.length ? device.channels.join(', ') : 'none'],
       ['First registered', device.registeredAt],

@@ -119,8 +119,7 @@ final class SimulatorRecorder: Sendable {
     }
 
     /// Counts and records the messages the Huawei Push Kit endpoint accepted in one answer (200), one per token
-    /// delivered. The inbox keeps them once PushCore's `PushService` has an `hms` case (found by its raw value, so
-    /// this compiles before and after the sender side adds it).
+    /// delivered, and keeps them in the inbox (the app's key there is the client ID).
     func answered(hms messages: [ReceivedHMSMessage]) {
         state.withLock { s in
             s.counters.requests += 1
@@ -129,16 +128,11 @@ final class SimulatorRecorder: Sendable {
             s.counters.hmsMessagesAccepted += messages.count
             for message in messages {
                 if s.file != nil { Self.write(&s, message.jsonLine) }
-                if let service = Self.hmsService {
-                    let device = message.token ?? message.topic.map { "topic:\($0)" } ?? message.condition.map { "condition:\($0)" } ?? ""
-                    inboxKeep(&s, service, device: device, appKey: message.clientId, atMs: message.receivedAtMs, message.jsonLine)
-                }
+                let device = message.token ?? message.topic.map { "topic:\($0)" } ?? message.condition.map { "condition:\($0)" } ?? ""
+                inboxKeep(&s, .hms, device: device, appKey: message.clientId, atMs: message.receivedAtMs, message.jsonLine)
             }
         }
     }
-
-    /// The inbox's service for HMS messages, when PushCore knows it.
-    private static let hmsService = PushService(rawValue: "hms")
 
     /// Records an access token Huawei's OAuth endpoint granted (the answer itself is counted by
     /// ``answered(status:reasonText:)``): `{"service":"hms-oauth","clientId","expiresIn","receivedAt"}`, so a test

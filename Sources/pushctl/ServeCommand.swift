@@ -102,6 +102,10 @@ struct ServeCommand: AsyncParsableCommand {
         if !fcm.isEmpty {
             lines.append("    FCM       \(base)/v1/projects/<project>/messages:send  (tokens: \(base)/token)  for \(fcm)")
         }
+        let hms = users { $0.hms?.endpoint == .simulator }
+        if !hms.isEmpty {
+            lines.append("    Push Kit  \(base)/v1/<clientId>/messages:send  (tokens: \(base)/oauth2/v3/token)  for \(hms)")
+        }
         return lines
     }
 

@@ -223,9 +223,10 @@ extension HMSSender {
 
     func stoppingStop() -> EndpointStop { core.stoppingStop(target.description) }
 
-    /// The reason a result carries: Push Kit's code (80300007, 80100003, …), else the HTTP status.
+    /// The reason a result carries: Push Kit's code (80300007, 80100003, …), `TrafficControl` for a bare 503 (flow
+    /// control), else the HTTP status.
     static func reason(_ answer: HMSAnswer) -> String {
-        answer.code ?? "HTTP \(answer.status)"
+        answer.code ?? (answer.status == 503 ? HMSAnswerRule.Code.trafficControl : "HTTP \(answer.status)")
     }
 
     /// Builds the result, counts it and hands it to the submitter.
