@@ -295,6 +295,7 @@ async function refreshPreview() {
       [`Body for ${locale}`, `${JSON.stringify(variant.payload)} (${variant.bytes} bytes)`]));
     showWebPreview(preview);
     showFCMPreview(preview);
+    showHMSPreview(preview);
   } catch (error) {
     if (seq === previewSeq) showPreviewError(error.message);
   }
@@ -319,24 +320,36 @@ function showWebPreview(preview) {
     .map(([locale, variant]) => [`Web body for ${locale}`, `${JSON.stringify(variant.webPush.payload)} (${variant.webPush.bytes} bytes)`]));
 }
 
-/** The server's `fcm` answer (only for an app with FCM): the message an Android device gets, or why it gets none. */
+/** The server's answer for a token service (`fcm`, `hms`; only for an app with it): the message its devices get, or
+ * why they get none. `devices` names them, `form` the request, `label` a locale's line. */
+function showTokenServicePreview(preview, service, devices, form, label) {
+  const answer = preview[service];
+  $(`preview-${service}`).hidden = !answer;
+  if (!answer) return;
+  $(`preview-${service}-size`).textContent = answer.skipped
+    ? `Not sent to ${devices}: ${answer.skipped}`
+    : `${answer.bytes} bytes, ${form} (the token is the device's)`;
+  $(`preview-${service}-payload`).textContent = answer.skipped ? '' : JSON.stringify(answer.payload);
+  $(`preview-${service}-payload`).hidden = !!answer.skipped;
+  setList($(`preview-${service}-variants`), Object.entries(preview.variants || {})
+    .filter(([, variant]) => variant[service] && variant[service].payload)
+    .map(([locale, variant]) => [`${label} for ${locale}`, `${JSON.stringify(variant[service].payload)} (${variant[service].bytes} bytes)`]));
+}
+
+/** The server's `fcm` answer: the message an Android device gets. */
 function showFCMPreview(preview) {
-  const fcm = preview.fcm;
-  $('preview-fcm').hidden = !fcm;
-  if (!fcm) return;
-  $('preview-fcm-size').textContent = fcm.skipped
-    ? `Not sent to Android devices: ${fcm.skipped}`
-    : `${fcm.bytes} bytes, FCM HTTP v1 message (the token is the device's)`;
-  $('preview-fcm-payload').textContent = fcm.skipped ? '' : JSON.stringify(fcm.payload);
-  $('preview-fcm-payload').hidden = !!fcm.skipped;
-  setList($('preview-fcm-variants'), Object.entries(preview.variants || {})
-    .filter(([, variant]) => variant.fcm && variant.fcm.payload)
-    .map(([locale, variant]) => [`Android message for ${locale}`, `${JSON.stringify(variant.fcm.payload)} (${variant.fcm.bytes} bytes)`]));
+  showTokenServicePreview(preview, 'fcm', 'Android devices', 'FCM HTTP v1 message', 'Android message');
+}
+
+/** The server's `hms` answer: the message a Huawei phone gets through Push Kit. */
+function showHMSPreview(preview) {
+  showTokenServicePreview(preview, 'hms', 'Huawei phones', 'Push Kit message', 'Huawei message');
 }
 
 function showPreviewError(message) {
   $('preview-web').hidden = true;
   $('preview-fcm').hidden = true;
+  $('preview-hms').hidden = true;
   $('preview-payload').textContent = '';
   $('preview-bytes').textContent = '';
   $('preview-headers').replaceChildren();
@@ -383,9 +396,9 @@ async function refreshRecipients() {
     lastCount = count;
     out.textContent = plural(count, 'recipient', 'recipients');
     // FCM needs no app configuration to register: its count shows once the app has FCM devices.
-    if (byService && (webPushApp || byService.fcm > 0)) {
+    if (byService && (webPushApp || byService.fcm > 0 || byService.hms > 0)) {
       split.textContent = `APNs: ${byService.apns}` + (webPushApp ? ` · Web Push: ${byService.webpush}` : '')
-        + (byService.fcm > 0 ? ` · FCM: ${byService.fcm}` : '');
+        + (byService.fcm > 0 ? ` · FCM: ${byService.fcm}` : '') + (byService.hms > 0 ? ` · Huawei: ${byService.hms}` : '');
       split.hidden = false;
     }
   } catch (error) {
@@ -619,7 +632,7 @@ async function checkInbox() {
   $('tab-inbox').hidden = !available;
 }
 
-const SERVICE_NAMES = { apns: 'APNs', webpush: 'Web Push', fcm: 'FCM' };
+const SERVICE_NAMES = { apns: 'APNs', webpush: 'Web Push', fcm: 'FCM', hms: 'Huawei Push Kit' };
 
 /** One inbox entry: its service, device and time, the facts of its request, and what the device gets. */
 function inboxItem(entry) {
@@ -628,7 +641,9 @@ function inboxItem(entry) {
     ? [['Topic', record.topic], ['Push type', record.pushType], ['Priority', record.priority], ['Collapse id', record.collapseId ?? 'none']]
     : entry.service === 'webpush'
       ? [['TTL', `${record.ttl} s`], ['Urgency', record.urgency ?? 'normal (none sent)'], ['Topic', record.topic ?? 'none']]
-      : [['Project', record.project], ['Message id', record.messageId]];
+      : entry.service === 'hms'
+        ? [['Client id', record.clientId], ['Request id', record.requestId]]
+        : [['Project', record.project], ['Message id', record.messageId]];
   const dl = el('dl', { class: 'facts' });
   setList(dl, facts.map(([term, value]) => [term, String(value ?? '')]));
   const device = entry.device.length > 48 ? `${entry.device.slice(0, 45)}…` : entry.device;
@@ -692,9 +707,10 @@ async function findDevice(event) {
     const last = history.deliveries[0];
     const pairs = [
       ['Token', device.token],
-      ['Service', { webpush: 'Web Push', apns: 'APNs', fcm: 'FCM' }[device.service] ?? device.service],
+      ['Service', { webpush: 'Web Push', apns: 'APNs', fcm: 'FCM', hms: 'Huawei Push Kit' }[device.service] ?? device.service],
       ...(device.endpoint ? [['Endpoint', el('span', { title: device.endpoint }, shortEndpoint(device.endpoint))]] : []),
       ...(device.fcmToken ? [['FCM token', el('span', { title: device.fcmToken }, `${device.fcmToken.slice(0, 24)}…`)]] : []),
+      ...(device.hmsToken ? [['HMS token', el('span', { title: device.hmsToken }, `${device.hmsToken.slice(0, 24)}…`)]] : []),
       ['Environment', device.environment],
       ['Channels', device.channels.length ? device.channels.join(', ') : 'none'],
       ['First registered', device.registeredAt],

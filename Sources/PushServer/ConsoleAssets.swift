@@ -217,6 +217,12 @@ enum ConsoleAssets {
             <pre id="preview-fcm-payload"></pre>
             <dl id="preview-fcm-variants" class="facts"></dl>
           </section>
+          <section id="preview-hms" aria-labelledby="preview-hms-title" hidden>
+            <h4 id="preview-hms-title">Huawei Push Kit (HMS Core)</h4>
+            <p id="preview-hms-size" aria-live="polite"></p>
+            <pre id="preview-hms-payload"></pre>
+            <dl id="preview-hms-variants" class="facts"></dl>
+          </section>
         </div>
         <p id="preview-error" class="error" role="alert"></p>
       </div>
@@ -285,6 +291,7 @@ enum ConsoleAssets {
         <option value="apns">APNs</option>
         <option value="webpush">Web Push</option>
         <option value="fcm">FCM</option>
+        <option value="hms">Huawei Push Kit</option>
       </select>
       <label for="i-device">Device (a token, an endpoint or an FCM token; empty: every device)</label>
       <input id="i-device" type="text" spellcheck="false">
@@ -602,6 +609,7 @@ async function refreshPreview() {
       [`Body for ${locale}`, `${JSON.stringify(variant.payload)} (${variant.bytes} bytes)`]));
     showWebPreview(preview);
     showFCMPreview(preview);
+    showHMSPreview(preview);
   } catch (error) {
     if (seq === previewSeq) showPreviewError(error.message);
   }
@@ -626,24 +634,36 @@ function showWebPreview(preview) {
     .map(([locale, variant]) => [`Web body for ${locale}`, `${JSON.stringify(variant.webPush.payload)} (${variant.webPush.bytes} bytes)`]));
 }
 
-/** The server's `fcm` answer (only for an app with FCM): the message an Android device gets, or why it gets none. */
+/** The server's answer for a token service (`fcm`, `hms`; only for an app with it): the message its devices get, or
+ * why they get none. `devices` names them, `form` the request, `label` a locale's line. */
+function showTokenServicePreview(preview, service, devices, form, label) {
+  const answer = preview[service];
+  $(`preview-${service}`).hidden = !answer;
+  if (!answer) return;
+  $(`preview-${service}-size`).textContent = answer.skipped
+    ? `Not sent to ${devices}: ${answer.skipped}`
+    : `${answer.bytes} bytes, ${form} (the token is the device's)`;
+  $(`preview-${service}-payload`).textContent = answer.skipped ? '' : JSON.stringify(answer.payload);
+  $(`preview-${service}-payload`).hidden = !!answer.skipped;
+  setList($(`preview-${service}-variants`), Object.entries(preview.variants || {})
+    .filter(([, variant]) => variant[service] && variant[service].payload)
+    .map(([locale, variant]) => [`${label} for ${locale}`, `${JSON.stringify(variant[service].payload)} (${variant[service].bytes} bytes)`]));
+}
+
+/** The server's `fcm` answer: the message an Android device gets. */
 function showFCMPreview(preview) {
-  const fcm = preview.fcm;
-  $('preview-fcm').hidden = !fcm;
-  if (!fcm) return;
-  $('preview-fcm-size').textContent = fcm.skipped
-    ? `Not sent to Android devices: ${fcm.skipped}`
-    : `${fcm.bytes} bytes, FCM HTTP v1 message (the token is the device's)`;
-  $('preview-fcm-payload').textContent = fcm.skipped ? '' : JSON.stringify(fcm.payload);
-  $('preview-fcm-payload').hidden = !!fcm.skipped;
-  setList($('preview-fcm-variants'), Object.entries(preview.variants || {})
-    .filter(([, variant]) => variant.fcm && variant.fcm.payload)
-    .map(([locale, variant]) => [`Android message for ${locale}`, `${JSON.stringify(variant.fcm.payload)} (${variant.fcm.bytes} bytes)`]));
+  showTokenServicePreview(preview, 'fcm', 'Android devices', 'FCM HTTP v1 message', 'Android message');
+}
+
+/** The server's `hms` answer: the message a Huawei phone gets through Push Kit. */
+function showHMSPreview(preview) {
+  showTokenServicePreview(preview, 'hms', 'Huawei phones', 'Push Kit message', 'Huawei message');
 }
 
 function showPreviewError(message) {
   $('preview-web').hidden = true;
   $('preview-fcm').hidden = true;
+  $('preview-hms').hidden = true;
   $('preview-payload').textContent = '';
   $('preview-bytes').textContent = '';
   $('preview-headers').replaceChildren();
@@ -926,7 +946,7 @@ async function checkInbox() {
   $('tab-inbox').hidden = !available;
 }
 
-const SERVICE_NAMES = { apns: 'APNs', webpush: 'Web Push', fcm: 'FCM' };
+const SERVICE_NAMES = { apns: 'APNs', webpush: 'Web Push', fcm: 'FCM', hms: 'Huawei Push Kit' };
 
 /** One inbox entry: its service, device and time, the facts of its request, and what the device gets. */
 function inboxItem(entry) {
@@ -935,7 +955,9 @@ function inboxItem(entry) {
     ? [['Topic', record.topic], ['Push type', record.pushType], ['Priority', record.priority], ['Collapse id', record.collapseId ?? 'none']]
     : entry.service === 'webpush'
       ? [['TTL', `${record.ttl} s`], ['Urgency', record.urgency ?? 'normal (none sent)'], ['Topic', record.topic ?? 'none']]
-      : [['Project', record.project], ['Message id', record.messageId]];
+      : entry.service === 'hms'
+        ? [['Client id', record.clientId], ['Request id', record.requestId]]
+        : [['Project', record.project], ['Message id', record.messageId]];
   const dl = el('dl', { class: 'facts' });
   setList(dl, facts.map(([term, value]) => [term, String(value ?? '')]));
   const device = entry.device.length > 48 ? `${entry.device.slice(0, 45)}…` : entry.device;

@@ -64,8 +64,13 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
         }
     }
 
-    /// The schema version before the counters knew services (their migration is the last one).
-    var versionBeforeCounterServices: Int64 { currentSchemaVersion - 1 }
+    /// The schema version before the counters knew services (SQLite 17, PostgreSQL 14: their migration is 18 / 15).
+    var versionBeforeCounterServices: Int64 {
+        switch self {
+        case .sqlite: 17
+        case .postgres: 14
+        }
+    }
 
     /// A second handle on the same database, as another process would open it.
     func reopen(_ registry: any RegistryStore) throws -> any RegistryStore {
