@@ -16,7 +16,8 @@ import Synchronization
 /// - answers go through ``HMSAnswerRule``: accepted; `80300007` (or our token among a partial success's
 ///   `illegal_tokens`) `.tokenDead`; other codes `.rejected`; 503 flow control, 429 and 5xx retried with
 ///   ``BackoffPolicy`` (no sooner than `Retry-After`), then `.deferred`;
-/// - `configuration.connections` HTTP/2 connections to Push Kit, used in turn; drops, outages and stops as FCM's;
+/// - `configuration.connections` HTTP/2 connections to Push Kit, used in turn; drops, outages, stops, the token and
+///   the breaker's bookkeeping are ``BearerTokenSender``'s, shared with FCM's sender;
 /// - a ``PruningBreaker`` (persisted under ``breakerKey``) decides the prunes of `80300007`: credentials of another
 ///   app make Push Kit call every token invalid, and one broadcast must not delete every HMS device of the app.
 ///
@@ -25,44 +26,23 @@ import Synchronization
 /// token), HTTP/2 already multiplexes a thousand requests on a connection, and a per-token answer keeps the
 /// duplicate bound after kill -9 what it is for every other service (at most the window in flight).
 public final class HMSSender: DeliverySender, Sendable {
-    public let configuration: SenderConfiguration
+    public var configuration: SenderConfiguration { link.configuration }
     /// ``SenderConfiguration/inFlightLimit``.
     public var inFlightLimit: Int { configuration.inFlightLimit }
-    public let metrics = SenderMetrics()
+    public var metrics: SenderMetrics { link.metrics }
     /// The client credentials: the client ID names the send URL.
     public let credentials: HMSClientCredentials
     /// The app's one access token, shared by every connection.
-    public let tokens: AccessTokenCache
+    public var tokens: AccessTokenCache { link.tokens }
     /// How the app's notifications are shaped (default title, badge class, category).
     public let settings: HMSSettings
     /// Push Kit's host (Huawei's, the simulator, a URL).
-    public let target: SenderTarget
+    public var target: SenderTarget { link.target }
     /// `https://host:port/v1/{clientId}/messages:send`.
-    public let sendURL: String
-    /// The sender skeleton every service shares (counts, retries, stops, the last step).
-    let core: SenderCore
-    var clock: SenderClock { core.clock }
-    var logger: Logger { core.logger }
-    let shared: Mutex<Shared>
-    /// Notifications waiting out a retry or reconnect backoff, or a grant, and the run's stopping flag.
-    var waiting: WaitingRoom { core.waiting }
-
-    /// Everything mutable, behind one lock. Callbacks never run while it is held.
-    struct Shared {
-        /// The connections, made at the first send (empty when curl could not be set up: then `stop` is set).
-        var transports: [Transport]?
-        /// The next connection to use.
-        var next = 0
-        var stop: EndpointStop?
-        /// Since when Push Kit has been unreachable (its first failed connect or grant), nil while it answers.
-        var unreachableSinceMs: Int64?
-        /// The header list of the current access token: every request shares it until the token changes.
-        var headers: (token: String, list: HeaderList)?
-        /// Decides the prunes of suspect answers (80300007).
-        var breaker: PruningBreaker
-        /// Suspect results whose prune waits for the breaker to be confident (released or discarded).
-        var held: [TransferJob] = []
-    }
+    public var sendURL: String { link.sendURL }
+    /// Connections, token, stops, retries and the breaker: what every bearer-token service shares.
+    let link: BearerTokenSender
+    var clock: SenderClock { link.clock }
 
     /// - Parameters:
     ///   - credentials: the client credentials (its client ID names the URL).
@@ -78,16 +58,13 @@ public final class HMSSender: DeliverySender, Sendable {
     ) throws(SenderError) {
         guard CurlGlobal.initialized else { throw SenderError(.transport, "curl_global_init failed") }
         self.credentials = credentials
-        self.tokens = tokens
         self.settings = settings
-        self.target = target
-        sendURL = "\(target)/v1/\(FormEncoding.escaped(credentials.clientId))/messages:send"
-        self.configuration = configuration
-        shared = Mutex(Shared(breaker: PruningBreaker(
-            consecutive: configuration.breakerConsecutive, ratio: configuration.breakerRatio,
-            minimumAnswers: configuration.breakerMinimumAnswers, state: breakerStates[sendURL] ?? .init())))
-        core = SenderCore(
-            configuration: configuration, metrics: metrics, clock: clock, sleeper: sleeper, random: random, logger: logger)
+        link = BearerTokenSender(
+            tokens: tokens, target: target, sendURL: "\(target)/v1/\(FormEncoding.escaped(credentials.clientId))/messages:send",
+            service: .hms, serviceName: "Push Kit", credentialOwner: "client \(credentials.clientId)", threadName: "sender-hms",
+            configuration: configuration, metrics: SenderMetrics(), breakerStates: breakerStates, clock: clock, sleeper: sleeper,
+            random: random, logger: logger)
+        link.readAnswers { [unowned self] job, response in self.handle(job, response) }
     }
 
     /// Huawei's Push Kit host.
@@ -112,9 +89,9 @@ public final class HMSSender: DeliverySender, Sendable {
         _ item: SendItem, onResult: @escaping @Sendable (DeliveryResult) -> Void,
         onPruneReleased: (@Sendable (DeviceToken) -> Void)?
     ) {
-        let job = core.start(item, onResult: onResult, onPruneReleased: onPruneReleased)
+        let job = link.start(item, onResult: onResult, onPruneReleased: onPruneReleased)
         guard let token = item.registrationToken else {
-            finish(job, status: 0, reason: "not an HMS device: the item has no push token", kind: .rejected)
+            link.finish(job, status: 0, reason: "not an HMS device: the item has no push token", kind: .rejected)
             return
         }
         let request = item.request
@@ -122,62 +99,26 @@ public final class HMSSender: DeliverySender, Sendable {
             apnsPayload: request.payload, pushType: request.pushType, priority: request.priority, expiration: request.expiration,
             collapseId: request.collapseId, token: token, settings: settings, nowMs: clock.nowMs())
         {
-        case .skip(let reason):
-            finish(job, status: 0, reason: reason, kind: .rejected)
-        case .send(let body):
-            job.prepared = PreparedRequest(url: sendURL, headers: HeaderList(), body: body)
-            dispatch(job)
+        case .skip(let reason): link.finish(job, status: 0, reason: reason, kind: .rejected)
+        case .send(let body): link.submit(job, body: body)
         }
     }
 
-    public var summary: SendSummary { core.summary }
+    public var summary: SendSummary { link.summary }
 
     /// The key of this sender's pruning breaker among the app's persisted ones: the send URL (the host and the client
     /// ID).
-    public var breakerKey: String { sendURL }
-
+    public var breakerKey: String { link.breakerKey }
     /// The pruning breaker's state under ``breakerKey``, to persist for the next run.
-    public var breakerStates: [String: PruningBreaker.State] { [breakerKey: shared.withLock { $0.breaker.state }] }
+    public var breakerStates: [String: PruningBreaker.State] { link.breakerStates }
     /// ``breakerKey`` while the breaker keeps suspect tokens.
-    public var trippedEndpoints: [String] { shared.withLock { $0.breaker.tripped } ? [breakerKey] : [] }
-
-    public var endpointConditions: [EndpointCondition] {
-        shared.withLock { s in
-            guard s.transports != nil else { return [] }
-            return [EndpointCondition(
-                endpoint: target.description, reachable: s.unreachableSinceMs == nil && s.stop == nil, stopped: s.stop != nil,
-                breakerTripped: s.breaker.tripped)]
-        }
-    }
+    public var trippedEndpoints: [String] { link.trippedEndpoints }
+    public var endpointConditions: [EndpointCondition] { link.endpointConditions }
 
     /// A stop by an outage gets a fresh chance; a credential stop stays (the credentials must change).
-    public func beginRun() {
-        waiting.beginRun()
-        shared.withLock { s in
-            if s.stop?.kind == .outage {
-                s.stop = nil
-                s.unreachableSinceMs = nil
-            }
-        }
-    }
-
-    public func abandonWaiting(_ reason: String) {
-        for job in waiting.abandonAll() {
-            finish(job, status: 0, reason: nil, kind: .unsent, stop: EndpointStop(.stopping, endpoint: target.description, message: reason))
-        }
-    }
-
+    public func beginRun() { link.beginRun() }
+    public func abandonWaiting(_ reason: String) { link.abandonWaiting(reason) }
     /// Discards the prunes still held (Push Kit never became confidently healthy this run): those tokens are kept.
-    @discardableResult public func endRun() -> Int {
-        shared.withLock { s in
-            defer { s.held.removeAll() }
-            return s.held.count
-        }
-    }
-
-    public func shutdown() async {
-        abandonWaiting("the sender is shutting down")
-        let transports = shared.withLock { $0.transports ?? [] }
-        for transport in transports { await transport.stop() }
-    }
+    @discardableResult public func endRun() -> Int { link.endRun() }
+    public func shutdown() async { await link.shutdown() }
 }
