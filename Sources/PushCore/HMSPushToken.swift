@@ -18,18 +18,13 @@ public struct HMSPushToken: Sendable, Hashable, CustomStringConvertible {
 
     /// Checks `text`; the error names `field` (`token`, `oldToken`).
     public init(parsing text: String, field: String = "token") throws(FieldError) {
-        let count = text.utf8.count
-        guard (Self.minimumLength...Self.maximumLength).contains(count) else {
-            throw FieldError(
-                field: field,
-                message: "\(field) must be an HMS push token of \(Self.minimumLength)…\(Self.maximumLength) characters, not \(count)")
-        }
-        guard text.utf8.allSatisfy(Self.isAlphabet) else {
-            throw FieldError(
-                field: field, message: "\(field) must be an HMS push token: only A-Z a-z 0-9 - _ . : + / = are allowed")
-        }
-        value = text
+        value = try Self.form.check(text, field: field)
     }
+
+    /// Its form (``OpaqueTokenForm``).
+    static let form = OpaqueTokenForm(
+        name: "an HMS push token", lengths: minimumLength...maximumLength, alphabetText: "A-Z a-z 0-9 - _ . : + / =",
+        isAlphabet: isAlphabet)
 
     /// The token alphabet: base64's and base64url's, `.` and `:`.
     static func isAlphabet(_ byte: UInt8) -> Bool {

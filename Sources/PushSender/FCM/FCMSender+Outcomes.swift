@@ -22,22 +22,9 @@ extension FCMSender {
             request: PruneRequest(service: code, status: answer.status),
             tripped: "pruning breaker tripped: too many SENDER_ID_MISMATCH or invalid-token answers; those tokens are kept, not deleted. Check that the app's FCM service account belongs to the Firebase project its Android app registers with.")
         let message = answer.error.message.map { String($0.prefix(200)) }
-        switch kind {
-        case .accepted:
-            link.finish(job, status: response.status, reason: nil, kind: .accepted)
-        case .tokenDead:
-            link.finish(job, status: response.status, reason: reason, kind: .tokenDead, prune: prune)
-        case .permanent:
-            link.finish(job, status: response.status, reason: reason, kind: .rejected, error: message)
-        case .credentialFailure:
-            let stop = link.stop(
-                .credentials, "FCM refused project \(account.projectId)'s sends (HTTP \(answer.status) \(reason)): \(message ?? "no message")")
-            link.finish(job, status: response.status, reason: reason, kind: .unsent, stop: stop)
-        case .retryable:
-            link.retryOrDefer(
-                job, status: response.status, reason: reason,
-                delay: link.core.answerDelay(job, retryAfterMs: answer.retryAfterMs), counts: true, retryAfterMs: answer.retryAfterMs)
-        }
+        link.conclude(
+            job, kind, status: response.status, reason: reason, prune: prune, message: message, retryAfterMs: answer.retryAfterMs,
+            refusal: "FCM refused project \(account.projectId)'s sends (HTTP \(answer.status) \(reason)): \(message ?? "no message")")
     }
 
     /// The reason a result carries: FCM's own error code (UNREGISTERED, QUOTA_EXCEEDED, …), else the canonical status

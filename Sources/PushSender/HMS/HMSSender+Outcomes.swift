@@ -22,22 +22,9 @@ extension HMSSender {
             request: PruneRequest(service: answer.code ?? HMSAnswerRule.Code.invalidTokens, status: answer.status),
             tripped: "pruning breaker tripped: too many invalid-token answers from Push Kit; those tokens are kept, not deleted. Check that the app's client ID and secret belong to the AppGallery Connect app its devices register with.")
         let message = answer.message.map { String($0.prefix(200)) }
-        switch kind {
-        case .accepted:
-            link.finish(job, status: response.status, reason: nil, kind: .accepted)
-        case .tokenDead:
-            link.finish(job, status: response.status, reason: reason, kind: .tokenDead, prune: prune)
-        case .permanent:
-            link.finish(job, status: response.status, reason: reason, kind: .rejected, error: message)
-        case .credentialFailure:
-            let stop = link.stop(
-                .credentials, "Push Kit refused client \(credentials.clientId)'s sends (HTTP \(answer.status) \(reason)): \(message ?? "no message")")
-            link.finish(job, status: response.status, reason: reason, kind: .unsent, stop: stop)
-        case .retryable:
-            link.retryOrDefer(
-                job, status: response.status, reason: reason,
-                delay: link.core.answerDelay(job, retryAfterMs: answer.retryAfterMs), counts: true, retryAfterMs: answer.retryAfterMs)
-        }
+        link.conclude(
+            job, kind, status: response.status, reason: reason, prune: prune, message: message, retryAfterMs: answer.retryAfterMs,
+            refusal: "Push Kit refused client \(credentials.clientId)'s sends (HTTP \(answer.status) \(reason)): \(message ?? "no message")")
     }
 
     /// The reason a result carries: Push Kit's code (80300007, 80100003, …), `TrafficControl` for a bare 503 (flow

@@ -302,6 +302,28 @@ final class BearerTokenSender: Sendable {
 
     func stoppingStop() -> EndpointStop { core.stoppingStop(target.description) }
 
+    /// Ends or retries `job` by its answer's verdict: accepted, dead (with `prune`), rejected (with the service's
+    /// `message`), a credential failure (stops the service for the app, `refusal` the stop's message) or retried.
+    func conclude(
+        _ job: TransferJob, _ kind: AnswerVerdict.Kind, status: Int, reason: String, prune: PruneDecision, message: String?,
+        retryAfterMs: Int64?, refusal: @autoclosure () -> String
+    ) {
+        switch kind {
+        case .accepted:
+            finish(job, status: status, reason: nil, kind: .accepted)
+        case .tokenDead:
+            finish(job, status: status, reason: reason, kind: .tokenDead, prune: prune)
+        case .permanent:
+            finish(job, status: status, reason: reason, kind: .rejected, error: message)
+        case .credentialFailure:
+            finish(job, status: status, reason: reason, kind: .unsent, stop: stop(.credentials, refusal()))
+        case .retryable:
+            retryOrDefer(
+                job, status: status, reason: reason, delay: core.answerDelay(job, retryAfterMs: retryAfterMs), counts: true,
+                retryAfterMs: retryAfterMs)
+        }
+    }
+
     /// Builds the result, counts it and hands it to the submitter.
     func finish(
         _ job: TransferJob, status: Int, reason: String?, kind: DeliveryResult.Kind, prune: PruneDecision = .none,
