@@ -6,8 +6,9 @@ import TestSupport
 
 /// One broadcast to an app's iPhones and Huawei phones, real processes: APNs tokens and HMS push tokens imported
 /// (`tokens import --service hms`), `pushctl broadcast` sending each through its service's sender, the simulator
-/// answering as APNs and as Huawei Push Kit with its OAuth endpoint — 5% of the HMS tokens invalid (80300007), 5% of
-/// the Push Kit sends answered 503 (flow control), and every access token expired early once, mid-run (80200003).
+/// answering as APNs and as Huawei Push Kit with its OAuth endpoint — 5% of the HMS tokens invalid (80300007), 1% of
+/// the Push Kit sends answered 503 (flow control, at the rate World.retryFaults explains), and every access token
+/// expired early once, mid-run (80200003).
 /// Run with the fault suites, one at a time.
 @Suite(.serialized, .timeLimit(.minutes(4))) struct HMSBroadcastFaultTests {
     typealias World = BroadcastCommandTests.World
@@ -34,7 +35,7 @@ import TestSupport
         let invalid = stride(from: 0, to: hmsCount, by: 20).map { tokens[$0] }
         var w = try await World.make(
             tokens: apnsCount, database: database,
-            hms: .init(invalid: invalid, flowControlFraction: 0.05, expireTokensAfter: 1800))
+            hms: .init(invalid: invalid, flowControlFraction: 0.01, expireTokensAfter: 1800))
         defer { w.stop() }
         let registry = try w.openRegistry()
         let imported = try await CLI.run(

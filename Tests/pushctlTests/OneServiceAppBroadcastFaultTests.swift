@@ -12,7 +12,7 @@ import TestSupport
     typealias World = BroadcastCommandTests.World
 
     static let devices = 2000
-    static let faults = ["--fraction-429", "0.025", "--fraction-503", "0.025"]
+    static let faults = World.retryFaults
 
     /// The broadcast's JSON summary, after checking it completed with exit `status`.
     static func summary(of run: ProcessOutcome, status: Int32) throws -> JSONValue {

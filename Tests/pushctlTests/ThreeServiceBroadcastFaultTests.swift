@@ -38,7 +38,7 @@ import TestSupport
         let deadFCM = stride(from: 0, to: fcmCount, by: 20).map { fcmTokens[$0] }
         // Access tokens live 4 s: the broadcast outlives them, so one expires mid-broadcast.
         var w = try await World.make(
-            tokens: apnsCount, simulatorArgs: ["--fraction-429", "0.025", "--fraction-503", "0.025"], devices: devices,
+            tokens: apnsCount, simulatorArgs: World.retryFaults, devices: devices,
             database: database, webPush: true, fcm: .init(unregistered: deadFCM, accessTokenLifetime: Int(tokenLifetime)))
         defer { w.stop() }
         let minted = try await WebPushBroadcastFaultTests.mint(w, count: webCount, expireEvery: 20)

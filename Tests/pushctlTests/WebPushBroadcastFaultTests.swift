@@ -72,7 +72,7 @@ import TestSupport
     func aSubscriptionBroadcastKilledAndResumedReachesEveryLiveOneWithinTheBoundAndPrunesTheExpired(_ backend: String) async throws {
         let database = backend == "postgres" ? try await PostgresTestServer.shared().makeDatabase("webpush") : "registry.sqlite"
         var w = try await World.make(
-            tokens: 0, simulatorArgs: ["--fraction-429", "0.025", "--fraction-503", "0.025"], database: database, webPush: true)
+            tokens: 0, simulatorArgs: World.retryFaults, database: database, webPush: true)
         defer { w.stop() }
         let n = Self.subscriptions
         let minted = try await Self.mint(w, count: n, expireEvery: 20)
@@ -104,7 +104,7 @@ import TestSupport
         #expect(summary["deferred"] == .int(0))
         let counts = try await registry.run { try $0.broadcastCounts(id: "web-digest") }
         // A deferred device names its last answer and attempts, so a rare failure here can be told apart: five 429/503
-        // faults in a row (each 2.5% here) against anything else.
+        // faults in a row (World.retryFaults says how rare) against anything else.
         let deferred = try await registry.run {
             try $0.deliveries(DeliveryQuery(app: "example", broadcastId: "web-digest", kind: .deferred)).records
         }
