@@ -108,34 +108,18 @@ final class WebPushService: Sendable {
         if entry.expired { return .failure(.init(.unregistered, "push subscription \(id) has expired")) }
         if request.duplicate { return .failure(.init(.duplicateHeaders, "a header appears more than once")) }
 
+        let now = clock()
         let verified: VAPIDVerifier.Verified
-        if let cached = cache, cached.authorization == request.authorization {
-            verified = cached
-        } else {
-            switch VAPIDVerifier.verify(authorization: request.authorization) {
-            case .failure(let rejection): return .failure(rejection)
-            case .success(let fresh):
-                verified = fresh
-                cache = fresh
-            }
+        switch vapid(request, entry: entry, nowMs: now, cache: &cache) {
+        case .failure(let rejection): return .failure(rejection)
+        case .success(let checked): verified = checked
         }
         let origin = entry.subscription.origin
-        let now = clock()
-        if let rejection = VAPIDVerifier.check(verified, origin: origin, nowMs: now) { return .failure(rejection) }
-        if let restricted = entry.applicationServerKey, restricted != verified.key {
-            return .failure(.init(
-                .vapidKeyMismatch,
-                "k is not the applicationServerKey this subscription was made for (\(StrictBase64URL.encode(restricted)))"))
-        }
-
-        guard let ttlText = request.ttl else { return .failure(.init(.badTTL, "no TTL header (RFC 8030 §5.2 requires it)")) }
-        guard !ttlText.isEmpty, ttlText.utf8.count <= 10, ttlText.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let ttl = Int(ttlText)
-        else { return .failure(.init(.badTTL, "TTL must be a number of seconds, not `\(ttlText)`")) }
-        if let urgency = request.urgency, !["very-low", "low", "normal", "high"].contains(urgency) {
-            return .failure(.init(.badUrgency, "Urgency must be very-low, low, normal or high, not `\(urgency)`"))
-        }
-        if let topic = request.webPushTopic, topic.isEmpty || topic.utf8.count > 32 || !topic.utf8.allSatisfy(StrictBase64URL.isAlphabet) {
-            return .failure(.init(.badTopic, "Topic must be 1-32 characters of the base64url alphabet, not `\(topic)`"))
+        guard request.ttl != nil else { return .failure(.init(.badTTL, "no TTL header (RFC 8030 §5.2 requires it)")) }
+        let ttl: Int
+        switch Self.pushHeaders(request) {
+        case .failure(let rejection): return .failure(rejection)
+        case .success(let seconds): ttl = seconds ?? 0
         }
 
         var plaintext: [UInt8] = []
@@ -161,26 +145,81 @@ final class WebPushService: Sendable {
         return .success((message, origin))
     }
 
+    /// RFC 8292 as a push resource checks it: the `Authorization` header verified (or the connection's `cache`, the
+    /// last header that verified), its audience `entry`'s origin, its `exp` current, and `k` the key the entry was
+    /// restricted to.
+    func vapid(
+        _ request: RequestValidator.Head, entry: WebPushSubscriptionStore.Entry, nowMs: Int64, cache: inout VAPIDVerifier.Verified?
+    ) -> Result<VAPIDVerifier.Verified, WebPushRejection> {
+        let verified: VAPIDVerifier.Verified
+        if let cached = cache, cached.authorization == request.authorization {
+            verified = cached
+        } else {
+            switch VAPIDVerifier.verify(authorization: request.authorization) {
+            case .failure(let rejection): return .failure(rejection)
+            case .success(let fresh):
+                verified = fresh
+                cache = fresh
+            }
+        }
+        if let rejection = VAPIDVerifier.check(verified, origin: entry.subscription.origin, nowMs: nowMs) { return .failure(rejection) }
+        if let restricted = entry.applicationServerKey, restricted != verified.key {
+            return .failure(.init(
+                .vapidKeyMismatch,
+                "k is not the applicationServerKey this subscription was made for (\(StrictBase64URL.encode(restricted)))"))
+        }
+        return .success(verified)
+    }
+
+    /// RFC 8030 §5.2–5.4's headers: the `TTL` in seconds (nil when absent), a valid `Urgency` and `Topic` if present.
+    static func pushHeaders(_ request: RequestValidator.Head) -> Result<Int?, WebPushRejection> {
+        var ttl: Int? = nil
+        if let ttlText = request.ttl {
+            guard !ttlText.isEmpty, ttlText.utf8.count <= 10, ttlText.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let seconds = Int(ttlText)
+            else { return .failure(.init(.badTTL, "TTL must be a number of seconds, not `\(ttlText)`")) }
+            ttl = seconds
+        }
+        if let urgency = request.urgency, !["very-low", "low", "normal", "high"].contains(urgency) {
+            return .failure(.init(.badUrgency, "Urgency must be very-low, low, normal or high, not `\(urgency)`"))
+        }
+        if let topic = request.webPushTopic, topic.isEmpty || topic.utf8.count > 32 || !topic.utf8.allSatisfy(StrictBase64URL.isAlphabet) {
+            return .failure(.init(.badTopic, "Topic must be 1-32 characters of the base64url alphabet, not `\(topic)`"))
+        }
+        return .success(ttl)
+    }
+
+    /// A subscribe request's body: empty (no restriction) or `{"vapid": "<applicationServerKey>"}` (RFC 8292 §4.1),
+    /// the key an uncompressed P-256 point in base64url.
+    static func applicationServerKey(options body: [UInt8]) -> Result<[UInt8]?, WebPushRejection> {
+        guard !body.isEmpty else { return .success(nil) }
+        guard let options = try? JSONValue(parsing: body), case .object(let pairs) = options, pairs.allSatisfy({ $0.0 == "vapid" })
+        else {
+            return .failure(.init(.badSubscribeRequest, #"the body must be {"vapid": "<applicationServerKey>"} or empty"#))
+        }
+        guard let text = options["vapid"] else { return .success(nil) }
+        guard let value = text.stringValue, let bytes = StrictBase64URL.decode(value), bytes.count == 65, bytes.first == 0x04 else {
+            return .failure(.init(.badSubscribeRequest, "vapid must be an uncompressed P-256 public key in base64url"))
+        }
+        return .success(bytes)
+    }
+
+    /// The origin a request to this listener was sent to (`https://` and its `Host`), or ``defaultOrigin()``: the
+    /// origin of what it mints.
+    func origin(of request: RequestValidator.Head) -> String {
+        request.authority.map { "https://" + Self.origin(authority: $0) } ?? defaultOrigin()
+    }
+
     /// `POST /subscribe`: a new subscription on the origin the request was sent to.
     private func subscribe(_ request: RequestValidator.Head, body: [UInt8]) -> Response {
         guard request.method == "POST" else {
             return reject(.init(.methodNotAllowed, "/subscribe takes POST, not \(request.method ?? "nothing")"))
         }
-        var key: [UInt8]? = nil
-        if !body.isEmpty {
-            guard let options = try? JSONValue(parsing: body), case .object(let pairs) = options,
-                pairs.allSatisfy({ $0.0 == "vapid" })
-            else {
-                return reject(.init(.badSubscribeRequest, #"the body must be {"vapid": "<applicationServerKey>"} or empty"#))
-            }
-            if let text = options["vapid"] {
-                guard let value = text.stringValue, let bytes = StrictBase64URL.decode(value), bytes.count == 65, bytes.first == 0x04 else {
-                    return reject(.init(.badSubscribeRequest, "vapid must be an uncompressed P-256 public key in base64url"))
-                }
-                key = bytes
-            }
+        let key: [UInt8]?
+        switch Self.applicationServerKey(options: body) {
+        case .failure(let rejection): return reject(rejection)
+        case .success(let bytes): key = bytes
         }
-        let origin = request.authority.map { "https://" + Self.origin(authority: $0) } ?? defaultOrigin()
+        let origin = origin(of: request)
         let subscription = subscriptions.mint(origin: origin, applicationServerKey: key)
         recorder.answered(status: 201, reasonText: nil)
         let json = Array(subscription.json.utf8)
@@ -206,7 +245,8 @@ final class WebPushService: Sendable {
         authority.hasSuffix(":443") ? String(authority.dropLast(4)) : authority
     }
 
-    private func reject(_ rejection: WebPushRejection, retryAfter: Bool = false) -> Response {
+    /// A refusal, counted: `{"reason", "message"}` with the headers its reason calls for.
+    func reject(_ rejection: WebPushRejection, retryAfter: Bool = false) -> Response {
         recorder.answered(status: rejection.reason.status, reasonText: rejection.reason.rawValue)
         let json = Array(
             (#"{"reason":"# + JSONValue.string(rejection.reason.rawValue).encodedString + #","message":"#
