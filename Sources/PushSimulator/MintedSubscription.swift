@@ -1,11 +1,13 @@
 import PushCore
 
 /// A push subscription the simulator's Web Push service minted: what a browser's `PushSubscription.toJSON()` gives
-/// a web app. The simulator plays the browser's side too, so it keeps the private key and decrypts what is sent.
+/// a web app; or an endpoint its UnifiedPush distributor registered: what a UnifiedPush connector library gives an
+/// Android app. The simulator plays the browser's (the distributor's) side too, so it keeps the private key and
+/// decrypts what is sent.
 public struct MintedSubscription: Sendable, Equatable {
-    /// The opaque id in the endpoint's path (`/wp/<id>`).
+    /// The opaque id in the endpoint's path (`/wp/<id>`, a UnifiedPush endpoint's `/up/<id>`).
     public let id: String
-    /// The push resource: `https://<simulator host:port>/wp/<id>`.
+    /// The push resource: `https://<simulator host:port>/wp/<id>` (UnifiedPush: `…/up/<id>`).
     public let endpoint: String
     /// The subscription's P-256 public key (65 octets, uncompressed), base64url: `keys.p256dh`.
     public let p256dh: String
@@ -26,5 +28,12 @@ public struct MintedSubscription: Sendable, Equatable {
     public var json: String {
         #"{"endpoint":"# + JSONValue.string(endpoint).encodedString + #","expirationTime":null,"keys":{"p256dh":""#
             + p256dh + #"","auth":""# + auth + #""}}"#
+    }
+
+    /// What a UnifiedPush connector library hands the app (the endpoint and its RFC 8291 keys), compact, as
+    /// `POST /up/register` answers it: `{"endpoint":…,"keys":{"p256dh":…,"auth":…}}`.
+    public var connectorJSON: String {
+        #"{"endpoint":"# + JSONValue.string(endpoint).encodedString + #","keys":{"p256dh":""# + p256dh + #"","auth":""#
+            + auth + #""}}"#
     }
 }

@@ -218,11 +218,33 @@ public final class PushSimulator: Sendable {
     public func expireWebPushSubscription(id: String) -> Bool { core.webPush.subscriptions.expire(id) }
 
     /// Every subscription minted so far, in no particular order.
-    public var webPushSubscriptions: [MintedSubscription] { core.webPush.subscriptions.all }
+    public var webPushSubscriptions: [MintedSubscription] { core.webPush.subscriptions.all() }
 
     /// The most recent accepted (decrypted) Web Push messages, oldest first (at most
     /// ``SimulatorConfiguration/receivedLimit``).
     public var receivedWebPushes: [ReceivedWebPush] { core.recorder.webPushes }
+
+    // MARK: - UnifiedPush
+
+    /// Registers a UnifiedPush endpoint on this simulator (started: its endpoint names the bound port), restricted to
+    /// `vapid` (a VAPID public key, 65-octet uncompressed P-256 point) when given: what a UnifiedPush connector
+    /// library hands an Android app (``MintedSubscription/connectorJSON``). `POST /up/register` does the same over
+    /// the wire.
+    public func registerUnifiedPushEndpoint(vapid: [UInt8]? = nil) -> MintedSubscription {
+        core.unifiedPush.register(applicationServerKey: vapid)
+    }
+
+    /// Unregisters a UnifiedPush endpoint (as `DELETE /up/<id>`): its pushes answer 404. False when there is no such
+    /// endpoint.
+    @discardableResult
+    public func unregisterUnifiedPushEndpoint(id: String) -> Bool { core.unifiedPush.unregister(id: id) }
+
+    /// Every UnifiedPush endpoint registered so far, in no particular order.
+    public var unifiedPushEndpoints: [MintedSubscription] { core.webPush.subscriptions.all(.unifiedPush) }
+
+    /// The most recent accepted (decrypted) UnifiedPush messages, oldest first (at most
+    /// ``SimulatorConfiguration/receivedLimit``).
+    public var receivedUnifiedPushes: [ReceivedUnifiedPush] { core.recorder.unifiedPushes }
 
     // MARK: - FCM's OAuth token endpoint
 

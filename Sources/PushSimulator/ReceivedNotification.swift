@@ -69,10 +69,13 @@ public struct ReceivedNotification: Sendable, Equatable {
 public struct SimulatorCounters: Sendable, Equatable {
     /// Complete requests answered (any status).
     public var requests = 0
-    /// Notifications accepted: APNs requests answered 200 and Web Push messages answered 201.
+    /// Notifications accepted: APNs requests answered 200, Web Push and UnifiedPush messages answered 201, FCM and
+    /// Push Kit messages answered 200.
     public var accepted = 0
     /// Web Push messages accepted (answered 201, decrypted and recorded).
     public var webPushesAccepted = 0
+    /// UnifiedPush messages accepted (answered 201, decrypted and recorded).
+    public var unifiedPushesAccepted = 0
     /// FCM messages accepted (answered 200 by `messages:send`, not `validate_only`).
     public var fcmMessagesAccepted = 0
     /// Access tokens the OAuth token endpoint granted.
@@ -118,6 +121,7 @@ public struct SimulatorCounters: Sendable, Equatable {
         for status in byStatus.keys.sorted() { lines.append("  status \(status): \(byStatus[status]!)") }
         for reason in byReason.keys.sorted() { lines.append("  \(reason): \(byReason[reason]!)") }
         if webPushesAccepted > 0 { lines.append("  web push messages accepted: \(webPushesAccepted)") }
+        if unifiedPushesAccepted > 0 { lines.append("  UnifiedPush messages accepted: \(unifiedPushesAccepted)") }
         if fcmMessagesAccepted > 0 { lines.append("  FCM messages accepted: \(fcmMessagesAccepted)") }
         if accessTokensGranted > 0 { lines.append("  access tokens granted: \(accessTokensGranted)") }
         if hmsMessagesAccepted > 0 { lines.append("  HMS messages accepted: \(hmsMessagesAccepted)") }

@@ -12,6 +12,10 @@ extension SimulatorConnectionHandler {
             processWebPush(context: context, id: id, head: head, body: body)
             return
         }
+        if UnifiedPushDistributor.handles(path: head.path) {
+            processUnifiedPush(context: context, id: id, head: head, body: body)
+            return
+        }
         if OAuthTokenService.handles(path: head.path) {
             processTokenRequest(context: context, id: id, head: head, body: body, bodyBytes: body.count)
             return
@@ -93,7 +97,7 @@ extension SimulatorConnectionHandler {
             writeSettings(context: context, maxConcurrentStreams: core.configuration.maxConcurrentStreams)
         }
 
-        if faults.responseDelay > .zero, streamsOpened > faults.undelayedStreams, rng.chance(faults.delayFraction) {
+        if delayDue(faults) {
             awaiting += 1
             let delay = TimeAmount.nanoseconds(Self.nanoseconds(faults.responseDelay))
             _ = context.eventLoop.assumeIsolated().scheduleTask(in: delay) {
@@ -110,6 +114,12 @@ extension SimulatorConnectionHandler {
         writeResponse(
             context: context, id: id, status: status, reason: reason, timestampMs: timestamp, notificationId: notificationId,
             uniqueId: uniqueId)
+    }
+
+    /// True when this answer is to wait ``SimulatorFaults/responseDelay`` (drawn per answer: ``SimulatorFaults/delayFraction``;
+    /// never for the connection's first ``SimulatorFaults/undelayedStreams``).
+    func delayDue(_ faults: SimulatorFaults) -> Bool {
+        faults.responseDelay > .zero && streamsOpened > faults.undelayedStreams && rng.chance(faults.delayFraction)
     }
 
     /// Who the client is, per the configured authentication mode.

@@ -10,6 +10,26 @@ extension SimulatorConnectionHandler {
         write(context: context, id: id, response: response)
     }
 
+    /// Answers a UnifiedPush request (``UnifiedPushDistributor``) on this HTTP/2 connection; a push's answer waits
+    /// for the delay fault (a slow distributor), as APNs answers do.
+    func processUnifiedPush(context: ChannelHandlerContext, id: HTTP2StreamID, head: RequestValidator.Head, body: [UInt8]) {
+        let faults = core.faults
+        let response = core.unifiedPush.respond(
+            to: head, body: body, faults: faults, chance: { self.rng.chance($0) }, cache: &verifiedVAPID)
+        guard UnifiedPushDistributor.isPush(method: head.method, path: head.path), delayDue(faults) else {
+            write(context: context, id: id, response: response)
+            return
+        }
+        awaiting += 1
+        _ = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(Self.nanoseconds(faults.responseDelay))) {
+            self.awaiting -= 1
+            guard !self.closed else { return }
+            self.write(context: context, id: id, response: response)
+            self.flushAnswers(context)
+            self.closeIfDrained(context: context)
+        }
+    }
+
     /// Writes an answer of the Web Push service or the OAuth token endpoint on stream `id`.
     func write(context: ChannelHandlerContext, id: HTTP2StreamID, response: WebPushService.Response) {
         var headers = HPACKHeaders()

@@ -140,6 +140,8 @@ final class SimulatorConnectionHandler: ChannelDuplexHandler {
                 streams.remove(at: index)
                 if WebPushService.handles(path: head.path) {
                     processWebPush(context: context, id: id, head: head, body: [UInt8](repeating: 0, count: total))
+                } else if UnifiedPushDistributor.handles(path: head.path) {
+                    processUnifiedPush(context: context, id: id, head: head, body: [UInt8](repeating: 0, count: total))
                 } else if OAuthTokenService.handles(path: head.path) {
                     processTokenRequest(context: context, id: id, head: head, body: [], bodyBytes: total)
                 } else if FCMMessageService.handles(path: head.path) {

@@ -12,6 +12,8 @@ final class SimulatorCore: Sendable {
     let channels: ChannelStore
     /// The Web Push service on the same listener.
     let webPush: WebPushService
+    /// The UnifiedPush distributor on the same listener (its endpoints in the Web Push service's store).
+    let unifiedPush: UnifiedPushDistributor
     /// The OAuth token endpoint FCM senders get access tokens from, on the same listener.
     let oauth: OAuthTokenService
     /// The FCM HTTP v1 endpoint, on the same listener.
@@ -45,6 +47,7 @@ final class SimulatorCore: Sendable {
             requests: validator, broadcastDisabled: configuration.broadcastDisabledBundleIds)
         self.channels = ChannelStore(limit: configuration.maxChannelsPerBundleId)
         self.webPush = WebPushService(recorder: recorder, clock: configuration.clock, host: configuration.host)
+        self.unifiedPush = UnifiedPushDistributor(webPush: webPush, recorder: recorder, clock: configuration.clock)
         self.oauth = try OAuthTokenService(
             accounts: configuration.fcmServiceAccounts, lifetimeSeconds: configuration.accessTokenLifetime,
             recorder: recorder, clock: configuration.clock)

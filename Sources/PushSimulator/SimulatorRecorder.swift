@@ -13,6 +13,8 @@ final class SimulatorRecorder: Sendable {
         var ringStart = 0
         var webPushes: [ReceivedWebPush] = []
         var webPushStart = 0
+        var unifiedPushes: [ReceivedUnifiedPush] = []
+        var unifiedPushStart = 0
         var pending: [UInt8] = []
         var file: FileHandle?
         /// The development inbox: the newest accepted notifications of every service, in arrival order.
@@ -102,6 +104,19 @@ final class SimulatorRecorder: Sendable {
             Self.keep(webPush, in: &s.webPushes, start: &s.webPushStart, limit: limit)
             if s.file != nil { Self.write(&s, webPush.jsonLine) }
             inboxKeep(&s, .webpush, device: webPush.subscriptionId, appKey: webPush.vapidKey, atMs: webPush.receivedAtMs, webPush.jsonLine)
+        }
+    }
+
+    /// Counts and records a push message the UnifiedPush distributor accepted (201). Not in the development inbox:
+    /// its entries are by ``PushService``, which has no UnifiedPush yet.
+    func answered(unifiedPush: ReceivedUnifiedPush) {
+        state.withLock { s in
+            s.counters.requests += 1
+            s.counters.byStatus[201, default: 0] += 1
+            s.counters.accepted += 1
+            s.counters.unifiedPushesAccepted += 1
+            Self.keep(unifiedPush, in: &s.unifiedPushes, start: &s.unifiedPushStart, limit: limit)
+            if s.file != nil { Self.write(&s, unifiedPush.jsonLine) }
         }
     }
 
@@ -216,6 +231,10 @@ final class SimulatorRecorder: Sendable {
         state.withLock { s in Array(s.webPushes[s.webPushStart...] + s.webPushes[..<s.webPushStart]) }
     }
 
+    var unifiedPushes: [ReceivedUnifiedPush] {
+        state.withLock { s in Array(s.unifiedPushes[s.unifiedPushStart...] + s.unifiedPushes[..<s.unifiedPushStart]) }
+    }
+
     func reset() {
         state.withLock { s in
             s.counters = SimulatorCounters()
@@ -223,6 +242,8 @@ final class SimulatorRecorder: Sendable {
             s.ringStart = 0
             s.webPushes.removeAll()
             s.webPushStart = 0
+            s.unifiedPushes.removeAll()
+            s.unifiedPushStart = 0
         }
     }
 }

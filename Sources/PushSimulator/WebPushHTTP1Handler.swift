@@ -2,8 +2,8 @@ import NIOCore
 import NIOHTTP1
 
 /// Serves HTTP/1.1 connections (a client that negotiated ALPN `http/1.1` or sent no HTTP/2 preface): the Web Push
-/// service, FCM, Huawei Push Kit and their OAuth token endpoints, as APNs has no HTTP/1.1 interface. Web Push senders
-/// such as pywebpush (`requests`), Google's and Huawei's Python clients speak HTTP/1.1.
+/// service, the UnifiedPush distributor, FCM, Huawei Push Kit and their OAuth token endpoints, as APNs has no HTTP/1.1
+/// interface. Web Push senders such as pywebpush (`requests`), Google's and Huawei's Python clients speak HTTP/1.1.
 ///
 /// Everything here runs on the connection's event loop.
 final class WebPushHTTP1Handler: ChannelInboundHandler {
@@ -51,7 +51,8 @@ final class WebPushHTTP1Handler: ChannelInboundHandler {
         // The GOAWAY fault's HTTP/1.1 counterpart: the answer says `Connection: close` and the connection closes.
         let closing = !requestHead.isKeepAlive || faults.goAwayAfterStreams.map { requests >= $0 } ?? false
         var response: WebPushService.Response
-        if WebPushService.handles(path: requestHead.uri) {
+        let unifiedPush = UnifiedPushDistributor.handles(path: requestHead.uri)
+        if unifiedPush || WebPushService.handles(path: requestHead.uri) {
             func one(_ name: String) -> (String?, Bool) {
                 let values = requestHead.headers[name]
                 return (values.first, values.count > 1)
@@ -72,8 +73,13 @@ final class WebPushHTTP1Handler: ChannelInboundHandler {
             request.contentEncoding = encoding
             request.duplicate = d1 || d2 || d3 || d4 || d5
             let received = bodyBytes > body.count ? body + [UInt8](repeating: 0, count: bodyBytes - body.count) : body
-            response = core.webPush.respond(
-                to: request, body: received, faults: faults, chance: { self.rng.chance($0) }, cache: &verifiedVAPID)
+            if unifiedPush {
+                response = core.unifiedPush.respond(
+                    to: request, body: received, faults: faults, chance: { self.rng.chance($0) }, cache: &verifiedVAPID)
+            } else {
+                response = core.webPush.respond(
+                    to: request, body: received, faults: faults, chance: { self.rng.chance($0) }, cache: &verifiedVAPID)
+            }
         } else if OAuthTokenService.handles(path: requestHead.uri) {
             // Google's client libraries (google-auth over `requests`) get their FCM access tokens over HTTP/1.1.
             response = core.oauth.respond(
@@ -95,10 +101,26 @@ final class WebPushHTTP1Handler: ChannelInboundHandler {
                 chance: { self.rng.chance($0) })
         } else {
             // APNs is HTTP/2 only: say so rather than pretend.
-            let json = Array(#"{"reason":"HTTPVersionNotSupported","message":"APNs requests need HTTP/2; HTTP/1.1 serves Web Push, FCM, Huawei Push Kit and their OAuth token endpoints only"}"#.utf8)
+            let json = Array(#"{"reason":"HTTPVersionNotSupported","message":"APNs requests need HTTP/2; HTTP/1.1 serves Web Push, UnifiedPush, FCM, Huawei Push Kit and their OAuth token endpoints only"}"#.utf8)
             core.recorder.answered(status: 505, reasonText: "HTTPVersionNotSupported")
             response = .init(status: 505, headers: [("content-type", "application/json"), ("content-length", String(json.count))], body: json)
         }
+        // A slow distributor (the delay fault) holds its pushes' answers; the pipelining handler holds the connection's
+        // next request until this answer is written, so answers keep their order.
+        if UnifiedPushDistributor.isPush(method: requestHead.method.rawValue, path: requestHead.uri), faults.responseDelay > .zero,
+            requests > faults.undelayedStreams, rng.chance(faults.delayFraction)
+        {
+            let delay = TimeAmount.nanoseconds(SimulatorConnectionHandler.nanoseconds(faults.responseDelay))
+            _ = context.eventLoop.assumeIsolated().scheduleTask(in: delay) {
+                self.send(context: context, response: response, closing: closing, faults: faults)
+            }
+            return
+        }
+        send(context: context, response: response, closing: closing, faults: faults)
+    }
+
+    private func send(context: ChannelHandlerContext, response: WebPushService.Response, closing: Bool, faults: SimulatorFaults) {
+        guard context.channel.isActive else { return }
         var headers = HTTPHeaders()
         headers.add(name: "date", value: HTTPDate.format(seconds: core.configuration.clock() / 1000 + core.configuration.dateSkewSeconds))
         for (name, value) in response.headers { headers.add(name: name, value: value) }

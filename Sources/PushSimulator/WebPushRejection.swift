@@ -38,13 +38,20 @@ public struct WebPushRejection: Error, Sendable, Equatable {
         case serviceUnavailable = "ServiceUnavailable"
         /// 400: a subscribe request whose body is not `{"vapid": "<applicationServerKey>"}`.
         case badSubscribeRequest = "BadSubscribeRequest"
+        /// 400: a UnifiedPush message without a body (SERV_1.2.0: 1–4096 bytes).
+        case payloadEmpty = "PayloadEmpty"
+        /// 400: a UnifiedPush message whose `Content-Encoding` is not `aes128gcm` (AND_3.0.0: push messages are
+        /// RFC 8291 ciphertext; SERV_1.2.0 answers a bad request 400, where Web Push answers 415).
+        case encryptionRequired = "EncryptionRequired"
 
         /// The HTTP status this reason is answered with.
         public var status: Int {
             switch self {
             case .missingAuthorization: 401
             case .badJwtToken, .expiredJwtToken, .vapidKeyMismatch: 403
-            case .badTTL, .badUrgency, .badTopic, .duplicateHeaders, .decryptionFailed, .badSubscribeRequest: 400
+            case .badTTL, .badUrgency, .badTopic, .duplicateHeaders, .decryptionFailed, .badSubscribeRequest, .payloadEmpty,
+                .encryptionRequired:
+                400
             case .unsupportedContentEncoding: 415
             case .payloadTooLarge: 413
             case .notFound: 404
