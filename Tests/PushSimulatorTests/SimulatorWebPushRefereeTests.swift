@@ -16,6 +16,8 @@ import Testing
         var status: Int
         var body: String
         var headers: [String: String]
+        /// How long the case took, in seconds.
+        var elapsed: Double?
         var reason: String? {
             (try? JSONValue(parsing: Array(body.utf8)))?["reason"]?.stringValue
         }

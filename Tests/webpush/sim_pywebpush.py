@@ -5,10 +5,11 @@ VAPID with py_vapid.Vapid02), over HTTP/1.1 (`requests`). Run by Tests/PushSimul
 Usage: REQUESTS_CA_BUNDLE=ca.pem sim_pywebpush.py CASES.json
 CASES.json: {"vapidKeyPEM": PEM of the application server's P-256 key,
              "cases": [{"name", "mode", "subscription": PushSubscription.toJSON(), "data": text}, ...]}
-Prints one JSON line per case: {"name", "status", "body", "headers"}.
+Prints one JSON line per case: {"name", "status", "body", "headers", "elapsed"} (elapsed: the case's seconds).
 
 Modes (each a way a real sender gets it right or wrong):
   valid        pywebpush.webpush() as documented, Vapid02, sub mailto:
+  no-vapid     pywebpush.webpush() without a VAPID key: no Authorization (UnifiedPush endpoints need none)
   wrong-sub    sub "ops@example.com" (no mailto:), signed with py_vapid's no-strict mode
   wrong-aud    aud https://push.example.com instead of the endpoint's origin
   bad-signature  the JWT signed by vapidKeyPEM's key but k naming another key
@@ -97,6 +98,14 @@ def run(case, key_pem):
             response = error.response
         return answer(name, response)
 
+    if mode == "no-vapid":
+        try:
+            response = webpush(subscription, data=data, ttl=0, timeout=20)
+        except WebPushException as error:
+            if error.response is None:
+                raise
+            response = error.response
+        return answer(name, response)
     if mode == "subscribe-flow":
         return subscribe_flow(name, subscription, vapid, claims, data)
     if mode == "two-on-one":
@@ -169,7 +178,10 @@ def main():
     with open(sys.argv[1]) as f:
         spec = json.load(f)
     for case in spec["cases"]:
-        print(json.dumps(run(case, spec["vapidKeyPEM"])), flush=True)
+        start = time.monotonic()
+        result = run(case, spec["vapidKeyPEM"])
+        result["elapsed"] = time.monotonic() - start
+        print(json.dumps(result), flush=True)
 
 
 if __name__ == "__main__":
