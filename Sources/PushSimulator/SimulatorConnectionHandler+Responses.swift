@@ -116,10 +116,9 @@ extension SimulatorConnectionHandler {
             uniqueId: uniqueId)
     }
 
-    /// True when this answer is to wait ``SimulatorFaults/responseDelay`` (drawn per answer: ``SimulatorFaults/delayFraction``;
-    /// never for the connection's first ``SimulatorFaults/undelayedStreams``).
+    /// True when this answer is to wait ``SimulatorFaults/responseDelay`` (``SimulatorFaults/delays(request:chance:)``).
     func delayDue(_ faults: SimulatorFaults) -> Bool {
-        faults.responseDelay > .zero && streamsOpened > faults.undelayedStreams && rng.chance(faults.delayFraction)
+        faults.delays(request: streamsOpened, chance: { rng.chance($0) })
     }
 
     /// Who the client is, per the configured authentication mode.

@@ -117,6 +117,12 @@ public struct SimulatorFaults: Sendable, Equatable {
         self.streamLimitChange = streamLimitChange
     }
 
+    /// True when the answer to a connection's request number `request` (from 1) is to wait ``responseDelay``: never
+    /// for the first ``undelayedStreams``, else drawn by `chance` at ``delayFraction``.
+    func delays(request: Int, chance: (Double) -> Bool) -> Bool {
+        responseDelay > .zero && request > undelayedStreams && chance(delayFraction)
+    }
+
     /// True when no fault is active (the fast path skips all fault checks).
     public var isEmpty: Bool { self == SimulatorFaults() }
 }

@@ -107,8 +107,8 @@ final class WebPushHTTP1Handler: ChannelInboundHandler {
         }
         // A slow distributor (the delay fault) holds its pushes' answers; the pipelining handler holds the connection's
         // next request until this answer is written, so answers keep their order.
-        if UnifiedPushDistributor.isPush(method: requestHead.method.rawValue, path: requestHead.uri), faults.responseDelay > .zero,
-            requests > faults.undelayedStreams, rng.chance(faults.delayFraction)
+        if UnifiedPushDistributor.isPush(method: requestHead.method.rawValue, path: requestHead.uri),
+            faults.delays(request: requests, chance: { rng.chance($0) })
         {
             let delay = TimeAmount.nanoseconds(SimulatorConnectionHandler.nanoseconds(faults.responseDelay))
             _ = context.eventLoop.assumeIsolated().scheduleTask(in: delay) {
