@@ -213,6 +213,9 @@ extension PushConfiguration {
         let hms = try f.take("hms").map { (value) throws(ConfigurationError) in
             try decodeHMS(value, at: "\(at).hms", base: base)
         }
+        let unifiedPush = try f.take("unifiedpush").map { (value) throws(ConfigurationError) in
+            try decodeUnifiedPush(value, at: "\(at).unifiedpush", base: base)
+        }
         var defaultTimeZone: String?
         if let zone = try f.string("defaultTimeZone") {
             guard let canonical = zones.canonical(zone) else {
@@ -221,12 +224,12 @@ extension PushConfiguration {
             defaultTimeZone = canonical
         }
         try f.finish()
-        if apns == nil && webPush == nil && fcm == nil && hms == nil {
+        if apns == nil && webPush == nil && fcm == nil && hms == nil && unifiedPush == nil {
             throw ConfigurationError(
-                "\(at) needs at least one service: \(at).apns (iOS, macOS), \(at).webpush (browsers), \(at).fcm (Android) or \(at).hms (Huawei)")
+                "\(at) needs at least one service: \(at).apns (iOS, macOS), \(at).webpush (browsers), \(at).fcm (Android), \(at).hms (Huawei) or \(at).unifiedpush (de-Googled Android)")
         }
         var app = AppSettings(
-            apns: apns, webPush: webPush, fcm: fcm, hms: hms, registrationKeys: registrationKeys, sendKeys: sendKeys,
+            apns: apns, webPush: webPush, fcm: fcm, hms: hms, unifiedPush: unifiedPush, registrationKeys: registrationKeys, sendKeys: sendKeys,
             window: window, connections: connections, outageLimitSeconds: outageLimit, webhook: webhook)
         app.apnsKeysAreFlat = apnsKeysAreFlat
         app.proxy = proxy
@@ -344,6 +347,36 @@ extension PushConfiguration {
         do {
             return try WebPushSettings(
                 vapidKey: resolve(vapidKey, against: base), subject: subject, allowedHosts: hosts, caFile: caFile, declarative: declarative)
+        } catch {
+            throw ConfigurationError("\(at).\(error.message)")
+        }
+    }
+
+    /// `apps.ID.unifiedpush`: `{"vapidKey", "subject", "exemptHosts"?, "caFile"?}`.
+    private static func decodeUnifiedPush(
+        _ value: JSONValue, at: String, base: String
+    ) throws(ConfigurationError) -> UnifiedPushSettings {
+        var f = try Fields(value, at: at)
+        guard let vapidKey = try f.string("vapidKey"), !vapidKey.isEmpty else {
+            throw ConfigurationError("\(at).vapidKey is required (a P-256 private key in PEM: pushctl webpush key new --out FILE)")
+        }
+        guard let subject = try f.string("subject") else {
+            throw ConfigurationError("\(at).subject is required (a mailto: or https: contact the distributors may reach)")
+        }
+        var hosts: [String] = []
+        if let list = try f.take("exemptHosts") {
+            let problem = "\(at).exemptHosts must be an array of \"host[:port]\" or \"address/length\""
+            guard case .array(let items) = list else { throw ConfigurationError(problem) }
+            for item in items {
+                guard let s = item.stringValue else { throw ConfigurationError(problem) }
+                hosts.append(s)
+            }
+        }
+        let caFile = try f.string("caFile").map { resolve($0, against: base) }
+        try f.finish()
+        do {
+            return try UnifiedPushSettings(
+                vapidKey: resolve(vapidKey, against: base), subject: subject, exemptHosts: hosts, caFile: caFile)
         } catch {
             throw ConfigurationError("\(at).\(error.message)")
         }

@@ -27,6 +27,9 @@ extension PushConfiguration {
                 files.append(SecretFile(key: "\(at).userSecretFile", path: path))
             }
             if let webPush = app.webPush { files.append(SecretFile(key: "\(at).webpush.vapidKey", path: webPush.vapidKey)) }
+            if let unifiedPush = app.unifiedPush {
+                files.append(SecretFile(key: "\(at).unifiedpush.vapidKey", path: unifiedPush.vapidKey))
+            }
             if let fcm = app.fcm { files.append(SecretFile(key: "\(at).fcm.serviceAccount", path: fcm.serviceAccount)) }
             if let hms = app.hms { files.append(SecretFile(key: "\(at).hms.clientSecretFile", path: hms.clientSecretFile)) }
         }

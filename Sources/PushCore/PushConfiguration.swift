@@ -212,6 +212,8 @@ public struct AppSettings: Sendable, Equatable {
     public var fcm: FCMSettings?
     /// Huawei Push Kit for HMS Core devices (`apps.ID.hms`), or nil: its HMS devices cannot register.
     public var hms: HMSSettings?
+    /// UnifiedPush for this app (`apps.ID.unifiedpush`), or nil: its UnifiedPush devices cannot register.
+    public var unifiedPush: UnifiedPushSettings?
 
     /// The zone local-time sends use for devices without one.
     public var effectiveDefaultTimeZone: String { defaultTimeZone ?? "UTC" }
@@ -227,6 +229,7 @@ public struct AppSettings: Sendable, Equatable {
         if webPush != nil { out.append(.webpush) }
         if fcm != nil { out.append(.fcm) }
         if hms != nil { out.append(.hms) }
+        if unifiedPush != nil { out.append(.unifiedpush) }
         return out
     }
 
@@ -240,13 +243,14 @@ public struct AppSettings: Sendable, Equatable {
     /// Creates app settings with the services given (at least one, for a configuration that loads).
     public init(
         apns: APNsSettings? = nil, webPush: WebPushSettings? = nil, fcm: FCMSettings? = nil, hms: HMSSettings? = nil,
-        registrationKeys: [String] = [], sendKeys: [String] = [], window: Int? = nil,
+        unifiedPush: UnifiedPushSettings? = nil, registrationKeys: [String] = [], sendKeys: [String] = [], window: Int? = nil,
         connections: Int? = nil, outageLimitSeconds: Int? = nil, webhook: WebhookSettings? = nil
     ) {
         self.apns = apns
         self.webPush = webPush
         self.fcm = fcm
         self.hms = hms
+        self.unifiedPush = unifiedPush
         self.webhook = webhook
         self.window = window
         self.connections = connections

@@ -10,4 +10,7 @@ public enum PushService: String, Sendable, CaseIterable, Codable {
     /// Huawei Push Kit for HMS Core (Android phones without Google Play services: Huawei's, Honor's before 2021),
     /// identified by its push token (``HMSPushToken``), sent through `POST /v1/{clientId}/messages:send`.
     case hms
+    /// UnifiedPush (SERV_1.2.0, AND_3.0.0): de-Googled Android and privacy-minded apps, through the distributor the user
+    /// chose; standard Web Push (RFC 8291, VAPID) to the endpoint it gave, identified by that endpoint.
+    case unifiedpush
 }

@@ -1,6 +1,7 @@
 import Foundation
 
-/// A Web Push subscription's endpoint (RFC 8030 §5): the `https` URL the push service gave the browser, parsed
+/// A Web Push subscription's endpoint (RFC 8030 §5): the `https` URL the push service gave the browser (or a
+/// UnifiedPush distributor gave an app, which may also be `http`: ``init(parsing:field:allowingHTTP:)``), parsed
 /// strictly enough that what we judge (the host and port in ``WebPushHostPolicy``) is what the transport connects
 /// to. Refused: another scheme, user information, a fragment, a missing path, a port outside 1-65535, spaces or
 /// non-ASCII, a host that is neither a DNS name nor a literal address (no trailing dot, no numeric or
@@ -16,6 +17,8 @@ public struct WebPushEndpoint: Sendable, Hashable, CustomStringConvertible {
 
     /// The URL in its canonical form (see above): what is stored, keyed (`DeviceKey`) and posted to.
     public let url: String
+    /// False for an `http` endpoint (UnifiedPush only; its default port is 80).
+    public let isSecure: Bool
     /// The host, lowercased; an IPv6 literal without its brackets.
     public let host: String
     /// The port (443 when the URL names none).
@@ -23,29 +26,31 @@ public struct WebPushEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// The host's address when the host is a literal address.
     public let address: IPAddress?
 
-    /// `https://host[:port]`: the origin VAPID's `aud` names and per-origin state (connections, tokens, backoff)
-    /// is keyed by. The port appears only when it is not 443.
-    public var origin: String { "https://" + authority }
+    /// `https://host[:port]` (`http://` for an `http` endpoint): the origin VAPID's `aud` names and per-origin state
+    /// (connections, tokens, backoff) is keyed by. The port appears only when it is not the scheme's default.
+    public var origin: String { (isSecure ? "https://" : "http://") + authority }
 
-    /// `host[:port]` as it appears in a URL (an IPv6 literal in brackets; the port only when not 443).
-    public var authority: String { Self.authority(host: host, port: port, address: address) }
+    /// `host[:port]` as it appears in a URL (an IPv6 literal in brackets; the port only when not the scheme's
+    /// default, 443 or 80).
+    public var authority: String { Self.authority(host: host, port: port, address: address, secure: isSecure) }
 
-    private static func authority(host: String, port: Int, address: IPAddress?) -> String {
+    private static func authority(host: String, port: Int, address: IPAddress?, secure: Bool) -> String {
         let name = address.map { $0.isIPv4 ? host : "[\(host)]" } ?? host
-        return port == 443 ? name : "\(name):\(port)"
+        return port == (secure ? 443 : 80) ? name : "\(name):\(port)"
     }
 
     public var description: String { url }
 
-    /// Parses an endpoint URL; the error names `field` (the endpoint's field in the request). Works on the text's
-    /// UTF-8 bytes (printable ASCII once the first check passes): every stored Web Push device is parsed again
+    /// Parses an endpoint URL; the error names `field` (the endpoint's field in the request). `allowingHTTP` accepts
+    /// an `http` URL too (UnifiedPush's endpoints may be either, SERV_1.2.0; Web Push's are https only). Works on the
+    /// text's UTF-8 bytes (printable ASCII once the first check passes): every stored Web Push device is parsed again
     /// when a broadcast reads it, so this is on the send path.
-    public init(parsing text: String, field: String = "endpoint") throws(FieldError) {
+    public init(parsing text: String, field: String = "endpoint", allowingHTTP: Bool = false) throws(FieldError) {
         func refuse(_ why: String) -> FieldError { FieldError(field: field, message: "\(field) \(why)") }
         var text = text
         let parsed: Result<Parts, FieldError> = text.withUTF8 { bytes in
             do throws(FieldError) {
-                return .success(try Self.parts(of: bytes, refuse: refuse))
+                return .success(try Self.parts(of: bytes, allowingHTTP: allowingHTTP, refuse: refuse))
             } catch {
                 return .failure(error)
             }
@@ -54,18 +59,23 @@ public struct WebPushEndpoint: Sendable, Hashable, CustomStringConvertible {
         host = parts.host
         port = parts.port
         address = parts.address
-        url = "https://" + Self.authority(host: parts.host, port: parts.port, address: parts.address) + parts.pathAndQuery
+        isSecure = parts.secure
+        url = (parts.secure ? "https://" : "http://")
+            + Self.authority(host: parts.host, port: parts.port, address: parts.address, secure: parts.secure) + parts.pathAndQuery
     }
 
-    /// What ``init(parsing:field:)`` finds in an endpoint's bytes.
+    /// What ``init(parsing:field:allowingHTTP:)`` finds in an endpoint's bytes.
     private struct Parts {
         var host: String
         var port: Int
         var address: IPAddress?
         var pathAndQuery: String
+        var secure: Bool
     }
 
-    private static func parts(of text: UnsafeBufferPointer<UInt8>, refuse: (String) -> FieldError) throws(FieldError) -> Parts {
+    private static func parts(
+        of text: UnsafeBufferPointer<UInt8>, allowingHTTP: Bool, refuse: (String) -> FieldError
+    ) throws(FieldError) -> Parts {
         func string(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: text[range]), as: UTF8.self) }
         func prefix(_ range: Range<Int>, _ length: Int) -> String {
             string(range.lowerBound..<min(range.upperBound, range.lowerBound + length))
@@ -84,8 +94,10 @@ public struct WebPushEndpoint: Sendable, Hashable, CustomStringConvertible {
                 break
             }
         }
-        guard let schemeEnd, schemeEnd == 5, asciiLowercased(text[0..<5]).elementsEqual("https".utf8) else {
-            throw refuse("must be an https URL, not '\(prefix(0..<text.count, 40))'")
+        let secure = schemeEnd == 5 && asciiLowercased(text[0..<5]).elementsEqual("https".utf8)
+        let plain = allowingHTTP && schemeEnd == 4 && asciiLowercased(text[0..<4]).elementsEqual("http".utf8)
+        guard let schemeEnd, secure || plain else {
+            throw refuse("must be an \(allowingHTTP ? "http or https" : "https") URL, not '\(prefix(0..<text.count, 40))'")
         }
         let restStart = schemeEnd + 3
         let rest = restStart..<text.count
@@ -129,7 +141,7 @@ public struct WebPushEndpoint: Sendable, Hashable, CustomStringConvertible {
             portRange = (colonIndex + 1)..<authority.upperBound
             hostRange = authority.lowerBound..<colonIndex
         }
-        var port = 443
+        var port = secure ? 443 : 80
         if let portRange {
             var value = 0
             guard (1...5).contains(portRange.count), text[portRange].allSatisfy({ (0x30...0x39).contains($0) }) else {
@@ -145,7 +157,9 @@ public struct WebPushEndpoint: Sendable, Hashable, CustomStringConvertible {
             throw refuse("must write an IPv6 address in brackets")
         }
         if literal == nil, let problem = hostNameProblem(host) { throw refuse(problem) }
-        return Parts(host: literal.map(\.description) ?? host, port: port, address: literal, pathAndQuery: string(pathStart..<text.count))
+        return Parts(
+            host: literal.map(\.description) ?? host, port: port, address: literal, pathAndQuery: string(pathStart..<text.count),
+            secure: secure)
     }
 
     /// The bytes with A-Z lowered (ASCII only: the text has passed the printable-ASCII check).

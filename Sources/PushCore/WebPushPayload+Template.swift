@@ -33,13 +33,16 @@ extension WebPushPayload {
 
     /// The template of one notification (``map(apnsPayload:pushType:id:collapseId:declarative:)`` for every id).
     public static func template(
-        apnsPayload: [UInt8], pushType: PushType, collapseId: String?, declarative: Bool
+        apnsPayload: [UInt8], pushType: PushType, collapseId: String?, declarative: Bool, unifiedPush: Bool = false
     ) -> TemplateMapping {
         // A marker the payload does not already hold once encoded: the first of "\u{1}id0", "\u{1}id1", … found
         // exactly once in the message. A payload of finitely many bytes can hold only finitely many, so the loop ends.
         for n in 0... {
             let marker = "\u{1}id\(n)"
-            switch map(apnsPayload: apnsPayload, pushType: pushType, id: marker, collapseId: collapseId, declarative: declarative) {
+            switch map(
+                apnsPayload: apnsPayload, pushType: pushType, id: marker, collapseId: collapseId, declarative: declarative,
+                unifiedPush: unifiedPush)
+            {
             case .skip(let reason):
                 return .skip(reason)
             case .send(let bytes):

@@ -34,11 +34,15 @@ public enum WebPushPayload {
     public static let noTextReason = "Web Push shows every message as a notification: an alert without a title, subtitle or body (badge or sound only) is not sent to web devices"
 
     /// Maps one notification's APNs-form payload. `declarative` is the app's choice of Apple's declarative form.
+    /// `unifiedPush`: the message goes to an Android app's own code (UnifiedPush, AND_3.0.0), not to a browser that
+    /// must show it, so a background push is sent (a message without `title`: the app's data message) and so is an
+    /// alert without text; the form is the service-worker one.
     public static func map(
-        apnsPayload: [UInt8], pushType: PushType, id: String, collapseId: String?, declarative: Bool
+        apnsPayload: [UInt8], pushType: PushType, id: String, collapseId: String?, declarative: Bool, unifiedPush: Bool = false
     ) -> Mapping {
         switch pushType {
         case .alert: break
+        case .background where unifiedPush: break
         case .background: return .skip(silentReason)
         default: return .skip("Web Push has no \(pushType.rawValue) push: only alert notifications are sent to web devices")
         }
@@ -48,7 +52,7 @@ public enum WebPushPayload {
         let aps = json["aps"]
         let parts = AlertParts(aps: aps)
         let (title, subtitle, body, sound, badge) = (parts.title, parts.subtitle, parts.body, parts.sound, parts.badge)
-        if !parts.hasText {
+        if !parts.hasText && !unifiedPush {
             return .skip(aps?["content-available"]?.intValue == 1 ? silentReason : noTextReason)
         }
         var url: String?
@@ -59,7 +63,7 @@ public enum WebPushPayload {
             if key == "image", let text = value.stringValue { image = text; continue }
             data.append((key, value))
         }
-        if declarative, let title, let url {
+        if declarative, !unifiedPush, let title, let url {
             var notification: [(String, JSONValue)] = [("title", .string(title))]
             let text = [subtitle, body].compactMap { $0 }.joined(separator: "\n")
             if !text.isEmpty { notification.append(("body", .string(text))) }

@@ -46,6 +46,34 @@ public struct WebPushSubscription: Sendable, Hashable {
     /// Parses the JSON a browser's `PushSubscription.toJSON()` gives and judges its endpoint with `policy`.
     /// Errors name the field with `prefix` before it (`subscription.` in the API's body).
     public init(json: JSONValue, policy: WebPushHostPolicy, prefix: String = "") throws(FieldError) {
+        try self.init(json: json, prefix: prefix) { (text) throws(FieldError) in
+            let endpoint = try WebPushEndpoint(parsing: text, field: prefix + "endpoint")
+            try policy.check(endpoint, field: prefix + "endpoint")
+            return endpoint
+        }
+    }
+
+    /// Parses a UnifiedPush endpoint and its keys in the same JSON form (`{"endpoint", "keys": {"p256dh", "auth"}}`:
+    /// what the Android connector library gives, `PushEndpoint.url` and its `pubKeySet`), judging the endpoint by
+    /// SERV_1.2.0 — `http` or `https`, at most 1000 bytes — and by `policy`'s address rule.
+    public init(json: JSONValue, unifiedPush policy: UnifiedPushHostPolicy, prefix: String = "") throws(FieldError) {
+        try self.init(json: json, prefix: prefix) { (text) throws(FieldError) in
+            let field = prefix + "endpoint"
+            guard text.utf8.count <= UnifiedPushSettings.maximumEndpointLength else {
+                throw FieldError(
+                    field: field,
+                    message: "\(field) must be at most \(UnifiedPushSettings.maximumEndpointLength) bytes (SERV_1.2.0), not \(text.utf8.count)")
+            }
+            let endpoint = try WebPushEndpoint(parsing: text, field: field, allowingHTTP: true)
+            try policy.check(endpoint, field: field)
+            return endpoint
+        }
+    }
+
+    /// The JSON walk both forms share; `parseEndpoint` parses and judges the endpoint's text.
+    private init(
+        json: JSONValue, prefix: String, parseEndpoint: (String) throws(FieldError) -> WebPushEndpoint
+    ) throws(FieldError) {
         func refuse(_ field: String, _ why: String) -> FieldError { FieldError(field: prefix + field, message: prefix + field + " " + why) }
         let whole = prefix.isEmpty ? "subscription" : String(prefix.dropLast())
         guard let pairs = json.objectPairs else {
@@ -75,8 +103,7 @@ public struct WebPushSubscription: Sendable, Hashable {
         }
         guard let endpointText else { throw refuse("endpoint", "is required") }
         guard let keys else { throw refuse("keys", "is required (p256dh and auth)") }
-        let endpoint = try WebPushEndpoint(parsing: endpointText, field: prefix + "endpoint")
-        try policy.check(endpoint, field: prefix + "endpoint")
+        let endpoint = try parseEndpoint(endpointText)
         var p256dh: [UInt8]?
         var auth: [UInt8]?
         for (key, value) in keys {

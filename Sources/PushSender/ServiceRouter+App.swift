@@ -38,7 +38,7 @@ extension ServiceRouter {
             do {
                 let signer = try VAPIDSigner(pemPath: web.vapidKey, subject: web.subject)
                 webPush = try WebPushSender(
-                    signer: signer, policy: web.hostPolicy, caFile: web.caFile, declarative: web.declarative,
+                    signer: signer, service: .webPush(web.hostPolicy), caFile: web.caFile, declarative: web.declarative,
                     configuration: serviceSettings, logger: logger)
             } catch {
                 failures.append((.webpush, error))
@@ -62,6 +62,14 @@ extension ServiceRouter {
                 failures.append((.hms, error))
             }
         }
+        var unifiedPush: WebPushSender?
+        if let settings = app.unifiedPush {
+            do {
+                unifiedPush = try WebPushSender.forUnifiedPush(settings, configuration: serviceSettings, logger: logger)
+            } catch {
+                failures.append((.unifiedpush, error))
+            }
+        }
         if failures.count == app.services.count, let first = failures.first { throw first.error }
         var unavailable: [PushService: String] = [:]
         for (service, error) in failures {
@@ -72,7 +80,8 @@ extension ServiceRouter {
         }
         // Always a router, even for one service: a device of a service the app lacks (left in the registry after its
         // section was removed) is then refused by name (NoService), never sent to another service as if its key fit.
-        return ServiceRouter(apns: apns, webPush: webPush, fcm: fcm, hms: hms, unavailable: unavailable)
+        return ServiceRouter(
+            apns: apns, webPush: webPush, fcm: fcm, hms: hms, unifiedPush: unifiedPush, unavailable: unavailable)
     }
 
     /// ``forApp(_:in:apnsCredentials:settings:breakerStates:logger:)`` loading the APNs credentials (when the app has

@@ -16,6 +16,8 @@ public final class ServiceRouter: DeliverySender, Sendable {
     public let fcm: FCMSender?
     /// The Huawei Push Kit sender, if the app has HMS.
     public let hms: HMSSender?
+    /// The UnifiedPush sender (a ``WebPushSender`` for distributors), if the app has UnifiedPush.
+    public let unifiedPush: WebPushSender?
     /// The services the app has whose senders could not be made, with one line naming why.
     public let unavailable: [PushService: String]
     /// Counts of items finished here (no service for them, or their service's credentials unavailable), and of the
@@ -41,29 +43,34 @@ public final class ServiceRouter: DeliverySender, Sendable {
     /// why.
     public init(
         apns: APNsSender?, webPush: WebPushSender?, fcm: FCMSender? = nil, hms: HMSSender? = nil,
-        unavailable: [PushService: String] = [:]
+        unifiedPush: WebPushSender? = nil, unavailable: [PushService: String] = [:]
     ) {
         self.apns = apns
         self.webPush = webPush
         self.fcm = fcm
         self.hms = hms
+        self.unifiedPush = unifiedPush
         self.unavailable = unavailable
-        isolatesCredentialStops = [apns != nil, webPush != nil, fcm != nil, hms != nil].filter { $0 }.count + unavailable.count > 1
+        isolatesCredentialStops = [apns != nil, webPush != nil, fcm != nil, hms != nil, unifiedPush != nil].filter { $0 }.count
+            + unavailable.count > 1
     }
 
-    private var senders: [any DeliverySender] { [apns as (any DeliverySender)?, webPush, fcm, hms].compactMap { $0 } }
+    private var senders: [any DeliverySender] { [apns as (any DeliverySender)?, webPush, fcm, hms, unifiedPush].compactMap { $0 } }
 
     /// The APNs sender's settings when the app has APNs, else Web Push's, else FCM's (the engine sizes its window from
     /// it).
     public var configuration: SenderConfiguration {
-        apns?.configuration ?? webPush?.configuration ?? fcm?.configuration ?? hms?.configuration ?? .init()
+        apns?.configuration ?? webPush?.configuration ?? fcm?.configuration ?? hms?.configuration ?? unifiedPush?.configuration
+            ?? .init()
     }
 
     /// The window of that configuration.
     public var inFlightLimit: Int { configuration.inFlightLimit }
 
     /// APNs' figures when the app has APNs, else Web Push's, else FCM's.
-    public var metrics: SenderMetrics { apns?.metrics ?? webPush?.metrics ?? fcm?.metrics ?? hms?.metrics ?? SenderMetrics() }
+    public var metrics: SenderMetrics {
+        apns?.metrics ?? webPush?.metrics ?? fcm?.metrics ?? hms?.metrics ?? unifiedPush?.metrics ?? SenderMetrics()
+    }
 
     public var summary: SendSummary {
         let (own, converted) = refused.withLock { ($0.summary, $0.convertedFromUnsent) }
@@ -96,6 +103,7 @@ public final class ServiceRouter: DeliverySender, Sendable {
         case .webpush: webPush
         case .fcm: fcm
         case .hms: hms
+        case .unifiedpush: unifiedPush
         }
         if let sender {
             guard isolatesCredentialStops else {

@@ -15,6 +15,9 @@ extension PushServer {
         router.get("/v1/apps/:app/webpush/key") { request, context in
             try await self.webPushKey(request, app: try context.parameters.require("app"))
         }
+        router.get("/v1/apps/:app/unifiedpush/key") { request, context in
+            try await self.unifiedPushKey(request, app: try context.parameters.require("app"))
+        }
         router.get("/v1/apps/:app/devices/count") { request, context in
             try await self.countDevices(request, app: try context.parameters.require("app"))
         }
@@ -91,7 +94,9 @@ extension PushServer {
         let bytes = try await readBody(request, limit: limits.deviceBodyBytes)
         let body: RegistrationBody
         switch mediaType(request) {
-        case "application/json": body = try RegistrationBody.parseJSON(bytes, webPush: settings.webPush?.hostPolicy)
+        case "application/json":
+            body = try RegistrationBody.parseJSON(
+                bytes, webPush: settings.webPush?.hostPolicy, unifiedPush: settings.unifiedPush?.hostPolicy)
         // NSURLSession sends a body without Content-Type as form data; the seed client relies on it.
         case "application/x-www-form-urlencoded", nil: body = try RegistrationBody.parseForm(bytes)
         case let other?:
@@ -104,6 +109,7 @@ extension PushServer {
         if body.fields.service == .hms, settings.hms == nil {
             throw APIError.badRequest("service", "this app has no Huawei Push Kit configured (apps.\(app).hms)")
         }
+        try await discoverUnifiedPush(body.fields, app: app, settings: settings)
         let registration = body.fields.request(app: app, defaultEnvironment: settings.defaultEnvironment)
         // A new device without channels or installation fields is exactly what was just stored; anything else
         // (carried-over or normalised channels, an existing environment, installation fields) the batcher reads back
@@ -122,7 +128,7 @@ extension PushServer {
         var fields: [(String, JSONValue)] = [
             ("token", .string(body.token.hex)),
         ] + (body.fields.service == .apns ? [] : Self.serviceFields(
-            body.fields.service, body.fields.subscription, registrationToken: body.fields.fcmToken?.value ?? body.fields.hmsToken?.value)) + [
+            body.fields.service, body.fields.subscription ?? body.fields.unifiedPush, registrationToken: body.fields.fcmToken?.value ?? body.fields.hmsToken?.value)) + [
             ("channels", .array((device?.channels ?? body.channels ?? []).map { .string($0) })),
             ("environment", .string((device?.environment ?? registration.environment ?? .production).rawValue)),
         ]

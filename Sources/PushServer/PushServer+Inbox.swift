@@ -24,7 +24,7 @@ extension PushServer {
         let limit = try QueryLimit.parse(request, default: 100, maximum: 1000)
         let service = try request.uri.queryParameters.get("service").map { text throws(APIError) -> PushService in
             guard let service = PushService(rawValue: text) else {
-                throw APIError.badRequest("service", "service must be apns, webpush, fcm or hms")
+                throw APIError.badRequest("service", "service must be apns, webpush, fcm, hms or unifiedpush")
             }
             return service
         }
@@ -35,10 +35,12 @@ extension PushServer {
         let keys = try await inboxKeys(app: app, settings)
         let cleared = inboxCleared.withLock { $0[app] ?? 0 }
         let base = "https://\(configuration.simulator.hostAndPort)/wp/"
+        let upBase = "https://\(configuration.simulator.hostAndPort)/up/"
         var items: [JSONValue] = []
         for entry in inbox.inbox(limit: inbox.inboxCapacity) where entry.sequence > cleared && keys.matches(entry) {
             if let service, entry.service != service { continue }
-            let shown = entry.service == .webpush ? base + entry.device : entry.device
+            let shown = entry.service == .webpush ? base + entry.device
+                : entry.service == .unifiedpush ? upBase + entry.device : entry.device
             if let device, device != shown { continue }
             items.append(Self.inboxItem(entry, device: shown))
             if items.count == limit { break }
@@ -70,7 +72,7 @@ extension PushServer {
         let record = entry.record
         let content: JSONValue = switch entry.service {
         case .apns: record["payload"] ?? .null
-        case .webpush:
+        case .webpush, .unifiedpush:
             record["plaintext"]?.stringValue.flatMap { try? JSONValue(parsing: Array($0.utf8)) } ?? record["plaintext"] ?? .null
         case .fcm, .hms: record["message"] ?? .null
         }
@@ -82,12 +84,13 @@ extension PushServer {
     }
 
     /// What ties the simulator's entries to `app`: its APNs topic, its VAPID public key, its FCM project, its HMS
-    /// client ID.
+    /// client ID, its UnifiedPush VAPID public key.
     struct InboxKeys {
         var topic: String?
         var vapidKey: String?
         var project: String?
         var hmsClientId: String?
+        var unifiedPushKey: String?
 
         func matches(_ entry: InboxEntry) -> Bool {
             switch entry.service {
@@ -95,6 +98,7 @@ extension PushServer {
             case .webpush: vapidKey == entry.appKey
             case .fcm: project == entry.appKey
             case .hms: hmsClientId == entry.appKey
+            case .unifiedpush: unifiedPushKey == entry.appKey
             }
         }
     }
@@ -103,6 +107,9 @@ extension PushServer {
         var keys = InboxKeys(topic: settings.apns?.topic, hmsClientId: settings.hms?.clientId)
         if let web = settings.webPush { keys.vapidKey = try? await vapidPublicKey(app: app, web) }
         if let fcm = settings.fcm { keys.project = await fcmProject(fcm) }
+        if let up = settings.unifiedPush {
+            keys.unifiedPushKey = try? await vapidPublicKey(app: app, vapidKey: up.vapidKey, subject: up.subject, section: "unifiedpush")
+        }
         return keys
     }
 

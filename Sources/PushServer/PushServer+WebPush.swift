@@ -19,13 +19,18 @@ extension PushServer {
     /// The app's VAPID public key (base64url), read once per key file; 503 `webpush_key_unavailable` when it cannot be
     /// read.
     func vapidPublicKey(app: String, _ webPush: WebPushSettings) async throws -> String {
-        let cacheKey = webPush.vapidKey + "\u{0}" + webPush.subject
+        try await vapidPublicKey(app: app, vapidKey: webPush.vapidKey, subject: webPush.subject, section: "webpush")
+    }
+
+    /// The public key of the VAPID key file `vapidKey` (base64url) of `apps.ID.<section>`, read once per file.
+    func vapidPublicKey(app: String, vapidKey: String, subject: String, section: String) async throws -> String {
+        let cacheKey = vapidKey + "\u{0}" + subject
         var publicKey = webPushKeys.withLock { $0[cacheKey] }
         if publicKey == nil {
             // Once per key file: a small read, off the cooperative pool like every blocking call.
             let loaded = try await registry.executor.run { () throws(StoreError) -> Result<String, CredentialError> in
                 do throws(CredentialError) {
-                    return .success(try VAPIDSigner(pemPath: webPush.vapidKey, configKey: "apps.\(app).webpush.vapidKey", subject: webPush.subject).publicKey)
+                    return .success(try VAPIDSigner(pemPath: vapidKey, configKey: "apps.\(app).\(section).vapidKey", subject: subject).publicKey)
                 } catch {
                     return .failure(error)
                 }

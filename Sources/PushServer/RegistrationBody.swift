@@ -12,12 +12,14 @@ struct RegistrationBody: Equatable {
 
     /// Parses `application/json` (see ``RegistrationFields/parse(json:webPush:)``); `webPush` is the app's host policy,
     /// nil when it has no Web Push.
-    static func parseJSON(_ bytes: [UInt8], webPush: WebPushHostPolicy? = nil) throws(APIError) -> RegistrationBody {
+    static func parseJSON(
+        _ bytes: [UInt8], webPush: WebPushHostPolicy? = nil, unifiedPush: UnifiedPushHostPolicy? = nil
+    ) throws(APIError) -> RegistrationBody {
         let json: JSONValue
         do { json = try JSONValue(parsing: bytes) } catch {
             throw APIError.badRequest("json", "body is not valid JSON: \(error)")
         }
-        do { return RegistrationBody(fields: try RegistrationFields.parse(json: json, webPush: webPush)) } catch {
+        do { return RegistrationBody(fields: try RegistrationFields.parse(json: json, webPush: webPush, unifiedPush: unifiedPush)) } catch {
             throw APIError.badRequest(error.field, error.message)
         }
     }

@@ -9,6 +9,7 @@ enum RouteTable {
         ("/v1/apps/:app/devices/count", [.get]),
         ("/v1/apps/:app/devices/lookup", [.get]),
         ("/v1/apps/:app/webpush/key", [.get]),
+        ("/v1/apps/:app/unifiedpush/key", [.get]),
         ("/v1/apps/:app/devices/:token", [.get, .delete]),
         ("/v1/apps/:app/users/:user", [.delete]),
         ("/v1/apps/:app/users/:user/devices", [.get]),

@@ -107,8 +107,8 @@ final class SimulatorRecorder: Sendable {
         }
     }
 
-    /// Counts and records a push message the UnifiedPush distributor accepted (201). Not in the development inbox:
-    /// its entries are by ``PushService``, which has no UnifiedPush yet.
+    /// Counts and records a push message the UnifiedPush distributor accepted (201), in the development inbox under
+    /// its VAPID key (a push without one is kept there under none, and shown to no app).
     func answered(unifiedPush: ReceivedUnifiedPush) {
         state.withLock { s in
             s.counters.requests += 1
@@ -117,6 +117,9 @@ final class SimulatorRecorder: Sendable {
             s.counters.unifiedPushesAccepted += 1
             Self.keep(unifiedPush, in: &s.unifiedPushes, start: &s.unifiedPushStart, limit: limit)
             if s.file != nil { Self.write(&s, unifiedPush.jsonLine) }
+            inboxKeep(
+                &s, .unifiedpush, device: unifiedPush.subscriptionId, appKey: unifiedPush.vapidKey ?? "",
+                atMs: unifiedPush.receivedAtMs, unifiedPush.jsonLine)
         }
     }
 

@@ -4,7 +4,7 @@ import PushCore
 /// A device's key in the registry and everywhere the engine keys by it (shards by hex range, checkpoints, outcomes,
 /// the delivery and prune logs). An APNs device's key is its token. A Web Push device's key is the 32 bytes
 /// SHA-256("webpush:" + endpoint URL), an FCM device's SHA-256("fcm:" + registration token), an
-/// HMS device's SHA-256("hms:" + push token): uniform over the key
+/// HMS device's SHA-256("hms:" + push token), a UnifiedPush device's SHA-256("unifiedpush:" + endpoint URL): uniform over the key
 /// space like APNs tokens, so range shards stay even and every existing query works unchanged; the endpoint or
 /// registration token itself is stored beside it. The prefixes keep the services' key spaces apart.
 public enum DeviceKey {
@@ -22,6 +22,14 @@ public enum DeviceKey {
     /// The key of `subscription`'s device.
     public static func of(_ subscription: WebPushSubscription) -> DeviceToken {
         webPush(endpointURL: subscription.endpoint.url)
+    }
+
+    /// The key of the UnifiedPush device whose endpoint is `endpointURL`, in any spelling of it (http or https):
+    /// SHA-256("unifiedpush:" + canonical endpoint), a key space apart from Web Push's.
+    public static func unifiedPush(endpointURL: String) -> DeviceToken {
+        let canonical = (try? WebPushEndpoint(parsing: endpointURL, allowingHTTP: true))?.url ?? endpointURL
+        let digest = SHA256.hash(data: Array(("unifiedpush:" + canonical).utf8))
+        return try! DeviceToken(bytes: Array(digest))
     }
 
     /// The key of the FCM device whose registration token is `token` (exactly as the app gave it).

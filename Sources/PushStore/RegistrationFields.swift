@@ -23,10 +23,14 @@ public struct RegistrationFields: Sendable, Equatable {
     public var fcmToken: FCMRegistrationToken?
     /// The push token, for an HMS device (`token` is then its key, `DeviceKey.hms(token:)`).
     public var hmsToken: HMSPushToken?
+    /// The endpoint and keys, for a UnifiedPush device (`token` is then its key, `DeviceKey.unifiedPush(endpointURL:)`).
+    /// Parsed and judged by form and literal address only: discovery, which needs the network, is the caller's
+    /// (``UnifiedPushDiscovery`` in PushSender) before it stores.
+    public var unifiedPush: WebPushSubscription?
 
     /// The push service the device belongs to.
     public var service: PushService {
-        subscription != nil ? .webpush : fcmToken != nil ? .fcm : hmsToken != nil ? .hms : .apns
+        subscription != nil ? .webpush : fcmToken != nil ? .fcm : hmsToken != nil ? .hms : unifiedPush != nil ? .unifiedpush : .apns
     }
 
     public init(
@@ -49,6 +53,7 @@ public struct RegistrationFields: Sendable, Equatable {
         request.subscription = subscription
         request.fcmToken = fcmToken
         request.hmsToken = hmsToken
+        request.unifiedPush = unifiedPush
         return request
     }
 
@@ -63,7 +68,13 @@ public struct RegistrationFields: Sendable, Equatable {
     /// An Android device gives `"service": "fcm"`, its FCM registration token as `"token"` and the previous one as
     /// `"oldToken"` (``FCMRegistrationToken``: the key is `DeviceKey.fcm(token:)`). It needs no app configuration:
     /// unlike an endpoint, a token names no host to judge (a send to it without `apps.ID.fcm` is refused by name).
-    public static func parse(json: JSONValue, webPush: WebPushHostPolicy? = nil) throws(FieldError) -> RegistrationFields {
+    ///
+    /// A UnifiedPush device gives `"service": "unifiedpush"` and `"subscription": {"endpoint", "keys": {"p256dh",
+    /// "auth"}}` (the connector library's endpoint and public key set), and `"oldEndpoint"` for the one it replaces;
+    /// `unifiedPush` is the app's address rule, nil when the app has no UnifiedPush (refused, naming `service`).
+    public static func parse(
+        json: JSONValue, webPush: WebPushHostPolicy? = nil, unifiedPush: UnifiedPushHostPolicy? = nil
+    ) throws(FieldError) -> RegistrationFields {
         guard let pairs = json.objectPairs else { throw FieldError(field: "json", message: "body must be a JSON object") }
         var token: String?, oldToken: String?, channels: [String]?, environment: String?, userAuth: String?
         var installation = InstallationUpdate()
@@ -72,7 +83,7 @@ public struct RegistrationFields: Sendable, Equatable {
             switch key {
             case "service":
                 guard let s = value.stringValue, let named = PushService(rawValue: s) else {
-                    throw FieldError(field: "service", message: "'service' must be apns, webpush, fcm or hms")
+                    throw FieldError(field: "service", message: "'service' must be apns, webpush, fcm, hms or unifiedpush")
                 }
                 service = named
             case "subscription": subscription = value
@@ -141,6 +152,33 @@ public struct RegistrationFields: Sendable, Equatable {
             fields.subscription = parsed
             return fields
         }
+        if service == .unifiedpush {
+            guard token == nil, oldToken == nil else {
+                throw FieldError(
+                    field: token != nil ? "token" : "oldToken",
+                    message: "a unifiedpush device is named by its subscription's endpoint (and oldEndpoint), not by a token")
+            }
+            guard let unifiedPush else {
+                throw FieldError(field: "service", message: "this app has no UnifiedPush configured (apps.ID.unifiedpush)")
+            }
+            guard let subscription else {
+                throw FieldError(
+                    field: "subscription", message: "'subscription' (the distributor's endpoint and the keys) is required with service unifiedpush")
+            }
+            let parsed = try WebPushSubscription(json: subscription, unifiedPush: unifiedPush, prefix: "subscription.")
+            guard (try? P256.KeyAgreement.PublicKey(x963Representation: parsed.p256dh)) != nil else {
+                throw FieldError(field: "subscription.keys.p256dh", message: "subscription.keys.p256dh is not a point on the P-256 curve")
+            }
+            if let oldEndpoint, oldEndpoint.isEmpty || oldEndpoint.utf8.count > UnifiedPushSettings.maximumEndpointLength {
+                throw FieldError(field: "oldEndpoint", message: "'oldEndpoint' must be the replaced endpoint's URL")
+            }
+            var fields = try make(
+                token: DeviceKey.unifiedPush(endpointURL: parsed.endpoint.url).hex,
+                oldToken: oldEndpoint.map { DeviceKey.unifiedPush(endpointURL: $0).hex }, channels: channels,
+                environment: environment, installation: installation, userAuth: userAuth)
+            fields.unifiedPush = parsed
+            return fields
+        }
         if service == .fcm, subscription == nil, oldEndpoint == nil {
             guard let token else {
                 throw FieldError(field: "token", message: "'token' (the FCM registration token) is required with service fcm")
@@ -168,7 +206,7 @@ public struct RegistrationFields: Sendable, Equatable {
         guard subscription == nil, oldEndpoint == nil else {
             throw FieldError(
                 field: subscription != nil ? "subscription" : "oldEndpoint",
-                message: "'\(subscription != nil ? "subscription" : "oldEndpoint")' is for service webpush")
+                message: "'\(subscription != nil ? "subscription" : "oldEndpoint")' is for service webpush or unifiedpush")
         }
         return try make(
             token: token, oldToken: oldToken, channels: channels, environment: environment, installation: installation,

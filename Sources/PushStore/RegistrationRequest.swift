@@ -25,15 +25,20 @@ public struct RegistrationRequest: Sendable, Equatable {
     /// The push token, for an HMS device (nil: not one). `token` is then its key (`DeviceKey.hms(token:)`) and
     /// `oldToken` the key of the old push token.
     public var hmsToken: HMSPushToken?
+    /// The endpoint and keys, for a UnifiedPush device (nil: not one). `token` is then its key
+    /// (`DeviceKey.unifiedPush(endpointURL:)`) and `oldToken` the key of the old endpoint.
+    public var unifiedPush: WebPushSubscription?
 
     /// The push service the device belongs to.
     public var service: PushService {
-        subscription != nil ? .webpush : fcmToken != nil ? .fcm : hmsToken != nil ? .hms : .apns
+        subscription != nil ? .webpush : fcmToken != nil ? .fcm : hmsToken != nil ? .hms : unifiedPush != nil ? .unifiedpush : .apns
     }
 
-    /// What the `subscription` column holds (``StoredSubscription``): a Web Push subscription's JSON, an FCM
-    /// registration token or HMS push token verbatim, nil for APNs.
-    var storedSubscription: String? { StoredSubscription.encode(subscription) ?? fcmToken?.value ?? hmsToken?.value }
+    /// What the `subscription` column holds (``StoredSubscription``): a Web Push subscription's (or UnifiedPush
+    /// endpoint's) JSON, an FCM registration token or HMS push token verbatim, nil for APNs.
+    var storedSubscription: String? {
+        StoredSubscription.encode(subscription ?? unifiedPush) ?? fcmToken?.value ?? hmsToken?.value
+    }
 
     /// Creates a request.
     public init(
@@ -57,6 +62,17 @@ public struct RegistrationRequest: Sendable, Equatable {
             app: app, token: DeviceKey.of(subscription), oldToken: oldEndpoint.map(DeviceKey.webPush(endpointURL:)),
             channels: channels, environment: environment)
         self.subscription = subscription
+    }
+
+    /// Registers a UnifiedPush endpoint and its keys; `oldEndpoint` (in any spelling) names the endpoint it replaces.
+    public init(
+        app: String, unifiedPush: WebPushSubscription, oldEndpoint: String? = nil, channels: [String]? = nil,
+        environment: APNsEnvironment? = nil
+    ) {
+        self.init(
+            app: app, token: DeviceKey.unifiedPush(endpointURL: unifiedPush.endpoint.url),
+            oldToken: oldEndpoint.map(DeviceKey.unifiedPush(endpointURL:)), channels: channels, environment: environment)
+        self.unifiedPush = unifiedPush
     }
 
     /// Registers an Android app's FCM registration token; `oldToken` (the previous registration token, verbatim)

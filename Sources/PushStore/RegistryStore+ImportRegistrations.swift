@@ -15,9 +15,16 @@ extension RegistryStore {
     /// …installation fields…}` (`"service": "webpush"` implied); with `.fcm` (`--service fcm --format jsonl`) every
     /// line is an FCM registration, `{"token": "<registration token>", …installation fields…}` (`"service": "fcm"`
     /// implied); a line naming another service is refused.
+    ///
+    /// UnifiedPush lines (`{"service": "unifiedpush", "subscription": {"endpoint", "keys"}, …}`) are judged by form and
+    /// by `unifiedPush`'s address rule (nil: the app has none), but an import does not run discovery — it would be one
+    /// request per line to hosts the lines name — so they are taken only when the operator says so
+    /// (`discoverySkipped`, `tokens import --skip-discovery`): the endpoints come from their own records, where an
+    /// earlier server accepted them. Every send still checks every address.
     public func importRegistrations(
         app: String, lines: some Sequence<String>, defaultEnvironment: APNsEnvironment, batchSize: Int = 10_000,
-        webPush: WebPushHostPolicy? = nil, service: PushService? = nil
+        webPush: WebPushHostPolicy? = nil, unifiedPush: UnifiedPushHostPolicy? = nil, discoverySkipped: Bool = false,
+        service: PushService? = nil
     ) throws(StoreError) -> ImportReport {
         let implied = service
         var batches = ImportBatches<RegistrationRequest>(size: batchSize)
@@ -35,7 +42,12 @@ extension RegistryStore {
                     }
                     if json["service"] == nil, implied != .apns { line = .object([("service", .string(name))] + pairs) }
                 }
-                let fields = try RegistrationFields.parse(json: line, webPush: webPush)
+                let fields = try RegistrationFields.parse(json: line, webPush: webPush, unifiedPush: unifiedPush)
+                if fields.service == .unifiedpush, !discoverySkipped {
+                    throw FieldError(
+                        field: "service",
+                        message: "a unifiedpush line is imported only with --skip-discovery: an import does not run UnifiedPush discovery")
+                }
                 if fields.userAuth != nil {
                     throw FieldError(field: "userAuth", message: "userAuth is for apps; an import names users directly")
                 }

@@ -1,7 +1,7 @@
 import PushCore
 
 /// A device's service and address as both backends store them: `service` ('apns', 'webpush', 'fcm') and
-/// `subscription`: a Web Push device's subscription as `PushSubscription.toJSON()` writes it, an FCM device's
+/// `subscription`: a Web Push device's subscription (a UnifiedPush device's endpoint and keys in the same form) as `PushSubscription.toJSON()` writes it, an FCM device's
 /// registration token verbatim, NULL for APNs (whose key is its token). One text column keeps the row compact.
 enum StoredSubscription {
     /// The column value for `subscription`.
@@ -18,12 +18,13 @@ enum StoredSubscription {
         guard let subscription else { return (service, nil, nil) }
         switch service {
         case .apns: return (service, nil, nil)
-        case .webpush: return (service, parse(subscription), nil)
+        case .webpush: return (service, parse(subscription, allowingHTTP: false), nil)
+        case .unifiedpush: return (service, parse(subscription, allowingHTTP: true), nil)
         case .fcm, .hms: return (service, nil, subscription)
         }
     }
 
-    private static func parse(_ text: String) -> WebPushSubscription? {
+    private static func parse(_ text: String, allowingHTTP: Bool) -> WebPushSubscription? {
         guard let json = try? JSONValue(parsing: text), let pairs = json.objectPairs else { return nil }
         var endpoint: String?
         var expiration: Int64?
@@ -41,7 +42,7 @@ enum StoredSubscription {
             default: break
             }
         }
-        guard let endpoint, let p256dh, let auth, let parsed = try? WebPushEndpoint(parsing: endpoint) else { return nil }
+        guard let endpoint, let p256dh, let auth, let parsed = try? WebPushEndpoint(parsing: endpoint, allowingHTTP: allowingHTTP) else { return nil }
         return try? WebPushSubscription(endpoint: parsed, p256dh: p256dh, auth: auth, expirationTime: expiration)
     }
 }

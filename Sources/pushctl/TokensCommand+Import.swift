@@ -21,7 +21,10 @@ extension TokensCommand {
                 needs apps.ID.webpush). With --service fcm each line is an Android app's FCM registration token, \
                 verbatim (32-4096 characters of A-Z a-z 0-9 - _ :), or with --format jsonl a registration object \
                 {"token", …installation fields…}; the app needs no FCM configuration to keep them. With --service hms each \
-                line is an HMS Core app's push token (32-1024 characters of A-Z a-z 0-9 - _ . : + / =), the same way.
+                line is an HMS Core app's push token (32-1024 characters of A-Z a-z 0-9 - _ . : + / =), the same way. \
+                With --service unifiedpush each line is {"subscription": {"endpoint", "keys"}, …installation fields…} \
+                (the app needs apps.ID.unifiedpush); an import does not run UnifiedPush discovery, so unifiedpush \
+                lines need --skip-discovery: endpoints from your own records, judged by form and address.
                 """)
         @OptionGroup var options: TokensOptions
         @Argument(help: "A file with one token per line, or - for standard input.") var file: String
@@ -31,8 +34,10 @@ extension TokensCommand {
         @Option(name: .long, help: "Tokens per transaction.") var batchSize = 50_000
         @Option(name: .long, help: "lines (one token per line) or jsonl (one registration object per line); default lines, jsonl with --service webpush.")
         var format: String?
-        @Option(name: .long, help: "apns (tokens), webpush (browser subscriptions as JSON lines) fcm (FCM registration tokens) or hms (HMS push tokens); every line's service. Default apns, or with --format jsonl each line's own.")
+        @Option(name: .long, help: "apns (tokens), webpush (browser subscriptions as JSON lines) fcm (FCM registration tokens), hms (HMS push tokens) or unifiedpush (endpoints as JSON lines); every line's service. Default apns, or with --format jsonl each line's own.")
         var service: String?
+        @Flag(name: .customLong("skip-discovery"), help: "Take unifiedpush lines without UnifiedPush discovery (which an import never runs): endpoints from your own records.")
+        var skipDiscovery = false
 
         func run() throws {
             let (settings, registry) = try options.open()
@@ -48,7 +53,9 @@ extension TokensCommand {
                 handle = opened
             }
             let given = try service.map { (name) throws(CLIError) -> PushService in
-                guard let service = PushService(rawValue: name) else { throw CLIError.usage("--service must be apns, webpush, fcm or hms") }
+                guard let service = PushService(rawValue: name) else {
+                    throw CLIError.usage("--service must be apns, webpush, fcm, hms or unifiedpush")
+                }
                 return service
             }
             let pushService = given ?? .apns
@@ -57,7 +64,17 @@ extension TokensCommand {
                 guard webPush != nil else { throw CLIError.usage("app \(options.app) has no Web Push configured (apps.\(options.app).webpush)") }
                 guard self.format ?? "jsonl" == "jsonl" else { throw CLIError.usage("--service webpush reads JSON lines (--format jsonl)") }
             }
-            let format = self.format ?? (pushService == .webpush ? "jsonl" : "lines")
+            if pushService == .unifiedpush {
+                guard settings.unifiedPush != nil else {
+                    throw CLIError.usage("app \(options.app) has no UnifiedPush configured (apps.\(options.app).unifiedpush)")
+                }
+                guard self.format ?? "jsonl" == "jsonl" else { throw CLIError.usage("--service unifiedpush reads JSON lines (--format jsonl)") }
+                guard skipDiscovery else {
+                    throw CLIError.usage(
+                        "--service unifiedpush needs --skip-discovery: an import does not run UnifiedPush discovery (one request per line); give it for endpoints from your own records")
+                }
+            }
+            let format = self.format ?? (pushService == .webpush || pushService == .unifiedpush ? "jsonl" : "lines")
             guard format == "lines" || format == "jsonl" else { throw CLIError.usage("--format must be lines or jsonl") }
             if format == "jsonl" && (!channel.isEmpty || self.environment != nil) {
                 throw CLIError.usage("--format jsonl takes channels and environment from each line")
@@ -67,7 +84,8 @@ extension TokensCommand {
                 if jsonl {
                     return try registry.importRegistrations(
                         app: options.app, lines: LineReader(handle), defaultEnvironment: environment, batchSize: min(batchSize, 10_000),
-                        webPush: webPush, service: given)
+                        webPush: webPush, unifiedPush: settings.unifiedPush?.hostPolicy, discoverySkipped: skipDiscovery,
+                        service: given)
                 }
                 if pushService == .fcm || pushService == .hms {
                     return try registry.importRegistrationTokens(

@@ -23,7 +23,7 @@ import class TestSupport.RecordingListener
     ) throws -> WebPushSender {
         try WebPushSender(
             signer: signer ?? VAPIDSigner(key: vapidKey, subject: subject),
-            policy: WebPushHostPolicy(allowedHosts: allowed), caFile: caFile, declarative: declarative,
+            service: .webPush(WebPushHostPolicy(allowedHosts: allowed)), caFile: caFile, declarative: declarative,
             http1Only: http1Only, configuration: configuration)
     }
 

@@ -56,6 +56,8 @@ import Yams
             ("GET /v1/apps/{app}/webpush/key", { try await s.request("GET", "/v1/apps/example/webpush/key", key: TestServer.registrationKey) }),
             ("GET /v1/apps/{app}/webpush/key", { try await s.request("GET", "/v1/apps/example/webpush/key") }),
             ("GET /v1/apps/{app}/webpush/key", { try await s.request("GET", "/v1/apps/example/webpush/key", key: TestServer.otherSendKey) }),
+            ("GET /v1/apps/{app}/unifiedpush/key", { try await s.request("GET", "/v1/apps/example/unifiedpush/key", key: TestServer.registrationKey) }),
+            ("GET /v1/apps/{app}/unifiedpush/key", { try await s.request("GET", "/v1/apps/example/unifiedpush/key") }),
             ("POST /v1/apps/{app}/devices", { try await s.request("POST", "/v1/apps/example/devices", key: TestServer.registrationKey, contentType: json, body: #"{"service":"webpush","subscription":{}}"#) }),
             ("GET /v1/apps/{app}/devices/{token}", { try await s.request("GET", "/v1/apps/example/devices/\(token)", key: TestServer.sendKey) }),
             ("GET /v1/apps/{app}/devices/{token}", { try await s.request("GET", "/v1/apps/example/devices/zz", key: TestServer.sendKey) }),

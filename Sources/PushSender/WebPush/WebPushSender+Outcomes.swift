@@ -57,19 +57,21 @@ extension WebPushSender {
     private func makeOrigin(_ endpoint: WebPushEndpoint) -> Origin {
         let originName = endpoint.origin
         let target = SenderTarget(host: endpoint.host, port: endpoint.port, caFile: caFile)
-        let policy = policy
+        let service = service
         // Judged on every connection libcurl makes to the push service itself; a connection to a proxy (the
         // route, decided per host by ``ProxyRoute``) is to the operator's proxy, and the check does not apply there.
         let check = AddressCheck { address in
-            policy.refusal(address: address, for: endpoint).map {
-                "\(originName) resolved to \(address), which is \($0); refused (server-side request forgery). List the host exactly in apps.ID.webpush.allowedHosts to send there"
+            service.refusal(address: address, for: endpoint).map {
+                "\(originName) resolved to \(address), which is \($0); refused (server-side request forgery). \(service.exemption)"
             }
         }
         do {
+            // An `http` distributor (UnifiedPush allows one) gets HTTP/1.1: HTTP/2 without TLS would need an
+            // `Upgrade: h2c` round trip few distributors answer.
             let transport = try Transport(
                 target: target, identity: nil, configuration: configuration, metrics: metrics,
-                maxHostConnections: Self.http1ConnectionsPerOrigin, http1Only: http1Only, addressCheck: check,
-                threadName: "sender-webpush", runs: core.waiting
+                maxHostConnections: Self.http1ConnectionsPerOrigin, http1Only: http1Only || !endpoint.isSecure, addressCheck: check,
+                threadName: service.pushService == .unifiedpush ? "sender-unifiedp" : "sender-webpush", runs: core.waiting
             ) { [unowned self] job, response in
                 self.handle(job, response, originName)
             }
@@ -82,7 +84,8 @@ extension WebPushSender {
         }
     }
 
-    /// Applies ``WebPushAnswerRule`` to one attempt's answer, on the transport thread that carried it.
+    /// Applies ``WebPushAnswerRule`` (``UnifiedPushAnswerRule`` for distributors) to one attempt's answer, on the
+    /// transport thread that carried it.
     func handle(_ job: TransferJob, _ response: TransferResponse, _ origin: String) {
         if let error = response.error {
             handleTransportError(job, error, response, origin)
@@ -97,8 +100,11 @@ extension WebPushSender {
         }
         job.attempts += 1
         let reason = Self.reason(response.body)
-        let verdict = WebPushAnswerRule.verdict(
-            status: response.status, retryAfterMs: response.retryAfter?.delayMs(nowMs: clock.nowMs()))
+        let retryAfterMs = response.retryAfter?.delayMs(nowMs: clock.nowMs())
+        let verdict = switch service {
+        case .webPush: WebPushAnswerRule.verdict(status: response.status, retryAfterMs: retryAfterMs)
+        case .unifiedPush: UnifiedPushAnswerRule.verdict(status: response.status, retryAfterMs: retryAfterMs)
+        }
         switch verdict.kind {
         case .accepted:
             finish(job, status: response.status, reason: nil, kind: .accepted)
@@ -212,7 +218,7 @@ extension WebPushSender {
         error: String? = nil, stop: EndpointStop? = nil
     ) {
         core.deliver(job, job.result(
-            status: status, reason: reason, kind: kind, prune: prune, error: error, stop: stop, service: .webpush,
+            status: status, reason: reason, kind: kind, prune: prune, error: error, stop: stop, service: service.pushService,
             finishedAtMs: clock.nowMs()))
     }
 }

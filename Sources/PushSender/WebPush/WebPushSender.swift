@@ -19,7 +19,44 @@ import Synchronization
 ///   state and its own VAPID token, so one failing push service never stalls the others;
 /// - before connecting, every resolved address is judged by ``WebPushHostPolicy/refusal(address:for:)``: a
 ///   loopback, private or link-local one is refused unless the host is listed exactly in `allowedHosts`.
+///
+/// UnifiedPush is standard Web Push to the distributor each user chose, so the same sender serves it, made with
+/// ``Service/unifiedPush(_:)`` (docs/unifiedpush.md): its own answer rule (``UnifiedPushAnswerRule``), its address
+/// rule (``UnifiedPushHostPolicy``), silent pushes sent, `http` distributors over HTTP/1.1; every distributor origin
+/// its own loop, so one slow distributor never holds back another's devices.
 public final class WebPushSender: DeliverySender, Sendable {
+    /// Which push services this sender sends to.
+    public enum Service: Sendable, Equatable {
+        /// Browsers' push services (Apple's, Google's, Mozilla's, Microsoft's and the configured ones).
+        case webPush(WebPushHostPolicy)
+        /// UnifiedPush distributors: any public host, or one the operator exempts.
+        case unifiedPush(UnifiedPushHostPolicy)
+
+        /// The device service the sender's results name.
+        public var pushService: PushService {
+            switch self {
+            case .webPush: .webpush
+            case .unifiedPush: .unifiedpush
+            }
+        }
+
+        /// Why the transport must not connect to `address` for `endpoint` (the service's address rule), or nil.
+        func refusal(address: IPAddress, for endpoint: WebPushEndpoint) -> String? {
+            switch self {
+            case .webPush(let policy): policy.refusal(address: address, for: endpoint)
+            case .unifiedPush(let policy): policy.refusal(address: address, for: endpoint)
+            }
+        }
+
+        /// What an operator does to send to a refused address anyway.
+        var exemption: String {
+            switch self {
+            case .webPush: "List the host exactly in apps.ID.webpush.allowedHosts to send there"
+            case .unifiedPush: "List the host or its network in apps.ID.unifiedpush.exemptHosts to send there"
+            }
+        }
+    }
+
     /// Connections an HTTP/1.1 push service gets per origin (HTTP/2 multiplexes on one), as browsers open.
     public static let http1ConnectionsPerOrigin = 6
 
@@ -31,7 +68,8 @@ public final class WebPushSender: DeliverySender, Sendable {
     let core: SenderCore
     /// The VAPID signer (one token per origin, reused until renewal).
     public let signer: VAPIDSigner
-    let policy: WebPushHostPolicy
+    /// Browsers' push services or UnifiedPush distributors.
+    public let service: Service
     let caFile: String?
     let declarative: Bool
     let http1Only: Bool
@@ -68,19 +106,20 @@ public final class WebPushSender: DeliverySender, Sendable {
 
     /// - Parameters:
     ///   - signer: the app's VAPID key and subject.
-    ///   - policy: the allowed push-service hosts; resolved addresses are judged with it before connecting.
+    ///   - service: browsers' push services (the allowed hosts) or UnifiedPush distributors (the exempt ones);
+    ///     resolved addresses are judged by its rule before connecting.
     ///   - caFile: extra trust anchors (a self-hosted push service, the simulator); verification is always on.
     ///   - declarative: send Apple's Declarative Web Push form (``WebPushPayload``).
     ///   - http1Only: never offer HTTP/2 (a push service that mishandles it; tests of the HTTP/1.1 path).
     public init(
-        signer: VAPIDSigner, policy: WebPushHostPolicy, caFile: String? = nil, declarative: Bool = false,
+        signer: VAPIDSigner, service: Service, caFile: String? = nil, declarative: Bool = false,
         http1Only: Bool = false, configuration: SenderConfiguration = .init(), clock: SenderClock = SystemClock(),
         sleeper: Sleeper = TaskSleeper(), random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
         logger: Logger = Logger(label: "PushSender.WebPush")
     ) throws(SenderError) {
         guard CurlGlobal.initialized else { throw SenderError(.transport, "curl_global_init failed") }
         self.signer = signer
-        self.policy = policy
+        self.service = service
         self.caFile = caFile
         self.declarative = declarative
         self.http1Only = http1Only
@@ -90,9 +129,9 @@ public final class WebPushSender: DeliverySender, Sendable {
     }
 
     /// A sender whose VAPID key is the PEM file at `vapidKeyPath` (refused like every secret file when others can read
-    /// it) and whose contact is `subject`; the rest as ``init(signer:policy:caFile:declarative:http1Only:configuration:clock:sleeper:random:logger:)``.
+    /// it) and whose contact is `subject`; the rest as ``init(signer:service:caFile:declarative:http1Only:configuration:clock:sleeper:random:logger:)``.
     public convenience init(
-        vapidKeyPath: String, subject: String, policy: WebPushHostPolicy, caFile: String? = nil, declarative: Bool = false,
+        vapidKeyPath: String, subject: String, service: Service, caFile: String? = nil, declarative: Bool = false,
         configuration: SenderConfiguration = .init(), logger: Logger = Logger(label: "PushSender.WebPush")
     ) throws(SenderError) {
         let signer: VAPIDSigner
@@ -102,7 +141,7 @@ public final class WebPushSender: DeliverySender, Sendable {
             throw SenderError(.unknown("credentials"), error.message)
         }
         try self.init(
-            signer: signer, policy: policy, caFile: caFile, declarative: declarative, configuration: configuration, logger: logger)
+            signer: signer, service: service, caFile: caFile, declarative: declarative, configuration: configuration, logger: logger)
     }
 
     public func submit(
@@ -116,8 +155,11 @@ public final class WebPushSender: DeliverySender, Sendable {
         }
         let request = item.request
         let plaintext: [UInt8]
+        let unifiedPush = service.pushService == .unifiedpush
         switch templates.withLock({
-            $0.mapping(payload: request.payload, pushType: request.pushType, collapseId: request.collapseId, declarative: declarative)
+            $0.mapping(
+                payload: request.payload, pushType: request.pushType, collapseId: request.collapseId, declarative: declarative,
+                unifiedPush: unifiedPush)
         }) {
         case .skip(let reason):
             finish(job, status: 0, reason: reason, kind: .rejected)

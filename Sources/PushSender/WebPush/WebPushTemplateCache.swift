@@ -23,13 +23,13 @@ struct WebPushTemplateCache: Sendable {
 
     /// The template of this notification, mapped now unless one of the last ``capacity`` was the same.
     mutating func mapping(
-        payload: [UInt8], pushType: PushType, collapseId: String?, declarative: Bool
+        payload: [UInt8], pushType: PushType, collapseId: String?, declarative: Bool, unifiedPush: Bool = false
     ) -> WebPushPayload.TemplateMapping {
         if let hit = entries.first(where: { $0.pushType == pushType && $0.collapseId == collapseId && $0.payload == payload }) {
             return hit.mapping
         }
         let mapping = WebPushPayload.template(
-            apnsPayload: payload, pushType: pushType, collapseId: collapseId, declarative: declarative)
+            apnsPayload: payload, pushType: pushType, collapseId: collapseId, declarative: declarative, unifiedPush: unifiedPush)
         let entry = Entry(payload: payload, pushType: pushType, collapseId: collapseId, mapping: mapping)
         if entries.count < Self.capacity {
             entries.append(entry)
