@@ -25,13 +25,13 @@ import Testing
         static func make(
             tokens: Int, delayMs: Int = 0, simulatorArgs: [String] = [], devices: String? = nil, startSimulator: Bool = true,
             database: String = "registry.sqlite", shardSize: Int? = nil, tokenAuth: Bool = false, extraConfig: String = "",
-            webPush: Bool = false, fcm: FCMSetup? = nil, apns: APNsForm = .flat, hms: HMSSetup? = nil
+            webPush: Bool = false, fcm: FCMSetup? = nil, apns: APNsForm = .flat, hms: HMSSetup? = nil, unifiedPush: Bool = false
         ) async throws -> World {
             let dir = try CLI.temporaryDirectory()
             let certs = dir.appendingPathComponent("certs").path
             let made = try await CLI.run(["cert", "make-dev", "--out", certs, "--topic", "com.example.app"])
             guard made.status == 0 else { throw Failure(made.stderr) }
-            if webPush {
+            if webPush || unifiedPush {
                 let key = try await CLI.run(["webpush", "key", "new", "--out", dir.appendingPathComponent("vapid.pem").path])
                 guard key.status == 0 else { throw Failure(key.stderr) }
                 // The applicationServerKey it printed, for subscribing.
@@ -78,12 +78,17 @@ import Testing
                 else { throw Failure("cannot write \(secret)") }
                 hmsConfig = #", "hms": {"clientId": "\#(HMSSetup.clientId)", "clientSecretFile": "hms-secret", "endpoint": "simulator", "defaultTitle": "Example"}"#
             }
+            // An app with UnifiedPush too: the VAPID key, 127.0.0.1 exempt from the address check (the tests'
+            // distributors are simulators on this machine), their CA trusted.
+            let unifiedPushConfig = unifiedPush
+                ? #", "unifiedpush": {"vapidKey": "vapid.pem", "subject": "mailto:ops@example.com", "exemptHosts": ["127.0.0.1"], "caFile": "certs/ca.pem"}"#
+                : ""
             let config = dir.appendingPathComponent("pushctl.json").path
             func writeConfig(port: Int) throws {
             try """
                 {"database": "\(database)",\(shardSize.map { " \"shardSize\": \($0)," } ?? "") \(extraConfig)
                  "simulator": {"host": "127.0.0.1", "port": \(port), "certificates": "certs"},
-                 "apps": {"example": {\(String((apnsConfig + webPushConfig(port: port) + fcmConfig() + hmsConfig).trimmingPrefix(", ")))}}}
+                 "apps": {"example": {\(String((apnsConfig + webPushConfig(port: port) + fcmConfig() + hmsConfig + unifiedPushConfig).trimmingPrefix(", ")))}}}
                 """.write(toFile: config, atomically: true, encoding: .utf8)
             }
             var port = try freePort()
