@@ -69,4 +69,56 @@ import TestSupport
         let control = try result(6)
         #expect(control.connections >= 1, "the exactly listed host was never connected to:\n\(control.output)")
     }
+
+    /// UnifiedPush's hole: an endpoint accepted while its name resolved to a public address (imported here with
+    /// `--skip-discovery`, as endpoints from an earlier server are), whose name now resolves to 127.0.0.1 (the
+    /// namespace's /etc/hosts). Every distributor is allowed, so the address check alone keeps the sender away: the
+    /// send is refused at connect, naming the address and the exemption, with and without proxy variables, and no
+    /// byte reaches the listener. The control: the host exempted exactly (`exemptHosts`) reaches it.
+    @Test func aUnifiedPushEndpointWhoseNameNowResolvesToLoopbackIsRefusedAtConnect() async throws {
+        var w = try await World.make(tokens: 0, startSimulator: false, unifiedPush: true)
+        defer { w.stop() }
+        let host = "up.example.net"
+        let endpoint = "https://\(host)/up/ssrf-probe"
+        let publicKey = try String(contentsOf: w.dir.appendingPathComponent("vapid.pub"), encoding: .utf8)
+        let line = #"{"subscription":{"endpoint":"\#(endpoint)","keys":{"p256dh":"\#(publicKey)","auth":"AAAAAAAAAAAAAAAAAAAAAA"}}}"#
+        let imported = try await CLI.run(
+            ["tokens", "import", "--config", w.config, "--app", "example", "--service", "unifiedpush", "--skip-discovery", "-"],
+            stdin: line + "\n")
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let token = DeviceKey.unifiedPush(endpointURL: endpoint).hex
+
+        let exact = w.dir.appendingPathComponent("exempt.json").path
+        let text = try String(contentsOfFile: w.config, encoding: .utf8)
+        let listed = text.replacingOccurrences(of: #""exemptHosts": ["127.0.0.1"]"#, with: #""exemptHosts": ["\#(host)", "127.0.0.1"]"#)
+        #expect(listed != text)
+        try listed.write(toFile: exact, atomically: true, encoding: .utf8)
+        let cases = [
+            "\(w.config)",
+            "\(w.config) HTTPS_PROXY=http://127.0.0.1:9 NO_PROXY=\(host)",
+            "\(exact)",
+        ]
+        try (cases.joined(separator: "\n") + "\n").write(to: w.dir.appendingPathComponent("cases"), atomically: true, encoding: .utf8)
+        let script = BuiltPushctl.packageRoot.appendingPathComponent("Tests/ssrf/netns-send.sh").path
+        let run = try await ProcessRunner.run(
+            URL(fileURLWithPath: "/usr/bin/unshare"),
+            ["--mount", "--net", "--kill-child", "bash", script, w.dir.path, CLI.binary.path, token, host], timeout: 100)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        func result(_ n: Int) -> (status: String, output: String, connections: Int) {
+            let read = { (suffix: String) in
+                (try? String(contentsOf: w.dir.appendingPathComponent("case\(n).\(suffix)"), encoding: .utf8)) ?? ""
+            }
+            return (read("status").trimmingCharacters(in: .whitespacesAndNewlines), read("out") + read("err"),
+                    Int(read("connections").trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1)
+        }
+        let refusal = "\(host) resolved to 127.0.0.1, which is a loopback address; refused (server-side request forgery). List the host or its network in apps.ID.unifiedpush.exemptHosts"
+        for n in 1...2 {
+            let r = result(n)
+            #expect(r.status != "0" && r.status != "", "case \(n) \(cases[n - 1]): exit \(r.status)\n\(r.output)")
+            #expect(r.output.contains(refusal), "case \(n) \(cases[n - 1]):\n\(r.output)")
+            #expect(r.connections == 0, "case \(n) \(cases[n - 1]): the listener saw \(r.connections) connections")
+        }
+        let control = result(3)
+        #expect(control.connections >= 1, "the exempted host was never connected to:\n\(control.output)")
+    }
 }

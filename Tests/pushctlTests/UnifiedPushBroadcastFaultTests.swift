@@ -48,14 +48,14 @@ import TestSupport
         }
     }
 
-    /// Mints `count` endpoints on `d` for the app's VAPID key, every 20th deleted (gone).
-    static func mint(_ w: World, _ d: Distributor, count: Int) async throws -> [(WebPushSubscription, gone: Bool)] {
+    /// Mints `count` endpoints on `d` for the app's VAPID key, every `gone`-th deleted (0: none).
+    static func mint(_ w: World, _ d: Distributor, count: Int, gone: Int = 20) async throws -> [(WebPushSubscription, gone: Bool)] {
         let key = try String(contentsOf: w.dir.appendingPathComponent("vapid.pub"), encoding: .utf8)
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("unifiedpush/mint_endpoints.py").path
         let run = try await ProcessRunner.run(
             URL(fileURLWithPath: "/usr/bin/env"),
-            ["python3", script, "127.0.0.1", String(d.port), w.dir.appendingPathComponent("certs/ca.pem").path, key, String(count), "20"],
+            ["python3", script, "127.0.0.1", String(d.port), w.dir.appendingPathComponent("certs/ca.pem").path, key, String(count), String(gone)],
             timeout: 300)
         guard run.status == 0 else { throw BroadcastCommandTests.Failure("minting endpoints failed: \(run.stderr)") }
         let policy = try UnifiedPushHostPolicy(exemptHosts: ["127.0.0.1"])
