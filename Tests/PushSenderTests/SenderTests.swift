@@ -83,6 +83,17 @@ struct SenderTests {
         #expect(SenderConfiguration().inFlightLimit == 500)
     }
 
+    @Test func anAppWithUnifiedPushAndNoWindowGetsTheWiderWindowAndAnAppsOwnWindowWins() throws {
+        var app = AppSettings(webPush: nil)
+        app.unifiedPush = try UnifiedPushSettings(vapidKey: "v.pem", subject: "mailto:ops@example.com")
+        #expect(SenderConfiguration().applying(app).inFlightLimit == SenderConfiguration.unifiedPushWindow)
+        app.window = 300
+        #expect(SenderConfiguration().applying(app).inFlightLimit == 300)
+        app.unifiedPush = nil
+        app.window = nil
+        #expect(SenderConfiguration().applying(app).inFlightLimit == 500)
+    }
+
     @Test func untrustedServerFailsClosedAsACredentialStop() async throws {
         let sim = try await SimulatorHarness()
         let other = try await SimulatorHarness()
