@@ -42,8 +42,9 @@ extension PushServer {
     }
 
     /// `GET /v1/apps/{app}/devices/lookup?endpoint=URL` or `?fcmToken=TOKEN` (send keys only) → the device, as
-    /// `GET …/devices/{token}` answers it, found by what its service addresses it by: a Web Push subscription's
-    /// endpoint (in any spelling of it: the key hashes its canonical form) or an FCM registration token. What an
+    /// `GET …/devices/{token}` answers it, found by what its service addresses it by: a Web Push subscription's or a
+    /// UnifiedPush device's endpoint (in any spelling of it: the key hashes its canonical form; the Web Push device
+    /// first when one URL is both) or an FCM registration token. What an
     /// operator has at hand (a browser's `PushSubscription.endpoint`, an Android log's token) without computing the
     /// key; the key is in the answer's `token`.
     func lookUpDeviceByAddress(_ request: Request, app: String) async throws -> Response {
@@ -53,8 +54,14 @@ extension PushServer {
         let key: DeviceToken
         switch (endpoint, fcmToken) {
         case (let endpoint?, nil):
-            do { key = DeviceKey.webPush(endpointURL: try WebPushEndpoint(parsing: endpoint).url) } catch {
+            let parsed: WebPushEndpoint
+            do { parsed = try WebPushEndpoint(parsing: endpoint, allowingHTTP: true) } catch {
                 throw APIError.badRequest("endpoint", error.message)
+            }
+            key = DeviceKey.unifiedPush(endpointURL: parsed.url)
+            if parsed.isSecure {
+                let web = DeviceKey.webPush(endpointURL: parsed.url)
+                if try await registry.run({ try $0.device(app: app, token: web) }) != nil { return try await deviceAnswer(app: app, key: web) }
             }
         case (nil, let token?):
             do { key = DeviceKey.of(try FCMRegistrationToken(parsing: token, field: "fcmToken")) } catch {

@@ -57,8 +57,13 @@ import TestSupport
         #expect(created.json?["service"]?.stringValue == "unifiedpush" && created.json?["endpoint"]?.stringValue == endpoint)
         let device = try await s.store.run { try $0.device(app: "example", token: key) }
         #expect(device?.service == .unifiedpush && device?.webPush?.endpoint.url == endpoint && device?.channels == ["news"])
-        // Its key is apart from a Web Push device's with the same URL.
+        // Its key is apart from a Web Push device's with the same URL; the endpoint finds it, as the API shows it.
         #expect(key != DeviceKey.webPush(endpointURL: endpoint))
+        let found = try await s.request(
+            "GET", "/v1/apps/example/devices/lookup?endpoint=" + (endpoint.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""),
+            key: TestServer.sendKey)
+        #expect(found.status == 200 && found.json?["token"]?.stringValue == key.hex, "\(String(decoding: found.body, as: UTF8.self))")
+        #expect(found.json?["service"]?.stringValue == "unifiedpush" && found.json?["endpoint"]?.stringValue == endpoint)
         let again = try await post(s, Self.body("http://127.0.0.1:\(port)/up/ok?second", extra: #","oldEndpoint":"\#(endpoint)""#))
         #expect(again.status == 200 && again.json?["outcome"]?.stringValue == "replaced", "\(String(decoding: again.body, as: UTF8.self))")
         #expect(try await count(s) == 1)
