@@ -193,6 +193,27 @@ import Testing
             throw PortTaken(description: "the simulator ended without listening: " + ((try? String(contentsOf: log, encoding: .utf8)) ?? ""))
         }
 
+        /// The fault suites' kill -9 and resume: runs `args` (a `pushctl broadcast --id ID … --json`), kills it with
+        /// SIGKILL once `killAt` of broadcast `id`'s devices are done, runs the same command again to the end and
+        /// returns its summary, after checking it completed with exit 0.
+        func killedAndResumed(
+            _ args: [String], id: String, killAt: Int, registry: any RegistryStore, timeout: Double = 400
+        ) async throws -> JSONValue {
+            let first = try CLI.start(args)
+            try await waitUntil(deadline: .seconds(180), "\(killAt) devices done") {
+                if !first.isRunning { return true }
+                return ((try? await registry.run({ try $0.broadcastCounts(id: id) }))?.done ?? 0) >= killAt
+            }
+            #expect(first.isRunning, "the broadcast ended before it could be killed")
+            kill(first.processIdentifier, SIGKILL)
+            try await first.exited()
+            let second = try await CLI.run(args, timeout: timeout)
+            #expect(second.status == 0, "\(second.stderr)")
+            let summary = try JSONValue(parsing: second.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+            #expect(summary["state"]?.stringValue == "completed", "\(summary)")
+            return summary
+        }
+
         /// The registry the config names (SQLite file or PostgreSQL database), opened by the test.
         func openRegistry() throws -> any RegistryStore {
             if database.hasPrefix("postgres://") {

@@ -102,19 +102,7 @@ import TestSupport
 
         let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "android", "--alert", "Digest", "--json", "--rate", "800"]
         let started = Date()
-        let first = try CLI.start(args)
-        try await waitUntil(deadline: .seconds(180), "\(total / 5) devices done") {
-            if !first.isRunning { return true }
-            return ((try? await registry.run({ try $0.broadcastCounts(id: "android") }))?.done ?? 0) >= total / 5
-        }
-        #expect(first.isRunning, "the broadcast ended before it could be killed")
-        kill(first.processIdentifier, SIGKILL)
-        try await first.exited()
-
-        let second = try await CLI.run(args, timeout: 400)
-        #expect(second.status == 0, "\(second.stderr)")
-        let summary = try JSONValue(parsing: second.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
-        #expect(summary["state"]?.stringValue == "completed")
+        let summary = try await w.killedAndResumed(args, id: "android", killAt: total / 5, registry: registry, timeout: 400)
         #expect(summary["done"] == .int(Int64(total)) && summary["accepted"] == .int(Int64(total - dead)), "\(summary)")
         #expect(summary["pruned"] == .int(Int64(dead)) && summary["tokenDead"] == .int(Int64(dead)), "\(summary)")
         #expect(summary["deferred"] == .int(0), "\(summary)")

@@ -85,19 +85,7 @@ import TestSupport
 
         let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "web-digest", "--alert", "Web digest", "--json", "--rate", "1500"]
         let started = Date()
-        let first = try CLI.start(args)
-        try await waitUntil(deadline: .seconds(180), "\(n / 5) devices done") {
-            if !first.isRunning { return true }
-            return ((try? await registry.run({ try $0.broadcastCounts(id: "web-digest") }))?.done ?? 0) >= n / 5
-        }
-        #expect(first.isRunning, "the broadcast ended before it could be killed")
-        kill(first.processIdentifier, SIGKILL)
-        try await first.exited()
-
-        let second = try await CLI.run(args, timeout: 300)
-        #expect(second.status == 0, "\(second.stderr)")
-        let summary = try JSONValue(parsing: second.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
-        #expect(summary["state"]?.stringValue == "completed")
+        let summary = try await w.killedAndResumed(args, id: "web-digest", killAt: n / 5, registry: registry, timeout: 300)
         #expect(summary["done"] == .int(Int64(n)) && summary["total"] == .int(Int64(n)))
         #expect(summary["accepted"] == .int(Int64(n - n / 20)))
         #expect(summary["pruned"] == .int(Int64(n / 20)))
