@@ -19,7 +19,7 @@ extension SenderConfiguration {
     /// Why: distributors are many small hosts, some answering a second or more late (a home server), and the engine's
     /// windows bound what a crash may resend — a late answer holds the checkpoint, and once the ahead window
     /// (2 × window) is full every other device waits for it. A window must cover rate × the slowest answer: at 500, one
-    /// distributor answering 1 s late held a fast one's devices back 3.9×; at 2,000, 0.72× (bench/RESULTS.md,
-    /// "UnifiedPush"). The price: a kill -9 may resend up to 2 × 2,000 instead of 2 × 500 (docs/unifiedpush.md).
+    /// distributor answering 1 s late held a fast one's devices back 6.8×; at 2,000, 1.00× (median of 3 rounds,
+    /// bench/RESULTS.md, "UnifiedPush"). The price: a kill -9 may resend up to 2 × 2,000 instead of 2 × 500 (docs/unifiedpush.md).
     public static let unifiedPushWindow = 2_000
 }
