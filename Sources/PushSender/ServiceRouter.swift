@@ -103,6 +103,8 @@ public final class ServiceRouter: DeliverySender, Sendable {
         case .webpush: webPush
         case .fcm: fcm
         case .hms: hms
+        // No HarmonyOS sender yet: its devices are refused by name, as a device of a service the app lacks.
+        case .harmonyos: nil
         case .unifiedpush: unifiedPush
         }
         if let sender {
