@@ -84,7 +84,8 @@ public enum ServicePreview {
     /// One line of a text preview: `payload (N bytes)`, or `not sent: reason`.
     public static func line(_ preview: JSONValue) -> String {
         if let skipped = preview["skipped"]?.stringValue { return "not sent: \(skipped)" }
-        let form = preview["form"]?.stringValue.map { ", \($0)" } ?? ""
+        let form = (preview["form"]?.stringValue.map { ", \($0)" } ?? "")
+            + (preview["pushType"]?.intValue.map { ", push-type \($0)" } ?? "")
         return "\(preview["payload"]?.encodedString ?? "null") (\(preview["bytes"]?.intValue ?? 0) bytes\(form))"
     }
 
