@@ -26,5 +26,5 @@ extension APNsReason {
         FCMAnswerRule.ErrorCode.unregistered, FCMAnswerRule.ErrorCode.senderIdMismatch, FCMAnswerRule.ErrorCode.invalidArgument,
         FCMAnswerRule.ErrorCode.quotaExceeded, FCMAnswerRule.ErrorCode.unavailable, FCMAnswerRule.ErrorCode.internalError,
         FCMAnswerRule.ErrorCode.thirdPartyAuthError, "UNAUTHENTICATED", "PERMISSION_DENIED", "NOT_FOUND", "RESOURCE_EXHAUSTED",
-    ] + HMSAnswerRule.Code.reasons)
+    ] + HMSAnswerRule.Code.reasons + HarmonyOSAnswerRule.Code.reasons)
 }

@@ -72,6 +72,7 @@ public struct ConfigurationEnvironment: Sendable, Equatable {
         AppKey(name: "WEBPUSH_VAPID_KEY", place: .app(["webpush", "vapidKey"], requires: "webpush")),
         AppKey(name: "FCM_SERVICE_ACCOUNT", place: .app(["fcm", "serviceAccount"], requires: "fcm")),
         AppKey(name: "HMS_CLIENT_SECRET_FILE", place: .app(["hms", "clientSecretFile"], requires: "hms")),
+        AppKey(name: "HARMONYOS_SERVICE_ACCOUNT", place: .app(["harmonyos", "serviceAccount"], requires: "harmonyos")),
         AppKey(name: "WEBHOOK_SECRET_FILE", place: .app(["webhook", "secretFile"], requires: "webhook"), replaces: ["secretEnv"]),
         AppKey(name: "USER_SECRET_FILE", place: .app(["userSecretFile"], requires: nil), replaces: ["userSecretEnv"]),
         AppKey(name: "PROXY_CREDENTIALS_FILE", place: .app(["proxyCredentialsFile"], requires: nil), replaces: ["proxyCredentialsEnv"]),

@@ -213,6 +213,9 @@ extension PushConfiguration {
         let hms = try f.take("hms").map { (value) throws(ConfigurationError) in
             try decodeHMS(value, at: "\(at).hms", base: base)
         }
+        let harmonyos = try f.take("harmonyos").map { (value) throws(ConfigurationError) in
+            try decodeHarmonyOS(value, at: "\(at).harmonyos", base: base)
+        }
         let unifiedPush = try f.take("unifiedpush").map { (value) throws(ConfigurationError) in
             try decodeUnifiedPush(value, at: "\(at).unifiedpush", base: base)
         }
@@ -224,14 +227,15 @@ extension PushConfiguration {
             defaultTimeZone = canonical
         }
         try f.finish()
-        if apns == nil && webPush == nil && fcm == nil && hms == nil && unifiedPush == nil {
+        if apns == nil && webPush == nil && fcm == nil && hms == nil && harmonyos == nil && unifiedPush == nil {
             throw ConfigurationError(
-                "\(at) needs at least one service: \(at).apns (iOS, macOS), \(at).webpush (browsers), \(at).fcm (Android), \(at).hms (Huawei) or \(at).unifiedpush (de-Googled Android)")
+                "\(at) needs at least one service: \(at).apns (iOS, macOS), \(at).webpush (browsers), \(at).fcm (Android), \(at).hms (Huawei), \(at).harmonyos (HarmonyOS NEXT) or \(at).unifiedpush (de-Googled Android)")
         }
         var app = AppSettings(
             apns: apns, webPush: webPush, fcm: fcm, hms: hms, unifiedPush: unifiedPush, registrationKeys: registrationKeys, sendKeys: sendKeys,
             window: window, connections: connections, outageLimitSeconds: outageLimit, webhook: webhook)
         app.apnsKeysAreFlat = apnsKeysAreFlat
+        app.harmonyos = harmonyos
         app.proxy = proxy
         app.deliveryLog = deliveryLog
         app.userSecret = userSecretFile.map { .file($0) } ?? userSecretEnv.map { .environment($0) }
@@ -318,6 +322,42 @@ extension PushConfiguration {
         return HMSSettings(
             clientId: clientId, clientSecretFile: resolve(secret, against: base), endpoint: endpoint, caFile: caFile,
             category: category, defaultTitle: defaultTitle, badgeClass: badgeClass)
+    }
+
+    /// `apps.ID.harmonyos`: `{"projectId", "serviceAccount", "endpoint"?, "caFile"?, "category", "defaultTitle"?}`.
+    /// The key file's contents are read by the sender (``HarmonyOSServiceAccount`` in PushSender); its mode by
+    /// ``secretFiles``. The category is required and must be one Huawei documents (``HarmonyOSSettings/categories``).
+    private static func decodeHarmonyOS(_ value: JSONValue, at: String, base: String) throws(ConfigurationError) -> HarmonyOSSettings {
+        var f = try Fields(value, at: at)
+        guard let projectId = try f.string("projectId"), HarmonyOSSettings.isProjectId(projectId) else {
+            throw ConfigurationError("\(at).projectId is required: the AppGallery Connect project ID (Project settings; 1-64 of A-Z a-z 0-9 - _)")
+        }
+        guard let account = try f.string("serviceAccount"), !account.isEmpty else {
+            throw ConfigurationError("\(at).serviceAccount is required (the service-account key file the API Console downloads)")
+        }
+        var endpoint = ServiceEndpoint.production
+        if let text = try f.string("endpoint") {
+            do { endpoint = try ServiceEndpoint(parsing: text) } catch { throw ConfigurationError("\(at).\(error.message)") }
+        }
+        let caFile = try f.string("caFile").map { resolve($0, against: base) }
+        guard let category = try f.string("category") else {
+            throw ConfigurationError(
+                "\(at).category is required (without it Push Kit counts every notification as marketing, capped per device per day): one of \(HarmonyOSSettings.categories.joined(separator: ", "))")
+        }
+        guard HarmonyOSSettings.categories.contains(category) else {
+            throw ConfigurationError("\(at).category must be one of \(HarmonyOSSettings.categories.joined(separator: ", ")), not '\(category)'")
+        }
+        var defaultTitle: String?
+        if let title = try f.string("defaultTitle") {
+            guard !title.isEmpty, title.utf8.count <= 256 else {
+                throw ConfigurationError("\(at).defaultTitle must be a non-empty string of at most 256 bytes")
+            }
+            defaultTitle = title
+        }
+        try f.finish()
+        return HarmonyOSSettings(
+            projectId: projectId, serviceAccount: resolve(account, against: base), endpoint: endpoint, caFile: caFile,
+            category: category, defaultTitle: defaultTitle)
     }
 
     /// `apps.ID.webpush`: `{"vapidKey", "subject", "allowedHosts"?, "caFile"?, "declarative"?}`.

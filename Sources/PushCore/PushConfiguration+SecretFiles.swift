@@ -31,6 +31,9 @@ extension PushConfiguration {
                 files.append(SecretFile(key: "\(at).unifiedpush.vapidKey", path: unifiedPush.vapidKey))
             }
             if let fcm = app.fcm { files.append(SecretFile(key: "\(at).fcm.serviceAccount", path: fcm.serviceAccount)) }
+            if let harmonyos = app.harmonyos {
+                files.append(SecretFile(key: "\(at).harmonyos.serviceAccount", path: harmonyos.serviceAccount))
+            }
             if let hms = app.hms { files.append(SecretFile(key: "\(at).hms.clientSecretFile", path: hms.clientSecretFile)) }
         }
         return files

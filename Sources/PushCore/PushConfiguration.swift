@@ -212,6 +212,8 @@ public struct AppSettings: Sendable, Equatable {
     public var fcm: FCMSettings?
     /// Huawei Push Kit for HMS Core devices (`apps.ID.hms`), or nil: its HMS devices cannot register.
     public var hms: HMSSettings?
+    /// Huawei Push Kit for HarmonyOS NEXT devices (`apps.ID.harmonyos`), or nil: its HarmonyOS devices cannot register.
+    public var harmonyos: HarmonyOSSettings?
     /// UnifiedPush for this app (`apps.ID.unifiedpush`), or nil: its UnifiedPush devices cannot register.
     public var unifiedPush: UnifiedPushSettings?
 
@@ -229,6 +231,7 @@ public struct AppSettings: Sendable, Equatable {
         if webPush != nil { out.append(.webpush) }
         if fcm != nil { out.append(.fcm) }
         if hms != nil { out.append(.hms) }
+        if harmonyos != nil { out.append(.harmonyos) }
         if unifiedPush != nil { out.append(.unifiedpush) }
         return out
     }
@@ -279,6 +282,7 @@ public struct AppSettings: Sendable, Equatable {
         if let apns, apns.endpoint != .simulator { return false }
         if let fcm, fcm.endpoint != .simulator { return false }
         if let hms, hms.endpoint != .simulator { return false }
+        if let harmonyos, harmonyos.endpoint != .simulator { return false }
         if let webPush, !webPush.allowedHosts.contains(simulator.hostAndPort) { return false }
         return !services.isEmpty
     }

@@ -10,6 +10,10 @@ public enum PushService: String, Sendable, CaseIterable, Codable {
     /// Huawei Push Kit for HMS Core (Android phones without Google Play services: Huawei's, Honor's before 2021),
     /// identified by its push token (``HMSPushToken``), sent through `POST /v1/{clientId}/messages:send`.
     case hms
+    /// Huawei Push Kit for HarmonyOS NEXT (HarmonyOS 5 and later, no Android), identified by its push token
+    /// (``HarmonyOSPushToken``), sent through the scenario API `POST /v3/{projectId}/messages:send` with a
+    /// service-account JWT (docs/harmonyos.md).
+    case harmonyos
     /// UnifiedPush (SERV_1.2.0, AND_3.0.0): de-Googled Android and privacy-minded apps, through the distributor the user
     /// chose; standard Web Push (RFC 8291, VAPID) to the endpoint it gave, identified by that endpoint.
     case unifiedpush

@@ -56,13 +56,36 @@ public enum ServicePreview {
         }
     }
 
+    /// `{"payload", "bytes", "pushType"}`: Push Kit's scenario-API request body for a HarmonyOS device (its token
+    /// ``previewHarmonyOSToken``) and its `push-type`, shaped by the app's `harmonyos` settings, or `{"skipped": reason}`.
+    public static func harmonyos(
+        _ apnsPayload: [UInt8], prepared: PreparedNotification, settings: HarmonyOSSettings, nowMs: Int64
+    ) -> JSONValue {
+        switch HarmonyOSPayload.map(
+            apnsPayload: apnsPayload, pushType: prepared.pushType, expiration: prepared.expiration,
+            collapseId: prepared.collapseId, token: previewHarmonyOSToken, settings: settings, nowMs: nowMs)
+        {
+        case .skip(let reason):
+            return .object([("skipped", .string(reason))])
+        case .send(let bytes, let pushType):
+            return .object([
+                ("payload", (try? JSONValue(parsing: bytes)) ?? .null), ("bytes", .int(Int64(bytes.count))),
+                ("pushType", .int(Int64(pushType))),
+            ])
+        }
+    }
+
+    /// The placeholder push token of a HarmonyOS preview.
+    public static let previewHarmonyOSToken = "<HarmonyOS push token>"
+
     /// The placeholder push token of an HMS preview.
     public static let previewHMSToken = "<HMS push token>"
 
     /// One line of a text preview: `payload (N bytes)`, or `not sent: reason`.
     public static func line(_ preview: JSONValue) -> String {
         if let skipped = preview["skipped"]?.stringValue { return "not sent: \(skipped)" }
-        let form = preview["form"]?.stringValue.map { ", \($0)" } ?? ""
+        let form = (preview["form"]?.stringValue.map { ", \($0)" } ?? "")
+            + (preview["pushType"]?.intValue.map { ", push-type \($0)" } ?? "")
         return "\(preview["payload"]?.encodedString ?? "null") (\(preview["bytes"]?.intValue ?? 0) bytes\(form))"
     }
 

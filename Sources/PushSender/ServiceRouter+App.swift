@@ -62,6 +62,15 @@ extension ServiceRouter {
                 failures.append((.hms, error))
             }
         }
+        var harmonyos: HarmonyOSSender?
+        if let settings = app.harmonyos {
+            do {
+                harmonyos = try HarmonyOSSender.forApp(
+                    settings, in: configuration, settings: serviceSettings, breakerStates: breakerStates, logger: logger)
+            } catch {
+                failures.append((.harmonyos, error))
+            }
+        }
         var unifiedPush: WebPushSender?
         if let settings = app.unifiedPush {
             do {
@@ -81,7 +90,8 @@ extension ServiceRouter {
         // Always a router, even for one service: a device of a service the app lacks (left in the registry after its
         // section was removed) is then refused by name (NoService), never sent to another service as if its key fit.
         return ServiceRouter(
-            apns: apns, webPush: webPush, fcm: fcm, hms: hms, unifiedPush: unifiedPush, unavailable: unavailable)
+            apns: apns, webPush: webPush, fcm: fcm, hms: hms, harmonyos: harmonyos, unifiedPush: unifiedPush,
+            unavailable: unavailable)
     }
 
     /// ``forApp(_:in:apnsCredentials:settings:breakerStates:logger:)`` loading the APNs credentials (when the app has

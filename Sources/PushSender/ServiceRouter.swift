@@ -16,6 +16,8 @@ public final class ServiceRouter: DeliverySender, Sendable {
     public let fcm: FCMSender?
     /// The Huawei Push Kit sender, if the app has HMS.
     public let hms: HMSSender?
+    /// The Push Kit sender for HarmonyOS NEXT, if the app has it.
+    public let harmonyos: HarmonyOSSender?
     /// The UnifiedPush sender (a ``WebPushSender`` for distributors), if the app has UnifiedPush.
     public let unifiedPush: WebPushSender?
     /// The services the app has whose senders could not be made, with one line naming why.
@@ -42,25 +44,26 @@ public final class ServiceRouter: DeliverySender, Sendable {
     /// Routes to `apns`, `webPush`, `fcm` and `hms`; `unavailable` names the app's services that have no sender and
     /// why.
     public init(
-        apns: APNsSender?, webPush: WebPushSender?, fcm: FCMSender? = nil, hms: HMSSender? = nil,
+        apns: APNsSender?, webPush: WebPushSender?, fcm: FCMSender? = nil, hms: HMSSender? = nil, harmonyos: HarmonyOSSender? = nil,
         unifiedPush: WebPushSender? = nil, unavailable: [PushService: String] = [:]
     ) {
         self.apns = apns
         self.webPush = webPush
         self.fcm = fcm
         self.hms = hms
+        self.harmonyos = harmonyos
         self.unifiedPush = unifiedPush
         self.unavailable = unavailable
-        isolatesCredentialStops = [apns != nil, webPush != nil, fcm != nil, hms != nil, unifiedPush != nil].filter { $0 }.count
+        isolatesCredentialStops = [apns != nil, webPush != nil, fcm != nil, hms != nil, harmonyos != nil, unifiedPush != nil].filter { $0 }.count
             + unavailable.count > 1
     }
 
-    private var senders: [any DeliverySender] { [apns as (any DeliverySender)?, webPush, fcm, hms, unifiedPush].compactMap { $0 } }
+    private var senders: [any DeliverySender] { [apns as (any DeliverySender)?, webPush, fcm, hms, harmonyos, unifiedPush].compactMap { $0 } }
 
     /// The APNs sender's settings when the app has APNs, else Web Push's, else FCM's (the engine sizes its window from
     /// it).
     public var configuration: SenderConfiguration {
-        apns?.configuration ?? webPush?.configuration ?? fcm?.configuration ?? hms?.configuration ?? unifiedPush?.configuration
+        apns?.configuration ?? webPush?.configuration ?? fcm?.configuration ?? hms?.configuration ?? harmonyos?.configuration ?? unifiedPush?.configuration
             ?? .init()
     }
 
@@ -69,7 +72,7 @@ public final class ServiceRouter: DeliverySender, Sendable {
 
     /// APNs' figures when the app has APNs, else Web Push's, else FCM's.
     public var metrics: SenderMetrics {
-        apns?.metrics ?? webPush?.metrics ?? fcm?.metrics ?? hms?.metrics ?? unifiedPush?.metrics ?? SenderMetrics()
+        apns?.metrics ?? webPush?.metrics ?? fcm?.metrics ?? hms?.metrics ?? harmonyos?.metrics ?? unifiedPush?.metrics ?? SenderMetrics()
     }
 
     public var summary: SendSummary {
@@ -103,6 +106,7 @@ public final class ServiceRouter: DeliverySender, Sendable {
         case .webpush: webPush
         case .fcm: fcm
         case .hms: hms
+        case .harmonyos: harmonyos
         case .unifiedpush: unifiedPush
         }
         if let sender {

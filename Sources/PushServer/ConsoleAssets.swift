@@ -223,6 +223,12 @@ enum ConsoleAssets {
             <pre id="preview-hms-payload"></pre>
             <dl id="preview-hms-variants" class="facts"></dl>
           </section>
+          <section id="preview-harmonyos" aria-labelledby="preview-harmonyos-title" hidden>
+            <h4 id="preview-harmonyos-title">Push Kit for HarmonyOS</h4>
+            <p id="preview-harmonyos-size" aria-live="polite"></p>
+            <pre id="preview-harmonyos-payload"></pre>
+            <dl id="preview-harmonyos-variants" class="facts"></dl>
+          </section>
         </div>
         <p id="preview-error" class="error" role="alert"></p>
       </div>
@@ -292,6 +298,7 @@ enum ConsoleAssets {
         <option value="webpush">Web Push</option>
         <option value="fcm">FCM</option>
         <option value="hms">Huawei Push Kit</option>
+        <option value="harmonyos">HarmonyOS Push Kit</option>
       </select>
       <label for="i-device">Device (a token, an endpoint or an FCM token; empty: every device)</label>
       <input id="i-device" type="text" spellcheck="false">
@@ -610,6 +617,7 @@ async function refreshPreview() {
     showWebPreview(preview);
     showFCMPreview(preview);
     showHMSPreview(preview);
+    showHarmonyOSPreview(preview);
   } catch (error) {
     if (seq === previewSeq) showPreviewError(error.message);
   }
@@ -660,10 +668,18 @@ function showHMSPreview(preview) {
   showTokenServicePreview(preview, 'hms', 'Huawei phones', 'Push Kit message', 'Huawei message');
 }
 
+/** The server's `harmonyos` answer: the scenario-API message a HarmonyOS NEXT phone gets, with its push-type. */
+function showHarmonyOSPreview(preview) {
+  const answer = preview.harmonyos;
+  const form = answer && answer.pushType === 6 ? 'Push Kit background message (push-type 6)' : 'Push Kit alert message (push-type 0)';
+  showTokenServicePreview(preview, 'harmonyos', 'HarmonyOS phones', form, 'HarmonyOS message');
+}
+
 function showPreviewError(message) {
   $('preview-web').hidden = true;
   $('preview-fcm').hidden = true;
   $('preview-hms').hidden = true;
+  $('preview-harmonyos').hidden = true;
   $('preview-payload').textContent = '';
   $('preview-bytes').textContent = '';
   $('preview-headers').replaceChildren();
@@ -710,9 +726,10 @@ async function refreshRecipients() {
     lastCount = count;
     out.textContent = plural(count, 'recipient', 'recipients');
     // FCM needs no app configuration to register: its count shows once the app has FCM devices.
-    if (byService && (webPushApp || byService.fcm > 0 || byService.hms > 0)) {
+    if (byService && (webPushApp || byService.fcm > 0 || byService.hms > 0 || byService.harmonyos > 0)) {
       split.textContent = `APNs: ${byService.apns}` + (webPushApp ? ` · Web Push: ${byService.webpush}` : '')
-        + (byService.fcm > 0 ? ` · FCM: ${byService.fcm}` : '') + (byService.hms > 0 ? ` · Huawei: ${byService.hms}` : '');
+        + (byService.fcm > 0 ? ` · FCM: ${byService.fcm}` : '') + (byService.hms > 0 ? ` · Huawei: ${byService.hms}` : '')
+        + (byService.harmonyos > 0 ? ` · HarmonyOS: ${byService.harmonyos}` : '');
       split.hidden = false;
     }
   } catch (error) {
@@ -946,7 +963,7 @@ async function checkInbox() {
   $('tab-inbox').hidden = !available;
 }
 
-const SERVICE_NAMES = { apns: 'APNs', webpush: 'Web Push', fcm: 'FCM', hms: 'Huawei Push Kit' };
+const SERVICE_NAMES = { apns: 'APNs', webpush: 'Web Push', fcm: 'FCM', hms: 'Huawei Push Kit', harmonyos: 'HarmonyOS Push Kit' };
 
 /** One inbox entry: its service, device and time, the facts of its request, and what the device gets. */
 function inboxItem(entry) {
@@ -957,6 +974,8 @@ function inboxItem(entry) {
       ? [['TTL', `${record.ttl} s`], ['Urgency', record.urgency ?? 'normal (none sent)'], ['Topic', record.topic ?? 'none']]
       : entry.service === 'hms'
         ? [['Client id', record.clientId], ['Request id', record.requestId]]
+        : entry.service === 'harmonyos'
+        ? [['Project', record.projectId], ['Push type', record.pushType], ['Request id', record.requestId]]
         : [['Project', record.project], ['Message id', record.messageId]];
   const dl = el('dl', { class: 'facts' });
   setList(dl, facts.map(([term, value]) => [term, String(value ?? '')]));
@@ -1021,9 +1040,10 @@ async function findDevice(event) {
     const last = history.deliveries[0];
     const pairs = [
       ['Token', device.token],
-      ['Service', { webpush: 'Web Push', apns: 'APNs', fcm: 'FCM', hms: 'Huawei Push Kit' }[device.service] ?? device.service],
+      ['Service', { webpush: 'Web Push', apns: 'APNs', fcm: 'FCM', hms: 'Huawei Push Kit', harmonyos: 'HarmonyOS Push Kit' }[device.service] ?? device.service],
       ...(device.endpoint ? [['Endpoint', el('span', { title: device.endpoint }, shortEndpoint(device.endpoint))]] : []),
       ...(device.fcmToken ? [['FCM token', el('span', { title: device.fcmToken }, `${device.fcmToken.slice(0, 24)}…`)]] : []),
+      ...(device.harmonyosToken ? [['HarmonyOS token', el('span', { title: device.harmonyosToken }, `${device.harmonyosToken.slice(0, 24)}…`)]] : []),
       ...(device.hmsToken ? [['HMS token', el('span', { title: device.hmsToken }, `${device.hmsToken.slice(0, 24)}…`)]] : []),
       ['Environment', device.environment],
       ['Channels', device.channels.length ? device.channels.join(', ') : 'none'],

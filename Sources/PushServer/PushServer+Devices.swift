@@ -116,6 +116,10 @@ extension PushServer {
         if body.fields.service == .hms, settings.hms == nil {
             throw APIError.badRequest("service", "this app has no Huawei Push Kit configured (apps.\(app).hms)")
         }
+        // The same for HarmonyOS NEXT: its tokens are only ever sent with the app's project's service account.
+        if body.fields.service == .harmonyos, settings.harmonyos == nil {
+            throw APIError.badRequest("service", "this app has no Push Kit for HarmonyOS configured (apps.\(app).harmonyos)")
+        }
         try await discoverUnifiedPush(body.fields, app: app, settings: settings)
         let registration = body.fields.request(app: app, defaultEnvironment: settings.defaultEnvironment)
         // A new device without channels or installation fields is exactly what was just stored; anything else
@@ -135,7 +139,8 @@ extension PushServer {
         var fields: [(String, JSONValue)] = [
             ("token", .string(body.token.hex)),
         ] + (body.fields.service == .apns ? [] : Self.serviceFields(
-            body.fields.service, body.fields.subscription ?? body.fields.unifiedPush, registrationToken: body.fields.fcmToken?.value ?? body.fields.hmsToken?.value)) + [
+            body.fields.service, body.fields.subscription ?? body.fields.unifiedPush, registrationToken: body.fields.fcmToken?.value ?? body.fields.hmsToken?.value
+                ?? body.fields.harmonyosToken?.value)) + [
             ("channels", .array((device?.channels ?? body.channels ?? []).map { .string($0) })),
             ("environment", .string((device?.environment ?? registration.environment ?? .production).rawValue)),
         ]
@@ -147,11 +152,11 @@ extension PushServer {
     }
 
     /// A device's `service`; for a Web Push device its subscription's `endpoint`, for an FCM device its registration
-    /// token as `fcmToken`, for an HMS device its push token as `hmsToken` (its `token` is the key, as a web device's).
+    /// token as `fcmToken`, for an HMS device its push token as `hmsToken`, for a HarmonyOS device its push token as `harmonyosToken` (its `token` is the key, as a web device's).
     static func serviceFields(
         _ service: PushService, _ subscription: WebPushSubscription?, registrationToken: String?
     ) -> [(String, JSONValue)] {
-        let name = service == .hms ? "hmsToken" : "fcmToken"
+        let name = switch service { case .hms: "hmsToken"; case .harmonyos: "harmonyosToken"; default: "fcmToken" }
         return [("service", .string(service.rawValue))] + (subscription.map { [("endpoint", .string($0.endpoint.url))] } ?? [])
             + (registrationToken.map { [(name, .string($0))] } ?? [])
     }

@@ -24,7 +24,7 @@ extension PushServer {
         let limit = try QueryLimit.parse(request, default: 100, maximum: 1000)
         let service = try request.uri.queryParameters.get("service").map { text throws(APIError) -> PushService in
             guard let service = PushService(rawValue: text) else {
-                throw APIError.badRequest("service", "service must be apns, webpush, fcm, hms or unifiedpush")
+                throw APIError.badRequest("service", "service must be apns, webpush, fcm, hms, harmonyos or unifiedpush")
             }
             return service
         }
@@ -74,7 +74,7 @@ extension PushServer {
         case .apns: record["payload"] ?? .null
         case .webpush, .unifiedpush:
             record["plaintext"]?.stringValue.flatMap { try? JSONValue(parsing: Array($0.utf8)) } ?? record["plaintext"] ?? .null
-        case .fcm, .hms: record["message"] ?? .null
+        case .fcm, .hms, .harmonyos: record["message"] ?? .null
         }
         return .object([
             ("sequence", .int(entry.sequence)), ("service", .string(entry.service.rawValue)), ("device", .string(device)),
@@ -90,6 +90,7 @@ extension PushServer {
         var vapidKey: String?
         var project: String?
         var hmsClientId: String?
+        var harmonyosProjectId: String?
         var unifiedPushKey: String?
 
         func matches(_ entry: InboxEntry) -> Bool {
@@ -98,13 +99,15 @@ extension PushServer {
             case .webpush: vapidKey == entry.appKey
             case .fcm: project == entry.appKey
             case .hms: hmsClientId == entry.appKey
+            case .harmonyos: harmonyosProjectId == entry.appKey
             case .unifiedpush: unifiedPushKey == entry.appKey
             }
         }
     }
 
     private func inboxKeys(app: String, _ settings: AppSettings) async throws -> InboxKeys {
-        var keys = InboxKeys(topic: settings.apns?.topic, hmsClientId: settings.hms?.clientId)
+        var keys = InboxKeys(
+            topic: settings.apns?.topic, hmsClientId: settings.hms?.clientId, harmonyosProjectId: settings.harmonyos?.projectId)
         if let web = settings.webPush { keys.vapidKey = try? await vapidPublicKey(app: app, web) }
         if let fcm = settings.fcm { keys.project = await fcmProject(fcm) }
         if let up = settings.unifiedPush {

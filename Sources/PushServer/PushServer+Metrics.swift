@@ -101,7 +101,8 @@ extension PushServer {
     /// connections, reconnects, and each endpoint's (APNs host, Web Push origin) reachability and, for APNs, its
     /// pruning breaker. APNs' figures keep their names (`pushprovider_apns_…`); Web Push's are the same figures
     /// under `pushprovider_webpush_…`, its endpoints the push services' origins; FCM's under `pushprovider_fcm_…` (Push
-    /// Kit's under `pushprovider_hms_…`, alike), plus
+    /// Kit's under `pushprovider_hms_…` and `pushprovider_harmonyos_…`, alike; HarmonyOS's "grants" are the JWTs it
+    /// signed), plus
     /// the access tokens its sender asked for (`pushprovider_fcm_access_token_grants_total`) and how many of those requests
     /// failed (`pushprovider_fcm_access_token_grant_failures_total`).
     func senderMetrics() -> String {
@@ -112,17 +113,18 @@ extension PushServer {
                 if let web = router.webPush { perService.append(("webpush", app, web)) }
                 if let fcm = router.fcm { perService.append(("fcm", app, fcm)) }
                 if let hms = router.hms { perService.append(("hms", app, hms)) }
+                if let harmonyos = router.harmonyos { perService.append(("harmonyos", app, harmonyos)) }
             } else {
                 perService.append(("apns", app, sender))
             }
         }
         guard !perService.isEmpty else { return "" }
         var text = ""
-        for service in ["apns", "webpush", "fcm", "hms"] {
+        for service in ["apns", "webpush", "fcm", "hms", "harmonyos"] {
             let senders = perService.filter { $0.service == service }
             guard !senders.isEmpty else { continue }
             let p = "pushprovider_\(service)"
-            let who = switch service { case "apns": "APNs"; case "fcm": "FCM"; case "hms": "Push Kit"; default: "the push service" }
+            let who = switch service { case "apns": "APNs"; case "fcm": "FCM"; case "hms": "Push Kit"; case "harmonyos": "Push Kit (HarmonyOS)"; default: "the push service" }
             var inFlight = "# HELP \(p)_in_flight Notifications handed to \(who) (or waiting to be) without a result yet\n# TYPE \(p)_in_flight gauge\n"
             var latency = "# HELP \(p)_response_seconds Time from handing a request to the connection to \(who)'s answer\n# TYPE \(p)_response_seconds histogram\n"
             var opened = "# HELP \(p)_connections_opened_total TCP connections opened to \(who)\n# TYPE \(p)_connections_opened_total counter\n"
@@ -144,7 +146,9 @@ extension PushServer {
                 latency += "\(p)_response_seconds_count{\(a)} \(h.count)\n"
                 opened += "\(p)_connections_opened_total{\(a)} \(m.connectionsOpened)\n"
                 reconnects += "\(p)_reconnects_total{\(a)} \(m.reconnects)\n"
-                if let tokens = (sender as? FCMSender)?.tokens ?? (sender as? HMSSender)?.tokens {
+                if let tokens = (sender as? FCMSender)?.tokens ?? (sender as? HMSSender)?.tokens
+                    ?? (sender as? HarmonyOSSender)?.tokens
+                {
                     grants += "\(p)_access_token_grants_total{\(a)} \(tokens.grantsRequested)\n"
                     grantFailures += "\(p)_access_token_grant_failures_total{\(a)} \(tokens.grantsFailed)\n"
                 }
@@ -155,7 +159,7 @@ extension PushServer {
                 }
             }
             // The pruning breaker is APNs' (BadDeviceToken); Web Push prunes only on 404/410.
-            text += inFlight + latency + opened + reconnects + up + (service == "apns" ? breaker : "") + (service == "fcm" || service == "hms" ? grants + grantFailures : "")
+            text += inFlight + latency + opened + reconnects + up + (service == "apns" ? breaker : "") + (service == "fcm" || service == "hms" || service == "harmonyos" ? grants + grantFailures : "")
         }
         return text
     }

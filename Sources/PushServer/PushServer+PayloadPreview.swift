@@ -39,6 +39,9 @@ extension PushServer {
             if let hms = settings.hms {
                 fields.append(("hms", ServicePreview.hms(payload, prepared: prepared, settings: hms, nowMs: nowMs)))
             }
+            if let harmonyos = settings.harmonyos {
+                fields.append(("harmonyos", ServicePreview.harmonyos(payload, prepared: prepared, settings: harmonyos, nowMs: nowMs)))
+            }
             return fields
         }
         var fields: [(String, JSONValue)] = [

@@ -29,7 +29,7 @@ public struct ServiceHealth: Sendable, Equatable {
             && lhs.facts.map(\.0) == rhs.facts.map(\.0) && lhs.facts.map(\.1) == rhs.facts.map(\.1)
     }
 
-    /// The app's Web Push, FCM and HMS health, loading each file as its sender would (blocking: call it off the
+    /// The app's Web Push, FCM, HMS and HarmonyOS health, loading each file as its sender would (blocking: call it off the
     /// cooperative pool).
     public static func loading(app id: String, _ settings: AppSettings) -> [ServiceHealth] {
         var health: [ServiceHealth] = []
@@ -61,6 +61,19 @@ public struct ServiceHealth: Sendable, Equatable {
                 health.append(ServiceHealth(service: .hms, loaded: true, facts: facts))
             } catch {
                 health.append(ServiceHealth(service: .hms, loaded: false, facts: facts, error: error.message))
+            }
+        }
+        if let harmonyos = settings.harmonyos {
+            var facts: [(String, String)] = [
+                ("projectId", harmonyos.projectId), ("category", harmonyos.category), ("endpoint", harmonyos.endpoint.description),
+            ]
+            do {
+                let account = try HarmonyOSServiceAccount(
+                    path: harmonyos.serviceAccount, configurationKey: "apps.\(id).harmonyos.serviceAccount")
+                facts.append(("subAccount", account.subAccount))
+                health.append(ServiceHealth(service: .harmonyos, loaded: true, facts: facts))
+            } catch {
+                health.append(ServiceHealth(service: .harmonyos, loaded: false, facts: facts, error: error.message))
             }
         }
         return health

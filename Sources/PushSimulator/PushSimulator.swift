@@ -326,6 +326,24 @@ public final class PushSimulator: Sendable {
     /// How many Push Kit messages were accepted since start, one per token delivered.
     public var hmsMessagesAccepted: Int { core.hms.accepted }
 
+    /// Trusts a HarmonyOS service account: the Push Kit scenario endpoint accepts the JWTs it signs for its project.
+    public func trustHarmonyOSAccount(_ account: SimulatorHarmonyOSAccount) { core.harmonyos.trust(account) }
+
+    /// A new HarmonyOS push token (the same form as HMS Core's, which the endpoint checks).
+    public static func mintHarmonyOSToken() -> String { HMSMessageService.mintToken() }
+
+    /// Marks a HarmonyOS push token invalid: sends to it answer 80300007 (`noRight`).
+    public func invalidateHarmonyOSToken(_ token: String) { core.harmonyos.invalidate(token) }
+
+    /// Every JWT accepted so far answers 80200003 (expired) from now on.
+    public func expireHarmonyOSTokens() { core.harmonyos.expireAll() }
+
+    /// The HarmonyOS messages accepted (the newest, up to the received limit).
+    public var receivedHarmonyOSMessages: [ReceivedHarmonyOSMessage] { core.harmonyos.received }
+
+    /// How many HarmonyOS messages were accepted (one per token).
+    public var harmonyosMessagesAccepted: Int { core.harmonyos.accepted }
+
     /// Replaces all scripted device behaviour.
     public func replaceDevices(_ devices: [DeviceToken: DeviceBehaviour]) {
         core.updateDevices { $0 = devices }

@@ -28,6 +28,8 @@ struct RequestValidator: Sendable {
         var contentEncoding: String?
         /// `content-type` (the OAuth token endpoint's form, see ``OAuthTokenService``).
         var contentType: String?
+        /// Push Kit's `push-type` (HarmonyOS scenario API, ``HarmonyOSMessageService``).
+        var huaweiPushType: String?
         var duplicate = false
         /// The header block breaks HTTP/2's rules (RFC 9113 §8.2–8.3): the stream gets RST_STREAM
         /// PROTOCOL_ERROR, as from any HTTP/2 server.

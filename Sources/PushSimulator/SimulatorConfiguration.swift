@@ -93,6 +93,11 @@ public struct SimulatorConfiguration: Sendable {
     /// is 400 `80300007`, beside valid ones 200 `80100000` naming them. More can be added while running
     /// (``PushSimulator/invalidateHMSToken(_:)``). Default none.
     public var hmsInvalidTokens: Set<String> = []
+    /// HarmonyOS service accounts whose JWTs the Push Kit scenario endpoint (`POST /v3/{projectId}/messages:send`)
+    /// accepts (``PushSimulator/trustHarmonyOSAccount(_:)`` adds more while running). Default none.
+    public var harmonyosAccounts: [SimulatorHarmonyOSAccount] = []
+    /// HarmonyOS push tokens Push Kit answers `80300007` for (`noRight`: another project's, or gone). Default none.
+    public var harmonyosInvalidTokens: Set<String> = []
 
     /// Creates a configuration; only the server's TLS identity is required.
     public init(

@@ -32,6 +32,10 @@ extension SimulatorConnectionHandler {
             processHMSSend(context: context, id: id, head: head, body: body, bodyBytes: body.count)
             return
         }
+        if HarmonyOSMessageService.handles(path: head.path) {
+            processHarmonyOSSend(context: context, id: id, head: head, body: body, bodyBytes: body.count)
+            return
+        }
         if ChannelRequestValidator.handles(path: head.path) {
             processChannel(context: context, id: id, head: head, body: body)
             return

@@ -150,6 +150,8 @@ final class SimulatorConnectionHandler: ChannelDuplexHandler {
                     processHMSTokenRequest(context: context, id: id, head: head, body: [], bodyBytes: total)
                 } else if HMSMessageService.handles(path: head.path) {
                     processHMSSend(context: context, id: id, head: head, body: [], bodyBytes: total)
+                } else if HarmonyOSMessageService.handles(path: head.path) {
+                    processHarmonyOSSend(context: context, id: id, head: head, body: [], bodyBytes: total)
                 } else {
                     finish(context: context, id: id, head: head, verdict: .reject(.payloadTooLarge, timestampMs: nil))
                 }
@@ -420,6 +422,7 @@ final class SimulatorConnectionHandler: ChannelDuplexHandler {
             case "topic": set(&head.webPushTopic, value)
             case "content-encoding": set(&head.contentEncoding, value)
             case "content-type": set(&head.contentType, value)
+            case "push-type": set(&head.huaweiPushType, value)
             case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade": malformed = true
             case "te": if value != "trailers" { malformed = true }
             default: break

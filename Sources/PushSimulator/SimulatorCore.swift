@@ -22,6 +22,7 @@ final class SimulatorCore: Sendable {
     let hmsOAuth: HMSTokenService
     /// The Huawei Push Kit send endpoint, on the same listener.
     let hms: HMSMessageService
+    let harmonyos: HarmonyOSMessageService
     /// Tokens whose Live Activity an accepted `end` event closed, with when (ms since 1970).
     private let endedActivities = Mutex<[DeviceToken: Int64]>([:])
     /// Lets liveactivity pushes skip the lock while no activity has ended.
@@ -60,6 +61,10 @@ final class SimulatorCore: Sendable {
         self.hms = HMSMessageService(
             oauth: hmsOAuth, recorder: recorder, clock: configuration.clock, receivedLimit: configuration.receivedLimit,
             invalid: configuration.hmsInvalidTokens)
+        self.harmonyos = HarmonyOSMessageService(
+            recorder: recorder, clock: configuration.clock, receivedLimit: configuration.receivedLimit,
+            invalid: configuration.harmonyosInvalidTokens)
+        for account in configuration.harmonyosAccounts { harmonyos.trust(account) }
         self.faultState = Mutex(configuration.faults)
         self.deviceState = Mutex(configuration.devices)
         self.hasDevices = Atomic(!configuration.devices.isEmpty)

@@ -152,6 +152,20 @@ final class SimulatorRecorder: Sendable {
         }
     }
 
+    /// Counts and records the messages the Push Kit scenario endpoint (HarmonyOS) accepted in one answer, one per
+    /// token delivered, and keeps them in the inbox (the app's key there is the project ID).
+    func answered(harmonyos messages: [ReceivedHarmonyOSMessage]) {
+        state.withLock { s in
+            s.counters.requests += 1
+            s.counters.byStatus[200, default: 0] += 1
+            s.counters.accepted += messages.count
+            for message in messages {
+                if s.file != nil { Self.write(&s, message.jsonLine) }
+                inboxKeep(&s, .harmonyos, device: message.token, appKey: message.projectId, atMs: message.receivedAtMs, message.jsonLine)
+            }
+        }
+    }
+
     /// Records an access token Huawei's OAuth endpoint granted (the answer itself is counted by
     /// ``answered(status:reasonText:)``): `{"service":"hms-oauth","clientId","expiresIn","receivedAt"}`, so a test
     /// reading the record file can count a run's grants per app.

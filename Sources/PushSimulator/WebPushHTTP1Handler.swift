@@ -21,7 +21,8 @@ final class WebPushHTTP1Handler: ChannelInboundHandler {
     /// What a valid request can hold and a little more (a Push Kit send to 1000 tokens is the largest); beyond
     /// that only the size matters.
     static let keptBodyBytes = max(
-        WebPushService.maximumBodyBytes, OAuthTokenService.maximumBodyBytes, HMSMessageService.maximumBodyBytes)
+        WebPushService.maximumBodyBytes, OAuthTokenService.maximumBodyBytes, HMSMessageService.maximumBodyBytes,
+        HarmonyOSMessageService.maximumBodyBytes)
 
     init(core: SimulatorCore) {
         self.core = core
@@ -99,6 +100,11 @@ final class WebPushHTTP1Handler: ChannelInboundHandler {
                 authorization: requestHead.headers.first(name: "authorization"),
                 contentType: requestHead.headers.first(name: "content-type"), body: body, bodyBytes: bodyBytes, faults: faults,
                 chance: { self.rng.chance($0) })
+        } else if HarmonyOSMessageService.handles(path: requestHead.uri) {
+            response = core.harmonyos.respond(
+                method: requestHead.method.rawValue, path: requestHead.uri,
+                authorization: requestHead.headers.first(name: "authorization"), pushType: requestHead.headers.first(name: "push-type"),
+                contentType: requestHead.headers.first(name: "content-type"), body: body, bodyBytes: bodyBytes)
         } else {
             // APNs is HTTP/2 only: say so rather than pretend.
             let json = Array(#"{"reason":"HTTPVersionNotSupported","message":"APNs requests need HTTP/2; HTTP/1.1 serves Web Push, UnifiedPush, FCM, Huawei Push Kit and their OAuth token endpoints only"}"#.utf8)

@@ -4,7 +4,7 @@ import PushCore
 /// A device's key in the registry and everywhere the engine keys by it (shards by hex range, checkpoints, outcomes,
 /// the delivery and prune logs). An APNs device's key is its token. A Web Push device's key is the 32 bytes
 /// SHA-256("webpush:" + endpoint URL), an FCM device's SHA-256("fcm:" + registration token), an
-/// HMS device's SHA-256("hms:" + push token), a UnifiedPush device's SHA-256("unifiedpush:" + endpoint URL): uniform over the key
+/// HMS device's SHA-256("hms:" + push token), a HarmonyOS device's SHA-256("harmonyos:" + push token), a UnifiedPush device's SHA-256("unifiedpush:" + endpoint URL): uniform over the key
 /// space like APNs tokens, so range shards stay even and every existing query works unchanged; the endpoint or
 /// registration token itself is stored beside it. The prefixes keep the services' key spaces apart.
 public enum DeviceKey {
@@ -49,4 +49,14 @@ public enum DeviceKey {
 
     /// The key of `token`'s device.
     public static func of(_ token: HMSPushToken) -> DeviceToken { hms(token: token.value) }
+
+    /// The key of the HarmonyOS device whose push token is `token` (exactly as the app gave it):
+    /// SHA-256("harmonyos:" + token), a key space apart from HMS Core's.
+    public static func harmonyos(token: String) -> DeviceToken {
+        let digest = SHA256.hash(data: Array(("harmonyos:" + token).utf8))
+        return try! DeviceToken(bytes: Array(digest))
+    }
+
+    /// The key of `token`'s device.
+    public static func of(_ token: HarmonyOSPushToken) -> DeviceToken { harmonyos(token: token.value) }
 }

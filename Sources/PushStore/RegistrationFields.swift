@@ -23,6 +23,8 @@ public struct RegistrationFields: Sendable, Equatable {
     public var fcmToken: FCMRegistrationToken?
     /// The push token, for an HMS device (`token` is then its key, `DeviceKey.hms(token:)`).
     public var hmsToken: HMSPushToken?
+    /// The push token, for a HarmonyOS device (`token` is then its key, `DeviceKey.harmonyos(token:)`).
+    public var harmonyosToken: HarmonyOSPushToken?
     /// The endpoint and keys, for a UnifiedPush device (`token` is then its key, `DeviceKey.unifiedPush(endpointURL:)`).
     /// Parsed and judged by form and literal address only: discovery, which needs the network, is the caller's
     /// (``UnifiedPushDiscovery`` in PushSender) before it stores.
@@ -30,7 +32,8 @@ public struct RegistrationFields: Sendable, Equatable {
 
     /// The push service the device belongs to.
     public var service: PushService {
-        subscription != nil ? .webpush : fcmToken != nil ? .fcm : hmsToken != nil ? .hms : unifiedPush != nil ? .unifiedpush : .apns
+        subscription != nil ? .webpush : fcmToken != nil ? .fcm : hmsToken != nil ? .hms : harmonyosToken != nil ? .harmonyos
+            : unifiedPush != nil ? .unifiedpush : .apns
     }
 
     public init(
@@ -53,6 +56,7 @@ public struct RegistrationFields: Sendable, Equatable {
         request.subscription = subscription
         request.fcmToken = fcmToken
         request.hmsToken = hmsToken
+        request.harmonyosToken = harmonyosToken
         request.unifiedPush = unifiedPush
         return request
     }
@@ -83,7 +87,7 @@ public struct RegistrationFields: Sendable, Equatable {
             switch key {
             case "service":
                 guard let s = value.stringValue, let named = PushService(rawValue: s) else {
-                    throw FieldError(field: "service", message: "'service' must be apns, webpush, fcm, hms or unifiedpush")
+                    throw FieldError(field: "service", message: "'service' must be apns, webpush, fcm, hms, harmonyos or unifiedpush")
                 }
                 service = named
             case "subscription": subscription = value
@@ -201,6 +205,18 @@ public struct RegistrationFields: Sendable, Equatable {
                 token: DeviceKey.of(parsed).hex, oldToken: old.map { DeviceKey.of($0).hex }, channels: channels,
                 environment: environment, installation: installation, userAuth: userAuth)
             fields.hmsToken = parsed
+            return fields
+        }
+        if service == .harmonyos, subscription == nil, oldEndpoint == nil {
+            guard let token else {
+                throw FieldError(field: "token", message: "'token' (the HarmonyOS push token) is required with service harmonyos")
+            }
+            let parsed = try HarmonyOSPushToken(parsing: token, field: "token")
+            let old = try oldToken.map { (text) throws(FieldError) in try HarmonyOSPushToken(parsing: text, field: "oldToken") }
+            var fields = try make(
+                token: DeviceKey.of(parsed).hex, oldToken: old.map { DeviceKey.of($0).hex }, channels: channels,
+                environment: environment, installation: installation, userAuth: userAuth)
+            fields.harmonyosToken = parsed
             return fields
         }
         guard subscription == nil, oldEndpoint == nil else {

@@ -25,19 +25,23 @@ public struct RegistrationRequest: Sendable, Equatable {
     /// The push token, for an HMS device (nil: not one). `token` is then its key (`DeviceKey.hms(token:)`) and
     /// `oldToken` the key of the old push token.
     public var hmsToken: HMSPushToken?
+    /// The push token, for a HarmonyOS device (nil: not one). `token` is then its key (`DeviceKey.harmonyos(token:)`)
+    /// and `oldToken` the key of the old push token.
+    public var harmonyosToken: HarmonyOSPushToken?
     /// The endpoint and keys, for a UnifiedPush device (nil: not one). `token` is then its key
     /// (`DeviceKey.unifiedPush(endpointURL:)`) and `oldToken` the key of the old endpoint.
     public var unifiedPush: WebPushSubscription?
 
     /// The push service the device belongs to.
     public var service: PushService {
-        subscription != nil ? .webpush : fcmToken != nil ? .fcm : hmsToken != nil ? .hms : unifiedPush != nil ? .unifiedpush : .apns
+        subscription != nil ? .webpush : fcmToken != nil ? .fcm : hmsToken != nil ? .hms : harmonyosToken != nil ? .harmonyos
+            : unifiedPush != nil ? .unifiedpush : .apns
     }
 
     /// What the `subscription` column holds (``StoredSubscription``): a Web Push subscription's (or UnifiedPush
     /// endpoint's) JSON, an FCM registration token or HMS push token verbatim, nil for APNs.
     var storedSubscription: String? {
-        StoredSubscription.encode(subscription ?? unifiedPush) ?? fcmToken?.value ?? hmsToken?.value
+        StoredSubscription.encode(subscription ?? unifiedPush) ?? fcmToken?.value ?? hmsToken?.value ?? harmonyosToken?.value
     }
 
     /// Creates a request.
@@ -97,6 +101,18 @@ public struct RegistrationRequest: Sendable, Equatable {
             app: app, token: DeviceKey.of(hmsToken), oldToken: oldToken.map(DeviceKey.of), channels: channels,
             environment: environment)
         self.hmsToken = hmsToken
+    }
+
+    /// Registers a HarmonyOS app's push token; `oldToken` (the previous push token, verbatim) names the device it
+    /// replaces.
+    public init(
+        app: String, harmonyosToken: HarmonyOSPushToken, oldToken: HarmonyOSPushToken? = nil, channels: [String]? = nil,
+        environment: APNsEnvironment? = nil
+    ) {
+        self.init(
+            app: app, token: DeviceKey.of(harmonyosToken), oldToken: oldToken.map(DeviceKey.of), channels: channels,
+            environment: environment)
+        self.harmonyosToken = harmonyosToken
     }
 
     /// Refuses to register a device under a key held by a device of another service: a device belongs to one

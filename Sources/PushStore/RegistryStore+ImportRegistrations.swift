@@ -67,18 +67,23 @@ extension RegistryStore {
     /// ``FCMRegistrationToken``, HMS push tokens by ``HMSPushToken``, as the API judges them, and registered as the API
     /// registers them (key `DeviceKey.fcm(token:)` / `DeviceKey.hms(token:)`, the token stored verbatim) with
     /// `environment` and `channels` (nil: kept). Batched as every import: a batch with an invalid line writes nothing,
-    /// and every invalid line is reported with its number. `service` must be `.fcm` or `.hms`.
+    /// and every invalid line is reported with its number. `service` must be `.fcm`, `.hms` or `.harmonyos` (HarmonyOS push tokens judged by ``HarmonyOSPushToken``, key
+    /// `DeviceKey.harmonyos(token:)`).
     public func importRegistrationTokens(
         app: String, service: PushService, lines: some Sequence<String>, environment: APNsEnvironment,
         channels: [String]? = nil, batchSize: Int = 10_000
     ) throws(StoreError) -> ImportReport {
-        guard service == .fcm || service == .hms else {
+        guard service == .fcm || service == .hms || service == .harmonyos else {
             throw StoreError(.invalidInput, "\(service.rawValue) devices are not imported as bare tokens")
         }
         let channels = try channels.map { (c) throws(StoreError) in try Channels.normalize(c) }
         var batches = ImportBatches<RegistrationRequest>(size: batchSize)
         return try batches.importLines(lines) { (text) throws(ImportLineError) in
             do throws(FieldError) {
+                if service == .harmonyos {
+                    let token = try HarmonyOSPushToken(parsing: String(text))
+                    return RegistrationRequest(app: app, harmonyosToken: token, channels: channels, environment: environment)
+                }
                 if service == .hms {
                     let token = try HMSPushToken(parsing: String(text))
                     return RegistrationRequest(app: app, hmsToken: token, channels: channels, environment: environment)

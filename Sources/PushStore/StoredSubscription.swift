@@ -20,7 +20,7 @@ enum StoredSubscription {
         case .apns: return (service, nil, nil)
         case .webpush: return (service, parse(subscription, allowingHTTP: false), nil)
         case .unifiedpush: return (service, parse(subscription, allowingHTTP: true), nil)
-        case .fcm, .hms: return (service, nil, subscription)
+        case .fcm, .hms, .harmonyos: return (service, nil, subscription)
         }
     }
 

@@ -8,7 +8,7 @@ struct AudienceOptions: ParsableArguments {
     @Option(help: "Only this user's devices (an index lookup).") var user: String?
     @Option(name: .customLong("where"), help: "A clause devices must match, e.g. 'appVersion>=2.3' or 'locale=de*'; repeatable (all must hold).")
     var clauses: [String] = []
-    @Option(help: "Only devices of this push service: apns, webpush, fcm, hms or unifiedpush (the same as --where 'service = NAME').")
+    @Option(help: "Only devices of this push service: apns, webpush, fcm, hms, harmonyos or unifiedpush (the same as --where 'service = NAME').")
     var service: String?
 
     /// True when any was given.

@@ -129,6 +129,9 @@ struct BroadcastCommand: AsyncParsableCommand {
                 if let hms = settings.hms {
                     fields.append(("hms", ServicePreview.hms(body, prepared: shown, settings: hms, nowMs: nowMs)))
                 }
+                if let harmonyos = settings.harmonyos {
+                    fields.append(("harmonyos", ServicePreview.harmonyos(body, prepared: shown, settings: harmonyos, nowMs: nowMs)))
+                }
                 return fields
             }
             for line in ServicePreview.lines(services: services, payload: prepared.payload, variants: variants) { print(line) }

@@ -57,6 +57,7 @@ struct DoctorCommand: AsyncParsableCommand {
             if let web = app.webPush { checks += await Self.webPush(id, web, in: config, of: app) }
             if let fcm = app.fcm { checks += await Self.fcm(id, fcm, in: config, of: app) }
             if let hms = app.hms { checks += await Self.hms(id, hms, in: config, of: app) }
+            if let harmonyos = app.harmonyos { checks += Self.harmonyos(id, harmonyos) }
         }
         checks.append(await Self.database(config))
         if checks.contains(where: { $0.status == .fail }) { throw ExitCode(1) }

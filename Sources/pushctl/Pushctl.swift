@@ -15,6 +15,7 @@ struct Pushctl: AsyncParsableCommand {
             CertCommand.self,
             WebPushCommand.self,
             FCMCommand.self,
+            HarmonyOSCommand.self,
             SimulatorCommand.self,
             SendCommand.self,
             BroadcastCommand.self,

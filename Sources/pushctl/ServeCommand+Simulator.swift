@@ -23,6 +23,31 @@ enum SimulatorHost {
         }
     }
 
+    /// The apps whose HarmonyOS Push Kit endpoint is `simulator`: their service-account key file and its
+    /// configuration key. The simulator trusts each one's JWTs, as Huawei knows every service account's public key.
+    static func harmonyosAccounts(_ config: PushConfiguration) -> [(path: String, key: String)] {
+        config.apps.sorted { $0.key < $1.key }.compactMap { id, app in
+            guard let harmonyos = app.harmonyos, harmonyos.endpoint == .simulator else { return nil }
+            return (harmonyos.serviceAccount, "apps.\(id).harmonyos.serviceAccount")
+        }
+    }
+
+    /// Trusts the HarmonyOS service accounts of `accounts` (a file that cannot be read is left to the sender, which
+    /// says why when the app sends); `report` gets a line per account.
+    static func trustHarmonyOS(_ accounts: [(path: String, key: String)], in simulator: PushSimulator, report: (String) -> Void) {
+        for (path, key) in accounts {
+            do {
+                let data = try SecretFileLoader.read(path, name: key)
+                simulator.trustHarmonyOSAccount(try SimulatorHarmonyOSAccount(keyFileJSON: data, source: path))
+                report("simulator: HarmonyOS service account from \(key) (\(path))")
+            } catch let error as SecretFileError {
+                report("simulator: not trusting \(key): \(error.message)")
+            } catch {
+                report("simulator: not trusting \(key): \((error as? SimulatorError)?.message ?? "\(error)")")
+            }
+        }
+    }
+
     static func startIfNeeded(config: PushConfiguration, record: String? = nil, logger: Logger) async throws -> PushSimulator? {
         let apps = config.apps.values.compactMap { $0.apns?.endpoint == .simulator ? $0.apns : nil }
         let webApps = config.apps.values.filter { $0.webPush?.allowedHosts.contains(config.simulator.hostAndPort) == true }
@@ -31,7 +56,9 @@ enum SimulatorHost {
             return ("apps.\(id).fcm.serviceAccount", fcm.serviceAccount)
         }
         let hmsApps = SimulatorHost.hmsApps(config)
-        guard !apps.isEmpty || !fcmAccounts.isEmpty || !webApps.isEmpty || !hmsApps.isEmpty else { return nil }
+        let harmonyosAccounts = SimulatorHost.harmonyosAccounts(config)
+        guard !apps.isEmpty || !fcmAccounts.isEmpty || !webApps.isEmpty || !hmsApps.isEmpty || !harmonyosAccounts.isEmpty
+        else { return nil }
         let pem: (ca: String?, certificate: String, key: String)
         do { pem = try SimulatorConfiguration.pemFiles(in: config.simulator.certificates) } catch {
             throw CLIError.usage("\(error.message) (run `make certs` or `pushctl cert make-dev --out \(config.simulator.certificates) --topic TOPIC`)")
@@ -73,6 +100,9 @@ enum SimulatorHost {
             do { simulator.trustHMSApp(clientId: app.clientId, secret: try SecretFileLoader.readFirstLine(app.secretFile, name: app.key)) } catch {
                 logger.warning("\(error.message); the simulator does not trust it")
             }
+        }
+        SimulatorHost.trustHarmonyOS(harmonyosAccounts, in: simulator) { line in
+            if line.contains("not trusting") { logger.warning("\(line)") }
         }
         do {
             _ = try await simulator.start()

@@ -106,6 +106,10 @@ struct ServeCommand: AsyncParsableCommand {
         if !hms.isEmpty {
             lines.append("    Push Kit  \(base)/v1/<clientId>/messages:send  (tokens: \(base)/oauth2/v3/token)  for \(hms)")
         }
+        let harmonyos = users { $0.harmonyos?.endpoint == .simulator }
+        if !harmonyos.isEmpty {
+            lines.append("    HarmonyOS \(base)/v3/<projectId>/messages:send  (the service account's JWT)  for \(harmonyos)")
+        }
         return lines
     }
 

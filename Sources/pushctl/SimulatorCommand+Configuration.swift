@@ -27,6 +27,15 @@ extension SimulatorCommand {
         return SimulatorHost.hmsApps(file)
     }
 
+    /// The HarmonyOS service-account key files of every app of the configuration file whose endpoint is `simulator`.
+    func configuredHarmonyOSAccounts() -> [(path: String, key: String)] {
+        let explicitConfig = global.config != nil || ProcessInfo.processInfo.environment["PUSHCTL_CONFIG"] != nil
+        guard explicitConfig || FileManager.default.fileExists(atPath: global.configPath),
+            let file = try? global.loadConfiguration()
+        else { return [] }
+        return SimulatorHost.harmonyosAccounts(file)
+    }
+
     /// Merges flags over the configuration file (optional: without one the documented defaults apply).
     func makeConfiguration() throws -> SimulatorConfiguration {
         let explicitConfig = global.config != nil || ProcessInfo.processInfo.environment["PUSHCTL_CONFIG"] != nil
@@ -134,6 +143,14 @@ extension SimulatorCommand {
                 throw CLIError.usage("cannot read --hms-invalid file \(hmsInvalid)")
             }
             configuration.hmsInvalidTokens = Set(
+                String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
+                    .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        }
+        if let harmonyosInvalid {
+            guard let data = FileManager.default.contents(atPath: absolutePath(harmonyosInvalid)) else {
+                throw CLIError.usage("cannot read --harmonyos-invalid file \(harmonyosInvalid)")
+            }
+            configuration.harmonyosInvalidTokens = Set(
                 String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
                     .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
         }

@@ -19,7 +19,9 @@ struct SimulatorCommand: AsyncParsableCommand {
             plays Google's OAuth token endpoint (POST /token) and FCM HTTP v1 (POST \
             /v1/projects/PROJECT/messages:send) for Android senders. Apps in --config whose hms endpoint is \
             "simulator" get Huawei's OAuth endpoint (POST /oauth2/v3/token, client credentials) and Push Kit \
-            (POST /v1/CLIENTID/messages:send, see docs/hms.md).
+            (POST /v1/CLIENTID/messages:send, see docs/hms.md). Apps whose harmonyos endpoint is simulator get Push Kit's \
+            scenario API for HarmonyOS NEXT (POST /v3/PROJECTID/messages:send, the service account's JWT checked, see \
+            docs/harmonyos.md).
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -85,6 +87,8 @@ struct SimulatorCommand: AsyncParsableCommand {
 
     @Option(help: "HMS: a file of push tokens (one per line) Push Kit answers 80300007 (invalid), as uninstalled apps' or another app's tokens.")
     var hmsInvalid: String?
+    @Option(help: "HarmonyOS: a file of push tokens (one per line) Push Kit's scenario API answers 80300007 (noRight), as another project's or gone tokens.")
+    var harmonyosInvalid: String?
     @Option(name: .customLong("fraction-hms-503"), help: "Fault: share of Push Kit sends answered HTTP 503, Huawei's flow control (0…1).")
     var fractionHMS503: Double = 0
     @Option(help: "HMS: lifetime of the access tokens POST /oauth2/v3/token grants, in seconds (default 3600, as Huawei).")
@@ -136,6 +140,8 @@ struct SimulatorCommand: AsyncParsableCommand {
                 Self.emit("simulator: not trusting \(app.key): \(error.message)")
             }
         }
+        // As for FCM: the service accounts of every app in --config whose HarmonyOS endpoint is `simulator`.
+        SimulatorHost.trustHarmonyOS(configuredHarmonyOSAccounts(), in: simulator) { Self.emit($0) }
         // The early expiry fault: one watcher that expires every access token once, when the count is reached.
         let expiry = hmsExpireTokensAfter.map { after in
             Task {

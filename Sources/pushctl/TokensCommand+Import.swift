@@ -21,7 +21,8 @@ extension TokensCommand {
                 needs apps.ID.webpush). With --service fcm each line is an Android app's FCM registration token, \
                 verbatim (32-4096 characters of A-Z a-z 0-9 - _ :), or with --format jsonl a registration object \
                 {"token", …installation fields…}; the app needs no FCM configuration to keep them. With --service hms each \
-                line is an HMS Core app's push token (32-1024 characters of A-Z a-z 0-9 - _ . : + / =), the same way. \
+                line is an HMS Core app's push token (32-1024 characters of A-Z a-z 0-9 - _ . : + / =), the same way, and \
+                with --service harmonyos a HarmonyOS app's push token (the same form). \
                 With --service unifiedpush each line is {"subscription": {"endpoint", "keys"}, …installation fields…} \
                 (the app needs apps.ID.unifiedpush); an import does not run UnifiedPush discovery, so unifiedpush \
                 lines need --skip-discovery: endpoints from your own records, judged by form and address.
@@ -34,7 +35,7 @@ extension TokensCommand {
         @Option(name: .long, help: "Tokens per transaction.") var batchSize = 50_000
         @Option(name: .long, help: "lines (one token per line) or jsonl (one registration object per line); default lines, jsonl with --service webpush.")
         var format: String?
-        @Option(name: .long, help: "apns (tokens), webpush (browser subscriptions as JSON lines) fcm (FCM registration tokens), hms (HMS push tokens) or unifiedpush (endpoints as JSON lines); every line's service. Default apns, or with --format jsonl each line's own.")
+        @Option(name: .long, help: "apns (tokens), webpush (browser subscriptions as JSON lines) fcm (FCM registration tokens), hms (HMS push tokens), harmonyos (HarmonyOS push tokens) or unifiedpush (endpoints as JSON lines); every line's service. Default apns, or with --format jsonl each line's own.")
         var service: String?
         @Flag(name: .customLong("skip-discovery"), help: "Take unifiedpush lines without UnifiedPush discovery (which an import never runs): endpoints from your own records.")
         var skipDiscovery = false
@@ -54,7 +55,7 @@ extension TokensCommand {
             }
             let given = try service.map { (name) throws(CLIError) -> PushService in
                 guard let service = PushService(rawValue: name) else {
-                    throw CLIError.usage("--service must be apns, webpush, fcm, hms or unifiedpush")
+                    throw CLIError.usage("--service must be apns, webpush, fcm, hms, harmonyos or unifiedpush")
                 }
                 return service
             }
@@ -87,7 +88,7 @@ extension TokensCommand {
                         webPush: webPush, unifiedPush: settings.unifiedPush?.hostPolicy, discoverySkipped: skipDiscovery,
                         service: given)
                 }
-                if pushService == .fcm || pushService == .hms {
+                if pushService == .fcm || pushService == .hms || pushService == .harmonyos {
                     return try registry.importRegistrationTokens(
                         app: options.app, service: pushService, lines: LineReader(handle), environment: environment,
                         channels: channel.isEmpty ? nil : channel, batchSize: min(batchSize, 10_000))

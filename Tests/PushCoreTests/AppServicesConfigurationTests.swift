@@ -73,7 +73,7 @@ import Testing
 
     @Test func anAppWithoutAnyServiceIsRefusedNamingTheSections() {
         #expect(throws: ConfigurationError(
-            "apps.empty needs at least one service: apps.empty.apns (iOS, macOS), apps.empty.webpush (browsers), apps.empty.fcm (Android), apps.empty.hms (Huawei) or apps.empty.unifiedpush (de-Googled Android)"
+            "apps.empty needs at least one service: apps.empty.apns (iOS, macOS), apps.empty.webpush (browsers), apps.empty.fcm (Android), apps.empty.hms (Huawei), apps.empty.harmonyos (HarmonyOS NEXT) or apps.empty.unifiedpush (de-Googled Android)"
         )) {
             try decode(#"{"apps": {"empty": {"sendKeys": []}}}"#)
         }

@@ -75,7 +75,7 @@ import Testing
         ("environment = staging", "development or production"),
         ("environment = prod*", "exact values"),
         ("environment exists", "always has a value"),
-        ("service = safari", "service is apns, webpush, fcm, hms, unifiedpush, not 'safari'"),
+        ("service = safari", "service is apns, webpush, fcm, hms, harmonyos, unifiedpush, not 'safari'"),
         ("service = web*", "exact values"),
         ("service missing", "always has a value"),
         ("service >= apns", "compares appVersion and osVersion"),

@@ -141,7 +141,7 @@ import Testing
             return reply.json
         }
         let split: (Int64, Int64, Int64) -> JSONValue = { total, apns, fcm in
-            .object([("count", .int(total)), ("byService", .object([("apns", .int(apns)), ("webpush", .int(0)), ("fcm", .int(fcm)), ("hms", .int(0)), ("unifiedpush", .int(0))]))])
+            .object([("count", .int(total)), ("byService", .object([("apns", .int(apns)), ("webpush", .int(0)), ("fcm", .int(fcm)), ("hms", .int(0)), ("harmonyos", .int(0)), ("unifiedpush", .int(0))]))])
         }
         #expect(try await audienceCount(#"{"where":["locale = de-DE"]}"#) == split(2, 1, 1))
         #expect(try await audienceCount(#"{"where":["service = fcm"]}"#) == split(1, 0, 1))

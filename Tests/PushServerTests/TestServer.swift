@@ -28,7 +28,7 @@ struct TestServer {
         rate: Double = 10_000, burst: Double = 10_000, store: (any RegistryStore)? = nil,
         credentials: [String: PushServer.CredentialStatus]? = nil, now: @escaping @Sendable () -> Date = { Date() },
         healthWarningDays: Int? = nil, adminListener: Bool = false, webPush: WebPushSettings? = nil, fcm: FCMSettings? = nil,
-        hms: HMSSettings? = nil, unifiedPush: UnifiedPushSettings? = nil
+        hms: HMSSettings? = nil, unifiedPush: UnifiedPushSettings? = nil, harmonyos: HarmonyOSSettings? = nil
     ) async throws -> TestServer {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushserver-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -49,6 +49,7 @@ struct TestServer {
         config.apps["example"]?.webPush = webPush
         config.apps["example"]?.fcm = fcm
         config.apps["example"]?.hms = hms
+        config.apps["example"]?.harmonyos = harmonyos
         config.apps["example"]?.unifiedPush = unifiedPush
         let registry = try store ?? SQLiteRegistry(path: config.database)
         let server = PushServer(

@@ -80,7 +80,7 @@ import Testing
             return reply.json
         }
         let split: (Int64, Int64, Int64) -> JSONValue = { total, apns, web in
-            .object([("count", .int(total)), ("byService", .object([("apns", .int(apns)), ("webpush", .int(web)), ("fcm", .int(0)), ("hms", .int(0)), ("unifiedpush", .int(0))]))])
+            .object([("count", .int(total)), ("byService", .object([("apns", .int(apns)), ("webpush", .int(web)), ("fcm", .int(0)), ("hms", .int(0)), ("harmonyos", .int(0)), ("unifiedpush", .int(0))]))])
         }
         #expect(try await count(#"{"where":["channel = news"]}"#) == split(4, 2, 2))
         #expect(try await count(#"{"where":["locale = de*"]}"#) == split(3, 2, 1))

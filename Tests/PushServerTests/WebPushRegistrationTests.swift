@@ -109,7 +109,7 @@ import Testing
             (Self.body(extraSubscription: #","kind":"x""#), "invalid_subscription.kind", "not a field of a push subscription"),
             (#"{"service":"webpush"}"#, "invalid_subscription", "required"),
             (#"{"service":"webpush","token":"\#(String(repeating: "ab", count: 32))","subscription":{}}"#, "invalid_token", "not by a token"),
-            (#"{"service":"safari"}"#, "invalid_service", "apns, webpush, fcm, hms or unifiedpush"),
+            (#"{"service":"safari"}"#, "invalid_service", "apns, webpush, fcm, hms, harmonyos or unifiedpush"),
             (#"{"token":"\#(String(repeating: "ab", count: 32))","oldEndpoint":"https://web.push.apple.com/x"}"#, "invalid_oldEndpoint", "webpush"),
         ]
         for (body, code, says) in cases {

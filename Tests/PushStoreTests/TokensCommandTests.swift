@@ -104,7 +104,7 @@ import TestSupport
                                   stdin: #"{"service":"apns","token":"\#(token(6))"}"# + "\n")
         #expect(other.status == 2 && other.stderr.contains("line 1: service must be fcm"), "\(other.stderr)")
         let unknown = try await run("import", "--app", "example", "--service", "gcm", "-", stdin: token(7) + "\n")
-        #expect(unknown.status == 2 && unknown.stderr.contains("--service must be apns, webpush, fcm, hms or unifiedpush"), "\(unknown.stderr)")
+        #expect(unknown.status == 2 && unknown.stderr.contains("--service must be apns, webpush, fcm, hms, harmonyos or unifiedpush"), "\(unknown.stderr)")
         #expect(try blocking { try SQLiteRegistry(path: database).count(app: "example", channel: nil, environment: nil) } == 3)
     }
 

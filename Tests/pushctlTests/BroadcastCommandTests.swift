@@ -25,7 +25,8 @@ import Testing
         static func make(
             tokens: Int, delayMs: Int = 0, simulatorArgs: [String] = [], devices: String? = nil, startSimulator: Bool = true,
             database: String = "registry.sqlite", shardSize: Int? = nil, tokenAuth: Bool = false, extraConfig: String = "",
-            webPush: Bool = false, fcm: FCMSetup? = nil, apns: APNsForm = .flat, hms: HMSSetup? = nil, unifiedPush: Bool = false
+            webPush: Bool = false, fcm: FCMSetup? = nil, apns: APNsForm = .flat, hms: HMSSetup? = nil, unifiedPush: Bool = false,
+            harmonyos: HarmonyOSSetup? = nil
         ) async throws -> World {
             let dir = try CLI.temporaryDirectory()
             let certs = dir.appendingPathComponent("certs").path
@@ -78,6 +79,15 @@ import Testing
                 else { throw Failure("cannot write \(secret)") }
                 hmsConfig = #", "hms": {"clientId": "\#(HMSSetup.clientId)", "clientSecretFile": "hms-secret", "endpoint": "simulator", "defaultTitle": "Example"}"#
             }
+            // An app with HarmonyOS Push Kit too: a development service-account key file (mode 0600) made before the
+            // config names it, the simulator's endpoint; the simulator trusts the key file the same config names.
+            var harmonyosConfig = ""
+            if harmonyos != nil {
+                let key = dir.appendingPathComponent("harmonyos-account.json").path
+                let made = try await CLI.run(["harmonyos", "account", "new", "--out", key, "--project-id", HarmonyOSSetup.projectId])
+                guard made.status == 0 else { throw Failure(made.stderr) }
+                harmonyosConfig = #", "harmonyos": {"projectId": "\#(HarmonyOSSetup.projectId)", "serviceAccount": "harmonyos-account.json", "endpoint": "simulator", "category": "SUBSCRIPTION", "defaultTitle": "Example"}"#
+            }
             // An app with UnifiedPush too: the VAPID key, 127.0.0.1 exempt from the address check (the tests'
             // distributors are simulators on this machine), their CA trusted.
             let unifiedPushConfig = unifiedPush
@@ -88,7 +98,7 @@ import Testing
             try """
                 {"database": "\(database)",\(shardSize.map { " \"shardSize\": \($0)," } ?? "") \(extraConfig)
                  "simulator": {"host": "127.0.0.1", "port": \(port), "certificates": "certs"},
-                 "apps": {"example": {\(String((apnsConfig + webPushConfig(port: port) + fcmConfig() + hmsConfig + unifiedPushConfig).trimmingPrefix(", ")))}}}
+                 "apps": {"example": {\(String((apnsConfig + webPushConfig(port: port) + fcmConfig() + hmsConfig + harmonyosConfig + unifiedPushConfig).trimmingPrefix(", ")))}}}
                 """.write(toFile: config, atomically: true, encoding: .utf8)
             }
             var port = try freePort()
@@ -101,7 +111,7 @@ import Testing
             guard imported.status == 0 else { throw Failure(imported.stderr) }
             let record = dir.appendingPathComponent("received.jsonl").path
             var args = ["simulator", "--config", config, "--record", record]
-                + (tokenAuth ? ["--client-auth", "token"] : webPush || fcm != nil || hms != nil ? ["--client-auth", "either"] : [])
+                + (tokenAuth ? ["--client-auth", "token"] : webPush || fcm != nil || hms != nil || harmonyos != nil ? ["--client-auth", "either"] : [])
                 + simulatorArgs
             // The provider-token key the simulator checks, named here: the config's may name a file that is not there.
             if tokenAuth { args += ["--jwt-key", "DEVKEY1234:DEVTEAM123:" + dir.appendingPathComponent("certs/AuthKey_DEVKEY1234.p8").path] }
@@ -116,6 +126,11 @@ import Testing
                 args += ["--hms-invalid", invalid, "--hms-access-token-lifetime", String(hms.accessTokenLifetime),
                          "--fraction-hms-503", String(hms.flowControlFraction)]
                 if let after = hms.expireTokensAfter { args += ["--hms-expire-tokens-after", String(after)] }
+            }
+            if let harmonyos {
+                let invalid = dir.appendingPathComponent("harmonyos-invalid.txt").path
+                try harmonyos.invalid.joined(separator: "\n").write(toFile: invalid, atomically: true, encoding: .utf8)
+                args += ["--harmonyos-invalid", invalid]
             }
             if delayMs > 0 { args += ["--delay-ms", String(delayMs)] }
             if let devices {
@@ -166,6 +181,12 @@ import Testing
             var accessTokenLifetime = 3600
             var flowControlFraction = 0.0
             var expireTokensAfter: Int?
+        }
+
+        /// The simulator's HarmonyOS side: the tokens its scenario API answers 80300007 (noRight).
+        struct HarmonyOSSetup {
+            static let projectId = "101234567890"
+            var invalid: [String] = []
         }
 
         /// The simulator could not listen on its port (its process ended before saying it listens), with its output.

@@ -50,8 +50,9 @@ final class BearerTokenSender: Sendable {
         var stop: EndpointStop?
         /// Since when the service has been unreachable (its first failed connect or grant), nil while it answers.
         var unreachableSinceMs: Int64?
-        /// The header list of the current token: every request shares it until the token changes.
-        var headers: (token: String, list: HeaderList)?
+        /// The header lists of the current token, one per set of a request's own header lines (``submit(_:body:headers:)``;
+        /// most services have one, empty): every request with the same lines shares one until the token changes.
+        var headers: (token: String, lists: [[String]: HeaderList])?
         /// Decides the prunes of suspect answers.
         var breaker: PruningBreaker
         /// Suspect results whose prune waits for the breaker to be confident (released or discarded).
@@ -93,9 +94,11 @@ final class BearerTokenSender: Sendable {
         core.start(item, onResult: onResult, onPruneReleased: onPruneReleased)
     }
 
-    /// Sends `job` with its mapped `body` (every attempt resends the same bytes).
-    func submit(_ job: TransferJob, body: [UInt8]) {
-        job.prepared = PreparedRequest(url: sendURL, headers: HeaderList(), body: body)
+    /// Sends `job` with its mapped `body` (every attempt resends the same bytes) and `headers`, header lines of this
+    /// request alone (after ``extraHeaders``; HarmonyOS's `push-type`, which differs between an alert and a background
+    /// message). Requests with the same lines share one header list per token.
+    func submit(_ job: TransferJob, body: [UInt8], headers: [String] = []) {
+        job.prepared = PreparedRequest(url: sendURL, headers: HeaderList(), body: body, ownHeaders: headers)
         dispatch(job)
     }
 
@@ -131,6 +134,7 @@ final class BearerTokenSender: Sendable {
     private func send(_ job: TransferJob, token accessToken: AccessTokenCache.Token) {
         job.accessToken = accessToken
         let token = accessToken.value
+        let own = job.prepared?.ownHeaders ?? []
         enum Step {
             case send(Transport, HeaderList)
             case unsent(EndpointStop)
@@ -141,12 +145,13 @@ final class BearerTokenSender: Sendable {
             guard let transports = s.transports, !transports.isEmpty else { return .unsent(stoppingStop()) }
             let transport = transports[s.next % transports.count]
             s.next &+= 1
-            if let headers = s.headers, headers.token == token { return .send(transport, headers.list) }
+            if s.headers?.token != token { s.headers = (token, [:]) }
+            if let list = s.headers?.lists[own] { return .send(transport, list) }
             let list = HeaderList()
-            for line in ["Authorization: Bearer \(token)", "Content-Type: application/json; charset=UTF-8"] + extraHeaders + ["Expect:"] {
+            for line in ["Authorization: Bearer \(token)", "Content-Type: application/json; charset=UTF-8"] + extraHeaders + own + ["Expect:"] {
                 list.append(line)
             }
-            s.headers = (token, list)
+            s.headers?.lists[own] = list
             return .send(transport, list)
         }
         switch step {

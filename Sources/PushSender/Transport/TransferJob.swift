@@ -58,4 +58,7 @@ struct PreparedRequest {
     var url: String
     var headers: HeaderList
     var body: [UInt8]
+    /// Header lines of this request alone, which a sender that builds the shared header list adds to it (Push Kit's
+    /// `push-type` for HarmonyOS: one list per distinct set, ``BearerTokenSender``).
+    var ownHeaders: [String] = []
 }
