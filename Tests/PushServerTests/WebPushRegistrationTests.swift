@@ -61,11 +61,12 @@ import Testing
         let lookup = try await s.request("GET", "/v1/apps/example/devices/\(key.hex)", key: TestServer.sendKey)
         #expect(lookup.json?["service"]?.stringValue == "webpush" && lookup.json?["endpoint"]?.stringValue == endpoint)
         // And found by its endpoint, in another spelling of it (the key is the canonical form's); a text that is not
-        // an endpoint is a 400 naming the field, an endpoint nobody registered a 404.
+        // an endpoint (not http or https: an http one may be a UnifiedPush device's) is a 400 naming the field, an
+        // endpoint nobody registered a 404.
         let respelled = "HTTPS://web.push.apple.com:443/QGmZ".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
         let byEndpoint = try await s.request("GET", "/v1/apps/example/devices/lookup?endpoint=\(respelled)", key: TestServer.sendKey)
         #expect(byEndpoint.status == 200 && byEndpoint.json?["token"]?.stringValue == key.hex, "\(String(decoding: byEndpoint.body, as: UTF8.self))")
-        let notAnEndpoint = try await s.request("GET", "/v1/apps/example/devices/lookup?endpoint=http%3A%2F%2Fx%2Fy", key: TestServer.sendKey)
+        let notAnEndpoint = try await s.request("GET", "/v1/apps/example/devices/lookup?endpoint=ftp%3A%2F%2Fx%2Fy", key: TestServer.sendKey)
         #expect(notAnEndpoint.status == 400 && notAnEndpoint.json?["error"]?["code"] == .string("invalid_endpoint"))
         let unknown = try await s.request("GET", "/v1/apps/example/devices/lookup?endpoint=https%3A%2F%2Fweb.push.apple.com%2Fnobody", key: TestServer.sendKey)
         #expect(unknown.status == 404 && unknown.json?["error"]?["code"] == .string("unknown_device"))

@@ -9,7 +9,7 @@ import TestSupport
 /// HarmonyOS one signing its own JWT from the app's service-account key file), the simulator answering as APNs and as
 /// Push Kit's scenario API, verifying that JWT — 5% of the HarmonyOS tokens invalid (80300007) — killed with SIGKILL
 /// mid-run and resumed. Run with the fault suites, one at a time.
-@Suite(.serialized, .timeLimit(.minutes(4))) struct HarmonyOSBroadcastTests {
+@Suite(.serialized, .timeLimit(.minutes(4))) struct HarmonyOSBroadcastFaultTests {
     typealias World = BroadcastCommandTests.World
 
     /// A push token in the look of Huawei's examples (`MAMzLg…`, base64url, 130 characters), random.
@@ -40,19 +40,7 @@ import TestSupport
         let dead = invalid.count
 
         let args = ["broadcast", "--config", w.config, "--app", "example", "--id", "harmony", "--alert", "Digest", "--json", "--rate", "600"]
-        let first = try CLI.start(args)
-        try await waitUntil(deadline: .seconds(180), "\(total / 5) devices done") {
-            if !first.isRunning { return true }
-            return ((try? await registry.run({ try $0.broadcastCounts(id: "harmony") }))?.done ?? 0) >= total / 5
-        }
-        #expect(first.isRunning, "the broadcast ended before it could be killed")
-        kill(first.processIdentifier, SIGKILL)
-        try await first.exited()
-
-        let second = try await CLI.run(args, timeout: 400)
-        #expect(second.status == 0, "\(second.stderr)")
-        let summary = try JSONValue(parsing: second.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
-        #expect(summary["state"]?.stringValue == "completed")
+        let summary = try await w.killedAndResumed(args, id: "harmony", killAt: total / 5, registry: registry)
         #expect(summary["done"] == .int(Int64(total)) && summary["accepted"] == .int(Int64(total - dead)), "\(summary)")
         #expect(summary["pruned"] == .int(Int64(dead)) && summary["tokenDead"] == .int(Int64(dead)), "\(summary)")
         #expect(summary["deferred"] == .int(0), "\(summary)")

@@ -4,15 +4,17 @@ import PushStore
 import Testing
 import TestSupport
 
-/// One broadcast with an audience and per-locale text across all five services an app can have, real processes: the
-/// simulator plays APNs, a Web Push service, FCM, Huawei Push Kit and a UnifiedPush distributor at once. Each device
+/// One broadcast with an audience and per-locale text across all six services an app can have, real processes: the
+/// simulator plays APNs, a Web Push service, FCM, Huawei Push Kit (HMS Core and HarmonyOS NEXT) and a UnifiedPush
+/// distributor at once. Each device
 /// the audience names gets its own service's payload in its own language, and no other device gets anything.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct FiveServiceAudienceTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct EveryServiceAudienceTests {
     typealias World = BroadcastCommandTests.World
 
     @Test func anAudienceBroadcastGivesEachDeviceOfEveryServiceItsServicesPayloadInItsLanguage() async throws {
         var w = try await World.make(
-            tokens: 0, webPush: true, fcm: .init(unregistered: [], accessTokenLifetime: 3600), hms: .init(), unifiedPush: true)
+            tokens: 0, webPush: true, fcm: .init(unregistered: [], accessTokenLifetime: 3600), hms: .init(), unifiedPush: true,
+            harmonyos: .init())
         defer { w.stop() }
         let perService = 6
         // Device i of each service: French when i is even, else American English; in channel news when i % 3 != 2.
@@ -26,6 +28,7 @@ import TestSupport
         let up = try await UnifiedPushBroadcastFaultTests.mint(w, distributor, count: perService, gone: 0)
         let fcm = (0..<perService).map { _ in ThreeServiceBroadcastFaultTests.fcmToken() }
         let hms = (0..<perService).map { _ in HMSBroadcastFaultTests.hmsToken() }
+        let harmony = (0..<perService).map { _ in HarmonyOSBroadcastFaultTests.harmonyosToken() }
         var requests: [RegistrationRequest] = []
         for i in 0..<perService {
             var each = [
@@ -33,6 +36,7 @@ import TestSupport
                 RegistrationRequest(app: "example", subscription: web[i].subscription),
                 RegistrationRequest(app: "example", fcmToken: try FCMRegistrationToken(parsing: fcm[i])),
                 RegistrationRequest(app: "example", hmsToken: try HMSPushToken(parsing: hms[i])),
+                RegistrationRequest(app: "example", harmonyosToken: try HarmonyOSPushToken(parsing: harmony[i])),
                 RegistrationRequest(app: "example", unifiedPush: up[i].0),
             ]
             for j in each.indices {
@@ -51,7 +55,7 @@ import TestSupport
         ])
         #expect(run.status == 0, "\(run.stderr)")
         let summary = try JSONValue(parsing: run.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
-        let audience = (0..<perService).filter { expected($0) != nil }.count * 5
+        let audience = (0..<perService).filter { expected($0) != nil }.count * 6
         #expect(summary["done"] == .int(Int64(audience)) && summary["accepted"] == .int(Int64(audience)), "\(summary)")
         w.stopSimulator()  // flushes the record
 
@@ -63,6 +67,7 @@ import TestSupport
             index["apns:" + World.token(i)] = "apns \(i)"
             index["fcm:" + fcm[i]] = "fcm \(i)"
             index["hms:" + hms[i]] = "hms \(i)"
+            index["harmonyos:" + harmony[i]] = "harmonyos \(i)"
             index["webpush:" + lastSegment(web[i].subscription.endpoint.url)] = "webpush \(i)"
             index["unifiedpush:" + lastSegment(up[i].0.endpoint.url)] = "unifiedpush \(i)"
         }
@@ -80,6 +85,9 @@ import TestSupport
             case "hms":
                 key = "hms:" + (r["token"]?.stringValue ?? "")
                 text = r["message"]?["android"]?["notification"]?["body"]?.stringValue
+            case "harmonyos":
+                key = "harmonyos:" + (r["token"]?.stringValue ?? "")
+                text = r["message"]?["payload"]?["notification"]?["body"]?.stringValue
             case "oauth", "hms-oauth":
                 continue
             default:
@@ -94,7 +102,7 @@ import TestSupport
         var want: [String: String] = [:]
         for i in 0..<perService {
             guard let text = expected(i) else { continue }
-            for service in ["apns", "webpush", "fcm", "hms", "unifiedpush"] { want["\(service) \(i)"] = text }
+            for service in ["apns", "webpush", "fcm", "hms", "harmonyos", "unifiedpush"] { want["\(service) \(i)"] = text }
         }
         #expect(got == want)
     }
