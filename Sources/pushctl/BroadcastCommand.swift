@@ -129,6 +129,7 @@ struct BroadcastCommand: AsyncParsableCommand {
                 if let hms = settings.hms {
                     fields.append(("hms", ServicePreview.hms(body, prepared: shown, settings: hms, nowMs: nowMs)))
                 }
+                if settings.unifiedPush != nil { fields.append(("unifiedPush", ServicePreview.unifiedPush(body, prepared: shown))) }
                 return fields
             }
             for line in ServicePreview.lines(services: services, payload: prepared.payload, variants: variants) { print(line) }
