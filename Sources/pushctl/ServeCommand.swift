@@ -106,6 +106,10 @@ struct ServeCommand: AsyncParsableCommand {
         if !hms.isEmpty {
             lines.append("    Push Kit  \(base)/v1/<clientId>/messages:send  (tokens: \(base)/oauth2/v3/token)  for \(hms)")
         }
+        let up = users { $0.unifiedPush?.exemptHosts.contains(config.simulator.hostAndPort) == true }
+        if !up.isEmpty {
+            lines.append("    UnifiedPush  \(base)/up/<id>  (new ones: POST \(base)/up/register)  for \(up)")
+        }
         return lines
     }
 
