@@ -184,6 +184,14 @@ async function refreshApps() {
         ? el('span', { class: 'ok' }, `project ${app.fcm.project} (${app.fcm.clientEmail}), endpoint ${app.fcm.endpoint}`)
         : el('span', { class: 'bad' }, `not loaded: ${app.fcm.error ?? ''}`)]);
     }
+    // UnifiedPush's VAPID key and exempt hosts (its distributors are the users': none is probed).
+    if (app.unifiedpush) {
+      const up = app.unifiedpush;
+      pairs.push(['UnifiedPush credentials', up.loaded
+        ? el('span', { class: 'ok', title: up.publicKey }, `VAPID key loaded (${up.publicKey.slice(0, 12)}…), ${up.subject}`)
+        : el('span', { class: 'bad' }, `not loaded: ${up.error ?? ''}`)]);
+      pairs.push(['UnifiedPush exempt hosts', (up.exemptHosts || []).join(', ') || 'none']);
+    }
     setList($('health'), pairs);
   } catch (error) {
     setList($('health'), [['Health', `unavailable: ${error.message}`]]);
@@ -297,6 +305,7 @@ async function refreshPreview() {
     showFCMPreview(preview);
     showHMSPreview(preview);
     showHarmonyOSPreview(preview);
+    showUnifiedPushPreview(preview);
   } catch (error) {
     if (seq === previewSeq) showPreviewError(error.message);
   }
@@ -354,11 +363,28 @@ function showHarmonyOSPreview(preview) {
   showTokenServicePreview(preview, 'harmonyos', 'HarmonyOS phones', form, 'HarmonyOS message');
 }
 
+/** The server's `unifiedPush` answer (only for an app with UnifiedPush): the JSON the app's code receives. Unlike
+ * Web Push's, a silent push is sent. */
+function showUnifiedPushPreview(preview) {
+  const up = preview.unifiedPush;
+  $('preview-unifiedpush').hidden = !up;
+  if (!up) return;
+  $('preview-unifiedpush-size').textContent = up.skipped
+    ? `Not sent to UnifiedPush devices: ${up.skipped}`
+    : `${up.bytes} bytes, the JSON the app receives (encrypted for the device)`;
+  $('preview-unifiedpush-payload').textContent = up.skipped ? '' : JSON.stringify(up.payload);
+  $('preview-unifiedpush-payload').hidden = !!up.skipped;
+  setList($('preview-unifiedpush-variants'), Object.entries(preview.variants || {})
+    .filter(([, variant]) => variant.unifiedPush && variant.unifiedPush.payload)
+    .map(([locale, variant]) => [`UnifiedPush message for ${locale}`, `${JSON.stringify(variant.unifiedPush.payload)} (${variant.unifiedPush.bytes} bytes)`]));
+}
+
 function showPreviewError(message) {
   $('preview-web').hidden = true;
   $('preview-fcm').hidden = true;
   $('preview-hms').hidden = true;
   $('preview-harmonyos').hidden = true;
+  $('preview-unifiedpush').hidden = true;
   $('preview-payload').textContent = '';
   $('preview-bytes').textContent = '';
   $('preview-headers').replaceChildren();
@@ -386,7 +412,7 @@ async function refreshRecipients() {
     let byService = null;
     if (kind === 'all') {
       count = (await api('GET', appPath('/devices/count'))).count;
-      serviceAudience = { where: ['service in apns,webpush,fcm'] };
+      serviceAudience = { where: ['service in apns,webpush,fcm,hms,harmonyos,unifiedpush'] };
     } else if (kind === 'audience') {
       const audience = audienceOf();
       if (!audience) { out.textContent = 'Name a user or add a clause.'; return; }
@@ -405,10 +431,11 @@ async function refreshRecipients() {
     lastCount = count;
     out.textContent = plural(count, 'recipient', 'recipients');
     // FCM needs no app configuration to register: its count shows once the app has FCM devices.
-    if (byService && (webPushApp || byService.fcm > 0 || byService.hms > 0 || byService.harmonyos > 0)) {
+    if (byService && (webPushApp || byService.fcm > 0 || byService.hms > 0 || byService.harmonyos > 0 || byService.unifiedpush > 0)) {
       split.textContent = `APNs: ${byService.apns}` + (webPushApp ? ` · Web Push: ${byService.webpush}` : '')
         + (byService.fcm > 0 ? ` · FCM: ${byService.fcm}` : '') + (byService.hms > 0 ? ` · Huawei: ${byService.hms}` : '')
-        + (byService.harmonyos > 0 ? ` · HarmonyOS: ${byService.harmonyos}` : '');
+        + (byService.harmonyos > 0 ? ` · HarmonyOS: ${byService.harmonyos}` : '')
+        + (byService.unifiedpush > 0 ? ` · UnifiedPush: ${byService.unifiedpush}` : '');
       split.hidden = false;
     }
   } catch (error) {
@@ -642,14 +669,14 @@ async function checkInbox() {
   $('tab-inbox').hidden = !available;
 }
 
-const SERVICE_NAMES = { apns: 'APNs', webpush: 'Web Push', fcm: 'FCM', hms: 'Huawei Push Kit', harmonyos: 'HarmonyOS Push Kit' };
+const SERVICE_NAMES = { apns: 'APNs', webpush: 'Web Push', fcm: 'FCM', hms: 'Huawei Push Kit', harmonyos: 'HarmonyOS Push Kit', unifiedpush: 'UnifiedPush' };
 
 /** One inbox entry: its service, device and time, the facts of its request, and what the device gets. */
 function inboxItem(entry) {
   const record = entry.record || {};
   const facts = entry.service === 'apns'
     ? [['Topic', record.topic], ['Push type', record.pushType], ['Priority', record.priority], ['Collapse id', record.collapseId ?? 'none']]
-    : entry.service === 'webpush'
+    : entry.service === 'webpush' || entry.service === 'unifiedpush'
       ? [['TTL', `${record.ttl} s`], ['Urgency', record.urgency ?? 'normal (none sent)'], ['Topic', record.topic ?? 'none']]
       : entry.service === 'hms'
         ? [['Client id', record.clientId], ['Request id', record.requestId]]
@@ -719,7 +746,7 @@ async function findDevice(event) {
     const last = history.deliveries[0];
     const pairs = [
       ['Token', device.token],
-      ['Service', { webpush: 'Web Push', apns: 'APNs', fcm: 'FCM', hms: 'Huawei Push Kit', harmonyos: 'HarmonyOS Push Kit' }[device.service] ?? device.service],
+      ['Service', SERVICE_NAMES[device.service] ?? device.service],
       ...(device.endpoint ? [['Endpoint', el('span', { title: device.endpoint }, shortEndpoint(device.endpoint))]] : []),
       ...(device.fcmToken ? [['FCM token', el('span', { title: device.fcmToken }, `${device.fcmToken.slice(0, 24)}…`)]] : []),
       ...(device.harmonyosToken ? [['HarmonyOS token', el('span', { title: device.harmonyosToken }, `${device.harmonyosToken.slice(0, 24)}…`)]] : []),

@@ -19,10 +19,12 @@ extension APNsReason {
     /// sender names them (RFC 8030 has no reason field; a push service's own word when it sends one, e.g. the
     /// simulator's `NotFound`) and FCM's `FcmError` codes and Google's canonical statuses
     /// (https://firebase.google.com/docs/cloud-messaging/error-codes), and Push Kit's result codes
-    /// (``HMSAnswerRule/Code/reasons``). Without them a web device's 404 or an
-    /// Android device's `QUOTA_EXCEEDED` would count as `unknown`.
+    /// (``HMSAnswerRule/Code/reasons``), and UnifiedPush's `AddressRefused` (a distributor whose address the address
+    /// rule refused at connect: no answer, status 0, but a decision, not a transport error). Without them a web
+    /// device's 404 or an Android device's `QUOTA_EXCEEDED` would count as `unknown`.
     public static let otherServicesReasons: Set<String> = Set([
         "NotFound", "Gone", "BadRequest", "PayloadTooLarge", "TooManyRequests", "ServiceUnavailable", "DecryptionFailed",
+        "AddressRefused",
         FCMAnswerRule.ErrorCode.unregistered, FCMAnswerRule.ErrorCode.senderIdMismatch, FCMAnswerRule.ErrorCode.invalidArgument,
         FCMAnswerRule.ErrorCode.quotaExceeded, FCMAnswerRule.ErrorCode.unavailable, FCMAnswerRule.ErrorCode.internalError,
         FCMAnswerRule.ErrorCode.thirdPartyAuthError, "UNAUTHENTICATED", "PERMISSION_DENIED", "NOT_FOUND", "RESOURCE_EXHAUSTED",

@@ -1,5 +1,5 @@
 /// What a device of each service would get for one prepared notification, mapped by the senders' own pure functions
-/// (``WebPushPayload``, ``FCMPayload``): the one place `broadcast --dry-run`, `POST …/payload-preview` and the console
+/// (``WebPushPayload``, ``FCMPayload``, ``HMSPayload``): the one place `broadcast --dry-run`, `POST …/payload-preview` and the console
 /// (through that route) take their previews from, so a preview cannot drift from what is sent.
 public enum ServicePreview {
     /// The id a previewed web payload carries where a sent one has its notification's id (a preview has none).
@@ -78,6 +78,22 @@ public enum ServicePreview {
     /// The placeholder push token of a HarmonyOS preview.
     public static let previewHarmonyOSToken = "<HarmonyOS push token>"
 
+    /// `{"payload", "bytes"}`: the JSON a UnifiedPush app's code receives (``WebPushPayload`` in its UnifiedPush
+    /// form, the plaintext before RFC 8291 encryption), or `{"skipped": reason}` for an Apple-only push type. Unlike
+    /// Web Push's, a silent push (a background one, or an alert without text) is sent: the message goes to the app,
+    /// not to a browser that must show it.
+    public static func unifiedPush(_ apnsPayload: [UInt8], prepared: PreparedNotification) -> JSONValue {
+        switch WebPushPayload.map(
+            apnsPayload: apnsPayload, pushType: prepared.pushType, id: previewNotificationId, collapseId: prepared.collapseId,
+            declarative: false, unifiedPush: true)
+        {
+        case .skip(let reason):
+            return .object([("skipped", .string(reason))])
+        case .send(let bytes):
+            return .object([("payload", (try? JSONValue(parsing: bytes)) ?? .null), ("bytes", .int(Int64(bytes.count)))])
+        }
+    }
+
     /// The placeholder push token of an HMS preview.
     public static let previewHMSToken = "<HMS push token>"
 
@@ -89,13 +105,13 @@ public enum ServicePreview {
         return "\(preview["payload"]?.encodedString ?? "null") (\(preview["bytes"]?.intValue ?? 0) bytes\(form))"
     }
 
-    /// The text preview's lines for the other services: `webpush: …` and `fcm: …` (``line(_:)``) for the default text,
-    /// then `webpush locale de: …` per locale; `services` gives a payload's previews as named JSON fields (`webPush`,
-    /// `fcm`).
+    /// The text preview's lines for the other services: `webpush: …`, `fcm: …` and `unifiedpush: …` (``line(_:)``) for
+    /// the default text, then `webpush locale de: …` per locale; `services` gives a payload's previews as named JSON
+    /// fields (`webPush`, `fcm`, `unifiedPush`).
     public static func lines(
         services: ([UInt8]) -> [(String, JSONValue)], payload: [UInt8], variants: [String: [UInt8]]
     ) -> [String] {
-        func label(_ field: String) -> String { field == "webPush" ? "webpush" : field }
+        func label(_ field: String) -> String { field == "webPush" ? "webpush" : field == "unifiedPush" ? "unifiedpush" : field }
         var lines = services(payload).map { "\(label($0.0)): \(line($0.1))" }
         for (locale, body) in variants.sorted(by: { $0.key < $1.key }) {
             lines += services(body).map { "\(label($0.0)) locale \(locale): \(line($0.1))" }

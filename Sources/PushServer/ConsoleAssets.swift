@@ -229,6 +229,12 @@ enum ConsoleAssets {
             <pre id="preview-harmonyos-payload"></pre>
             <dl id="preview-harmonyos-variants" class="facts"></dl>
           </section>
+          <section id="preview-unifiedpush" aria-labelledby="preview-unifiedpush-title" hidden>
+            <h4 id="preview-unifiedpush-title">UnifiedPush (de-Googled Android)</h4>
+            <p id="preview-unifiedpush-size" aria-live="polite"></p>
+            <pre id="preview-unifiedpush-payload"></pre>
+            <dl id="preview-unifiedpush-variants" class="facts"></dl>
+          </section>
         </div>
         <p id="preview-error" class="error" role="alert"></p>
       </div>
@@ -290,7 +296,7 @@ enum ConsoleAssets {
   <section id="view-inbox" class="view" aria-labelledby="inbox-title" hidden>
     <h2 id="inbox-title">Development inbox</h2>
     <form id="inbox-form" class="card">
-      <p class="note">What the built-in simulator received for this app, newest first, as each device gets it: APNs' payload, a browser's decrypted Web Push message, an Android device's FCM message.</p>
+      <p class="note">What the built-in simulator received for this app, newest first, as each device gets it: APNs' payload, a browser's decrypted Web Push message, an Android device's FCM or Push Kit message, a UnifiedPush app's decrypted message.</p>
       <label for="i-service">Service</label>
       <select id="i-service">
         <option value="">Every service</option>
@@ -299,6 +305,7 @@ enum ConsoleAssets {
         <option value="fcm">FCM</option>
         <option value="hms">Huawei Push Kit</option>
         <option value="harmonyos">HarmonyOS Push Kit</option>
+        <option value="unifiedpush">UnifiedPush</option>
       </select>
       <label for="i-device">Device (a token, an endpoint or an FCM token; empty: every device)</label>
       <input id="i-device" type="text" spellcheck="false">
@@ -505,6 +512,14 @@ async function refreshApps() {
         ? el('span', { class: 'ok' }, `project ${app.fcm.project} (${app.fcm.clientEmail}), endpoint ${app.fcm.endpoint}`)
         : el('span', { class: 'bad' }, `not loaded: ${app.fcm.error ?? ''}`)]);
     }
+    // UnifiedPush's VAPID key and exempt hosts (its distributors are the users': none is probed).
+    if (app.unifiedpush) {
+      const up = app.unifiedpush;
+      pairs.push(['UnifiedPush credentials', up.loaded
+        ? el('span', { class: 'ok', title: up.publicKey }, `VAPID key loaded (${up.publicKey.slice(0, 12)}…), ${up.subject}`)
+        : el('span', { class: 'bad' }, `not loaded: ${up.error ?? ''}`)]);
+      pairs.push(['UnifiedPush exempt hosts', (up.exemptHosts || []).join(', ') || 'none']);
+    }
     setList($('health'), pairs);
   } catch (error) {
     setList($('health'), [['Health', `unavailable: ${error.message}`]]);
@@ -618,6 +633,7 @@ async function refreshPreview() {
     showFCMPreview(preview);
     showHMSPreview(preview);
     showHarmonyOSPreview(preview);
+    showUnifiedPushPreview(preview);
   } catch (error) {
     if (seq === previewSeq) showPreviewError(error.message);
   }
@@ -675,11 +691,28 @@ function showHarmonyOSPreview(preview) {
   showTokenServicePreview(preview, 'harmonyos', 'HarmonyOS phones', form, 'HarmonyOS message');
 }
 
+/** The server's `unifiedPush` answer (only for an app with UnifiedPush): the JSON the app's code receives. Unlike
+ * Web Push's, a silent push is sent. */
+function showUnifiedPushPreview(preview) {
+  const up = preview.unifiedPush;
+  $('preview-unifiedpush').hidden = !up;
+  if (!up) return;
+  $('preview-unifiedpush-size').textContent = up.skipped
+    ? `Not sent to UnifiedPush devices: ${up.skipped}`
+    : `${up.bytes} bytes, the JSON the app receives (encrypted for the device)`;
+  $('preview-unifiedpush-payload').textContent = up.skipped ? '' : JSON.stringify(up.payload);
+  $('preview-unifiedpush-payload').hidden = !!up.skipped;
+  setList($('preview-unifiedpush-variants'), Object.entries(preview.variants || {})
+    .filter(([, variant]) => variant.unifiedPush && variant.unifiedPush.payload)
+    .map(([locale, variant]) => [`UnifiedPush message for ${locale}`, `${JSON.stringify(variant.unifiedPush.payload)} (${variant.unifiedPush.bytes} bytes)`]));
+}
+
 function showPreviewError(message) {
   $('preview-web').hidden = true;
   $('preview-fcm').hidden = true;
   $('preview-hms').hidden = true;
   $('preview-harmonyos').hidden = true;
+  $('preview-unifiedpush').hidden = true;
   $('preview-payload').textContent = '';
   $('preview-bytes').textContent = '';
   $('preview-headers').replaceChildren();
@@ -707,7 +740,7 @@ async function refreshRecipients() {
     let byService = null;
     if (kind === 'all') {
       count = (await api('GET', appPath('/devices/count'))).count;
-      serviceAudience = { where: ['service in apns,webpush,fcm'] };
+      serviceAudience = { where: ['service in apns,webpush,fcm,hms,harmonyos,unifiedpush'] };
     } else if (kind === 'audience') {
       const audience = audienceOf();
       if (!audience) { out.textContent = 'Name a user or add a clause.'; return; }
@@ -726,10 +759,11 @@ async function refreshRecipients() {
     lastCount = count;
     out.textContent = plural(count, 'recipient', 'recipients');
     // FCM needs no app configuration to register: its count shows once the app has FCM devices.
-    if (byService && (webPushApp || byService.fcm > 0 || byService.hms > 0 || byService.harmonyos > 0)) {
+    if (byService && (webPushApp || byService.fcm > 0 || byService.hms > 0 || byService.harmonyos > 0 || byService.unifiedpush > 0)) {
       split.textContent = `APNs: ${byService.apns}` + (webPushApp ? ` · Web Push: ${byService.webpush}` : '')
         + (byService.fcm > 0 ? ` · FCM: ${byService.fcm}` : '') + (byService.hms > 0 ? ` · Huawei: ${byService.hms}` : '')
-        + (byService.harmonyos > 0 ? ` · HarmonyOS: ${byService.harmonyos}` : '');
+        + (byService.harmonyos > 0 ? ` · HarmonyOS: ${byService.harmonyos}` : '')
+        + (byService.unifiedpush > 0 ? ` · UnifiedPush: ${byService.unifiedpush}` : '');
       split.hidden = false;
     }
   } catch (error) {
@@ -963,14 +997,14 @@ async function checkInbox() {
   $('tab-inbox').hidden = !available;
 }
 
-const SERVICE_NAMES = { apns: 'APNs', webpush: 'Web Push', fcm: 'FCM', hms: 'Huawei Push Kit', harmonyos: 'HarmonyOS Push Kit' };
+const SERVICE_NAMES = { apns: 'APNs', webpush: 'Web Push', fcm: 'FCM', hms: 'Huawei Push Kit', harmonyos: 'HarmonyOS Push Kit', unifiedpush: 'UnifiedPush' };
 
 /** One inbox entry: its service, device and time, the facts of its request, and what the device gets. */
 function inboxItem(entry) {
   const record = entry.record || {};
   const facts = entry.service === 'apns'
     ? [['Topic', record.topic], ['Push type', record.pushType], ['Priority', record.priority], ['Collapse id', record.collapseId ?? 'none']]
-    : entry.service === 'webpush'
+    : entry.service === 'webpush' || entry.service === 'unifiedpush'
       ? [['TTL', `${record.ttl} s`], ['Urgency', record.urgency ?? 'normal (none sent)'], ['Topic', record.topic ?? 'none']]
       : entry.service === 'hms'
         ? [['Client id', record.clientId], ['Request id', record.requestId]]
@@ -1040,7 +1074,7 @@ async function findDevice(event) {
     const last = history.deliveries[0];
     const pairs = [
       ['Token', device.token],
-      ['Service', { webpush: 'Web Push', apns: 'APNs', fcm: 'FCM', hms: 'Huawei Push Kit', harmonyos: 'HarmonyOS Push Kit' }[device.service] ?? device.service],
+      ['Service', SERVICE_NAMES[device.service] ?? device.service],
       ...(device.endpoint ? [['Endpoint', el('span', { title: device.endpoint }, shortEndpoint(device.endpoint))]] : []),
       ...(device.fcmToken ? [['FCM token', el('span', { title: device.fcmToken }, `${device.fcmToken.slice(0, 24)}…`)]] : []),
       ...(device.harmonyosToken ? [['HarmonyOS token', el('span', { title: device.harmonyosToken }, `${device.harmonyosToken.slice(0, 24)}…`)]] : []),

@@ -11,7 +11,7 @@ final class LiveConfiguration: Sendable {
         var keys: APIKeys
         var credentials: [String: PushServer.CredentialStatus]
         var userSecrets: [String: [UInt8]]
-        /// Each app's Web Push and FCM health (``ServiceHealth``).
+        /// Each app's Web Push, FCM, HMS and UnifiedPush health (``ServiceHealth``).
         var services: [String: [ServiceHealth]] = [:]
     }
 

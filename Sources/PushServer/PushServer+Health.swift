@@ -73,7 +73,7 @@ extension PushServer {
         var apps: [(String, JSONValue)] = []
         for (id, settings) in configuration.apps.sorted(by: { $0.key < $1.key }) {
             var fields: [(String, JSONValue)] = [("services", .array(settings.services.map { .string($0.rawValue) }))]
-            // Web Push's and FCM's credentials, each under its service's name; not loaded makes the app degraded.
+            // Each other service's credentials (Web Push, FCM, HMS, UnifiedPush) under its service's name; not loaded makes the app degraded.
             // (A server made without them, as a library's test may make one, reports the services' names only.)
             for status in serviceHealth[id] ?? [] where settings.services.contains(status.service) {
                 fields.append((status.service.rawValue, status.json))

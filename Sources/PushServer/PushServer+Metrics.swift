@@ -104,7 +104,10 @@ extension PushServer {
     /// Kit's under `pushprovider_hms_…` and `pushprovider_harmonyos_…`, alike; HarmonyOS's "grants" are the JWTs it
     /// signed), plus
     /// the access tokens its sender asked for (`pushprovider_fcm_access_token_grants_total`) and how many of those requests
-    /// failed (`pushprovider_fcm_access_token_grant_failures_total`).
+    /// failed (`pushprovider_fcm_access_token_grant_failures_total`). UnifiedPush's under `pushprovider_unifiedpush_…`,
+    /// but not per endpoint: its endpoints are the distributors its users picked (a self-hosted one names its user's
+    /// host, and there are as many as users choose), so instead of `endpoint_up` per origin it counts them,
+    /// `pushprovider_unifiedpush_distributors{state="reachable"|"unreachable"}`.
     func senderMetrics() -> String {
         var perService: [(service: String, app: String, sender: any DeliverySender)] = []
         for (app, sender) in jobs.senders.sorted(by: { $0.key < $1.key }) {
@@ -114,17 +117,18 @@ extension PushServer {
                 if let fcm = router.fcm { perService.append(("fcm", app, fcm)) }
                 if let hms = router.hms { perService.append(("hms", app, hms)) }
                 if let harmonyos = router.harmonyos { perService.append(("harmonyos", app, harmonyos)) }
+                if let up = router.unifiedPush { perService.append(("unifiedpush", app, up)) }
             } else {
                 perService.append(("apns", app, sender))
             }
         }
         guard !perService.isEmpty else { return "" }
         var text = ""
-        for service in ["apns", "webpush", "fcm", "hms", "harmonyos"] {
+        for service in ["apns", "webpush", "fcm", "hms", "harmonyos", "unifiedpush"] {
             let senders = perService.filter { $0.service == service }
             guard !senders.isEmpty else { continue }
             let p = "pushprovider_\(service)"
-            let who = switch service { case "apns": "APNs"; case "fcm": "FCM"; case "hms": "Push Kit"; case "harmonyos": "Push Kit (HarmonyOS)"; default: "the push service" }
+            let who = switch service { case "apns": "APNs"; case "fcm": "FCM"; case "hms": "Push Kit"; case "harmonyos": "Push Kit (HarmonyOS)"; case "unifiedpush": "the distributor"; default: "the push service" }
             var inFlight = "# HELP \(p)_in_flight Notifications handed to \(who) (or waiting to be) without a result yet\n# TYPE \(p)_in_flight gauge\n"
             var latency = "# HELP \(p)_response_seconds Time from handing a request to the connection to \(who)'s answer\n# TYPE \(p)_response_seconds histogram\n"
             var opened = "# HELP \(p)_connections_opened_total TCP connections opened to \(who)\n# TYPE \(p)_connections_opened_total counter\n"
@@ -132,6 +136,7 @@ extension PushServer {
             var up = "# HELP \(p)_endpoint_up 1 while the endpoint answers, 0 while unreachable or stopped\n# TYPE \(p)_endpoint_up gauge\n"
             var grants = "# HELP \(p)_access_token_grants_total OAuth 2.0 access tokens requested from the token endpoint (one per renewal period, whatever the connections, plus the failed ones: each is retried after its backoff)\n# TYPE \(p)_access_token_grants_total counter\n"
             var grantFailures = "# HELP \(p)_access_token_grant_failures_total Access token requests that failed: refused, or no answer in time\n# TYPE \(p)_access_token_grant_failures_total counter\n"
+            var distributors = "# HELP \(p)_distributors Distributor origins the sender has sent to, reachable or not (counted, not named: each is a user's choice)\n# TYPE \(p)_distributors gauge\n"
             var breaker = "# HELP pushprovider_pruning_breaker_tripped 1 while BadDeviceToken prunes are held back for the endpoint\n# TYPE pushprovider_pruning_breaker_tripped gauge\n"
             for (_, app, sender) in senders {
                 let a = "app=\"\(MetricLabels.escape(app))\""
@@ -152,6 +157,13 @@ extension PushServer {
                     grants += "\(p)_access_token_grants_total{\(a)} \(tokens.grantsRequested)\n"
                     grantFailures += "\(p)_access_token_grant_failures_total{\(a)} \(tokens.grantsFailed)\n"
                 }
+                if service == "unifiedpush" {
+                    let conditions = sender.endpointConditions
+                    let reachable = conditions.filter(\.reachable).count
+                    distributors += "\(p)_distributors{\(a),state=\"reachable\"} \(reachable)\n"
+                    distributors += "\(p)_distributors{\(a),state=\"unreachable\"} \(conditions.count - reachable)\n"
+                    continue
+                }
                 for c in sender.endpointConditions {
                     let e = "\(a),endpoint=\"\(MetricLabels.escape(c.endpoint))\""
                     up += "\(p)_endpoint_up{\(e)} \(c.reachable ? 1 : 0)\n"
@@ -159,7 +171,8 @@ extension PushServer {
                 }
             }
             // The pruning breaker is APNs' (BadDeviceToken); Web Push prunes only on 404/410.
-            text += inFlight + latency + opened + reconnects + up + (service == "apns" ? breaker : "") + (service == "fcm" || service == "hms" || service == "harmonyos" ? grants + grantFailures : "")
+            text += inFlight + latency + opened + reconnects + (service == "unifiedpush" ? distributors : up)
+                + (service == "apns" ? breaker : "") + (service == "fcm" || service == "hms" || service == "harmonyos" ? grants + grantFailures : "")
         }
         return text
     }

@@ -13,8 +13,9 @@ extension PushServer {
     /// 400 here is the 400 the send would get. Nothing is stored or sent. With per-locale text, `variants` shows
     /// each locale's payload and size (the top-level payload is the `default` text's). When the app has Web Push
     /// (`apps.ID.webpush`), `webPush` (top level and per variant) is what a web device would get, and when it has FCM,
-    /// `fcm` what an Android device would get — each mapped by its sender's own function (``ServicePreview``), or why
-    /// it is not sent. The APNs headers' `apns-topic` only for an app with APNs.
+    /// `fcm` what an Android device would get, `hms` a Huawei phone's Push Kit message and `unifiedPush` the JSON a
+    /// UnifiedPush app receives (a silent push too) — each mapped by its sender's own function (``ServicePreview``), or
+    /// why it is not sent. The APNs headers' `apns-topic` only for an app with APNs.
     func previewPayload(_ request: Request, app: String) async throws -> Response {
         let settings = try authorize(request, app: app, need: .send)
         guard mediaType(request) == "application/json" else {
@@ -31,7 +32,7 @@ extension PushServer {
         if let collapseId = prepared.collapseId { headers.append(("apns-collapse-id", .string(collapseId))) }
         let declarative = settings.webPush?.declarative
         let nowMs = Int64(now().timeIntervalSince1970 * 1000)
-        /// `webPush` and `fcm` beside a payload, for the services the app has.
+        /// `webPush`, `fcm`, `hms` and `unifiedPush` beside a payload, for the services the app has.
         func web(_ payload: [UInt8]) -> [(String, JSONValue)] {
             var fields: [(String, JSONValue)] = []
             if let declarative { fields.append(("webPush", ServicePreview.webPush(payload, prepared: prepared, declarative: declarative))) }
@@ -42,6 +43,7 @@ extension PushServer {
             if let harmonyos = settings.harmonyos {
                 fields.append(("harmonyos", ServicePreview.harmonyos(payload, prepared: prepared, settings: harmonyos, nowMs: nowMs)))
             }
+            if settings.unifiedPush != nil { fields.append(("unifiedPush", ServicePreview.unifiedPush(payload, prepared: prepared))) }
             return fields
         }
         var fields: [(String, JSONValue)] = [

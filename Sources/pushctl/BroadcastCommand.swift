@@ -132,6 +132,7 @@ struct BroadcastCommand: AsyncParsableCommand {
                 if let harmonyos = settings.harmonyos {
                     fields.append(("harmonyos", ServicePreview.harmonyos(body, prepared: shown, settings: harmonyos, nowMs: nowMs)))
                 }
+                if settings.unifiedPush != nil { fields.append(("unifiedPush", ServicePreview.unifiedPush(body, prepared: shown))) }
                 return fields
             }
             for line in ServicePreview.lines(services: services, payload: prepared.payload, variants: variants) { print(line) }

@@ -20,7 +20,9 @@ struct DoctorCommand: AsyncParsableCommand {
             VAPID key (a P-256 key), its subject, and each push service host it may send to (resolved, its address \
             checked, TLS verified; a host listed exactly in allowedHosts fails when it does not answer, the default \
             push services only warn, wildcards are not probed); FCM's service account (the file, its project) and \
-            one grant from its token endpoint; the database (reachable, schema version, free space).
+            one grant from its token endpoint; HMS's client secret and one grant; UnifiedPush's VAPID key, its subject and \
+            its exempt hosts (distributors are not probed: each user picks their own); the database (reachable, schema \
+            version, free space).
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -58,6 +60,7 @@ struct DoctorCommand: AsyncParsableCommand {
             if let fcm = app.fcm { checks += await Self.fcm(id, fcm, in: config, of: app) }
             if let hms = app.hms { checks += await Self.hms(id, hms, in: config, of: app) }
             if let harmonyos = app.harmonyos { checks += Self.harmonyos(id, harmonyos) }
+            if let up = app.unifiedPush { checks += Self.unifiedPush(id, up) }
         }
         checks.append(await Self.database(config))
         if checks.contains(where: { $0.status == .fail }) { throw ExitCode(1) }

@@ -9,8 +9,9 @@ struct PayloadCommand: ParsableCommand {
         abstract: "Print the JSON payload and APNs headers that send would use (and what a browser or an Android device would get).",
         discussion: """
             With --webpush, also the plaintext a browser's service worker gets (--declarative: Declarative Web Push's \
-            form); with --fcm, the FCM HTTP v1 message an Android device's request carries (its token a placeholder). \
-            Each is mapped by its sender's own code; a notification a service does not carry says why.
+            form); with --fcm, the FCM HTTP v1 message an Android device's request carries (its token a placeholder); \
+            with --unifiedpush, the JSON a UnifiedPush app receives (before encryption; unlike Web Push, a silent push \
+            is sent). Each is mapped by its sender's own code; a notification a service does not carry says why.
             Examples:
               pushctl payload --alert "Houston, we have a problem." --sound default
               pushctl payload --silent --data '{"photoTitle":"Nebula"}'
@@ -24,6 +25,7 @@ struct PayloadCommand: ParsableCommand {
     @Flag(help: "Also show what a Web Push device gets (the plaintext before encryption).") var webpush = false
     @Flag(help: "With --webpush: Declarative Web Push's form (apps.ID.webpush.declarative).") var declarative = false
     @Flag(help: "Also show the FCM message an Android device gets.") var fcm = false
+    @Flag(help: "Also show the JSON a UnifiedPush app gets (the plaintext before encryption).") var unifiedpush = false
 
     func run() throws {
         if declarative, !webpush { throw CLIError.usage("--declarative needs --webpush") }
@@ -34,6 +36,7 @@ struct PayloadCommand: ParsableCommand {
             var fields: [(String, JSONValue)] = []
             if webpush { fields.append(("webPush", ServicePreview.webPush(body, prepared: prepared, declarative: declarative))) }
             if fcm { fields.append(("fcm", ServicePreview.fcm(body, prepared: prepared, nowMs: nowMs))) }
+            if unifiedpush { fields.append(("unifiedPush", ServicePreview.unifiedPush(body, prepared: prepared))) }
             return fields
         }
         var headers: [(String, String)] = [

@@ -34,11 +34,12 @@ extension ServeCommand {
         return credentials
     }
 
-    /// Each app's Web Push and FCM health (``ServiceHealth``), loaded on the blocking lane; a service whose files do
-    /// not load is logged once, as APNs' credentials are.
+    /// Each app's Web Push, FCM, HMS and UnifiedPush health (``ServiceHealth``), loaded on the blocking lane; a
+    /// service whose files do not load is logged once, as APNs' credentials are.
     static func serviceHealth(_ config: PushConfiguration, logger: Logger) async -> [String: [ServiceHealth]] {
         var health: [String: [ServiceHealth]] = [:]
-        for (id, app) in config.apps.sorted(by: { $0.key < $1.key }) where app.webPush != nil || app.fcm != nil {
+        for (id, app) in config.apps.sorted(by: { $0.key < $1.key })
+        where app.webPush != nil || app.fcm != nil || app.hms != nil || app.unifiedPush != nil {
             let statuses = await BlockingLane.shared.perform { ServiceHealth.loading(app: id, app) } ?? []
             for status in statuses where !status.loaded {
                 logger.warning("app \(id): \(status.service.rawValue) credentials not loaded: \(status.error ?? "unknown")", metadata: ["app": "\(id)"])

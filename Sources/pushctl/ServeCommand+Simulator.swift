@@ -7,8 +7,8 @@ import PushServer
 
 /// Starts the built-in simulator inside `pushctl serve` when an app's endpoint is `simulator`.
 enum SimulatorHost {
-    /// The running simulator, or nil when no app uses it (APNs or FCM with the endpoint `simulator`, Web Push with the
-    /// simulator among its allowed hosts). It
+    /// The running simulator, or nil when no app uses it (APNs, FCM or HMS with the endpoint `simulator`, Web Push with
+    /// the simulator among its allowed hosts, UnifiedPush with it among its exempt hosts). It
     /// trusts the service account of every app whose FCM endpoint is `simulator` (docs/fcm.md): its token endpoint
     /// grants them access tokens as Google's would.
     /// How many notifications the console's development inbox keeps (every service together, newest first).
@@ -57,7 +57,10 @@ enum SimulatorHost {
         }
         let hmsApps = SimulatorHost.hmsApps(config)
         let harmonyosAccounts = SimulatorHost.harmonyosAccounts(config)
+        // UnifiedPush: an app that exempts the simulator's host:port from the address check sends to its distributor.
+        let unifiedPushApps = config.apps.values.filter { $0.unifiedPush?.exemptHosts.contains(config.simulator.hostAndPort) == true }
         guard !apps.isEmpty || !fcmAccounts.isEmpty || !webApps.isEmpty || !hmsApps.isEmpty || !harmonyosAccounts.isEmpty
+            || !unifiedPushApps.isEmpty
         else { return nil }
         let pem: (ca: String?, certificate: String, key: String)
         do { pem = try SimulatorConfiguration.pemFiles(in: config.simulator.certificates) } catch {

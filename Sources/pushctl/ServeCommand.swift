@@ -110,6 +110,10 @@ struct ServeCommand: AsyncParsableCommand {
         if !harmonyos.isEmpty {
             lines.append("    HarmonyOS \(base)/v3/<projectId>/messages:send  (the service account's JWT)  for \(harmonyos)")
         }
+        let up = users { $0.unifiedPush?.exemptHosts.contains(config.simulator.hostAndPort) == true }
+        if !up.isEmpty {
+            lines.append("    UnifiedPush  \(base)/up/<id>  (new ones: POST \(base)/up/register)  for \(up)")
+        }
         return lines
     }
 

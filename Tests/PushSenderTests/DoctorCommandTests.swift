@@ -229,6 +229,46 @@ import TestSupport
         #expect(!r.stdout.contains("FAIL"), "\(r.stdout)")
     }
 
+    /// An Android app with UnifiedPush only: its VAPID key (a P-256 key, its mode), its subject and its exempt hosts
+    /// get a line each, and no distributor is probed (each user picks their own), which its line says. A key that is
+    /// not P-256, or one other users can read, fails by name.
+    @Test func aUnifiedPushAppGetsItsKeySubjectAndExemptHostsCheckedAndNoDistributorProbed() throws {
+        let pki = try CredentialFixture.make()
+        let dir = try CredentialFixture.temporaryDirectory("doctor-unifiedpush")
+        let binary = try #require(CredentialFixture.pushctlPath)
+        let made = try runProcess(binary, ["webpush", "key", "new", "--out", dir + "/vapid.pem"], timeout: 30)
+        #expect(made.status == 0, "\(made.stderr)")
+        let publicKey = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        func app(_ key: String) -> String {
+            #"{"unifiedpush": {"vapidKey": "\#(key)", "subject": "mailto:ops@example.com", "exemptHosts": ["ntfy.internal:8080", "10.1.0.0/16"]}}"#
+        }
+        let r = try doctor(try Self.config(in: dir, port: 1, certificates: pki.path(""), apps: ["android": app(dir + "/vapid.pem")]))
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        for line in [
+            "ok    app android unifiedpush key: \(dir)/vapid.pem: a P-256 key, readable by no other user; apps register with their distributor with its public key (the vapid) \(publicKey.prefix(12))…",
+            "ok    app android unifiedpush subject: mailto:ops@example.com",
+            "ok    app android unifiedpush distributors: not probed: each user picks their own distributor",
+        ] {
+            #expect(Self.lines(r.stdout, line).count == 1, "\(line)\n\(r.stdout)")
+        }
+        #expect(Self.lines(r.stdout, "ok    app android unifiedpush distributors: ").first?
+            .hasSuffix("exempt from the address check: ntfy.internal:8080, 10.1.0.0/16") == true, "\(r.stdout)")
+
+        let p384 = dir + "/p384.pem"
+        let ec = try runProcess("/usr/bin/openssl", ["ecparam", "-name", "secp384r1", "-genkey", "-noout", "-out", p384], timeout: 30)
+        #expect(ec.status == 0 && chmod(p384, 0o600) == 0, "\(ec.stderr)")
+        let wrong = try doctor(try Self.config(in: dir, port: 1, certificates: pki.path(""), apps: ["android": app(p384)]))
+        #expect(wrong.status == 1, "\(wrong.stdout)")
+        #expect(Self.lines(wrong.stdout, "FAIL  ") == Self.lines(wrong.stdout, "FAIL  app android unifiedpush key: apps.android.unifiedpush.vapidKey: \(p384) is not a P-256 private key"), "\(wrong.stdout)")
+        #expect(Self.lines(wrong.stdout, "FAIL  ").count == 1, "\(wrong.stdout)")
+        #expect(Self.lines(wrong.stdout, "ok    app android unifiedpush subject: ").count == 1, "\(wrong.stdout)")
+
+        #expect(chmod(dir + "/vapid.pem", 0o644) == 0)
+        let readable = try doctor(try Self.config(in: dir, port: 1, certificates: pki.path(""), apps: ["android": app(dir + "/vapid.pem")]))
+        #expect(readable.status == 1, "\(readable.stdout)")
+        #expect(Self.lines(readable.stdout, "FAIL  ").contains { $0.contains("\(dir)/vapid.pem") }, "\(readable.stdout)")
+    }
+
     @Test func aVAPIDKeyThatIsNotP256FailsByNameWhileTheOtherChecksStillReport() throws {
         let world = try ThreeServices()
         defer { world.simulator.stop() }

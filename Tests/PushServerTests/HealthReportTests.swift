@@ -97,4 +97,44 @@ import Testing
         #expect(status.kind == "certificate")
         #expect(status.error?.contains("HEALTH_TEST_UNSET_VARIABLE") == true)
     }
+
+    /// An app with UnifiedPush has a `unifiedpush` block beside its APNs fields: its VAPID public key (what its apps
+    /// hand their distributor), its subject and the exempt hosts; no distributor is probed (each user picks their
+    /// own). A key that does not load makes the app degraded, naming the file.
+    @Test func anAppWithUnifiedPushReportsItsVAPIDKeySubjectAndExemptHosts() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("health-up-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("vapid.pem").path
+        let publicKey = try VAPIDKeyFile.create(at: path)
+        let exempt = ["ntfy.internal", "ntfy.internal:8080", "10.1.0.0/16"]
+        // Both apps' APNs credentials loaded: what the verdict says is UnifiedPush's.
+        let apns: [String: PushServer.CredentialStatus] = [
+            "example": .init(loaded: true, kind: "certificate", daysLeft: 300), "other": .init(loaded: true, kind: "token"),
+        ]
+        let s = try await TestServer.start(
+            credentials: apns, adminListener: true,
+            unifiedPush: try UnifiedPushSettings(vapidKey: path, subject: "mailto:ops@example.com", exemptHosts: exempt),
+            loadServiceHealth: true)
+        let details = try await s.request("GET", "/healthz/details", admin: true)
+        try await s.stop()
+        #expect(details.status == 200, "\(String(decoding: details.body, as: UTF8.self))")
+        let app = details.json?["apps"]?["example"]
+        #expect(app?["services"] == .array([.string("apns"), .string("unifiedpush")]))
+        #expect(app?["unifiedpush"] == .object([
+            ("loaded", .bool(true)), ("publicKey", .string(publicKey)), ("subject", .string("mailto:ops@example.com")),
+            ("exemptHosts", .array(exempt.map { .string($0) })),
+        ]), "\(String(decoding: details.body, as: UTF8.self))")
+
+        let missing = dir.appendingPathComponent("gone.pem").path
+        let broken = try await TestServer.start(
+            credentials: apns, adminListener: true, unifiedPush: try UnifiedPushSettings(vapidKey: missing, subject: "mailto:ops@example.com"),
+            loadServiceHealth: true)
+        let degraded = try await broken.request("GET", "/healthz/details", admin: true)
+        try await broken.stop()
+        #expect(degraded.status == 503 && degraded.json?["status"] == .string("degraded"))
+        let block = degraded.json?["apps"]?["example"]?["unifiedpush"]
+        #expect(block?["loaded"] == .bool(false) && block?["exemptHosts"] == .array([]), "\(String(describing: block))")
+        #expect(block?["error"]?.stringValue?.contains("gone.pem") == true && block?["error"]?.stringValue?.contains("apps.example.unifiedpush.vapidKey") == true, "\(String(describing: block))")
+    }
 }

@@ -12,6 +12,10 @@ import Testing
         #expect(MetricLabels.reason(status: 0, reason: "TLS with https://h:443 failed: error:0A000086") == "transportError")
         // An answer with a reason Apple added after this version.
         #expect(MetricLabels.reason(status: 400, reason: "SomethingNew") == "unknown")
+        // UnifiedPush: a distributor the address rule refused at connect (no answer, but no transport error either),
+        // and a distributor's 404 (the spec's "gone").
+        #expect(MetricLabels.reason(status: 0, reason: "AddressRefused") == "AddressRefused")
+        #expect(MetricLabels.reason(status: 404, reason: "Gone") == "Gone")
     }
 
     @Test func labelValuesAreEscapedAsTheExpositionFormatRequires() {

@@ -18,7 +18,7 @@ import TestSupport
         /// Activities need token-based authentication).
         /// `webPush`: the example app has Web Push too (a VAPID key, the simulator's Web Push service allowed, its CA
         /// trusted), and the simulator lets connections without a client certificate in.
-        static func make(responseDelayMs: Int = 0, secondApp: Bool = false, tokenAuth: Bool = false, webPush: Bool = false, fcm: Bool = false) async throws -> Setup {
+        static func make(responseDelayMs: Int = 0, secondApp: Bool = false, tokenAuth: Bool = false, webPush: Bool = false, fcm: Bool = false, unifiedPush: Bool = false) async throws -> Setup {
             let dir = NSTemporaryDirectory() + "jobs-" + UUID().uuidString
             let certs = dir + "/certs"
             try DevCertificates.make(in: certs, options: .init(topic: "com.example.app"))
@@ -32,7 +32,7 @@ import TestSupport
                 : []
             let simulator = try PushSimulator(configuration: SimulatorConfiguration(
                 host: "127.0.0.1", port: 0, caPEM: pem.ca, serverCertificatePEM: pem.certificate,
-                serverKeyPEM: pem.key, clientAuth: tokenAuth ? .token : webPush || fcm ? .either : .certificate, jwtKeys: jwtKeys,
+                serverKeyPEM: pem.key, clientAuth: tokenAuth ? .token : webPush || fcm || unifiedPush ? .either : .certificate, jwtKeys: jwtKeys,
                 receivedLimit: 100_000, faults: faults))
             let port = try await simulator.start()
             let app = AppSettings(
@@ -46,6 +46,13 @@ import TestSupport
                 _ = try VAPIDKeyFile.create(at: dir + "/vapid.pem")
                 apps["example"]?.webPush = try WebPushSettings(
                     vapidKey: dir + "/vapid.pem", subject: "mailto:ops@example.com", allowedHosts: ["127.0.0.1:\(port)"],
+                    caFile: certs + "/ca.pem")
+            }
+            if unifiedPush {
+                // The simulator as the users' distributor: its host:port exempt from the address check, its CA trusted.
+                _ = try VAPIDKeyFile.create(at: dir + "/up-vapid.pem")
+                apps["example"]?.unifiedPush = try UnifiedPushSettings(
+                    vapidKey: dir + "/up-vapid.pem", subject: "mailto:ops@example.com", exemptHosts: ["127.0.0.1:\(port)"],
                     caFile: certs + "/ca.pem")
             }
             if fcm {
@@ -166,6 +173,36 @@ import TestSupport
         #expect(metrics.contains(#"pushprovider_webpush_in_flight{app="example"} 0"#))
         #expect(metrics.contains(#"pushprovider_webpush_response_seconds_count{app="example"} 5"#))
         #expect(metrics.contains(#"pushprovider_webpush_endpoint_up{app="example",endpoint="https://127.0.0.1:\#(setup.config.simulator.port)"} 1"#))
+        try await s.stop()
+        try await setup.stop()
+    }
+
+    /// UnifiedPush's sender in /metrics: deliveries under `service="unifiedpush"`, its figures under
+    /// `pushprovider_unifiedpush_…`, and its distributors counted, never named (each is a user's choice).
+    @Test func aJobReachesAnAppsUnifiedPushDevicesAndMetricsShowUnifiedPushApartWithoutNamingDistributors() async throws {
+        let setup = try await Setup.make(unifiedPush: true)
+        let (s, registry) = try await setup.server()
+        _ = try setup.seed(registry, 2)
+        let endpoints = (0..<3).map { _ in setup.simulator.registerUnifiedPushEndpoint() }
+        for e in endpoints {
+            let body = #"{"service":"unifiedpush","subscription":{"endpoint":"\#(e.endpoint)","keys":{"p256dh":"\#(e.p256dh)","auth":"\#(e.auth)"}}}"#
+            let r = try await s.request("POST", "/v1/apps/example/devices", key: "reg", contentType: "application/json", body: body)
+            #expect(r.status == 201, "\(String(decoding: r.body, as: UTF8.self))")
+        }
+        let r = try await s.request("POST", "/v1/apps/example/notifications", key: "send", contentType: "application/json",
+                                    body: #"{"all":true,"alert":"Hello"}"#)
+        let id = try #require(r.json?["id"]?.stringValue)
+        let status = try await waitForState(s, id, ["completed", "failed"])
+        #expect(status["accepted"] == .int(5), "\(status)")
+        #expect(Set(setup.simulator.receivedUnifiedPushes.map(\.subscriptionId)) == Set(endpoints.map(\.id)))
+        let metrics = String(decoding: try await s.request("GET", "/metrics").body, as: UTF8.self)
+        #expect(metrics.contains(#"pushprovider_deliveries_total{app="example",service="unifiedpush",status="201",reason=""} 3"#), "\(metrics)")
+        #expect(metrics.contains(#"pushprovider_unifiedpush_in_flight{app="example"} 0"#), "\(metrics)")
+        #expect(metrics.contains(#"pushprovider_unifiedpush_response_seconds_count{app="example"} 3"#), "\(metrics)")
+        #expect(metrics.contains(#"pushprovider_unifiedpush_connections_opened_total{app="example"} "#), "\(metrics)")
+        #expect(metrics.contains(#"pushprovider_unifiedpush_distributors{app="example",state="reachable"} 1"#), "\(metrics)")
+        #expect(metrics.contains(#"pushprovider_unifiedpush_distributors{app="example",state="unreachable"} 0"#), "\(metrics)")
+        #expect(!metrics.contains("pushprovider_unifiedpush_endpoint_up"), "a distributor's origin is a user's, not a label")
         try await s.stop()
         try await setup.stop()
     }

@@ -28,7 +28,8 @@ struct TestServer {
         rate: Double = 10_000, burst: Double = 10_000, store: (any RegistryStore)? = nil,
         credentials: [String: PushServer.CredentialStatus]? = nil, now: @escaping @Sendable () -> Date = { Date() },
         healthWarningDays: Int? = nil, adminListener: Bool = false, webPush: WebPushSettings? = nil, fcm: FCMSettings? = nil,
-        hms: HMSSettings? = nil, unifiedPush: UnifiedPushSettings? = nil, harmonyos: HarmonyOSSettings? = nil
+        hms: HMSSettings? = nil, unifiedPush: UnifiedPushSettings? = nil, harmonyos: HarmonyOSSettings? = nil,
+        loadServiceHealth: Bool = false
     ) async throws -> TestServer {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushserver-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -54,7 +55,10 @@ struct TestServer {
         let registry = try store ?? SQLiteRegistry(path: config.database)
         let server = PushServer(
             configuration: config, registry: registry, keys: APIKeys(apps: config.apps),
-            credentials: credentials ?? ["example": .init(loaded: true, kind: "certificate", daysLeft: 300)], now: now)
+            credentials: credentials ?? ["example": .init(loaded: true, kind: "certificate", daysLeft: 300)],
+            services: loadServiceHealth
+                ? Dictionary(uniqueKeysWithValues: config.apps.map { ($0.key, ServiceHealth.loading(app: $0.key, $0.value)) }) : [:],
+            now: now)
         let running = try await server.start(
             host: "127.0.0.1", port: 0, admin: adminListener ? ListenAddress(host: "127.0.0.1", port: 0) : nil)
         return TestServer(running: running, store: registry, directory: dir)

@@ -52,11 +52,34 @@ import Testing
         #expect(web["payload"]?["notification"]?["navigate"] == .string("https://example.com/a"))
     }
 
+    /// An app with UnifiedPush (and Web Push) previews `unifiedPush` apart: the same service-worker JSON, never the
+    /// declarative form (the app's own code reads it), and a silent push, which Web Push skips, IS sent.
+    @Test func aUnifiedPushAppsPreviewShowsTheJSONTheAppGetsAndASilentPushIsSent() async throws {
+        let s = try await TestServer.start(
+            webPush: try WebPushSettings(
+                vapidKey: "/nonexistent/vapid.pem", subject: "mailto:ops@example.com", allowedHosts: ["push.example.net:8443"],
+                declarative: true),
+            unifiedPush: try UnifiedPushSettings(vapidKey: "/nonexistent/vapid.pem", subject: "mailto:ops@example.com"))
+        defer { Task { try? await s.stop() } }
+        let answer = try await preview(s, #"{"title":"Hi","alert":{"default":"Hello","de":"Hallo"},"data":{"url":"https://example.com/a","k":1},"options":{"collapseId":"c1"}}"#)
+        let up = try #require(answer["unifiedPush"], "\(answer)")
+        let expected = try json(#"{"id":"00000000-0000-0000-0000-000000000000","title":"Hi","body":"Hello","url":"https://example.com/a","tag":"c1","data":{"k":1}}"#)
+        #expect(up == .object([("payload", expected), ("bytes", .int(Int64(expected.encoded.count)))]))
+        #expect(answer["webPush"]?["form"] == .string("declarative"), "Web Push keeps its own form beside it")
+        #expect(answer["variants"]?["de"]?["unifiedPush"]?["payload"]?["body"] == .string("Hallo"))
+
+        let silent = try await preview(s, #"{"silent":true,"data":{"k":1}}"#)
+        #expect(silent["webPush"] == .object([("skipped", .string(WebPushPayload.silentReason))]))
+        let data = try json(#"{"id":"00000000-0000-0000-0000-000000000000","data":{"k":1}}"#)
+        #expect(silent["unifiedPush"] == .object([("payload", data), ("bytes", .int(Int64(data.encoded.count)))]), "\(silent)")
+    }
+
     @Test func anAppWithoutWebPushHasNoWebPreview() async throws {
         let s = try await TestServer.start()
         defer { Task { try? await s.stop() } }
         let answer = try await preview(s, #"{"alert":{"default":"Hello","de":"Hallo"}}"#)
         #expect(answer["webPush"] == nil && answer["variants"]?["de"]?["webPush"] == nil)
+        #expect(answer["unifiedPush"] == nil && answer["variants"]?["de"]?["unifiedPush"] == nil)
         #expect(answer["payload"] != nil)
     }
 

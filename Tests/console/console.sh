@@ -67,6 +67,9 @@ done
 python3 "$ROOT/Tests/webpush/mint_subscriptions.py" 127.0.0.1 "$SIMPORT" certs/ca.pem "$VAPIDPUB" 1 0 \
   | python3 -c 'import json, sys; print(json.dumps(json.loads(sys.stdin.readline())["subscription"]))' > subscription.json \
   || { echo "console: FAILED: cannot mint a Web Push subscription on the simulator" >&2; exit 1; }
+# And a UnifiedPush endpoint from the simulator's distributor, as the connector library gives an Android app one.
+curl -sf --cacert certs/ca.pem -X POST "https://127.0.0.1:$SIMPORT/up/register" > unifiedpush.json \
+  || { echo "console: FAILED: cannot register a UnifiedPush endpoint on the simulator" >&2; exit 1; }
 
 SENDKEY=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 REGKEY=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
@@ -79,7 +82,8 @@ cat > pushctl.json <<JSON
  "apps": {"example": {"topic": "com.example.app", "endpoint": "https://127.0.0.1:$SIMPORT", "caFile": "certs/ca.pem",
    "auth": {"p12": "certs/client.p12", "passwordFile": "certs/client.p12.password"},
    "registrationKeys": ["sha256:$(sha "$REGKEY")"], "sendKeys": ["sha256:$(sha "$SENDKEY")"],
-   "webpush": {"vapidKey": "vapid.pem", "subject": "mailto:ops@example.com", "allowedHosts": ["127.0.0.1:$SIMPORT"], "caFile": "certs/ca.pem"}},
+   "webpush": {"vapidKey": "vapid.pem", "subject": "mailto:ops@example.com", "allowedHosts": ["127.0.0.1:$SIMPORT"], "caFile": "certs/ca.pem"},
+   "unifiedpush": {"vapidKey": "vapid.pem", "subject": "mailto:ops@example.com", "exemptHosts": ["127.0.0.1:$SIMPORT"], "caFile": "certs/ca.pem"}},
   "plain": {"topic": "com.example.app", "endpoint": "https://127.0.0.1:$SIMPORT", "caFile": "certs/ca.pem",
    "auth": {"p12": "certs/client.p12", "passwordFile": "certs/client.p12.password"}, "sendKeys": ["sha256:$(sha "$PLAINKEY")"]}}}
 JSON
@@ -98,7 +102,7 @@ mkdir -p "$SHOTS"
 set +e
 SE_OFFLINE=true python3 "$ROOT/Tests/console/console_test.py" --base "http://127.0.0.1:$ADMINPORT" --app example --plain-app plain --plain-key "$PLAINKEY" \
   --send-key "$SENDKEY" --registration-key "$REGKEY" --database "$WORK/registry.sqlite" --record "$WORK/sent.jsonl" \
-  --web-subscription "$WORK/subscription.json" \
+  --web-subscription "$WORK/subscription.json" --unifiedpush-subscription "$WORK/unifiedpush.json" \
   --screenshots "$SHOTS" --chromium "$CHROMIUM" --chromedriver "$CHROMEDRIVER"
 STATUS=$?
 set -e

@@ -456,6 +456,7 @@ class Console:
         self.screenshot("apps")
 
         self.web_push()
+        self.unified_push()
 
         violations = self.csp_violations()
         check(violations == [], f"CSP violations: {violations}")
@@ -565,6 +566,46 @@ class Console:
         self.only_shown(["recipients-by-service"], [])
         self.by_id("t-all").click()
 
+    def unified_push(self):
+        """UnifiedPush beside the other services: the Apps tab's VAPID key and exempt hosts, the preview of the JSON
+        the app receives (a silent push too, which Web Push skips), a device registered with an endpoint of the
+        simulator's distributor counted and shown as UnifiedPush."""
+        a = self.args
+        self.by_id("tab-apps").click()
+        self.wait(lambda: "UnifiedPush credentials" in self.text("health") and "VAPID key loaded" in self.text("health")
+                  and "127.0.0.1:" in self.text("health"), "the UnifiedPush key and exempt hosts in the Apps tab")
+        self.by_id("tab-compose").click()
+        self.by_id("t-all").click()
+        self.wait(lambda: self.shown("preview-unifiedpush") and self.text("preview-unifiedpush-payload")
+                  and json.loads(self.text("preview-unifiedpush-payload")).get("body") == "Hello browsers",
+                  "the UnifiedPush message in the preview")
+        up_text = self.text("preview-unifiedpush-payload")
+        check(self.text("preview-unifiedpush-size").startswith(f"{len(up_text.encode())} bytes, the JSON the app receives"),
+              f"the UnifiedPush message's size {self.text('preview-unifiedpush-size')!r}")
+        self.wait(lambda: "UnifiedPush message for de" in self.text("preview-unifiedpush-variants"), "the German UnifiedPush message")
+        # A silent push: not sent to web devices, but sent to UnifiedPush ones (no title: the app's data message).
+        self.by_id("c-silent").click()
+        self.wait(lambda: self.text("preview-web-form").startswith("Not sent to web devices")
+                  and self.shown("preview-unifiedpush-payload")
+                  and "title" not in json.loads(self.text("preview-unifiedpush-payload") or "{}")
+                  and json.loads(self.text("preview-unifiedpush-payload") or "{}").get("id"), "the silent push sent to UnifiedPush devices")
+        self.screenshot("unifiedpush-preview")
+        self.by_id("c-silent").click()
+        # A device with an endpoint of the simulator's distributor (discovery passes: its host:port is exempt).
+        subscription = json.loads(pathlib.Path(a.unifiedpush_subscription).read_text())
+        status, up = self.api("POST", f"/v1/apps/{a.app}/devices", a.registration_key,
+                              {"service": "unifiedpush", "subscription": {"endpoint": subscription["endpoint"], "keys": subscription["keys"]}})
+        check(status == 201 and up.get("service") == "unifiedpush", f"registering the UnifiedPush device answered {status} {up}")
+        self.by_id("t-channel").click()
+        self.by_id("t-all").click()
+        self.wait(lambda: self.text("recipients") == "4 recipients"
+                  and self.text("recipients-by-service") == "APNs: 2 · Web Push: 1 · UnifiedPush: 1", "the counts per service with a UnifiedPush device")
+        self.by_id("tab-devices").click()
+        self.by_id("d-token").clear()
+        self.by_id("d-token").send_keys(up["token"], Keys.ENTER)
+        self.wait(lambda: "UnifiedPush" in self.text("device-facts") and "Endpoint" in self.text("device-facts"), "the device shown as UnifiedPush")
+        self.by_id("tab-compose").click()
+
     def without_web_push(self):
         """An app without Web Push: no web preview and no counts per service (hidden, not greyed) until it has an
         FCM device."""
@@ -609,7 +650,7 @@ class Console:
 
 def main():
     parser = argparse.ArgumentParser()
-    for name in ["base", "app", "plain-app", "plain-key", "web-subscription", "send-key", "registration-key", "database", "record", "screenshots", "chromium", "chromedriver"]:
+    for name in ["base", "app", "plain-app", "plain-key", "web-subscription", "unifiedpush-subscription", "send-key", "registration-key", "database", "record", "screenshots", "chromium", "chromedriver"]:
         parser.add_argument(f"--{name}", required=True)
     args = parser.parse_args()
     try:

@@ -489,7 +489,7 @@ import Testing
     }
 
     @Test func dryRunShowsWhatADeviceOfEachOfTheAppsServicesWouldGetPerLocale() async throws {
-        var w = try await World.make(tokens: 3, webPush: true, fcm: .init())
+        var w = try await World.make(tokens: 3, webPush: true, fcm: .init(), unifiedPush: true)
         defer { w.stop() }
         let r = try await CLI.run([
             "broadcast", "--config", w.config, "--app", "example", "--title", "Hi", "--alert", "Hello", "--alert-for", "de=Hallo",
@@ -506,6 +506,9 @@ import Testing
         #expect(fcm.hasPrefix(#"fcm: {"message":{"token":"DEVICE_REGISTRATION_TOKEN","notification":{"title":"Hi","body":"Hello"}"#), "\(fcm)")
         #expect(lines.contains { $0.hasPrefix("webpush locale de: ") && $0.contains(#""body":"Hallo""#) }, "\(r.stdout)")
         #expect(lines.contains { $0.hasPrefix("fcm locale de: ") && $0.contains(#""body":"Hallo""#) }, "\(r.stdout)")
+        let up = try #require(lines.first { $0.hasPrefix("unifiedpush: ") }, "\(r.stdout)")
+        #expect(up.hasPrefix(#"unifiedpush: {"id":"00000000-0000-0000-0000-000000000000","title":"Hi","body":"Hello""#), "\(up)")
+        #expect(lines.contains { $0.hasPrefix("unifiedpush locale de: ") && $0.contains(#""body":"Hallo""#) }, "\(r.stdout)")
         #expect(lines.last == "devices: 3", "\(r.stdout)")
         #expect(try w.received().isEmpty)
     }

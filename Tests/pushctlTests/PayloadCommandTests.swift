@@ -28,6 +28,18 @@ import Testing
         #expect(lone.status == 2 && lone.stderr == "pushctl: --declarative needs --webpush\n", "\(lone.stderr)")
     }
 
+    @Test func unifiedpushShowsTheJSONTheAppGetsAndASilentPushIsSentToIt() async throws {
+        let r = try await CLI.run(["payload", "--alert", "Breaking", "--collapse-id", "n1", "--unifiedpush"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains(#"unifiedpush: {"id":"00000000-0000-0000-0000-000000000000","body":"Breaking","tag":"n1"} (74 bytes)"#), "\(r.stdout)")
+        let silent = try await CLI.run(["payload", "--silent", "--data", #"{"k":1}"#, "--webpush", "--unifiedpush", "--json"])
+        #expect(silent.status == 0, "\(silent.stderr)")
+        let json = try JSONValue(parsing: Array(silent.stdout.utf8))
+        #expect(json["webPush"]?["skipped"]?.stringValue?.isEmpty == false, "\(silent.stdout)")
+        #expect(json["unifiedPush"]?["payload"] == (try JSONValue(parsing: Array(#"{"id":"00000000-0000-0000-0000-000000000000","data":{"k":1}}"#.utf8))), "\(silent.stdout)")
+    }
+
     @Test func readmeSilentExample() async throws {
         let r = try await CLI.run(["payload", "--silent", "--data", #"{"photoTitle":"Nebula"}"#])
         #expect(r.status == 0)

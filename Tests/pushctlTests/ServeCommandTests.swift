@@ -237,7 +237,10 @@ import TestSupport
             {"database": "registry.sqlite", "server": {"host": "127.0.0.1", "port": 0},
              "apps": {"web": {"webpush": {"vapidKey": "vapid.pem", "subject": "mailto:ops@example.com"},
                               "fcm": {"serviceAccount": "fcm.json"},
-                              "sendKeys": ["sha256:0000000000000000000000000000000000000000000000000000000000000000"]}}}
+                              "sendKeys": ["sha256:0000000000000000000000000000000000000000000000000000000000000000"]},
+                      "android": {"unifiedpush": {"vapidKey": "vapid.pem", "subject": "mailto:ops@example.com",
+                                                  "exemptHosts": ["ntfy.internal", "10.1.0.0/16"]},
+                                  "sendKeys": ["sha256:1111111111111111111111111111111111111111111111111111111111111111"]}}}
             """#.write(toFile: config, atomically: true, encoding: .utf8)
         let serve = try CLI.startCapturing(["serve", "--config", config, "--port", "0", "--admin-port", "0"])
         defer { serve.stop() }
@@ -256,6 +259,14 @@ import TestSupport
         #expect(web["fcm"]?["loaded"] == .bool(true) && web["fcm"]?["project"]?.stringValue?.isEmpty == false, "\(web)")
         #expect(web["fcm"]?["endpoint"] == .string("production"))
         #expect(web["endpoint"] == nil && web["credentials"] == nil, "no APNs fields for an app without APNs")
+        // UnifiedPush: its key (the vapid its apps hand their distributor), subject and exempt hosts; no distributor probed.
+        #expect(health["apps"]?["android"] == .object([
+            ("services", .array([.string("unifiedpush")])),
+            ("unifiedpush", .object([
+                ("loaded", .bool(true)), ("publicKey", .string(publicKey)), ("subject", .string("mailto:ops@example.com")),
+                ("exemptHosts", .array([.string("ntfy.internal"), .string("10.1.0.0/16")])),
+            ])),
+        ]), "\(health)")
 
         // The account file goes away; a reload reads the services' credentials again: FCM not loaded, degraded.
         try FileManager.default.removeItem(atPath: dir + "/fcm.json")
