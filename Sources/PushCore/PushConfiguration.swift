@@ -275,7 +275,8 @@ public struct AppSettings: Sendable, Equatable {
     }
 
     /// True when every service of the app sends to the built-in simulator at `simulator`: APNs and FCM with the
-    /// endpoint `simulator`, Web Push with the simulator's `host:port` among its allowed hosts. (A web app's subscriptions
+    /// endpoint `simulator`, Web Push with the simulator's `host:port` among its allowed hosts, UnifiedPush with it among
+    /// its exempt hosts (the simulator's distributor is on this machine). (A web app's subscriptions
     /// may still name the known push services; what makes it a simulator app is that its developer pointed it there.)
     /// `pushctl serve` gives such an app an ephemeral development key and starts the simulator for it.
     public func sendsToSimulator(_ simulator: SimulatorSettings) -> Bool {
@@ -284,6 +285,7 @@ public struct AppSettings: Sendable, Equatable {
         if let hms, hms.endpoint != .simulator { return false }
         if let harmonyos, harmonyos.endpoint != .simulator { return false }
         if let webPush, !webPush.allowedHosts.contains(simulator.hostAndPort) { return false }
+        if let unifiedPush, !unifiedPush.exemptHosts.contains(simulator.hostAndPort) { return false }
         return !services.isEmpty
     }
 

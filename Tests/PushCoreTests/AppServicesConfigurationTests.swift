@@ -109,5 +109,12 @@ import Testing
         #expect(!fcmProduction.sendsToSimulator(simulator))
         let mixed = try decode(#"{"apps": {"m": {\#(Self.apnsKeys), \#(Self.fcm)}}}"#).app("m")
         #expect(!mixed.sendsToSimulator(simulator))
+        func unifiedPush(_ exempt: String) throws -> AppSettings {
+            try decode(#"""
+                {"apps": {"u": {"unifiedpush": {"vapidKey": "v.pem", "subject": "mailto:a@b.example", "exemptHosts": [\#(exempt)]}}}}
+                """#).app("u")
+        }
+        #expect(try unifiedPush(#""127.0.0.1:2197""#).sendsToSimulator(simulator))
+        #expect(try !unifiedPush(#""10.0.0.0/8""#).sendsToSimulator(simulator))
     }
 }

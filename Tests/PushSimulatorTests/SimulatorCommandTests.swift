@@ -77,10 +77,12 @@ final class Child: Sendable {
     private let outPath: String
     private let errPath: String
 
-    init(_ arguments: [String]) throws {
+    /// `cwd`: where it runs (nil: this process's directory, the checkout). A directory without `Config/pushctl.json`
+    /// keeps the checkout's configuration (and the development credentials it names) out of the test.
+    init(_ arguments: [String], cwd: String? = nil) throws {
         let base = NSTemporaryDirectory() + "simcli-child-\(UUID().uuidString)"
         (outPath, errPath) = (base + ".out", base + ".err")
-        process = try ChildProcess(SimulatorCommandTests.pushctl, arguments, stdoutPath: outPath, stderrPath: errPath)
+        process = try ChildProcess(SimulatorCommandTests.pushctl, arguments, stdoutPath: outPath, stderrPath: errPath, cwd: cwd)
     }
 
     deinit {

@@ -28,10 +28,12 @@ struct SimulatorServiceAccountCommandTests {
 
         var keys: [String] = []
         for run in 0..<2 {
+            // Run outside the checkout: its Config/pushctl.json names a development FCM account (written by `make run`
+            // and the readme stage) with the same client_email, which the simulator would trust too.
             let child = try Child([
                 "simulator", "--certificates", dir + "/certs", "--port", "0", "--client-auth", "either",
                 "--fcm-service-account", file, "--access-token-lifetime", "120",
-            ])
+            ], cwd: dir)
             defer { child.process.stop() }
             let listening = await child.wait(seconds: 30) { child.stdout.contains("listening on") }
             try #require(listening, "stdout: \(child.stdout) stderr: \(child.stderr)")
