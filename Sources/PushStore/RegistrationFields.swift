@@ -183,41 +183,40 @@ public struct RegistrationFields: Sendable, Equatable {
             fields.unifiedPush = parsed
             return fields
         }
-        if service == .fcm, subscription == nil, oldEndpoint == nil {
+        // A token-addressed service (FCM, HMS, HarmonyOS): its token and the old one parsed by its form, keyed by
+        // `DeviceKey`, kept in its field.
+        func tokenFields<T>(
+            _ name: String, parse: (String, String) throws(FieldError) -> T, key: (T) -> DeviceToken,
+            keep: (inout RegistrationFields, T) -> Void
+        ) throws(FieldError) -> RegistrationFields {
             guard let token else {
-                throw FieldError(field: "token", message: "'token' (the FCM registration token) is required with service fcm")
+                throw FieldError(field: "token", message: "'token' (the \(name)) is required with service \(service.rawValue)")
             }
-            let parsed = try FCMRegistrationToken(parsing: token, field: "token")
-            let old = try oldToken.map { (text) throws(FieldError) in try FCMRegistrationToken(parsing: text, field: "oldToken") }
+            let parsed = try parse(token, "token")
+            let old = try oldToken.map { (text) throws(FieldError) in try parse(text, "oldToken") }
             var fields = try make(
-                token: DeviceKey.of(parsed).hex, oldToken: old.map { DeviceKey.of($0).hex }, channels: channels,
+                token: key(parsed).hex, oldToken: old.map { key($0).hex }, channels: channels,
                 environment: environment, installation: installation, userAuth: userAuth)
-            fields.fcmToken = parsed
+            keep(&fields, parsed)
             return fields
         }
-        if service == .hms, subscription == nil, oldEndpoint == nil {
-            guard let token else {
-                throw FieldError(field: "token", message: "'token' (the HMS push token) is required with service hms")
+        if subscription == nil, oldEndpoint == nil {
+            switch service {
+            case .fcm:
+                return try tokenFields(
+                    "FCM registration token", parse: { (text, field) throws(FieldError) in try FCMRegistrationToken(parsing: text, field: field) },
+                    key: { DeviceKey.of($0) }, keep: { $0.fcmToken = $1 })
+            case .hms:
+                return try tokenFields(
+                    "HMS push token", parse: { (text, field) throws(FieldError) in try HMSPushToken(parsing: text, field: field) },
+                    key: { DeviceKey.of($0) }, keep: { $0.hmsToken = $1 })
+            case .harmonyos:
+                return try tokenFields(
+                    "HarmonyOS push token", parse: { (text, field) throws(FieldError) in try HarmonyOSPushToken(parsing: text, field: field) },
+                    key: { DeviceKey.of($0) }, keep: { $0.harmonyosToken = $1 })
+            case .apns, .webpush, .unifiedpush:
+                break
             }
-            let parsed = try HMSPushToken(parsing: token, field: "token")
-            let old = try oldToken.map { (text) throws(FieldError) in try HMSPushToken(parsing: text, field: "oldToken") }
-            var fields = try make(
-                token: DeviceKey.of(parsed).hex, oldToken: old.map { DeviceKey.of($0).hex }, channels: channels,
-                environment: environment, installation: installation, userAuth: userAuth)
-            fields.hmsToken = parsed
-            return fields
-        }
-        if service == .harmonyos, subscription == nil, oldEndpoint == nil {
-            guard let token else {
-                throw FieldError(field: "token", message: "'token' (the HarmonyOS push token) is required with service harmonyos")
-            }
-            let parsed = try HarmonyOSPushToken(parsing: token, field: "token")
-            let old = try oldToken.map { (text) throws(FieldError) in try HarmonyOSPushToken(parsing: text, field: "oldToken") }
-            var fields = try make(
-                token: DeviceKey.of(parsed).hex, oldToken: old.map { DeviceKey.of($0).hex }, channels: channels,
-                environment: environment, installation: installation, userAuth: userAuth)
-            fields.harmonyosToken = parsed
-            return fields
         }
         guard subscription == nil, oldEndpoint == nil else {
             throw FieldError(
